@@ -1,0 +1,96 @@
+# Makefile: shardproof library, CLI, tests, fuzzers and benchmarks.
+# Modes: release (default), debug, asan (ASan+UBSan).  Everything builds into build/$(MODE)/.
+
+MODE ?= release
+CC ?= cc
+PREFIX ?= /usr/local
+B := build/$(MODE)
+
+DEB_PACKAGES := libflint-dev libflint-arb-dev libgmp-dev libmpfr-dev libcmocka-dev libjansson-dev
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-stringop-overread
+CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+INC := -Iinclude -Isolver -Isrc
+ifeq ($(MODE),release)
+  OPT := -O2 -g
+else ifeq ($(MODE),debug)
+  OPT := -O0 -g3 -DSP_DEBUG
+else ifeq ($(MODE),asan)
+  OPT := -O1 -g -DSP_DEBUG -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDASAN := -fsanitize=address,undefined
+else
+  $(error unknown MODE=$(MODE): use release, debug or asan)
+endif
+CFLAGS += $(CSTD) $(WARN) $(OPT) $(INC) -MMD -MP
+LDLIBS := -lflint-arb -lflint -lmpfr -lgmp -ljansson -lpthread -lm
+
+SOLVER_SRC := $(sort $(wildcard solver/*.c))
+LIB_SRC := $(SOLVER_SRC) $(sort $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c)))
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+
+.PHONY: all deps check check-unit check-plans demo clean install fuzz fuzz-smoke bench format check-valgrind
+all: $(B)/shardproof $(B)/libshardproof.a
+
+# Install what a fresh Debian 12 machine lacks (apt-get update once, then install).
+deps:
+	@if ! [ -f /usr/include/flint/fmpq_mpoly.h ] || ! [ -f /usr/include/arb.h ] || \
+	    ! [ -f /usr/include/cmocka.h ] || ! [ -f /usr/include/jansson.h ] || \
+	    ! [ -f /usr/include/mpfr.h ]; then \
+	  echo "shardproof: installing $(DEB_PACKAGES)"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $(DEB_PACKAGES); \
+	fi
+
+$(B)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libshardproof.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/shardproof: $(B)/src/main.o $(B)/libshardproof.a
+	$(CC) $(LDASAN) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%: tests/%.c $(TEST_SUPPORT) $(B)/libshardproof.a | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libshardproof.a $(LDASAN) $(LDLIBS) -lcmocka
+
+# Every cmocka test, then the plan corpora.
+check: deps all $(TEST_BIN)
+	@fail=0; for t in $(TEST_BIN); do \
+	  echo "== $$t"; SP_SHARED=../shared $$t || fail=1; done; \
+	if [ -x tests/run_plans.sh ]; then MODE=$(MODE) tests/run_plans.sh $(B)/shardproof || fail=1; fi; \
+	if [ $$fail = 0 ]; then echo "shardproof: all tests passed"; else echo "shardproof: TESTS FAILED"; exit 1; fi
+
+check-valgrind: all
+	MODE=$(MODE) VALGRIND=1 tests/run_plans.sh $(B)/shardproof
+
+demo: deps all
+	@bash docs/examples/demo.sh $(B)/shardproof
+
+fuzz fuzz-smoke bench:
+	@$(MAKE) -f fuzz/fuzz.mk $@ MODE=$(MODE)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(B)/shardproof $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(B)/libshardproof.a $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/include/shardproof
+	install -m 644 include/*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 solver/*.h $(DESTDIR)$(PREFIX)/include/shardproof/
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: shardproof\nDescription: exact equivalence checking of parallel deep-learning plans\nVersion: 0.1.0\nLibs: -L$${libdir} -lshardproof\nLibs.private: -lflint-arb -lflint -lmpfr -lgmp -ljansson -lpthread -lm\nCflags: -I$${includedir} -I$${includedir}/shardproof\n' \
+	  '$(PREFIX)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shardproof.pc
+
+format:
+	clang-format -i solver/*.[ch] src/*.[ch] include/*.h tests/*.c fuzz/*.c bench/*.c
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d)

@@ -1,0 +1,914 @@
+/* expr.c: hash-consed expression DAG: node store, constructors, cone, printer and reader. */
+#include "expr.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbuf.h"
+
+static const char *const op_names[SP_OP__COUNT] = {
+    [SP_OP_SYM] = "sym",         [SP_OP_CONST] = "const", [SP_OP_ADD] = "add",
+    [SP_OP_MUL] = "mul",         [SP_OP_NEG] = "neg",     [SP_OP_SUB] = "sub",
+    [SP_OP_DIV] = "div",         [SP_OP_POW] = "pow",     [SP_OP_EXP] = "exp",
+    [SP_OP_LOG] = "log",         [SP_OP_SQRT] = "sqrt",   [SP_OP_RSQRT] = "rsqrt",
+    [SP_OP_TANH] = "tanh",       [SP_OP_SIGMOID] = "sigmoid", [SP_OP_SILU] = "silu",
+    [SP_OP_GELU] = "gelu",       [SP_OP_ERF] = "erf",     [SP_OP_MAX] = "max",
+    [SP_OP_MIN] = "min",         [SP_OP_RELU] = "relu",   [SP_OP_ABS] = "abs",
+    [SP_OP_CLAMP] = "clamp",     [SP_OP_CMP] = "cmp",     [SP_OP_WHERE] = "where",
+};
+
+static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
+
+const char *sp_op_name(sp_op_t op)
+{
+    return (op > 0 && op < SP_OP__COUNT) ? op_names[op] : "?";
+}
+
+const char *sp_cmp_name(sp_cmp_t c) { return ((unsigned)c < 6) ? cmp_names[c] : "?"; }
+
+int sp_op_is_nary(sp_op_t op)
+{
+    return op == SP_OP_ADD || op == SP_OP_MUL || op == SP_OP_MAX || op == SP_OP_MIN;
+}
+
+int sp_op_arity(sp_op_t op)
+{
+    switch (op) {
+    case SP_OP_SYM: case SP_OP_CONST: return 0;
+    case SP_OP_ADD: case SP_OP_MUL: case SP_OP_MAX: case SP_OP_MIN: return -1;
+    case SP_OP_SUB: case SP_OP_DIV: case SP_OP_CMP: return 2;
+    case SP_OP_CLAMP: case SP_OP_WHERE: return 3;
+    default: return 1;
+    }
+}
+
+static unsigned op_flags(sp_op_t op)
+{
+    switch (op) {
+    case SP_OP_MAX: case SP_OP_MIN: case SP_OP_RELU: case SP_OP_ABS: case SP_OP_CLAMP:
+    case SP_OP_CMP: case SP_OP_WHERE:
+        return SP_NODE_PIECEWISE;
+    case SP_OP_EXP: case SP_OP_LOG: case SP_OP_SQRT: case SP_OP_RSQRT: case SP_OP_TANH:
+    case SP_OP_SIGMOID: case SP_OP_SILU: case SP_OP_GELU: case SP_OP_ERF:
+        return SP_NODE_TRANSC;
+    case SP_OP_DIV:
+        return SP_NODE_DIV;
+    default:
+        return 0;
+    }
+}
+
+/* ---- hashing ---------------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 33;
+    return h;
+}
+
+static uint64_t node_hash(sp_op_t op, int64_t param, const sp_expr_t *args, uint32_t n)
+{
+    uint64_t h = mix64((uint64_t)op * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)param);
+    for (uint32_t i = 0; i < n; i++)
+        h = mix64(h ^ ((uint64_t)args[i] + UINT64_C(0x632be59bd9b4e019) * (i + 1)));
+    return h;
+}
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+    return mix64(h);
+}
+
+/* ---- context ------------------------------------------------------------------------------ */
+
+void sp_ectx_init(sp_ectx_t E)
+{
+    memset(E, 0, sizeof(*E));
+}
+
+void sp_ectx_clear(sp_ectx_t E)
+{
+    for (uint32_t i = 0; i < E->nconsts; i++)
+        fmpq_clear(E->consts + i);
+    for (uint32_t i = 0; i < E->nsyms; i++)
+        free(E->names[i]);
+    free(E->nodes);
+    free(E->argv);
+    free(E->table);
+    free(E->consts);
+    free(E->names);
+    free(E->name_table);
+    memset(E, 0, sizeof(*E));
+}
+
+static int grow(void **p, size_t elem, size_t need, size_t *alloc)
+{
+    if (need <= *alloc)
+        return 1;
+    size_t n = *alloc ? *alloc : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (q == NULL)
+        return 0;
+    *p = q;
+    *alloc = n;
+    return 1;
+}
+
+static int table_grow(sp_ectx_t E)
+{
+    uint32_t size = E->table_size ? 2 * E->table_size : 1024;
+    uint32_t *t = calloc(size, sizeof(uint32_t));
+    if (t == NULL)
+        return 0;
+    for (uint32_t id = 1; id < E->len; id++) {
+        uint32_t j = (uint32_t)E->nodes[id].hash & (size - 1);
+        while (t[j] != 0)
+            j = (j + 1) & (size - 1);
+        t[j] = id;
+    }
+    free(E->table);
+    E->table = t;
+    E->table_size = size;
+    return 1;
+}
+
+static int node_equal(const sp_ectx_t E, uint32_t id, sp_op_t op, int64_t param,
+                      const sp_expr_t *args, uint32_t n)
+{
+    const sp_node_t *nd = &E->nodes[id];
+    if (nd->op != op || nd->param != param || nd->nargs != n)
+        return 0;
+    return n == 0 || memcmp(E->argv + nd->args, args, n * sizeof(sp_expr_t)) == 0;
+}
+
+/* Append a new node with hash h (no lookup).  args must be in canonical order. */
+static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t *args, uint32_t n,
+                        uint64_t h)
+{
+    if ((E->max_nodes && E->len >= E->max_nodes) || E->len >= UINT32_MAX - 1) {
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
+    if (E->len == 0)
+        E->len = 1; /* id 0 is SP_EXPR_NONE */
+    size_t alloc = E->alloc, aalloc = E->argv_alloc;
+    int ok = grow((void **)&E->nodes, sizeof(sp_node_t), (size_t)E->len + 1, &alloc);
+    E->alloc = (uint32_t)alloc;
+    ok = ok && grow((void **)&E->argv, sizeof(uint32_t), E->argv_len + n, &aalloc);
+    E->argv_alloc = aalloc;
+    if (!ok || (2 * ((size_t)E->len + 1) > E->table_size && !table_grow(E))) {
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
+    sp_expr_t id = E->len;
+    sp_node_t *nd = &E->nodes[id];
+    nd->op = (uint8_t)op;
+    nd->flags = (uint8_t)op_flags(op);
+    nd->pad = 0;
+    nd->nargs = n;
+    nd->args = (uint32_t)E->argv_len;
+    nd->param = param;
+    nd->hash = h;
+    if (op == SP_OP_POW && param < 0)
+        nd->flags |= SP_NODE_DIV;
+    for (uint32_t i = 0; i < n; i++) {
+        E->argv[E->argv_len + i] = args[i];
+        nd->flags |= E->nodes[args[i]].flags;
+    }
+    E->argv_len += n;
+    E->len++;
+    uint32_t j = (uint32_t)h & (E->table_size - 1);
+    while (E->table[j] != 0)
+        j = (j + 1) & (E->table_size - 1);
+    E->table[j] = id;
+    return id;
+}
+
+/* Find or insert the node (op, param, args).  args must already be in canonical order. */
+static sp_expr_t intern(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t *args, uint32_t n)
+{
+    if (E->oom)
+        return SP_EXPR_NONE;
+    for (uint32_t i = 0; i < n; i++)
+        if (args[i] == SP_EXPR_NONE)
+            return SP_EXPR_NONE;
+    uint64_t h = node_hash(op, param, args, n);
+    if (E->table_size != 0) {
+        uint32_t j = (uint32_t)h & (E->table_size - 1);
+        while (E->table[j] != 0) {
+            uint32_t id = E->table[j];
+            if (E->nodes[id].hash == h && node_equal(E, id, op, param, args, n))
+                return id;
+            j = (j + 1) & (E->table_size - 1);
+        }
+    }
+    return insert(E, op, param, args, n, h);
+}
+
+int sp_ectx_is_valid(const sp_ectx_t E)
+{
+    for (uint32_t id = 1; id < E->len; id++) {
+        const sp_node_t *nd = &E->nodes[id];
+        if (nd->op == 0 || nd->op >= SP_OP__COUNT)
+            return 0;
+        for (uint32_t i = 0; i < nd->nargs; i++) {
+            sp_expr_t a = E->argv[nd->args + i];
+            if (a == 0 || a >= id)
+                return 0;
+            if (i > 0 && sp_op_is_nary((sp_op_t)nd->op) && E->argv[nd->args + i - 1] > a)
+                return 0;
+        }
+        int ar = sp_op_arity((sp_op_t)nd->op);
+        if (ar >= 0 && (uint32_t)ar != nd->nargs)
+            return 0;
+        if (nd->op == SP_OP_CONST && !fmpq_is_canonical(E->consts + nd->param))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- constructors ------------------------------------------------------------------------- */
+
+sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
+{
+    if (E->oom)
+        return SP_EXPR_NONE;
+    uint64_t h = str_hash(name);
+    if (E->name_table_size != 0) {
+        uint32_t j = (uint32_t)h & (E->name_table_size - 1);
+        while (E->name_table[j] != 0) {
+            uint32_t s = E->name_table[j] - 1;
+            if (strcmp(E->names[s], name) == 0)
+                return intern(E, SP_OP_SYM, s, NULL, 0);
+            j = (j + 1) & (E->name_table_size - 1);
+        }
+    }
+    size_t alloc = E->syms_alloc;
+    if (!grow((void **)&E->names, sizeof(char *), (size_t)E->nsyms + 1, &alloc)) {
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
+    E->syms_alloc = (uint32_t)alloc;
+    char *copy = strdup(name);
+    if (copy == NULL) {
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
+    uint32_t s = E->nsyms++;
+    E->names[s] = copy;
+    if (2 * (size_t)E->nsyms > E->name_table_size) {
+        uint32_t size = E->name_table_size ? 2 * E->name_table_size : 256;
+        uint32_t *t = calloc(size, sizeof(uint32_t));
+        if (t == NULL) {
+            E->oom = 1;
+            return SP_EXPR_NONE;
+        }
+        for (uint32_t k = 0; k < E->nsyms; k++) {
+            uint32_t j = (uint32_t)str_hash(E->names[k]) & (size - 1);
+            while (t[j] != 0)
+                j = (j + 1) & (size - 1);
+            t[j] = k + 1;
+        }
+        free(E->name_table);
+        E->name_table = t;
+        E->name_table_size = size;
+    } else {
+        uint32_t j = (uint32_t)h & (E->name_table_size - 1);
+        while (E->name_table[j] != 0)
+            j = (j + 1) & (E->name_table_size - 1);
+        E->name_table[j] = s + 1;
+    }
+    return intern(E, SP_OP_SYM, s, NULL, 0);
+}
+
+static uint64_t fmpz_hash(const fmpz_t z)
+{
+    uint64_t h = (uint64_t)fmpz_sgn(z) + 3;
+    if (!COEFF_IS_MPZ(*z))
+        return mix64(h ^ (uint64_t)*z);
+    const __mpz_struct *m = COEFF_TO_PTR(*z);
+    for (int i = 0; i < abs(m->_mp_size); i++)
+        h = mix64(h ^ (uint64_t)m->_mp_d[i]);
+    return h;
+}
+
+sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c)
+{
+    if (E->oom)
+        return SP_EXPR_NONE;
+    /* Constants are hash-consed by value, so the hash is of the value, not of the pool index. */
+    uint64_t h = mix64(fmpz_hash(fmpq_numref(c)) * 31 + fmpz_hash(fmpq_denref(c)) + SP_OP_CONST);
+    if (E->table_size != 0) {
+        uint32_t j = (uint32_t)h & (E->table_size - 1);
+        while (E->table[j] != 0) {
+            uint32_t id = E->table[j];
+            if (E->nodes[id].hash == h && E->nodes[id].op == SP_OP_CONST &&
+                fmpq_equal(E->consts + E->nodes[id].param, c))
+                return id;
+            j = (j + 1) & (E->table_size - 1);
+        }
+    }
+    size_t alloc = E->consts_alloc;
+    if (!grow((void **)&E->consts, sizeof(fmpq), (size_t)E->nconsts + 1, &alloc)) {
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
+    E->consts_alloc = (uint32_t)alloc;
+    uint32_t k = E->nconsts;
+    fmpq_init(E->consts + k);
+    fmpq_set(E->consts + k, c);
+    E->nconsts++;
+    return insert(E, SP_OP_CONST, k, NULL, 0, h);
+}
+
+sp_expr_t sp_expr_const_si(sp_ectx_t E, slong num, ulong den)
+{
+    fmpq_t c;
+    fmpq_init(c);
+    fmpq_set_si(c, num, den ? den : 1);
+    sp_expr_t e = sp_expr_const_fmpq(E, c);
+    fmpq_clear(c);
+    return e;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+sp_expr_t sp_expr_nary(sp_ectx_t E, sp_op_t op, const sp_expr_t *args, uint32_t n)
+{
+    if (n == 0) {
+        if (op == SP_OP_ADD)
+            return sp_expr_const_si(E, 0, 1);
+        if (op == SP_OP_MUL)
+            return sp_expr_const_si(E, 1, 1);
+        return SP_EXPR_NONE; /* max/min of nothing */
+    }
+    if (n == 1 && sp_op_is_nary(op))
+        return args[0];
+    if (!sp_op_is_nary(op)) {
+        int ar = sp_op_arity(op);
+        if (ar < 0 || (uint32_t)ar != n || op == SP_OP_POW || op == SP_OP_CMP)
+            return SP_EXPR_NONE;
+        return intern(E, op, 0, args, n);
+    }
+    sp_expr_t small[8];
+    sp_expr_t *v = n <= 8 ? small : malloc(n * sizeof(sp_expr_t));
+    if (v == NULL) {
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
+    memcpy(v, args, n * sizeof(sp_expr_t));
+    qsort(v, n, sizeof(sp_expr_t), cmp_u32);
+    sp_expr_t r = intern(E, op, 0, v, n);
+    if (v != small)
+        free(v);
+    return r;
+}
+
+sp_expr_t sp_expr_unary(sp_ectx_t E, sp_op_t op, sp_expr_t a)
+{
+    if (sp_op_arity(op) != 1 || op == SP_OP_POW)
+        return SP_EXPR_NONE;
+    return intern(E, op, 0, &a, 1);
+}
+
+sp_expr_t sp_expr_binary(sp_ectx_t E, sp_op_t op, sp_expr_t a, sp_expr_t b)
+{
+    sp_expr_t v[2] = {a, b};
+    if (sp_op_is_nary(op))
+        return sp_expr_nary(E, op, v, 2);
+    if (op != SP_OP_SUB && op != SP_OP_DIV)
+        return SP_EXPR_NONE;
+    return intern(E, op, 0, v, 2);
+}
+
+sp_expr_t sp_expr_pow(sp_ectx_t E, sp_expr_t a, slong k)
+{
+    if (k == 1)
+        return a;
+    return intern(E, SP_OP_POW, k, &a, 1);
+}
+
+sp_expr_t sp_expr_cmp(sp_ectx_t E, sp_cmp_t c, sp_expr_t a, sp_expr_t b)
+{
+    sp_expr_t v[2] = {a, b};
+    if ((unsigned)c > SP_CMP_NE)
+        return SP_EXPR_NONE;
+    return intern(E, SP_OP_CMP, c, v, 2);
+}
+
+sp_expr_t sp_expr_where(sp_ectx_t E, sp_expr_t c, sp_expr_t a, sp_expr_t b)
+{
+    sp_expr_t v[3] = {c, a, b};
+    return intern(E, SP_OP_WHERE, 0, v, 3);
+}
+
+sp_expr_t sp_expr_clamp(sp_ectx_t E, sp_expr_t x, sp_expr_t lo, sp_expr_t hi)
+{
+    sp_expr_t v[3] = {x, lo, hi};
+    return intern(E, SP_OP_CLAMP, 0, v, 3);
+}
+
+/* ---- cone --------------------------------------------------------------------------------- */
+
+size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, uint32_t **out)
+{
+    *out = NULL;
+    uint8_t *mark = calloc(E->len ? E->len : 1, 1);
+    size_t cap = 64, sp = 0, cnt = 0;
+    uint32_t *stack = malloc(cap * sizeof(uint32_t));
+    if (mark == NULL || stack == NULL) {
+        free(mark);
+        free(stack);
+        return 0;
+    }
+    for (size_t i = 0; i < nroots; i++) {
+        if (roots[i] == 0 || roots[i] >= E->len || mark[roots[i]])
+            continue;
+        mark[roots[i]] = 1;
+        cnt++;
+        stack[sp++] = roots[i];
+        while (sp > 0) {
+            uint32_t id = stack[--sp];
+            const sp_node_t *nd = &E->nodes[id];
+            for (uint32_t k = 0; k < nd->nargs; k++) {
+                uint32_t a = E->argv[nd->args + k];
+                if (mark[a])
+                    continue;
+                mark[a] = 1;
+                cnt++;
+                if (sp == cap) {
+                    uint32_t *s2 = realloc(stack, 2 * cap * sizeof(uint32_t));
+                    if (s2 == NULL) {
+                        free(mark);
+                        free(stack);
+                        return 0;
+                    }
+                    stack = s2;
+                    cap *= 2;
+                }
+                stack[sp++] = a;
+            }
+        }
+    }
+    free(stack);
+    uint32_t *res = flint_malloc((cnt ? cnt : 1) * sizeof(uint32_t));
+    size_t k = 0;
+    for (uint32_t id = 1; id < E->len && k < cnt; id++)
+        if (mark[id])
+            res[k++] = id;
+    free(mark);
+    *out = res;
+    return cnt;
+}
+
+/* ---- printing ----------------------------------------------------------------------------- */
+
+static int is_leaf(const sp_ectx_t E, sp_expr_t e)
+{
+    if (E->nodes[e].op == SP_OP_SYM)
+        return 1;
+    if (E->nodes[e].op == SP_OP_CONST) {
+        const fmpq *c = sp_expr_const(E, e);
+        return fmpz_sgn(fmpq_numref(c)) >= 0 && fmpz_is_one(fmpq_denref(c));
+    }
+    return 0;
+}
+
+/*
+ * How a node prints: open, then its arguments separated by sep, then close.  Operators whose text
+ * is wrapped in parentheses of their own (wrapped = 1) drop them at the top level.
+ */
+static int print_wrapped(const sp_ectx_t E, sp_expr_t e)
+{
+    switch ((sp_op_t)E->nodes[e].op) {
+    case SP_OP_ADD: case SP_OP_MUL: case SP_OP_SUB: case SP_OP_DIV: case SP_OP_NEG: case SP_OP_POW:
+        return 1;
+    case SP_OP_CONST:
+        return !is_leaf(E, e);
+    default:
+        return 0;
+    }
+}
+
+/* Text of e before its first argument (without the wrapping '(' when top is set). */
+static void print_open(sp_sbuf_t *b, const sp_ectx_t E, sp_expr_t e, int top)
+{
+    const sp_node_t *nd = &E->nodes[e];
+    int paren = print_wrapped(E, e) && !top;
+    switch ((sp_op_t)nd->op) {
+    case SP_OP_SYM:
+        sp_sbuf_puts(b, E->names[nd->param]);
+        break;
+    case SP_OP_CONST: {
+        char *s = fmpq_get_str(NULL, 10, E->consts + nd->param);
+        sp_sbuf_puts(b, paren ? "(" : "");
+        sp_sbuf_puts(b, s);
+        sp_sbuf_puts(b, paren ? ")" : "");
+        flint_free(s);
+        break;
+    }
+    case SP_OP_NEG:
+        sp_sbuf_puts(b, paren ? "(-" : "-");
+        break;
+    case SP_OP_CMP:
+        sp_sbuf_printf(b, "%s(", sp_cmp_name((sp_cmp_t)nd->param));
+        break;
+    default:
+        if (print_wrapped(E, e))
+            sp_sbuf_puts(b, paren ? "(" : "");
+        else
+            sp_sbuf_printf(b, "%s(", sp_op_name((sp_op_t)nd->op));
+        break;
+    }
+}
+
+static const char *print_sep(sp_op_t op)
+{
+    switch (op) {
+    case SP_OP_ADD: return " + ";
+    case SP_OP_MUL: return "*";
+    case SP_OP_SUB: return " - ";
+    case SP_OP_DIV: return "/";
+    default: return ", ";
+    }
+}
+
+/* Text of e after its last argument. */
+static void print_close(sp_sbuf_t *b, const sp_ectx_t E, sp_expr_t e, int top)
+{
+    const sp_node_t *nd = &E->nodes[e];
+    int paren = print_wrapped(E, e) && !top;
+    if (nd->op == SP_OP_SYM || nd->op == SP_OP_CONST)
+        return;
+    if (nd->op == SP_OP_POW)
+        sp_sbuf_printf(b, "^%lld", (long long)nd->param);
+    if (paren || !print_wrapped(E, e))
+        sp_sbuf_putc(b, ')');
+}
+
+typedef struct {
+    sp_expr_t id;
+    uint32_t next; /* index of the next argument to print */
+} print_frame_t;
+
+/*
+ * An explicit-stack walk of the tree that e unfolds to, writing into one buffer and stopping at
+ * the length cap, so a deep chain costs time and memory linear in the printed length.
+ */
+char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen)
+{
+    sp_sbuf_t out;
+    sp_sbuf_init(&out);
+    if (e == SP_EXPR_NONE || e >= E->len) {
+        sp_sbuf_puts(&out, "<none>");
+        return sp_sbuf_take(&out);
+    }
+    out.cap = maxlen ? maxlen : ((size_t)1 << 22);
+    size_t cap = 64, sp = 0;
+    print_frame_t *stack = malloc(cap * sizeof(print_frame_t));
+    if (stack == NULL) {
+        sp_sbuf_puts(&out, "<out of memory>");
+        return sp_sbuf_take(&out);
+    }
+    print_open(&out, E, e, 1);
+    stack[sp].id = e;
+    stack[sp++].next = 0;
+    while (sp > 0 && !out.truncated && !out.failed) {
+        print_frame_t *f = &stack[sp - 1];
+        const sp_node_t *nd = &E->nodes[f->id];
+        if (f->next == nd->nargs) {
+            print_close(&out, E, f->id, sp == 1);
+            sp--;
+            continue;
+        }
+        if (f->next > 0)
+            sp_sbuf_puts(&out, print_sep((sp_op_t)nd->op));
+        sp_expr_t a = E->argv[nd->args + f->next++];
+        if (sp == cap) {
+            print_frame_t *s2 = realloc(stack, 2 * cap * sizeof(print_frame_t));
+            if (s2 == NULL) {
+                free(stack);
+                sp_sbuf_clear(&out);
+                sp_sbuf_puts(&out, "<out of memory>");
+                return sp_sbuf_take(&out);
+            }
+            stack = s2;
+            cap *= 2;
+        }
+        print_open(&out, E, a, 0);
+        stack[sp].id = a;
+        stack[sp++].next = 0;
+    }
+    free(stack);
+    return sp_sbuf_take(&out);
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+typedef struct {
+    sp_ectx_struct *E;
+    const char *s;
+    size_t pos;
+    int depth;
+    char *err;
+    size_t errlen;
+    int failed;
+} rd_t;
+
+static void rd_error(rd_t *r, const char *fmt, ...)
+{
+    if (r->failed)
+        return;
+    r->failed = 1;
+    if (r->err && r->errlen) {
+        int k = snprintf(r->err, r->errlen, "column %zu: ", r->pos);
+        if (k >= 0 && (size_t)k < r->errlen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(r->err + k, r->errlen - (size_t)k, fmt, ap);
+            va_end(ap);
+        }
+    }
+}
+
+static void rd_ws(rd_t *r)
+{
+    while (r->s[r->pos] == ' ' || r->s[r->pos] == '\t' || r->s[r->pos] == '\n')
+        r->pos++;
+}
+
+static sp_expr_t rd_expr(rd_t *r);
+
+/* Exact decimal: digits [. digits] [e[+-]digits] */
+static sp_expr_t rd_number(rd_t *r)
+{
+    size_t st = r->pos;
+    fmpz_t num, den;
+    fmpz_init(num);
+    fmpz_init_set_ui(den, 1);
+    while (isdigit((unsigned char)r->s[r->pos])) {
+        fmpz_mul_ui(num, num, 10);
+        fmpz_add_ui(num, num, (ulong)(r->s[r->pos] - '0'));
+        r->pos++;
+        if (r->pos - st > 4000)
+            break;
+    }
+    if (r->s[r->pos] == '.') {
+        r->pos++;
+        while (isdigit((unsigned char)r->s[r->pos]) && r->pos - st < 4000) {
+            fmpz_mul_ui(num, num, 10);
+            fmpz_add_ui(num, num, (ulong)(r->s[r->pos] - '0'));
+            fmpz_mul_ui(den, den, 10);
+            r->pos++;
+        }
+    }
+    if (r->s[r->pos] == 'e' || r->s[r->pos] == 'E') {
+        size_t save = r->pos;
+        r->pos++;
+        int neg = 0;
+        if (r->s[r->pos] == '+' || r->s[r->pos] == '-')
+            neg = r->s[r->pos++] == '-';
+        if (!isdigit((unsigned char)r->s[r->pos])) {
+            r->pos = save;
+        } else {
+            ulong ex = 0;
+            while (isdigit((unsigned char)r->s[r->pos])) {
+                ex = ex * 10 + (ulong)(r->s[r->pos] - '0');
+                r->pos++;
+                if (ex > 4000) {
+                    rd_error(r, "exponent too large");
+                    fmpz_clear(num);
+                    fmpz_clear(den);
+                    return SP_EXPR_NONE;
+                }
+            }
+            fmpz_t p;
+            fmpz_init(p);
+            fmpz_set_ui(p, 10);
+            fmpz_pow_ui(p, p, ex);
+            if (neg)
+                fmpz_mul(den, den, p);
+            else
+                fmpz_mul(num, num, p);
+            fmpz_clear(p);
+        }
+    }
+    fmpq_t q;
+    fmpq_init(q);
+    fmpq_set_fmpz_frac(q, num, den);
+    sp_expr_t e = sp_expr_const_fmpq(r->E, q);
+    fmpq_clear(q);
+    fmpz_clear(num);
+    fmpz_clear(den);
+    return e;
+}
+
+static int is_ident_char(int c)
+{
+    return isalnum(c) || c == '_' || c == '.';
+}
+
+static sp_expr_t rd_primary(rd_t *r)
+{
+    rd_ws(r);
+    char c = r->s[r->pos];
+    if (c == '(') {
+        r->pos++;
+        sp_expr_t e = rd_expr(r);
+        rd_ws(r);
+        if (r->s[r->pos] != ')') {
+            rd_error(r, "expected ')'");
+            return SP_EXPR_NONE;
+        }
+        r->pos++;
+        return e;
+    }
+    if (isdigit((unsigned char)c))
+        return rd_number(r);
+    if (!(isalpha((unsigned char)c) || c == '_')) {
+        rd_error(r, c ? "unexpected character '%c'" : "unexpected end of input", c);
+        return SP_EXPR_NONE;
+    }
+    size_t st = r->pos;
+    while (is_ident_char((unsigned char)r->s[r->pos]))
+        r->pos++;
+    /* bracket groups belong to the name: x[0,1] */
+    while (r->s[r->pos] == '[') {
+        size_t k = r->pos + 1;
+        while (r->s[k] && r->s[k] != ']' && (isalnum((unsigned char)r->s[k]) || r->s[k] == ',' ||
+                                             r->s[k] == '_' || r->s[k] == '.'))
+            k++;
+        if (r->s[k] != ']')
+            break;
+        r->pos = k + 1;
+        while (is_ident_char((unsigned char)r->s[r->pos]))
+            r->pos++;
+    }
+    size_t len = r->pos - st;
+    char name[256];
+    if (len >= sizeof(name)) {
+        rd_error(r, "name too long");
+        return SP_EXPR_NONE;
+    }
+    memcpy(name, r->s + st, len);
+    name[len] = 0;
+    rd_ws(r);
+    if (r->s[r->pos] != '(')
+        return sp_expr_sym(r->E, name);
+    r->pos++;
+    sp_expr_t args[64];
+    uint32_t n = 0;
+    rd_ws(r);
+    if (r->s[r->pos] != ')') {
+        for (;;) {
+            if (n == 64) {
+                rd_error(r, "too many arguments");
+                return SP_EXPR_NONE;
+            }
+            args[n++] = rd_expr(r);
+            if (r->failed)
+                return SP_EXPR_NONE;
+            rd_ws(r);
+            if (r->s[r->pos] == ',') {
+                r->pos++;
+                continue;
+            }
+            break;
+        }
+    }
+    if (r->s[r->pos] != ')') {
+        rd_error(r, "expected ')' or ','");
+        return SP_EXPR_NONE;
+    }
+    r->pos++;
+    for (int k = 0; k < 6; k++)
+        if (strcmp(name, cmp_names[k]) == 0) {
+            if (n != 2) {
+                rd_error(r, "'%s' takes 2 arguments", name);
+                return SP_EXPR_NONE;
+            }
+            return sp_expr_cmp(r->E, (sp_cmp_t)k, args[0], args[1]);
+        }
+    for (int op = SP_OP_ADD; op < SP_OP__COUNT; op++) {
+        if (strcmp(name, op_names[op]) != 0 || op == SP_OP_CMP || op == SP_OP_POW)
+            continue;
+        int ar = sp_op_arity((sp_op_t)op);
+        if ((ar >= 0 && (uint32_t)ar != n) || (ar < 0 && n == 0)) {
+            rd_error(r, "'%s' takes %d argument%s", name, ar, ar == 1 ? "" : "s");
+            return SP_EXPR_NONE;
+        }
+        if (op == SP_OP_WHERE)
+            return sp_expr_where(r->E, args[0], args[1], args[2]);
+        if (op == SP_OP_CLAMP)
+            return sp_expr_clamp(r->E, args[0], args[1], args[2]);
+        if (ar < 0)
+            return sp_expr_nary(r->E, (sp_op_t)op, args, n);
+        if (ar == 1)
+            return sp_expr_unary(r->E, (sp_op_t)op, args[0]);
+        return sp_expr_binary(r->E, (sp_op_t)op, args[0], args[1]);
+    }
+    rd_error(r, "unknown function '%s'", name);
+    return SP_EXPR_NONE;
+}
+
+static sp_expr_t rd_unary(rd_t *r)
+{
+    rd_ws(r);
+    if (++r->depth > 10000) {
+        rd_error(r, "nesting too deep");
+        return SP_EXPR_NONE;
+    }
+    sp_expr_t e;
+    if (r->s[r->pos] == '-') {
+        r->pos++;
+        e = rd_unary(r);
+        e = r->failed ? SP_EXPR_NONE : sp_expr_unary(r->E, SP_OP_NEG, e);
+    } else {
+        e = rd_primary(r);
+        rd_ws(r);
+        if (!r->failed && r->s[r->pos] == '^') {
+            r->pos++;
+            rd_ws(r);
+            int neg = 0;
+            if (r->s[r->pos] == '-') {
+                neg = 1;
+                r->pos++;
+            }
+            if (!isdigit((unsigned char)r->s[r->pos])) {
+                rd_error(r, "expected an integer exponent");
+                r->depth--;
+                return SP_EXPR_NONE;
+            }
+            slong k = 0;
+            while (isdigit((unsigned char)r->s[r->pos])) {
+                k = k * 10 + (r->s[r->pos++] - '0');
+                if (k > 100000) {
+                    rd_error(r, "exponent too large");
+                    r->depth--;
+                    return SP_EXPR_NONE;
+                }
+            }
+            e = sp_expr_pow(r->E, e, neg ? -k : k);
+        }
+    }
+    r->depth--;
+    return e;
+}
+
+static sp_expr_t rd_term(rd_t *r)
+{
+    sp_expr_t e = rd_unary(r);
+    for (;;) {
+        rd_ws(r);
+        char c = r->s[r->pos];
+        if (r->failed || (c != '*' && c != '/'))
+            return e;
+        r->pos++;
+        sp_expr_t f = rd_unary(r);
+        e = c == '*' ? sp_expr_mul(r->E, e, f) : sp_expr_div(r->E, e, f);
+    }
+}
+
+static sp_expr_t rd_expr(rd_t *r)
+{
+    sp_expr_t e = rd_term(r);
+    for (;;) {
+        rd_ws(r);
+        char c = r->s[r->pos];
+        if (r->failed || (c != '+' && c != '-'))
+            return e;
+        r->pos++;
+        sp_expr_t f = rd_term(r);
+        e = c == '+' ? sp_expr_add(r->E, e, f) : sp_expr_sub(r->E, e, f);
+    }
+}
+
+sp_expr_t sp_expr_parse(sp_ectx_t E, const char *text, char *err, size_t errlen)
+{
+    rd_t r = {E, text, 0, 0, err, errlen, 0};
+    if (err && errlen)
+        err[0] = 0;
+    sp_expr_t e = rd_expr(&r);
+    rd_ws(&r);
+    if (!r.failed && text[r.pos] != 0)
+        rd_error(&r, "unexpected '%c'", text[r.pos]);
+    if (!r.failed && e == SP_EXPR_NONE)
+        rd_error(&r, "out of memory or node limit");
+    return r.failed ? SP_EXPR_NONE : e;
+}

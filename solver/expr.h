@@ -1,0 +1,185 @@
+/* expr.h: hash-consed expression DAG over symbols, exact rationals and operators. */
+#ifndef SP_EXPR_H
+#define SP_EXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <flint/fmpq.h>
+
+/*
+ * An expression is a node id (sp_expr_t) in an sp_ectx_t.  Nodes are immutable and hash-consed:
+ * two structurally equal nodes built in one context are the same id.  Arguments always have
+ * smaller ids than the node that uses them, so iterating ids upwards is a topological order; the
+ * engine never recurses over the DAG.  Id 0 is never a valid node (SP_EXPR_NONE).
+ *
+ * Normal form of the node store (checked by sp_ectx_is_valid):
+ *  - arguments of commutative n-ary ops (ADD, MUL, MAX, MIN) are sorted by id;
+ *  - nested ADD/MUL/MAX/MIN of the same op are not flattened here (the normal forms do it);
+ *  - constants are canonical fmpq values, one node per value;
+ *  - symbols are named, one node per name.
+ */
+
+typedef uint32_t sp_expr_t;
+#define SP_EXPR_NONE ((sp_expr_t)0)
+
+typedef enum {
+    SP_OP_SYM = 1,   /* param = symbol index */
+    SP_OP_CONST,     /* param = constant index */
+    SP_OP_ADD,       /* n-ary */
+    SP_OP_MUL,       /* n-ary */
+    SP_OP_NEG,
+    SP_OP_SUB,
+    SP_OP_DIV,
+    SP_OP_POW,       /* param = integer exponent (may be negative) */
+    SP_OP_EXP,
+    SP_OP_LOG,
+    SP_OP_SQRT,
+    SP_OP_RSQRT,
+    SP_OP_TANH,
+    SP_OP_SIGMOID,
+    SP_OP_SILU,
+    SP_OP_GELU,      /* exact gelu: x * Phi(x), Phi the standard normal CDF */
+    SP_OP_ERF,
+    SP_OP_MAX,       /* n-ary */
+    SP_OP_MIN,       /* n-ary */
+    SP_OP_RELU,
+    SP_OP_ABS,
+    SP_OP_CLAMP,     /* clamp(x, lo, hi) = min(max(x, lo), hi) */
+    SP_OP_CMP,       /* param = sp_cmp_t; value 1 if the comparison holds, else 0 */
+    SP_OP_WHERE,     /* where(c, a, b): a if c != 0 else b */
+    SP_OP__COUNT
+} sp_op_t;
+
+typedef enum { SP_CMP_LT = 0, SP_CMP_LE, SP_CMP_GT, SP_CMP_GE, SP_CMP_EQ, SP_CMP_NE } sp_cmp_t;
+
+typedef struct {
+    uint8_t op;       /* sp_op_t */
+    uint8_t flags;    /* SP_NODE_* below, the union over the node's cone */
+    uint16_t pad;
+    uint32_t nargs;
+    uint32_t args;    /* offset into the context's argument array */
+    int64_t param;    /* symbol / constant index, exponent, comparison */
+    uint64_t hash;
+} sp_node_t;
+
+/* Flags: a property holds for a node if it holds anywhere in its cone. */
+#define SP_NODE_PIECEWISE 1u  /* max min relu abs clamp cmp where */
+#define SP_NODE_TRANSC 2u     /* exp log sqrt rsqrt tanh sigmoid silu gelu erf */
+#define SP_NODE_DIV 4u        /* a division or a negative power */
+
+typedef struct {
+    sp_node_t *nodes;   /* nodes[0] unused */
+    uint32_t len, alloc;
+    uint32_t *argv;     /* all argument lists, back to back */
+    size_t argv_len, argv_alloc;
+    uint32_t *table;    /* open-addressing hash table of node ids, 0 = empty */
+    uint32_t table_size;
+    fmpq *consts;       /* constant pool */
+    uint32_t nconsts, consts_alloc;
+    char **names;       /* symbol names, owned */
+    uint32_t nsyms, syms_alloc;
+    uint32_t *name_table; /* hash table of symbol indices + 1 */
+    uint32_t name_table_size;
+    size_t max_nodes;   /* 0 = unlimited; constructors return SP_EXPR_NONE past it */
+    int oom;            /* set once a constructor failed for lack of memory or the node limit */
+} sp_ectx_struct;
+typedef sp_ectx_struct sp_ectx_t[1];
+
+void sp_ectx_init(sp_ectx_t E);
+void sp_ectx_clear(sp_ectx_t E);
+int sp_ectx_is_valid(const sp_ectx_t E);
+
+/* Accessors. */
+static inline const sp_node_t *sp_expr_node(const sp_ectx_t E, sp_expr_t e) { return &E->nodes[e]; }
+static inline sp_op_t sp_expr_op(const sp_ectx_t E, sp_expr_t e) { return (sp_op_t)E->nodes[e].op; }
+static inline uint32_t sp_expr_nargs(const sp_ectx_t E, sp_expr_t e) { return E->nodes[e].nargs; }
+static inline sp_expr_t sp_expr_arg(const sp_ectx_t E, sp_expr_t e, uint32_t i)
+{
+    return E->argv[E->nodes[e].args + i];
+}
+static inline const fmpq *sp_expr_const(const sp_ectx_t E, sp_expr_t e)
+{
+    return E->consts + E->nodes[e].param;
+}
+static inline const char *sp_expr_sym_name(const sp_ectx_t E, sp_expr_t e)
+{
+    return E->names[E->nodes[e].param];
+}
+static inline uint32_t sp_expr_count(const sp_ectx_t E) { return E->len; }
+
+/*
+ * Constructors.  All return SP_EXPR_NONE if an argument is SP_EXPR_NONE, or if memory or the
+ * node limit ran out (then E->oom is set); callers check once at the end.  They fold nothing but
+ * the trivial (constant arithmetic on two constants, x+0, x*1, single-argument ADD/MUL/MAX/MIN);
+ * all algebra happens in the normal forms.
+ */
+sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name);
+sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c);
+sp_expr_t sp_expr_const_si(sp_ectx_t E, slong num, ulong den);
+sp_expr_t sp_expr_nary(sp_ectx_t E, sp_op_t op, const sp_expr_t *args, uint32_t n);
+sp_expr_t sp_expr_unary(sp_ectx_t E, sp_op_t op, sp_expr_t a);
+sp_expr_t sp_expr_binary(sp_ectx_t E, sp_op_t op, sp_expr_t a, sp_expr_t b);
+sp_expr_t sp_expr_pow(sp_ectx_t E, sp_expr_t a, slong k);
+sp_expr_t sp_expr_cmp(sp_ectx_t E, sp_cmp_t c, sp_expr_t a, sp_expr_t b);
+sp_expr_t sp_expr_where(sp_ectx_t E, sp_expr_t c, sp_expr_t a, sp_expr_t b);
+sp_expr_t sp_expr_clamp(sp_ectx_t E, sp_expr_t x, sp_expr_t lo, sp_expr_t hi);
+
+static inline sp_expr_t sp_expr_add(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
+{
+    sp_expr_t v[2] = {a, b};
+    return sp_expr_nary(E, SP_OP_ADD, v, 2);
+}
+static inline sp_expr_t sp_expr_mul(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
+{
+    sp_expr_t v[2] = {a, b};
+    return sp_expr_nary(E, SP_OP_MUL, v, 2);
+}
+static inline sp_expr_t sp_expr_sub(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
+{
+    return sp_expr_binary(E, SP_OP_SUB, a, b);
+}
+static inline sp_expr_t sp_expr_div(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
+{
+    return sp_expr_binary(E, SP_OP_DIV, a, b);
+}
+static inline sp_expr_t sp_expr_max2(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
+{
+    sp_expr_t v[2] = {a, b};
+    return sp_expr_nary(E, SP_OP_MAX, v, 2);
+}
+static inline sp_expr_t sp_expr_min2(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
+{
+    sp_expr_t v[2] = {a, b};
+    return sp_expr_nary(E, SP_OP_MIN, v, 2);
+}
+
+/* Name of an operator as printed and as accepted by sp_expr_parse ("add", "exp", ...). */
+const char *sp_op_name(sp_op_t op);
+const char *sp_cmp_name(sp_cmp_t c);
+int sp_op_is_nary(sp_op_t op);
+int sp_op_arity(sp_op_t op); /* -1 for n-ary */
+
+/*
+ * Collect the cone of the given roots (every node they reach), sorted by id ascending, into a
+ * newly allocated array (*out, caller frees with flint_free).  Iterative.  Returns the count.
+ */
+size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, uint32_t **out);
+
+/*
+ * Print e in infix syntax that sp_expr_parse reads back.  At most maxlen characters are written
+ * (then "..." ends the text); maxlen 0 means unlimited.  Returns a string the caller frees with
+ * flint_free.  Iterative.
+ */
+char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen);
+
+/*
+ * Parse an expression in the print syntax: numbers (integers, a/b, decimals and 1e-5 read
+ * exactly), identifiers (symbols, may contain . [ ] digits _), + - * / ^integer, parentheses,
+ * and calls op(args) with the names of sp_op_name, plus lt le gt ge eq ne for comparisons.
+ * Returns SP_EXPR_NONE on a syntax error and writes a message with the 0-based column to err
+ * (errlen bytes) when err is not NULL.  Nesting depth is limited to 10000.
+ */
+sp_expr_t sp_expr_parse(sp_ectx_t E, const char *text, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,661 @@
+/* solver.c: the decision procedure: fingerprints, normal forms, case splits and witnesses. */
+#include "solver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "lp.h"
+#include "nf.h"
+
+static const char *const why_names[] = {
+    "none",          "limit max_terms", "limit max_degree",        "limit max_splits",
+    "limit max_ms",  "limit max_nodes", "no certified counterexample found",
+    "case split with nonlinear conditions and no witness found", "expression undefined"};
+
+const char *sp_why_name(sp_why_t why)
+{
+    return (unsigned)why < sizeof(why_names) / sizeof(why_names[0]) ? why_names[why] : "?";
+}
+
+void sp_limits_default(sp_limits_t *lim)
+{
+    lim->max_terms = 200000;
+    lim->max_degree = 256;
+    lim->max_splits = 4096;
+    lim->max_ms = 0;
+    lim->max_nodes = 0;
+    lim->cex_tries = 200;
+}
+
+void sp_result_init(sp_result_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->index = -1;
+}
+
+void sp_result_clear(sp_result_t *r)
+{
+    if (r->cex.vals)
+        _fmpq_vec_clear(r->cex.vals, r->cex.n);
+    flint_free(r->cex.syms);
+    flint_free(r->cex.lhs_value);
+    flint_free(r->cex.rhs_value);
+    sp_result_init(r);
+}
+
+sp_engine_t *sp_engine_new(const sp_limits_t *lim, uint64_t seed)
+{
+    sp_engine_t *S = flint_calloc(1, sizeof(sp_engine_t));
+    sp_ectx_init(S->E);
+    if (lim)
+        S->lim = *lim;
+    else
+        sp_limits_default(&S->lim);
+    S->E->max_nodes = S->lim.max_nodes > 0 ? (size_t)S->lim.max_nodes : 0;
+    sp_mstore_init(&S->M);
+    S->M.max_degree = S->lim.max_degree > 0 ? S->lim.max_degree : (1 << 20);
+    S->seed = seed;
+    return S;
+}
+
+void sp_engine_free(sp_engine_t *S)
+{
+    if (S == NULL)
+        return;
+    for (uint32_t i = 0; i < S->nnf; i++) {
+        sp_poly_clear(S->nf[i].num);
+        sp_poly_clear(S->nf[i].den);
+    }
+    flint_free(S->nf);
+    flint_free(S->nf_table);
+    flint_free(S->var);
+    flint_free(S->vargs);
+    flint_free(S->var_table);
+    flint_free(S->sym_var);
+    flint_free(S->cache);
+    flint_free(S->stamp);
+    flint_free(S->image);
+    sp_mstore_clear(&S->M);
+    sp_ectx_clear(S->E);
+    flint_free(S);
+}
+
+sp_ectx_struct *sp_engine_exprs(sp_engine_t *S) { return S->E; }
+
+uint64_t sp_engine_seed(const sp_engine_t *S) { return S->seed; }
+
+char *sp_engine_print_nf(sp_engine_t *S, sp_expr_t e, size_t maxlen)
+{
+    sp_why_t save = S->why;
+    sp_nfid_t a = sp_nf_of_expr(S, e);
+    S->why = save;
+    if (a == SP_NF_FAIL)
+        return NULL;
+    return sp_nf_print(S, a, maxlen);
+}
+
+/* ---- witnesses ---------------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 33;
+    return h;
+}
+
+typedef struct {
+    sp_expr_t a, b;
+    uint32_t *syms;  /* symbol nodes in the cone of a and b, ascending */
+    slong nsyms;
+    fmpq *vals;      /* by symbol index, E->nsyms long */
+    uint64_t rng;
+} wit_t;
+
+static void wit_init(wit_t *w, sp_engine_t *S, sp_expr_t a, sp_expr_t b)
+{
+    sp_expr_t roots[2];
+    roots[0] = a;
+    roots[1] = b;
+    uint32_t *cone = NULL;
+    const sp_ectx_struct *E = S->E;
+    size_t n = sp_expr_cone(E, roots, 2, &cone);
+    w->a = a;
+    w->b = b;
+    w->syms = flint_malloc((n ? n : 1) * sizeof(uint32_t));
+    w->nsyms = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sp_expr_op(S->E, cone[i]) == SP_OP_SYM)
+            w->syms[w->nsyms++] = cone[i];
+    flint_free(cone);
+    w->vals = _fmpq_vec_init(S->E->nsyms ? S->E->nsyms : 1);
+    w->rng = mix64(S->seed ^ mix64(((uint64_t)a << 32) | b) ^ S->queries);
+}
+
+static void wit_clear(wit_t *w, sp_engine_t *S)
+{
+    flint_free(w->syms);
+    _fmpq_vec_clear(w->vals, S->E->nsyms ? S->E->nsyms : 1);
+}
+
+static uint64_t wit_next(wit_t *w)
+{
+    w->rng += UINT64_C(0x9e3779b97f4a7c15);
+    return mix64(w->rng);
+}
+
+/* A small random rational; the range widens with the attempt number t. */
+static void wit_random(wit_t *w, fmpq_t x, slong t)
+{
+    uint64_t r = wit_next(w);
+    if (t < 8) {
+        fmpq_set_si(x, (slong)(r % 5) - 2, 1);
+    } else if (t < 40) {
+        fmpq_set_si(x, (slong)(r % 13) - 6, 1);
+    } else {
+        slong num = (slong)(r % 41) - 20;
+        ulong den = 1 + (r >> 32) % 7;
+        fmpq_set_si(x, num, den);
+    }
+}
+
+static int wit_certify(sp_engine_t *S, wit_t *w, sp_result_t *res)
+{
+    char *va = NULL, *vb = NULL;
+    int exact = 0;
+    if (!sp_eval_certify_differ(S->E, w->a, w->b, w->vals, &va, &vb, &exact))
+        return 0;
+    if (res) {
+        sp_result_clear(res);
+        res->answer = SP_DIFFERENT;
+        res->cex.n = w->nsyms;
+        res->cex.syms = flint_malloc((w->nsyms ? w->nsyms : 1) * sizeof(sp_expr_t));
+        res->cex.vals = _fmpq_vec_init(w->nsyms ? w->nsyms : 1);
+        for (slong i = 0; i < w->nsyms; i++) {
+            res->cex.syms[i] = w->syms[i];
+            fmpq_set(res->cex.vals + i, w->vals + S->E->nodes[w->syms[i]].param);
+        }
+        res->cex.lhs_value = va;
+        res->cex.rhs_value = vb;
+        res->cex.exact = exact;
+    } else {
+        flint_free(va);
+        flint_free(vb);
+    }
+    return 1;
+}
+
+/*
+ * Random search.  With env and start (values by symbol index for the symbols the branch's
+ * conditions mention, marked in fixed), tries the start point first, then small perturbations
+ * of it; symbols the environment substitutes are recomputed from their right-hand sides.
+ */
+static int wit_search(sp_engine_t *S, wit_t *w, slong tries, const sp_env_t *env,
+                      const fmpq *start, const uint8_t *fixed, sp_result_t *res, slong *count)
+{
+    fmpq_t eps, r;
+    fmpq_init(eps);
+    fmpq_init(r);
+    int found = 0;
+    for (slong t = 0; t < tries && !found; t++) {
+        if ((t & 15) == 0 && sp_engine_time_up(S))
+            break;
+        for (slong i = 0; i < w->nsyms; i++) {
+            slong s = S->E->nodes[w->syms[i]].param;
+            if (start && fixed[s]) {
+                fmpq_set(w->vals + s, start + s);
+                if (t > 0) {
+                    /* perturb by a random multiple of 2^-(t mod 16) / 8 */
+                    wit_random(w, r, 40);
+                    fmpq_set_si(eps, 1, UWORD(8) << (t % 16));
+                    fmpq_mul(r, r, eps);
+                    fmpq_add(w->vals + s, w->vals + s, r);
+                }
+            } else {
+                wit_random(w, w->vals + s, start ? t + 8 : t);
+            }
+        }
+        int ok = 1;
+        if (env) {
+            for (slong k = 0; k < env->nsub && ok; k++) {
+                uint32_t v = env->sub_var[k];
+                slong s = S->E->nodes[S->var[v].sym].param;
+                ok = sp_nf_eval_fmpq(S, env->sub_nf[k], w->vals, w->vals + s);
+            }
+        }
+        if (count)
+            (*count)++;
+        if (ok)
+            found = wit_certify(S, w, res);
+    }
+    fmpq_clear(eps);
+    fmpq_clear(r);
+    return found;
+}
+
+/* ---- case splits -------------------------------------------------------------------------- */
+
+/* Pick the sign condition to split on: the innermost piecewise atom of diff with an open case. */
+static sp_nfid_t choose_split(sp_engine_t *S, sp_nfid_t diff)
+{
+    uint32_t *vars;
+    slong n = sp_nf_reachable_vars(S, diff, &vars);
+    sp_nfid_t d = SP_NF_FAIL;
+    for (slong i = 0; i < n && d == SP_NF_FAIL; i++) {
+        const sp_var_t x = S->var[vars[i]];
+        if (x.kind == SP_VAR_POS || x.kind == SP_VAR_ZERO) {
+            d = sp_var_arg(S, vars[i], 0);
+        } else if (x.kind == SP_VAR_MAX || x.kind == SP_VAR_MIN) {
+            for (uint32_t p = 0; p < x.nargs && d == SP_NF_FAIL; p++)
+                for (uint32_t q = p + 1; q < x.nargs && d == SP_NF_FAIL; q++) {
+                    sp_nfid_t t = sp_nf_sub(S, sp_var_arg(S, vars[i], p), sp_var_arg(S, vars[i], q));
+                    if (t != SP_NF_FAIL && sp_nf_env_sign(S, t) == 2)
+                        d = t;
+                }
+        }
+    }
+    flint_free(vars);
+    if (d == SP_NF_FAIL)
+        return d;
+    int flip;
+    return sp_nf_normalize_sign(S, d, &flip);
+}
+
+/* A symbol variable occurring in d (den 1) only as c*v: d = c*v + rest.  UINT32_MAX if none. */
+static uint32_t solvable_var(sp_engine_t *S, sp_nfid_t d)
+{
+    const sp_nf_struct *x = sp_nf_get(S, d);
+    if (!sp_poly_is_one(x->den))
+        return UINT32_MAX;
+    uint32_t best = UINT32_MAX;
+    for (slong i = 0; i < x->num->len; i++) {
+        uint32_t m = x->num->m[i];
+        if (sp_mono_nfactors(&S->M, m) != 1)
+            continue;
+        sp_vpow_t f = sp_mono_factors(&S->M, m)[0];
+        if (f.exp != 1 || S->var[f.var].kind != SP_VAR_SYM || f.var >= best)
+            continue;
+        int alone = 1;
+        for (slong j = 0; j < x->num->len && alone; j++)
+            if (j != i && sp_mono_exp(&S->M, x->num->m[j], f.var) != 0)
+                alone = 0;
+        if (alone)
+            best = f.var;
+    }
+    return best;
+}
+
+static void env_push_cond(sp_env_t *v, sp_nfid_t d, int sign)
+{
+    v->cond = flint_realloc(v->cond, (v->ncond + 1) * sizeof(sp_nfid_t));
+    v->sign = flint_realloc(v->sign, (v->ncond + 1) * sizeof(int8_t));
+    v->cond[v->ncond] = d;
+    v->sign[v->ncond] = (int8_t)sign;
+    v->ncond++;
+}
+
+/*
+ * Child of env with sign(d) = s.  Returns 0 if the child is infeasible by constant folding,
+ * -1 on a limit, 1 otherwise.
+ */
+static int make_child(sp_engine_t *S, const sp_env_t *env, sp_nfid_t d, int s, sp_env_t *child)
+{
+    sp_env_copy(child, env);
+    uint32_t v = s == 0 ? solvable_var(S, d) : UINT32_MAX;
+    if (v == UINT32_MAX) {
+        env_push_cond(child, d, s);
+        return 1;
+    }
+    /* d = c*v + rest = 0  =>  v = -rest/c */
+    const sp_nf_struct *x = sp_nf_get(S, d);
+    fmpq_t c;
+    fmpq_init(c);
+    sp_poly_t rest;
+    sp_poly_init(rest);
+    for (slong i = 0; i < x->num->len; i++) {
+        uint32_t m = x->num->m[i];
+        if (sp_mono_nfactors(&S->M, m) == 1 && sp_mono_factors(&S->M, m)[0].var == v)
+            fmpq_set(c, x->num->c + i);
+    }
+    sp_poly_set(rest, x->num);
+    fmpq_neg(c, c);
+    sp_nfid_t vnf = SP_NF_FAIL;
+    {
+        /* rhs = (d - c_v * v) / (-c_v), built with normal-form arithmetic */
+        const sp_env_t *save = S->env;
+        S->env = NULL;
+        sp_nfid_t vv = sp_nf_sym(S, S->var[v].sym);
+        fmpq_t cv;
+        fmpq_init(cv);
+        fmpq_neg(cv, c);
+        sp_nfid_t t = sp_nf_sub(S, d, sp_nf_scalar(S, vv, cv));
+        fmpq_inv(c, c);
+        vnf = sp_nf_scalar(S, t, c);
+        fmpq_clear(cv);
+        S->env = save;
+    }
+    sp_poly_clear(rest);
+    fmpq_clear(c);
+    if (vnf == SP_NF_FAIL)
+        return -1;
+    child->sub_var = flint_realloc(child->sub_var, (child->nsub + 1) * sizeof(uint32_t));
+    child->sub_nf = flint_realloc(child->sub_nf, (child->nsub + 1) * sizeof(sp_nfid_t));
+    child->sub_var[child->nsub] = v;
+    child->sub_nf[child->nsub] = vnf;
+    child->nsub++;
+    /* rewrite the older conditions and substitutions under the new substitution alone */
+    sp_env_t only;
+    sp_env_init(&only);
+    only.sub_var = flint_malloc(sizeof(uint32_t));
+    only.sub_nf = flint_malloc(sizeof(sp_nfid_t));
+    only.sub_var[0] = v;
+    only.sub_nf[0] = vnf;
+    only.nsub = 1;
+    const sp_env_t *save = S->env;
+    S->env = &only;
+    int ok = 1;
+    for (slong k = 0; k + 1 < child->nsub && ok >= 0; k++) {
+        child->sub_nf[k] = sp_nf_rebuild(S, child->sub_nf[k]);
+        if (child->sub_nf[k] == SP_NF_FAIL)
+            ok = -1;
+    }
+    slong kept = 0;
+    for (slong k = 0; k < child->ncond && ok > 0; k++) {
+        sp_nfid_t r = sp_nf_rebuild(S, child->cond[k]);
+        int flip;
+        sp_nfid_t n = r == SP_NF_FAIL ? SP_NF_FAIL : sp_nf_normalize_sign(S, r, &flip);
+        if (n == SP_NF_FAIL) {
+            ok = -1;
+            break;
+        }
+        if (sp_nf_is_const(S, n)) {
+            if (flip != child->sign[k])
+                ok = 0; /* the branch contradicts itself */
+            continue;
+        }
+        child->cond[kept] = n;
+        child->sign[kept] = (int8_t)(child->sign[k] * flip);
+        kept++;
+    }
+    child->ncond = kept;
+    S->env = save;
+    sp_env_clear(&only);
+    return ok;
+}
+
+/*
+ * A branch where the sides still differ and nothing is left to split: the branch is vacuous if
+ * its conditions are infeasible; otherwise look for a witness inside it.  Returns 1 (DIFFERENT,
+ * res filled), 0 (vacuous) or 2 (undecided; *why set).
+ */
+static int decide_leaf(sp_engine_t *S, const sp_env_t *env, wit_t *w, sp_result_t *res,
+                       sp_why_t *why)
+{
+    /* linear conditions over symbols -> exact LP */
+    int linear = 1;
+    uint32_t *cols = NULL;
+    slong ncols = 0;
+    for (slong k = 0; k < env->ncond && linear; k++) {
+        const sp_nf_struct *x = sp_nf_get(S, env->cond[k]);
+        if (!sp_poly_is_one(x->den)) {
+            linear = 0;
+            break;
+        }
+        for (slong i = 0; i < x->num->len && linear; i++) {
+            uint32_t m = x->num->m[i];
+            if (m == 0)
+                continue;
+            if (sp_mono_nfactors(&S->M, m) != 1 || sp_mono_factors(&S->M, m)[0].exp != 1 ||
+                S->var[sp_mono_factors(&S->M, m)[0].var].kind != SP_VAR_SYM) {
+                linear = 0;
+                break;
+            }
+            uint32_t v = sp_mono_factors(&S->M, m)[0].var;
+            slong j;
+            for (j = 0; j < ncols; j++)
+                if (cols[j] == v)
+                    break;
+            if (j == ncols) {
+                cols = flint_realloc(cols, (ncols + 1) * sizeof(uint32_t));
+                cols[ncols++] = v;
+            }
+        }
+    }
+    int result = 2;
+    fmpq *start = NULL;
+    uint8_t *fixed = NULL;
+    if (linear && env->ncond > 0) {
+        slong m = env->ncond;
+        fmpq *A = _fmpq_vec_init(m * (ncols ? ncols : 1));
+        fmpq *B = _fmpq_vec_init(m);
+        fmpq *X = _fmpq_vec_init(ncols ? ncols : 1);
+        sp_lp_rel_t *rel = flint_malloc(m * sizeof(sp_lp_rel_t));
+        for (slong k = 0; k < m; k++) {
+            const sp_nf_struct *x = sp_nf_get(S, env->cond[k]);
+            for (slong i = 0; i < x->num->len; i++) {
+                uint32_t mm = x->num->m[i];
+                if (mm == 0) {
+                    fmpq_neg(B + k, x->num->c + i);
+                    continue;
+                }
+                uint32_t v = sp_mono_factors(&S->M, mm)[0].var;
+                for (slong j = 0; j < ncols; j++)
+                    if (cols[j] == v)
+                        fmpq_set(A + k * ncols + j, x->num->c + i);
+            }
+            rel[k] = env->sign[k] > 0 ? SP_LP_GT : env->sign[k] < 0 ? SP_LP_LT : SP_LP_EQ;
+        }
+        sp_lp_status_t st = sp_lp_feasible(A, B, rel, m, ncols, 10000, X);
+        if (st == SP_LP_INFEASIBLE) {
+            result = 0;
+        } else if (st == SP_LP_FEASIBLE) {
+            start = _fmpq_vec_init(S->E->nsyms ? S->E->nsyms : 1);
+            fixed = flint_calloc(S->E->nsyms ? S->E->nsyms : 1, 1);
+            for (slong j = 0; j < ncols; j++) {
+                slong s = S->E->nodes[S->var[cols[j]].sym].param;
+                fmpq_set(start + s, X + j);
+                fixed[s] = 1;
+            }
+        }
+        _fmpq_vec_clear(A, m * (ncols ? ncols : 1));
+        _fmpq_vec_clear(B, m);
+        _fmpq_vec_clear(X, ncols ? ncols : 1);
+        flint_free(rel);
+    }
+    if (result == 2) {
+        if (wit_search(S, w, S->lim.cex_tries, env, start, fixed, res, res ? &res->witness_tries : NULL))
+            result = 1;
+        else
+            *why = linear ? SP_WHY_NO_WITNESS : SP_WHY_NONLINEAR_CASE;
+    }
+    if (start)
+        _fmpq_vec_clear(start, S->E->nsyms ? S->E->nsyms : 1);
+    flint_free(fixed);
+    flint_free(cols);
+    return result;
+}
+
+static sp_answer_t split_decide(sp_engine_t *S, sp_nfid_t na, sp_nfid_t nb, wit_t *w,
+                                sp_result_t *res)
+{
+    slong cap = 16, top = 0;
+    sp_env_t *stack = flint_malloc(cap * sizeof(sp_env_t));
+    sp_env_init(&stack[top++]);
+    sp_why_t undecided = SP_WHY_NONE;
+    sp_answer_t ans = SP_EQUAL;
+    slong splits = 0;
+    while (top > 0) {
+        sp_env_t env = stack[--top];
+        if (splits > S->lim.max_splits) {
+            undecided = SP_WHY_LIMIT_SPLITS;
+            sp_env_clear(&env);
+            break;
+        }
+        if (sp_engine_time_up(S)) {
+            undecided = SP_WHY_LIMIT_TIME;
+            sp_env_clear(&env);
+            break;
+        }
+        S->env = &env;
+        sp_nfid_t ra = sp_nf_rebuild(S, na);
+        sp_nfid_t rb = sp_nf_rebuild(S, nb);
+        sp_nfid_t diff = (ra == SP_NF_FAIL || rb == SP_NF_FAIL) ? SP_NF_FAIL : sp_nf_sub(S, ra, rb);
+        if (diff == SP_NF_FAIL) {
+            S->env = NULL;
+            undecided = S->why != SP_WHY_NONE ? S->why : SP_WHY_LIMIT_TERMS;
+            sp_env_clear(&env);
+            break;
+        }
+        if (ra == rb) {
+            S->env = NULL;
+            sp_env_clear(&env);
+            continue;
+        }
+        sp_nfid_t d = choose_split(S, diff);
+        if (d == SP_NF_FAIL) {
+            sp_why_t why = SP_WHY_NONE;
+            int r = decide_leaf(S, &env, w, res, &why);
+            S->env = NULL;
+            sp_env_clear(&env);
+            if (r == 1) {
+                ans = SP_DIFFERENT;
+                break;
+            }
+            if (r == 2 && undecided == SP_WHY_NONE)
+                undecided = why;
+            continue;
+        }
+        /* children pushed so that the positive case is explored first */
+        static const int signs[3] = {0, -1, 1};
+        for (int k = 0; k < 3; k++) {
+            if (top == cap) {
+                cap *= 2;
+                stack = flint_realloc(stack, cap * sizeof(sp_env_t));
+            }
+            int ok = make_child(S, &env, d, signs[k], &stack[top]);
+            splits++;
+            if (ok > 0)
+                top++;
+            else
+                sp_env_clear(&stack[top]);
+            if (ok < 0 && undecided == SP_WHY_NONE)
+                undecided = S->why != SP_WHY_NONE ? S->why : SP_WHY_LIMIT_TERMS;
+        }
+        S->env = NULL;
+        sp_env_clear(&env);
+    }
+    S->env = NULL;
+    while (top > 0)
+        sp_env_clear(&stack[--top]);
+    flint_free(stack);
+    if (res)
+        res->splits += splits;
+    if (ans == SP_DIFFERENT)
+        return ans;
+    if (undecided != SP_WHY_NONE) {
+        if (res)
+            res->why = undecided;
+        return SP_UNKNOWN;
+    }
+    return SP_EQUAL;
+}
+
+/* ---- the decision ------------------------------------------------------------------------- */
+
+static sp_answer_t finish(sp_result_t *res, sp_answer_t a, sp_why_t why)
+{
+    if (res) {
+        res->answer = a;
+        res->why = a == SP_UNKNOWN ? why : SP_WHY_NONE;
+    }
+    return a;
+}
+
+sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
+{
+    if (res) {
+        sp_result_clear(res);
+    }
+    S->queries++;
+    S->why = SP_WHY_NONE;
+    S->deadline_ns = S->lim.max_ms > 0 ? sp_now_ns() + S->lim.max_ms * 1000000 : 0;
+    if (a == SP_EXPR_NONE || b == SP_EXPR_NONE || S->E->oom)
+        return finish(res, SP_UNKNOWN, SP_WHY_LIMIT_NODES);
+    if (a == b)
+        return finish(res, SP_EQUAL, SP_WHY_NONE);
+    unsigned fl = S->E->nodes[a].flags | S->E->nodes[b].flags;
+    int atom_free = !(fl & (SP_NODE_PIECEWISE | SP_NODE_TRANSC));
+    wit_t w;
+    wit_init(&w, S, a, b);
+    sp_answer_t ans;
+    /* 1. fingerprints.  For an atom-free cone, different fingerprints prove a difference (the
+       rational functions differ), so look for the witness at once.  With atoms, fingerprints
+       treat them as independent random functions and differ for every rewrite rule, so they
+       say nothing: the normal forms decide first. */
+    if (atom_free) {
+        uint64_t fp[2];
+        sp_expr_t roots[2];
+        roots[0] = a;
+        roots[1] = b;
+        if (sp_fingerprint(S->E, roots, 2, S->seed ^ S->queries, fp) && fp[0] != fp[1]) {
+            if (wit_search(S, &w, S->lim.cex_tries, NULL, NULL, NULL, res,
+                           res ? &res->witness_tries : NULL))
+                ans = finish(res, SP_DIFFERENT, SP_WHY_NONE);
+            else
+                ans = finish(res, SP_UNKNOWN, S->why == SP_WHY_LIMIT_TIME ? SP_WHY_LIMIT_TIME
+                                                                           : SP_WHY_NO_WITNESS);
+            goto done;
+        }
+    }
+    /* 2. normal forms */
+    sp_nfid_t na = sp_nf_of_expr(S, a);
+    sp_nfid_t nb = na == SP_NF_FAIL ? SP_NF_FAIL : sp_nf_of_expr(S, b);
+    if (na == SP_NF_FAIL || nb == SP_NF_FAIL) {
+        ans = finish(res, SP_UNKNOWN, S->why != SP_WHY_NONE ? S->why : SP_WHY_LIMIT_TERMS);
+        goto done;
+    }
+    if (na == nb) {
+        ans = finish(res, SP_EQUAL, SP_WHY_NONE);
+        goto done;
+    }
+    /* 3. different normal forms without piecewise atoms: a witness decides */
+    if (!((sp_nf_get(S, na)->flags | sp_nf_get(S, nb)->flags) & SP_VF_PIECEWISE)) {
+        if (wit_search(S, &w, S->lim.cex_tries, NULL, NULL, NULL, res,
+                       res ? &res->witness_tries : NULL))
+            ans = finish(res, SP_DIFFERENT, SP_WHY_NONE);
+        else
+            ans = finish(res, SP_UNKNOWN,
+                         S->why == SP_WHY_LIMIT_TIME ? SP_WHY_LIMIT_TIME : SP_WHY_NO_WITNESS);
+        goto done;
+    }
+    /* 4. case splits on the piecewise atoms the difference depends on */
+    ans = split_decide(S, na, nb, &w, res);
+    if (res) {
+        sp_why_t why = res->why;
+        finish(res, ans, why);
+    }
+done:
+    wit_clear(&w, S);
+    S->deadline_ns = 0;
+    return ans;
+}
+
+sp_answer_t sp_equiv_vec(sp_engine_t *S, const sp_expr_t *a, const sp_expr_t *b, size_t n,
+                         sp_result_t *res)
+{
+    sp_answer_t ans = SP_EQUAL;
+    for (size_t i = 0; i < n; i++) {
+        ans = sp_equiv(S, a[i], b[i], res);
+        if (ans != SP_EQUAL) {
+            if (res)
+                res->index = (slong)i;
+            return ans;
+        }
+    }
+    if (res)
+        res->index = -1;
+    return ans;
+}

@@ -1,0 +1,92 @@
+/* solver.h: the exact engine's API: build expressions, decide equality, get certificates. */
+#ifndef SP_SOLVER_H
+#define SP_SOLVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <flint/fmpq.h>
+
+#include "expr.h"
+
+/*
+ * The engine decides whether two expressions are equal as real functions of their symbols
+ * (wherever both are defined).  Answers:
+ *   SP_EQUAL      proved: the normal forms are identical, in every case of every split;
+ *   SP_DIFFERENT  certified: a rational point where both sides are defined and differ, checked
+ *                 by exact evaluation or by disjoint Arb balls;
+ *   SP_UNKNOWN    neither; the result names the reason (a limit or an undecided case).
+ */
+typedef enum { SP_EQUAL = 0, SP_DIFFERENT = 1, SP_UNKNOWN = 2 } sp_answer_t;
+
+/* Why an answer is UNKNOWN. */
+typedef enum {
+    SP_WHY_NONE = 0,
+    SP_WHY_LIMIT_TERMS,    /* a polynomial exceeded limits.max_terms */
+    SP_WHY_LIMIT_DEGREE,   /* a monomial exceeded limits.max_degree */
+    SP_WHY_LIMIT_SPLITS,   /* more than limits.max_splits case splits */
+    SP_WHY_LIMIT_TIME,     /* limits.max_ms passed */
+    SP_WHY_LIMIT_NODES,    /* the expression store reached limits.max_nodes or memory ran out */
+    SP_WHY_NO_WITNESS,     /* the normal forms differ but no certified counterexample was found */
+    SP_WHY_NONLINEAR_CASE, /* a case split's conditions are nonlinear and no witness was found */
+    SP_WHY_UNDEFINED       /* no point was found where both sides are defined */
+} sp_why_t;
+
+const char *sp_why_name(sp_why_t why);
+
+typedef struct {
+    slong max_terms;   /* per polynomial; default 200000 */
+    slong max_degree;  /* total degree per monomial; default 256 */
+    slong max_splits;  /* case-split branches per query; default 4096 */
+    slong max_ms;      /* wall-clock per query in milliseconds; 0 = none; default 0 */
+    slong max_nodes;   /* expression nodes; 0 = none */
+    slong cex_tries;   /* random points tried per witness search; default 200 */
+} sp_limits_t;
+
+void sp_limits_default(sp_limits_t *lim);
+
+/* A counterexample: a value for every symbol the two sides depend on, and both sides' values. */
+typedef struct {
+    slong n;
+    sp_expr_t *syms;   /* the symbol nodes, ascending id */
+    fmpq *vals;        /* their values */
+    char *lhs_value;   /* printed value of the left side: exact rational or an Arb ball */
+    char *rhs_value;
+    int exact;         /* 1 if both values are exact rationals, 0 if Arb balls */
+} sp_cex_t;
+
+typedef struct {
+    sp_answer_t answer;
+    sp_why_t why;
+    slong index;       /* for vector queries: the first element that is not EQUAL, else -1 */
+    sp_cex_t cex;      /* filled when answer == SP_DIFFERENT */
+    slong splits;      /* case-split branches explored */
+    slong witness_tries;
+} sp_result_t;
+
+void sp_result_init(sp_result_t *r);
+void sp_result_clear(sp_result_t *r);
+
+/* The engine: an expression store plus normal-form caches, atoms and options. */
+typedef struct sp_engine sp_engine_t;
+
+sp_engine_t *sp_engine_new(const sp_limits_t *lim, uint64_t seed);
+void sp_engine_free(sp_engine_t *S);
+sp_ectx_struct *sp_engine_exprs(sp_engine_t *S);
+uint64_t sp_engine_seed(const sp_engine_t *S);
+
+/* Decide a == b.  res may be NULL.  Never aborts on input; limits give SP_UNKNOWN. */
+sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res);
+
+/* Decide a[i] == b[i] for all i < n; stops at the first element that is not EQUAL. */
+sp_answer_t sp_equiv_vec(sp_engine_t *S, const sp_expr_t *a, const sp_expr_t *b, size_t n,
+                         sp_result_t *res);
+
+/*
+ * The canonical normal form of e, printed (numerator/denominator of polynomials over symbols and
+ * atoms, terms in canonical order).  The same expression always prints the same.  Returns NULL if
+ * a limit was hit.  Caller frees with flint_free.
+ */
+char *sp_engine_print_nf(sp_engine_t *S, sp_expr_t e, size_t maxlen);
+
+#endif

@@ -1,0 +1,225 @@
+/* cli.c: command-line subcommands: the engine's query files, shared CLI helpers. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <flint/flint.h>
+
+#include "solver.h"
+
+FLINT_NORETURN static void on_flint_abort(void)
+{
+    fprintf(stderr, "shardproof: internal error: FLINT aborted\n");
+    exit(SP_EXIT_INTERNAL);
+}
+
+void sp_cli_install_abort_hook(void) { flint_set_abort(on_flint_abort); }
+
+char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (buf == NULL)
+            break;
+        if (n + 1 >= cap) {
+            cap *= 2;
+            char *b2 = realloc(buf, cap);
+            if (b2 == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b2;
+        }
+        size_t k = fread(buf + n, 1, cap - n - 1, f);
+        n += k;
+        if (n > max_bytes) {
+            free(buf);
+            buf = NULL;
+            errno = EFBIG;
+            break;
+        }
+        if (k == 0)
+            break;
+    }
+    if (f != stdin)
+        fclose(f);
+    if (buf) {
+        buf[n] = 0;
+        *len = n;
+    }
+    return buf;
+}
+
+/* Split "[a, b, c]" at top-level commas into expressions; or a single expression. */
+static int parse_side(sp_ectx_struct *E, char *text, sp_expr_t **out, int *n, char *err,
+                      size_t errlen, size_t *errcol)
+{
+    while (isspace((unsigned char)*text))
+        text++;
+    size_t len = strlen(text);
+    while (len > 0 && isspace((unsigned char)text[len - 1]))
+        text[--len] = 0;
+    *n = 0;
+    *out = NULL;
+    if (text[0] != '[') {
+        *out = malloc(sizeof(sp_expr_t));
+        (*out)[0] = sp_expr_parse(E, text, err, errlen);
+        *n = 1;
+        *errcol = 0;
+        return (*out)[0] != SP_EXPR_NONE;
+    }
+    if (len < 2 || text[len - 1] != ']') {
+        snprintf(err, errlen, "expected ']' at the end of a vector");
+        *errcol = len;
+        return 0;
+    }
+    text[len - 1] = 0;
+    char *p = text + 1;
+    int depth = 0, cap = 8;
+    *out = malloc(cap * sizeof(sp_expr_t));
+    char *start = p;
+    for (;; p++) {
+        if (*p == '(' || *p == '[')
+            depth++;
+        else if (*p == ')' || *p == ']')
+            depth--;
+        if ((*p == ',' && depth == 0) || *p == 0) {
+            char save = *p;
+            *p = 0;
+            if (*n == cap) {
+                cap *= 2;
+                *out = realloc(*out, cap * sizeof(sp_expr_t));
+            }
+            sp_expr_t e = sp_expr_parse(E, start, err, errlen);
+            if (e == SP_EXPR_NONE) {
+                *errcol = (size_t)(start - text);
+                return 0;
+            }
+            (*out)[(*n)++] = e;
+            if (save == 0)
+                break;
+            start = p + 1;
+        }
+    }
+    return 1;
+}
+
+int sp_cli_equiv(int argc, char **argv)
+{
+    const char *path = NULL;
+    uint64_t seed = 1;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (path == NULL && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
+            path = argv[i];
+        else {
+            fprintf(stderr, "shardproof: error: unexpected argument '%s'\n", argv[i]);
+            return SP_EXIT_USAGE;
+        }
+    }
+    if (path == NULL) {
+        fprintf(stderr, "shardproof: error: equiv needs a FILE\n");
+        return SP_EXIT_USAGE;
+    }
+    size_t len;
+    char *text = sp_cli_read_file(path, (size_t)64 << 20, &len);
+    if (text == NULL) {
+        fprintf(stderr, "%s: error: cannot read: %s\n", path, strerror(errno));
+        return SP_EXIT_USAGE;
+    }
+    if (memchr(text, 0, len) != NULL) {
+        fprintf(stderr, "%s:1:1: error: file contains a NUL byte\n", path);
+        free(text);
+        return SP_EXIT_USAGE;
+    }
+    sp_engine_t *S = sp_engine_new(NULL, seed);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    int worst = SP_EXIT_EQUIVALENT, nq = 0, bad = 0;
+    int counts[3] = {0, 0, 0};
+    char *line = text;
+    for (int lineno = 1; line != NULL && *line; lineno++) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p) {
+            char *eq = strstr(line, "==");
+            char err[256];
+            size_t col = 0;
+            sp_expr_t *a = NULL, *b = NULL;
+            int na = 0, nb = 0;
+            if (eq == NULL) {
+                fprintf(stderr, "%s:%d:%d: error: expected 'LHS == RHS'\n", path, lineno,
+                        (int)(p - line) + 1);
+                bad = 1;
+            } else {
+                *eq = 0;
+                if (!parse_side(E, line, &a, &na, err, sizeof err, &col)) {
+                    fprintf(stderr, "%s:%d:%d: error: %s\n", path, lineno, (int)col + 1, err);
+                    bad = 1;
+                } else if (!parse_side(E, eq + 2, &b, &nb, err, sizeof err, &col)) {
+                    fprintf(stderr, "%s:%d:%d: error: %s\n", path, lineno,
+                            (int)(eq + 2 - line + col) + 1, err);
+                    bad = 1;
+                } else if (na != nb) {
+                    fprintf(stderr, "%s:%d:%d: error: sides have %d and %d elements\n", path,
+                            lineno, (int)(eq - line) + 1, na, nb);
+                    bad = 1;
+                } else if (!bad) {
+                    sp_result_t r;
+                    sp_result_init(&r);
+                    sp_answer_t ans = sp_equiv_vec(S, a, b, (size_t)na, &r);
+                    nq++;
+                    counts[ans]++;
+                    printf("%s:%d: %s", path, lineno,
+                           ans == SP_EQUAL ? "EQUAL" : ans == SP_DIFFERENT ? "DIFFERENT" : "UNKNOWN");
+                    if (ans == SP_UNKNOWN)
+                        printf(" (%s)", sp_why_name(r.why));
+                    printf("\n");
+                    if (ans == SP_DIFFERENT) {
+                        if (na > 1)
+                            printf("  element %ld differs\n", (long)r.index);
+                        printf("  counterexample:");
+                        for (slong k = 0; k < r.cex.n; k++) {
+                            char *v = fmpq_get_str(NULL, 10, r.cex.vals + k);
+                            printf(" %s = %s%s", sp_expr_sym_name(E, r.cex.syms[k]), v,
+                                   k + 1 < r.cex.n ? "," : "");
+                            flint_free(v);
+                        }
+                        printf("\n  left = %s, right = %s (%s)\n", r.cex.lhs_value,
+                               r.cex.rhs_value, r.cex.exact ? "exact" : "Arb balls, disjoint");
+                        if (worst == SP_EXIT_EQUIVALENT || worst == SP_EXIT_UNKNOWN)
+                            worst = SP_EXIT_DIFFERENT;
+                    } else if (ans == SP_UNKNOWN && worst == SP_EXIT_EQUIVALENT) {
+                        worst = SP_EXIT_UNKNOWN;
+                    }
+                    sp_result_clear(&r);
+                }
+            }
+            free(a);
+            free(b);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    if (!bad)
+        printf("%d queries: %d equal, %d different, %d unknown (seed %llu)\n", nq, counts[0],
+               counts[1], counts[2], (unsigned long long)seed);
+    sp_engine_free(S);
+    free(text);
+    return bad ? SP_EXIT_USAGE : worst;
+}

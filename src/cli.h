@@ -1,0 +1,26 @@
+/* cli.h: the command-line subcommands (everything main.c dispatches to). */
+#ifndef SP_CLI_H
+#define SP_CLI_H
+
+#include <stddef.h>
+
+#define SP_VERSION "0.1.0"
+
+enum {
+    SP_EXIT_EQUIVALENT = 0,
+    SP_EXIT_DIFFERENT = 1,
+    SP_EXIT_USAGE = 2,
+    SP_EXIT_UNKNOWN = 3,
+    SP_EXIT_INTERNAL = 4
+};
+
+/* FLINT aborts (a FLINT precondition we failed to check) become exit 4 with a message. */
+void sp_cli_install_abort_hook(void);
+
+/* shardproof equiv FILE: decide the queries of an engine query file. */
+int sp_cli_equiv(int argc, char **argv);
+
+/* Read a whole file (or stdin for "-"), NUL-terminated; NULL with errno on failure. */
+char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len);
+
+#endif

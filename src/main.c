@@ -1,0 +1,44 @@
+/* main.c: the shardproof command line. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: shardproof COMMAND [ARGS]\n"
+            "\n"
+            "commands:\n"
+            "  equiv FILE [--seed N] [--smt2 DIR]\n"
+            "        decide each query 'LHS == RHS' (or '[a, b] == [c, d]') of FILE exactly\n"
+            "  version\n"
+            "\n"
+            "exit codes: 0 equivalent, 1 not equivalent, 2 bad input or usage,\n"
+            "            3 unknown or limit hit, 4 internal error\n");
+}
+
+int main(int argc, char **argv)
+{
+    sp_cli_install_abort_hook();
+    if (argc < 2) {
+        usage(stderr);
+        return SP_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "equiv") == 0)
+        return sp_cli_equiv(argc - 2, argv + 2);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("shardproof %s\n", SP_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "shardproof: error: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return SP_EXIT_USAGE;
+}

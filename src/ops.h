@@ -1,0 +1,71 @@
+/* ops.h: the tensor operator library: forward semantics of every operator on symbolic tensors. */
+#ifndef SP_OPS_H
+#define SP_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <flint/fmpq.h>
+
+#include "expr.h"
+
+/*
+ * A symbolic tensor: a shape (at the reduced sizes, so small) and one engine expression per
+ * element, row-major.  Tensors own their element arrays (sp_tensor_clear frees them); the
+ * expressions live in the engine's expression store.  A scalar has ndim 0 and one element.
+ */
+#define SP_MAX_DIMS 8
+
+typedef struct {
+    int ndim;
+    int64_t shape[SP_MAX_DIMS];
+    sp_expr_t *v;
+} sp_tensor_t;
+
+void sp_tensor_init(sp_tensor_t *t);
+void sp_tensor_clear(sp_tensor_t *t);
+/* Allocate t with the given shape (elements SP_EXPR_NONE).  Returns 0 if too large. */
+int sp_tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape);
+int64_t sp_tensor_numel(const sp_tensor_t *t);
+void sp_tensor_copy(sp_tensor_t *dst, const sp_tensor_t *src);
+/* Fill with fresh symbols named prefix[i,j,...] (e.g. "x[0,1]"). */
+int sp_tensor_symbols(sp_ectx_t E, sp_tensor_t *t, const char *prefix);
+int sp_tensor_same_shape(const sp_tensor_t *a, const sp_tensor_t *b);
+/* "[2, 3]" into buf. */
+void sp_tensor_shape_str(const sp_tensor_t *t, char *buf, size_t len);
+
+/* Operator attributes: keyword arguments, and positional non-tensor arguments. */
+typedef enum { SP_ATTR_NUM = 0, SP_ATTR_NAME, SP_ATTR_LIST } sp_attr_kind_t;
+
+typedef struct {
+    const char *key;        /* keyword, or NULL for a positional non-tensor argument */
+    sp_attr_kind_t kind;
+    fmpq_t num;             /* SP_ATTR_NUM: an exact rational (an integer when den = 1) */
+    const char *name;       /* SP_ATTR_NAME: an identifier such as sum, max, tp */
+    int64_t *list;          /* SP_ATTR_LIST: integers */
+    int nlist;
+} sp_attr_t;
+
+/* Error text of a failed operator (shape mismatch, bad attribute, ...), without location. */
+typedef struct {
+    char msg[512];
+} sp_op_err_t;
+
+/*
+ * Apply the operator `name` to tensors in[0..nin) with attributes attr[0..nattr).
+ * On success returns 1 and sets *out (initialised by the caller with sp_tensor_init).
+ * On bad input (unknown operator, wrong arity, shape mismatch, bad attribute) returns 0 with a
+ * message in err such as "matmul: inner dimensions differ: [2, 3] and [4, 5]".
+ * Never aborts on input.  max_numel bounds the output's element count (0 = no bound).
+ */
+int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
+                 const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
+                 sp_op_err_t *err);
+
+/* 1 if name is a known (non-collective) operator. */
+int sp_ops_known(const char *name);
+
+/* The list of known operator names, NULL-terminated (for "did you mean" suggestions). */
+const char *const *sp_ops_names(void);
+
+#endif

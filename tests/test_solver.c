@@ -1,0 +1,387 @@
+/* test_solver.c: the engine's identities (EQUAL), their perturbations (DIFFERENT), properties. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "eval.h"
+#include "solver.h"
+
+typedef struct {
+    sp_engine_t *S;
+    sp_ectx_struct *E;
+} fx_t;
+
+static int setup(void **state)
+{
+    fx_t *f = malloc(sizeof(fx_t));
+    f->S = sp_engine_new(NULL, 12345);
+    f->E = sp_engine_exprs(f->S);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *f = *state;
+    sp_engine_free(f->S);
+    free(f);
+    return 0;
+}
+
+static sp_expr_t P(fx_t *f, const char *s)
+{
+    char err[200];
+    sp_expr_t e = sp_expr_parse(f->E, s, err, sizeof err);
+    if (e == SP_EXPR_NONE)
+        fail_msg("parse '%s': %s", s, err);
+    return e;
+}
+
+static sp_expr_t V(fx_t *f, const char *fmt, int i, int j)
+{
+    char name[64];
+    snprintf(name, sizeof name, fmt, i, j);
+    return sp_expr_sym(f->E, name);
+}
+
+/* Re-check a DIFFERENT answer's counterexample independently: exact or Arb evaluation. */
+static void check_cex(fx_t *f, sp_expr_t a, sp_expr_t b, const sp_result_t *r)
+{
+    assert_int_equal(r->answer, SP_DIFFERENT);
+    fmpq *vals = _fmpq_vec_init(f->E->nsyms);
+    for (slong i = 0; i < r->cex.n; i++)
+        fmpq_set(vals + f->E->nodes[r->cex.syms[i]].param, r->cex.vals + i);
+    assert_true(sp_eval_certify_differ(f->E, a, b, vals, NULL, NULL, NULL));
+    _fmpq_vec_clear(vals, f->E->nsyms);
+    assert_non_null(r->cex.lhs_value);
+    assert_non_null(r->cex.rhs_value);
+}
+
+static void expect_equal(fx_t *f, sp_expr_t a, sp_expr_t b)
+{
+    sp_result_t r;
+    sp_result_init(&r);
+    sp_answer_t ans = sp_equiv(f->S, a, b, &r);
+    if (ans != SP_EQUAL) {
+        char *x = sp_engine_print_nf(f->S, a, 400), *y = sp_engine_print_nf(f->S, b, 400);
+        print_error("expected EQUAL, got %d (%s)\n  lhs nf: %s\n  rhs nf: %s\n", ans,
+                    sp_why_name(r.why), x ? x : "-", y ? y : "-");
+        flint_free(x);
+        flint_free(y);
+    }
+    assert_int_equal(ans, SP_EQUAL);
+    sp_result_clear(&r);
+}
+
+static void expect_different(fx_t *f, sp_expr_t a, sp_expr_t b)
+{
+    sp_result_t r;
+    sp_result_init(&r);
+    sp_answer_t ans = sp_equiv(f->S, a, b, &r);
+    if (ans != SP_DIFFERENT)
+        print_error("expected DIFFERENT, got %d (%s)\n", ans, sp_why_name(r.why));
+    assert_int_equal(ans, SP_DIFFERENT);
+    check_cex(f, a, b, &r);
+    sp_result_clear(&r);
+}
+
+/* 1. row-parallel matmul: [x z] @ [y; w] = x@y + z@w, every element */
+static void test_solver_row_parallel_matmul(void **state)
+{
+    fx_t *f = *state;
+    enum { M = 3, K1 = 2, K2 = 3, N = 2 };
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            sp_expr_t lhs[K1 + K2], p1[K1], p2[K2];
+            for (int k = 0; k < K1 + K2; k++) {
+                sp_expr_t c = k < K1 ? V(f, "x[%d,%d]", i, k) : V(f, "z[%d,%d]", i, k - K1);
+                sp_expr_t d = k < K1 ? V(f, "y[%d,%d]", k, j) : V(f, "w[%d,%d]", k - K1, j);
+                lhs[k] = sp_expr_mul(f->E, c, d);
+                if (k < K1)
+                    p1[k] = lhs[k];
+                else
+                    p2[k - K1] = lhs[k];
+            }
+            sp_expr_t a = sp_expr_nary(f->E, SP_OP_ADD, lhs, K1 + K2);
+            sp_expr_t b = sp_expr_add(f->E, sp_expr_nary(f->E, SP_OP_ADD, p1, K1),
+                                      sp_expr_nary(f->E, SP_OP_ADD, p2, K2));
+            expect_equal(f, a, b);
+            /* perturbed: the second shard's partial product dropped */
+            expect_different(f, a, sp_expr_nary(f->E, SP_OP_ADD, p1, K1));
+        }
+}
+
+/* 2. softmax max-shift */
+static void test_solver_softmax_max_shift(void **state)
+{
+    fx_t *f = *state;
+    const char *m = "max(x0, x1, x2)";
+    char lhs[512], rhs[256];
+    snprintf(lhs, sizeof lhs, "exp(x1 - %s) / (exp(x0 - %s) + exp(x1 - %s) + exp(x2 - %s))", m, m,
+             m, m);
+    snprintf(rhs, sizeof rhs, "exp(x1) / (exp(x0) + exp(x1) + exp(x2))");
+    expect_equal(f, P(f, lhs), P(f, rhs));
+    /* perturbed: the shift missing in one term of the denominator */
+    snprintf(lhs, sizeof lhs, "exp(x1 - %s) / (exp(x0) + exp(x1 - %s) + exp(x2 - %s))", m, m, m);
+    expect_different(f, P(f, lhs), P(f, rhs));
+}
+
+/* 3. two-block online softmax (flash / ring attention merge) */
+static void test_solver_online_softmax_merge(void **state)
+{
+    fx_t *f = *state;
+    sp_expr_t m1 = P(f, "max(x0, x1)"), m2 = P(f, "max(x2, x3)");
+    sp_expr_t l1 = P(f, "exp(x0 - max(x0, x1)) + exp(x1 - max(x0, x1))");
+    sp_expr_t o1 = P(f, "exp(x0 - max(x0, x1))*v0 + exp(x1 - max(x0, x1))*v1");
+    sp_expr_t l2 = P(f, "exp(x2 - max(x2, x3)) + exp(x3 - max(x2, x3))");
+    sp_expr_t o2 = P(f, "exp(x2 - max(x2, x3))*v2 + exp(x3 - max(x2, x3))*v3");
+    sp_expr_t m = sp_expr_max2(f->E, m1, m2);
+    sp_expr_t c1 = sp_expr_unary(f->E, SP_OP_EXP, sp_expr_sub(f->E, m1, m));
+    sp_expr_t c2 = sp_expr_unary(f->E, SP_OP_EXP, sp_expr_sub(f->E, m2, m));
+    sp_expr_t l = sp_expr_add(f->E, sp_expr_mul(f->E, l1, c1), sp_expr_mul(f->E, l2, c2));
+    sp_expr_t o = sp_expr_add(f->E, sp_expr_mul(f->E, o1, c1), sp_expr_mul(f->E, o2, c2));
+    sp_expr_t merged = sp_expr_div(f->E, o, l);
+    sp_expr_t plain = P(f, "(exp(x0)*v0 + exp(x1)*v1 + exp(x2)*v2 + exp(x3)*v3) / "
+                           "(exp(x0) + exp(x1) + exp(x2) + exp(x3))");
+    expect_equal(f, merged, plain);
+    /* perturbed: the second block not rescaled */
+    sp_expr_t l_bad = sp_expr_add(f->E, sp_expr_mul(f->E, l1, c1), l2);
+    sp_expr_t o_bad = sp_expr_add(f->E, sp_expr_mul(f->E, o1, c1), o2);
+    expect_different(f, sp_expr_div(f->E, o_bad, l_bad), plain);
+}
+
+/* 4. vocab-parallel cross-entropy */
+static void test_solver_vocab_parallel_cross_entropy(void **state)
+{
+    fx_t *f = *state;
+    /* shards {x0, x1} and {x2, x3}; label 2 lives on shard 1 */
+    sp_expr_t m = P(f, "max(max(x0, x1), max(x2, x3))");
+    sp_expr_t s1 = P(f, "exp(x0 - max(max(x0, x1), max(x2, x3))) + exp(x1 - max(max(x0, x1), max(x2, x3)))");
+    sp_expr_t s2 = P(f, "exp(x2 - max(max(x0, x1), max(x2, x3))) + exp(x3 - max(max(x0, x1), max(x2, x3)))");
+    sp_expr_t target = P(f, "0 + x2"); /* the label logit, gathered from its shard */
+    sp_expr_t loss = sp_expr_sub(f->E, sp_expr_add(f->E, sp_expr_unary(f->E, SP_OP_LOG,
+                                                                         sp_expr_add(f->E, s1, s2)),
+                                                    m),
+                                 target);
+    sp_expr_t logical = P(f, "log(exp(x0) + exp(x1) + exp(x2) + exp(x3)) - x2");
+    expect_equal(f, loss, logical);
+    /* perturbed: shard 1's sum not included (the all-reduce of sums missing) */
+    sp_expr_t bad = sp_expr_sub(f->E, sp_expr_add(f->E, sp_expr_unary(f->E, SP_OP_LOG, s1), m),
+                                target);
+    expect_different(f, bad, logical);
+}
+
+/* 5. max/min/relu/abs identities */
+static void test_solver_piecewise_identities(void **state)
+{
+    fx_t *f = *state;
+    expect_equal(f, P(f, "max(max(a, b), max(c, d))"), P(f, "max(a, b, c, d)"));
+    expect_equal(f, P(f, "max(a, b) + min(a, b)"), P(f, "a + b"));
+    expect_equal(f, P(f, "relu(x) - relu(-x)"), P(f, "x"));
+    expect_equal(f, P(f, "relu(x) + relu(-x)"), P(f, "abs(x)"));
+    expect_different(f, P(f, "max(a, b) + min(a, b)"), P(f, "a + b + relu(a - b)"));
+    expect_different(f, P(f, "relu(x) - relu(-x)"), P(f, "abs(x)"));
+    expect_equal(f, P(f, "clamp(x, 0, 1)"), P(f, "min(max(x, 0), 1)"));
+    expect_equal(f, P(f, "where(gt(x, y), x, y)"), P(f, "max(x, y)"));
+    expect_different(f, P(f, "where(ge(x, y), y, x)"), P(f, "min(x, y) + 1/2"));
+}
+
+/* 6. sharded RMSNorm */
+static void test_solver_sharded_rmsnorm(void **state)
+{
+    fx_t *f = *state;
+    sp_expr_t sharded =
+        P(f, "x1 * g1 * rsqrt(((x0^2 + x1^2) + (x2^2 + x3^2)) / 4 + 1/100000)");
+    sp_expr_t logical = P(f, "x1 * g1 / sqrt((x0*x0 + x1*x1 + x2*x2 + x3*x3) * (1/4) + 1e-5)");
+    expect_equal(f, sharded, logical);
+    /* perturbed: only the local shard's sum of squares */
+    expect_different(f, P(f, "x1 * g1 * rsqrt((x0^2 + x1^2) / 4 + 1/100000)"), logical);
+    /* perturbed: eps changed */
+    expect_different(f, P(f, "x1 * g1 * rsqrt(((x0^2 + x1^2) + (x2^2 + x3^2)) / 4 + 1/1000000)"),
+                     logical);
+}
+
+/* 7. exp and sigmoid identities */
+static void test_solver_exp_sigmoid_identities(void **state)
+{
+    fx_t *f = *state;
+    expect_equal(f, P(f, "exp(x) * exp(-x)"), P(f, "1"));
+    expect_equal(f, P(f, "x * sigmoid(x)"), P(f, "silu(x)"));
+    expect_equal(f, P(f, "exp(a + b)"), P(f, "exp(a) * exp(b)"));
+    expect_equal(f, P(f, "log(exp(a))"), P(f, "a"));
+    expect_equal(f, P(f, "tanh(x)"), P(f, "2*sigmoid(2*x) - 1"));
+    expect_equal(f, P(f, "erf(-x)"), P(f, "-erf(x)"));
+    expect_different(f, P(f, "exp(x) * exp(x)"), P(f, "exp(x)"));
+    expect_different(f, P(f, "sigmoid(x)"), P(f, "silu(x)"));
+}
+
+/* DIFFERENT with certified counterexamples */
+static void test_solver_relu_not_additive(void **state)
+{
+    fx_t *f = *state;
+    expect_different(f, P(f, "relu(x + y)"), P(f, "relu(x) + relu(y)"));
+}
+
+/* TrainVerify's Theorem C.12 counterexample: equal at index 0 only, every element is checked */
+static void test_solver_single_index_reduction_is_unsound(void **state)
+{
+    fx_t *f = *state;
+    sp_expr_t a[2] = {P(f, "x0 + x1"), P(f, "x0 + x1")};
+    sp_expr_t b[2] = {P(f, "x0 + x1"), P(f, "2*x0")};
+    sp_result_t r;
+    sp_result_init(&r);
+    assert_int_equal(sp_equiv_vec(f->S, a, b, 2, &r), SP_DIFFERENT);
+    assert_int_equal(r.index, 1);
+    check_cex(f, a[1], b[1], &r);
+    sp_result_clear(&r);
+}
+
+static void test_solver_double_scaling(void **state)
+{
+    fx_t *f = *state;
+    expect_different(f, P(f, "(g0 + g1) / 2 / 2"), P(f, "(g0 + g1) / 2"));
+    expect_equal(f, P(f, "g0 / 2 + g1 / 2"), P(f, "(g0 + g1) / 2"));
+}
+
+/* Softmax with any common shift c is plain softmax; a per-shard shift is not. */
+static void test_solver_softmax_shift_understanding(void **state)
+{
+    fx_t *f = *state;
+    const char *c = "(y*z + exp(w) - max(y, w)/3)";
+    char lhs[1024];
+    snprintf(lhs, sizeof lhs, "exp(x0 - %s) / (exp(x0 - %s) + exp(x1 - %s) + exp(x2 - %s) + exp(x3 - %s))",
+             c, c, c, c, c);
+    sp_expr_t plain = P(f, "exp(x0) / (exp(x0) + exp(x1) + exp(x2) + exp(x3))");
+    expect_equal(f, P(f, lhs), plain);
+    /* each shard shifted by its own maximum, then summed across shards */
+    sp_expr_t bad = P(f, "exp(x0 - max(x0, x1)) / (exp(x0 - max(x0, x1)) + exp(x1 - max(x0, x1)) "
+                         "+ exp(x2 - max(x2, x3)) + exp(x3 - max(x2, x3)))");
+    expect_different(f, bad, plain);
+}
+
+static void test_solver_rational_functions(void **state)
+{
+    fx_t *f = *state;
+    expect_equal(f, P(f, "x/(x+y) + y/(x+y)"), P(f, "1"));
+    expect_equal(f, P(f, "(x^2 - y^2)/(x - y)"), P(f, "x + y"));
+    expect_equal(f, P(f, "1/(1/x)"), P(f, "x"));
+    expect_different(f, P(f, "(x^2 - y^2)/(x + y)"), P(f, "x + y"));
+}
+
+static void test_solver_deep_chain(void **state)
+{
+    fx_t *f = *state;
+    /* a 10^6-deep chain must not overflow the C stack */
+    sp_expr_t x = sp_expr_sym(f->E, "x"), one = sp_expr_const_si(f->E, 1, 1);
+    sp_expr_t e = x;
+    for (int i = 0; i < 1000000; i++)
+        e = sp_expr_add(f->E, e, one);
+    sp_expr_t b = sp_expr_add(f->E, x, sp_expr_const_si(f->E, 1000000, 1));
+    expect_equal(f, e, b);
+    char *s = sp_expr_print(f->E, e, 60);
+    assert_true(strlen(s) <= 64);
+    flint_free(s);
+}
+
+static void test_solver_normal_form_is_canonical(void **state)
+{
+    fx_t *f = *state;
+    char *a = sp_engine_print_nf(f->S, P(f, "(b + a)*(a - b)"), 0);
+    char *b = sp_engine_print_nf(f->S, P(f, "a^2 - b*b"), 0);
+    assert_string_equal(a, b);
+    flint_free(a);
+    flint_free(b);
+}
+
+static void test_solver_limits_give_unknown(void **state)
+{
+    (void)state;
+    sp_limits_t lim;
+    sp_limits_default(&lim);
+    lim.max_terms = 50;
+    sp_engine_t *S = sp_engine_new(&lim, 1);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    sp_expr_t a = sp_expr_parse(E, "(a+b+c+d+e+f+g+h)^4", NULL, 0);
+    sp_expr_t b = sp_expr_parse(E, "(a+b+c+d+e+f+g+h)^2*(a+b+c+d+e+f+g+h)^2", NULL, 0);
+    sp_result_t r;
+    sp_result_init(&r);
+    assert_int_equal(sp_equiv(S, a, b, &r), SP_UNKNOWN);
+    assert_int_equal(r.why, SP_WHY_LIMIT_TERMS);
+    sp_result_clear(&r);
+    sp_engine_free(S);
+}
+
+/* Property: random polynomial identities built by expansion are EQUAL; perturbed ones are not. */
+static void test_solver_random_polynomial_identities(void **state)
+{
+    (void)state;
+    uint64_t seed = 20261129;
+    const char *env = getenv("SP_TEST_SEED");
+    if (env)
+        seed = strtoull(env, NULL, 10);
+    flint_rand_t st;
+    flint_randinit(st);
+    flint_randseed(st, seed, seed ^ 0x5555);
+    for (int it = 0; it < 60; it++) {
+        sp_engine_t *S = sp_engine_new(NULL, seed + it);
+        sp_ectx_struct *E = sp_engine_exprs(S);
+        /* (sum of a_i x_i) * (sum of b_j y_j) vs the expanded double sum */
+        int n = 1 + (int)n_randint(st, 4), m = 1 + (int)n_randint(st, 4);
+        sp_expr_t xs[4], ys[4], prod[16];
+        char name[16];
+        for (int i = 0; i < n; i++) {
+            snprintf(name, sizeof name, "x%d", i);
+            xs[i] = sp_expr_mul(E, sp_expr_const_si(E, (slong)n_randint(st, 7) - 3, 1 + n_randint(st, 3)),
+                                sp_expr_sym(E, name));
+        }
+        for (int j = 0; j < m; j++) {
+            snprintf(name, sizeof name, "y%d", j);
+            ys[j] = sp_expr_sym(E, name);
+        }
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < m; j++)
+                prod[i * m + j] = sp_expr_mul(E, xs[i], ys[j]);
+        sp_expr_t a = sp_expr_mul(E, sp_expr_nary(E, SP_OP_ADD, xs, n), sp_expr_nary(E, SP_OP_ADD, ys, m));
+        sp_expr_t b = sp_expr_nary(E, SP_OP_ADD, prod, n * m);
+        sp_result_t r;
+        sp_result_init(&r);
+        if (sp_equiv(S, a, b, &r) != SP_EQUAL)
+            fail_msg("seed %llu iteration %d: expansion not EQUAL", (unsigned long long)seed, it);
+        sp_expr_t c = sp_expr_add(E, b, sp_expr_mul(E, sp_expr_sym(E, "x0"), sp_expr_sym(E, "y0")));
+        sp_answer_t ans = sp_equiv(S, a, c, &r);
+        if (ans != SP_DIFFERENT)
+            fail_msg("seed %llu iteration %d: perturbation not DIFFERENT", (unsigned long long)seed, it);
+        sp_result_clear(&r);
+        sp_engine_free(S);
+    }
+    flint_randclear(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_solver_row_parallel_matmul, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_softmax_max_shift, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_online_softmax_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_vocab_parallel_cross_entropy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_piecewise_identities, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_sharded_rmsnorm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_exp_sigmoid_identities, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_relu_not_additive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_single_index_reduction_is_unsound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_double_scaling, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_softmax_shift_understanding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_rational_functions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_deep_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_normal_form_is_canonical, setup, teardown),
+        cmocka_unit_test(test_solver_limits_give_unknown),
+        cmocka_unit_test(test_solver_random_polynomial_identities),
+    };
+    return cmocka_run_group_tests_name("solver", tests, NULL, NULL);
+}
