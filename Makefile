@@ -8,7 +8,7 @@ B := build/$(MODE)
 
 DEB_PACKAGES := libflint-dev libflint-arb-dev libgmp-dev libmpfr-dev libcmocka-dev libjansson-dev
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-stringop-overread
+WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-stringop-overread -Wno-format-truncation -Wno-maybe-uninitialized
 CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 INC := -Iinclude -Isolver -Isrc
 ifeq ($(MODE),release)

@@ -629,6 +629,8 @@ typedef struct {
     char *err;
     size_t errlen;
     int failed;
+    sp_expr_t *args; /* arguments of the calls being read, innermost last */
+    size_t nargs, args_alloc;
 } rd_t;
 
 static void rd_error(rd_t *r, const char *fmt, ...)
@@ -724,6 +726,68 @@ static int is_ident_char(int c)
     return isalnum(c) || c == '_' || c == '.';
 }
 
+/* The symbol named by len characters at name. */
+static sp_expr_t rd_symbol(rd_t *r, const char *name, size_t len)
+{
+    char *s = malloc(len + 1);
+    if (s == NULL) {
+        rd_error(r, "out of memory");
+        return SP_EXPR_NONE;
+    }
+    memcpy(s, name, len);
+    s[len] = 0;
+    sp_expr_t e = sp_expr_sym(r->E, s);
+    free(s);
+    return e;
+}
+
+static int rd_name_is(const char *name, size_t len, const char *word)
+{
+    return strlen(word) == len && memcmp(name, word, len) == 0;
+}
+
+/* The call name(args[0..n)) once its arguments are read. */
+static sp_expr_t rd_call(rd_t *r, const char *name, size_t len, const sp_expr_t *args, uint32_t n)
+{
+    for (int k = 0; k < 6; k++)
+        if (rd_name_is(name, len, cmp_names[k])) {
+            if (n != 2) {
+                rd_error(r, "'%.*s' takes 2 arguments", (int)len, name);
+                return SP_EXPR_NONE;
+            }
+            return sp_expr_cmp(r->E, (sp_cmp_t)k, args[0], args[1]);
+        }
+    for (int op = SP_OP_ADD; op < SP_OP__COUNT; op++) {
+        if (!rd_name_is(name, len, op_names[op]) || op == SP_OP_CMP || op == SP_OP_POW)
+            continue;
+        int ar = sp_op_arity((sp_op_t)op);
+        if (ar < 0 && n == 0) {
+            rd_error(r, "'%.*s' takes at least 1 argument", (int)len, name);
+            return SP_EXPR_NONE;
+        }
+        if (ar >= 0 && (uint32_t)ar != n) {
+            rd_error(r, "'%.*s' takes %d argument%s", (int)len, name, ar, ar == 1 ? "" : "s");
+            return SP_EXPR_NONE;
+        }
+        if (op == SP_OP_WHERE)
+            return sp_expr_where(r->E, args[0], args[1], args[2]);
+        if (op == SP_OP_CLAMP)
+            return sp_expr_clamp(r->E, args[0], args[1], args[2]);
+        if (ar < 0)
+            return sp_expr_nary(r->E, (sp_op_t)op, args, n);
+        if (ar == 1)
+            return sp_expr_unary(r->E, (sp_op_t)op, args[0]);
+        return sp_expr_binary(r->E, (sp_op_t)op, args[0], args[1]);
+    }
+    rd_error(r, "unknown function '%.*s'", (int)len, name);
+    return SP_EXPR_NONE;
+}
+
+/*
+ * rd_primary is on the recursion path of every nesting level, so its frame holds no buffers:
+ * call arguments go to the reader's shared stack r->args (nesting depth is limited to 2000,
+ * which must fit an 8 MB stack in ASan builds).
+ */
 static sp_expr_t rd_primary(rd_t *r)
 {
     rd_ws(r);
@@ -760,19 +824,17 @@ static sp_expr_t rd_primary(rd_t *r)
         while (is_ident_char((unsigned char)r->s[r->pos]))
             r->pos++;
     }
+    const char *name = r->s + st;
     size_t len = r->pos - st;
-    char name[256];
-    if (len >= sizeof(name)) {
+    if (len >= 256) {
         rd_error(r, "name too long");
         return SP_EXPR_NONE;
     }
-    memcpy(name, r->s + st, len);
-    name[len] = 0;
     rd_ws(r);
     if (r->s[r->pos] != '(')
-        return sp_expr_sym(r->E, name);
+        return rd_symbol(r, name, len);
     r->pos++;
-    sp_expr_t args[64];
+    size_t base = r->nargs;
     uint32_t n = 0;
     rd_ws(r);
     if (r->s[r->pos] != ')') {
@@ -781,9 +843,21 @@ static sp_expr_t rd_primary(rd_t *r)
                 rd_error(r, "too many arguments");
                 return SP_EXPR_NONE;
             }
-            args[n++] = rd_expr(r);
+            sp_expr_t a = rd_expr(r);
             if (r->failed)
                 return SP_EXPR_NONE;
+            if (r->nargs == r->args_alloc) {
+                size_t na = r->args_alloc ? 2 * r->args_alloc : 64;
+                sp_expr_t *q = realloc(r->args, na * sizeof(sp_expr_t));
+                if (q == NULL) {
+                    rd_error(r, "out of memory");
+                    return SP_EXPR_NONE;
+                }
+                r->args = q;
+                r->args_alloc = na;
+            }
+            r->args[r->nargs++] = a;
+            n++;
             rd_ws(r);
             if (r->s[r->pos] == ',') {
                 r->pos++;
@@ -797,40 +871,15 @@ static sp_expr_t rd_primary(rd_t *r)
         return SP_EXPR_NONE;
     }
     r->pos++;
-    for (int k = 0; k < 6; k++)
-        if (strcmp(name, cmp_names[k]) == 0) {
-            if (n != 2) {
-                rd_error(r, "'%s' takes 2 arguments", name);
-                return SP_EXPR_NONE;
-            }
-            return sp_expr_cmp(r->E, (sp_cmp_t)k, args[0], args[1]);
-        }
-    for (int op = SP_OP_ADD; op < SP_OP__COUNT; op++) {
-        if (strcmp(name, op_names[op]) != 0 || op == SP_OP_CMP || op == SP_OP_POW)
-            continue;
-        int ar = sp_op_arity((sp_op_t)op);
-        if ((ar >= 0 && (uint32_t)ar != n) || (ar < 0 && n == 0)) {
-            rd_error(r, "'%s' takes %d argument%s", name, ar, ar == 1 ? "" : "s");
-            return SP_EXPR_NONE;
-        }
-        if (op == SP_OP_WHERE)
-            return sp_expr_where(r->E, args[0], args[1], args[2]);
-        if (op == SP_OP_CLAMP)
-            return sp_expr_clamp(r->E, args[0], args[1], args[2]);
-        if (ar < 0)
-            return sp_expr_nary(r->E, (sp_op_t)op, args, n);
-        if (ar == 1)
-            return sp_expr_unary(r->E, (sp_op_t)op, args[0]);
-        return sp_expr_binary(r->E, (sp_op_t)op, args[0], args[1]);
-    }
-    rd_error(r, "unknown function '%s'", name);
-    return SP_EXPR_NONE;
+    sp_expr_t e = rd_call(r, name, len, r->args + base, n);
+    r->nargs = base;
+    return e;
 }
 
 static sp_expr_t rd_unary(rd_t *r)
 {
     rd_ws(r);
-    if (++r->depth > 10000) {
+    if (++r->depth > 2000) {
         rd_error(r, "nesting too deep");
         return SP_EXPR_NONE;
     }
@@ -901,7 +950,7 @@ static sp_expr_t rd_expr(rd_t *r)
 
 sp_expr_t sp_expr_parse(sp_ectx_t E, const char *text, char *err, size_t errlen)
 {
-    rd_t r = {E, text, 0, 0, err, errlen, 0};
+    rd_t r = {E, text, 0, 0, err, errlen, 0, NULL, 0, 0};
     if (err && errlen)
         err[0] = 0;
     sp_expr_t e = rd_expr(&r);
@@ -910,5 +959,58 @@ sp_expr_t sp_expr_parse(sp_ectx_t E, const char *text, char *err, size_t errlen)
         rd_error(&r, "unexpected '%c'", text[r.pos]);
     if (!r.failed && e == SP_EXPR_NONE)
         rd_error(&r, "out of memory or node limit");
+    free(r.args);
     return r.failed ? SP_EXPR_NONE : e;
+}
+
+/* ---- import ------------------------------------------------------------------------------- */
+
+int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, size_t n,
+                   sp_expr_t *out)
+{
+    uint32_t *cone;
+    size_t m = sp_expr_cone(src, roots, n, &cone);
+    if (cone == NULL)
+        return 0;
+    sp_expr_t *map = malloc((m ? m : 1) * sizeof(sp_expr_t));
+    sp_expr_t small[16];
+    int ok = map != NULL;
+    for (size_t i = 0; i < m && ok; i++) {
+        sp_expr_t e = cone[i];
+        const sp_node_t *nd = &src->nodes[e];
+        sp_expr_t r = SP_EXPR_NONE;
+        if (nd->op == SP_OP_SYM) {
+            r = sp_expr_sym(dst, src->names[nd->param]);
+        } else if (nd->op == SP_OP_CONST) {
+            r = sp_expr_const_fmpq(dst, src->consts + nd->param);
+        } else {
+            sp_expr_t *a = nd->nargs <= 16 ? small : malloc(nd->nargs * sizeof(sp_expr_t));
+            if (a == NULL) {
+                ok = 0;
+                break;
+            }
+            for (uint32_t k = 0; k < nd->nargs; k++)
+                a[k] = map[sp_bsearch_u32(cone, m, src->argv[nd->args + k])];
+            switch ((sp_op_t)nd->op) {
+            case SP_OP_POW: r = sp_expr_pow(dst, a[0], nd->param); break;
+            case SP_OP_CMP: r = sp_expr_cmp(dst, (sp_cmp_t)nd->param, a[0], a[1]); break;
+            case SP_OP_WHERE: r = sp_expr_where(dst, a[0], a[1], a[2]); break;
+            case SP_OP_CLAMP: r = sp_expr_clamp(dst, a[0], a[1], a[2]); break;
+            default:
+                r = sp_op_is_nary((sp_op_t)nd->op) ? sp_expr_nary(dst, (sp_op_t)nd->op, a, nd->nargs)
+                    : nd->nargs == 1 ? sp_expr_unary(dst, (sp_op_t)nd->op, a[0])
+                                     : sp_expr_binary(dst, (sp_op_t)nd->op, a[0], a[1]);
+            }
+            if (a != small)
+                free(a);
+        }
+        if (r == SP_EXPR_NONE)
+            ok = 0;
+        map[i] = r;
+    }
+    for (size_t i = 0; i < n && ok; i++)
+        out[i] = roots[i] == SP_EXPR_NONE ? SP_EXPR_NONE : map[sp_bsearch_u32(cone, m, roots[i])];
+    free(map);
+    flint_free(cone);
+    return ok;
 }

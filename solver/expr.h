@@ -178,8 +178,16 @@ char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen);
  * exactly), identifiers (symbols, may contain . [ ] digits _), + - * / ^integer, parentheses,
  * and calls op(args) with the names of sp_op_name, plus lt le gt ge eq ne for comparisons.
  * Returns SP_EXPR_NONE on a syntax error and writes a message with the 0-based column to err
- * (errlen bytes) when err is not NULL.  Nesting depth is limited to 10000.
+ * (errlen bytes) when err is not NULL.  Nesting depth is limited to 2000 (the reader recurses; 2000 levels fit the C stack under every sanitizer).
  */
 sp_expr_t sp_expr_parse(sp_ectx_t E, const char *text, char *err, size_t errlen);
+
+/*
+ * Copy the cones of roots[0..n) from src into dst (symbols by name, constants by value, the
+ * same structure) and store the images in out[0..n).  Iterative.  Returns 0 when dst runs out
+ * of memory or nodes.
+ */
+int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, size_t n,
+                   sp_expr_t *out);
 
 #endif

@@ -223,3 +223,165 @@ int sp_cli_equiv(int argc, char **argv)
     free(text);
     return bad ? SP_EXIT_USAGE : worst;
 }
+
+/* ---- check / explain ------------------------------------------------------------------------ */
+
+#include <unistd.h>
+
+#include "../include/shardproof.h"
+
+static int parse_i64(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int sp_cli_check(int argc, char **argv, int explain)
+{
+    shardproof_options_t opt;
+    shardproof_options_default(&opt);
+    const char *path = NULL, *dot = NULL;
+    shardproof_format_t fmt = SHARDPROOF_FORMAT_TEXT;
+    const char **dims = calloc((size_t)argc + 1, sizeof(char *));
+    char **owned = calloc((size_t)argc + 1, sizeof(char *));
+    int ndims = 0, nowned = 0, rc = SP_EXIT_USAGE;
+    int progress = isatty(2);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long long x;
+#define NEEDV()                                                                                      \
+    do {                                                                                             \
+        if (v == NULL) {                                                                             \
+            fprintf(stderr, "shardproof: error: %s needs a value\n", a);                             \
+            goto out;                                                                                \
+        }                                                                                            \
+        i++;                                                                                         \
+    } while (0)
+        if (!strcmp(a, "--plan")) {
+            NEEDV();
+            opt.plan = v;
+        } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
+            NEEDV();
+            if (!parse_i64(v, &x) || x < 0 || x > 1024) {
+                fprintf(stderr, "shardproof: error: -j takes a number from 0 to 1024\n");
+                goto out;
+            }
+            opt.jobs = (int)x;
+        } else if (!strcmp(a, "--format")) {
+            NEEDV();
+            if (!strcmp(v, "text"))
+                fmt = SHARDPROOF_FORMAT_TEXT;
+            else if (!strcmp(v, "json"))
+                fmt = SHARDPROOF_FORMAT_JSON;
+            else if (!strcmp(v, "sarif"))
+                fmt = SHARDPROOF_FORMAT_SARIF;
+            else if (!strcmp(v, "junit"))
+                fmt = SHARDPROOF_FORMAT_JUNIT;
+            else {
+                fprintf(stderr, "shardproof: error: unknown format '%s' (text, json, sarif, junit)\n", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--dot")) {
+            NEEDV();
+            dot = v;
+        } else if (!strcmp(a, "--seed")) {
+            NEEDV();
+            if (!parse_i64(v, &x) || x < 0) {
+                fprintf(stderr, "shardproof: error: --seed takes a nonnegative number\n");
+                goto out;
+            }
+            opt.seed = (uint64_t)x;
+        } else if (!strcmp(a, "--dims")) {
+            NEEDV();
+            /* NAME=V[,NAME=V...] */
+            char *copy = strdup(v);
+            owned[nowned++] = copy;
+            for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+                char *eq = strchr(tok, '=');
+                if (eq == NULL || !parse_i64(eq + 1, &x) || x < 1) {
+                    fprintf(stderr, "shardproof: error: --dims takes NAME=SIZE with SIZE >= 1\n");
+                    goto out;
+                }
+                dims = realloc(dims, (size_t)(ndims + 2) * sizeof(char *));
+                dims[ndims++] = tok;
+            }
+        } else if (!strcmp(a, "--max-terms") || !strcmp(a, "--max-degree") ||
+                   !strcmp(a, "--max-splits") || !strcmp(a, "--max-ms") ||
+                   !strcmp(a, "--max-elements") || !strcmp(a, "--max-ranks")) {
+            NEEDV();
+            if (!parse_i64(v, &x) || x < 1) {
+                fprintf(stderr, "shardproof: error: %s takes a positive number\n", a);
+                goto out;
+            }
+            if (!strcmp(a, "--max-terms"))
+                opt.max_terms = (long)x;
+            else if (!strcmp(a, "--max-degree"))
+                opt.max_degree = (long)x;
+            else if (!strcmp(a, "--max-splits"))
+                opt.max_splits = (long)x;
+            else if (!strcmp(a, "--max-ms"))
+                opt.max_ms = (long)x;
+            else if (!strcmp(a, "--max-elements"))
+                opt.max_elements = x;
+            else
+                opt.max_ranks = x;
+        } else if (!strcmp(a, "--no-progress")) {
+            progress = 0;
+        } else if (path == NULL && (a[0] != '-' || !strcmp(a, "-"))) {
+            path = a;
+        } else {
+            fprintf(stderr, "shardproof: error: unexpected argument '%s'\n", a);
+            goto out;
+        }
+#undef NEEDV
+    }
+    if (path == NULL) {
+        fprintf(stderr, "shardproof: error: %s needs a FILE ('-' reads standard input)\n",
+                explain ? "explain" : "check");
+        goto out;
+    }
+    opt.dims = dims;
+    opt.ndims = ndims;
+    opt.progress = progress && !explain;
+    size_t len;
+    char *text = sp_cli_read_file(path, (size_t)64 << 20, &len);
+    if (text == NULL) {
+        fprintf(stderr, "%s: error: cannot read: %s\n", path, strerror(errno));
+        goto out;
+    }
+    shardproof_t *c = shardproof_new(&opt);
+    const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    shardproof_verdict_t v = explain ? shardproof_prepare(c, shown, text, len)
+                                     : shardproof_check(c, shown, text, len);
+    shardproof_print_diagnostics(c, stderr);
+    if (v != SHARDPROOF_BAD_INPUT && v != SHARDPROOF_INTERNAL) {
+        if (explain)
+            shardproof_explain(c, stdout);
+        else
+            shardproof_report(c, stdout, fmt);
+        if (dot) {
+            FILE *f = fopen(dot, "w");
+            if (f == NULL) {
+                fprintf(stderr, "shardproof: error: cannot write %s: %s\n", dot, strerror(errno));
+            } else {
+                shardproof_dot(c, f);
+                fclose(f);
+            }
+        }
+    }
+    rc = (int)v;
+    shardproof_free(c);
+    free(text);
+out:
+    for (int i = 0; i < nowned; i++)
+        free(owned[i]);
+    free(owned);
+    free(dims);
+    return rc;
+}

@@ -20,6 +20,9 @@ void sp_cli_install_abort_hook(void);
 /* shardproof equiv FILE: decide the queries of an engine query file. */
 int sp_cli_equiv(int argc, char **argv);
 
+/* shardproof check FILE [options] / shardproof explain FILE [options]. */
+int sp_cli_check(int argc, char **argv, int explain);
+
 /* Read a whole file (or stdin for "-"), NUL-terminated; NULL with errno on failure. */
 char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len);
 

@@ -12,6 +12,12 @@ static void usage(FILE *f)
             "usage: shardproof COMMAND [ARGS]\n"
             "\n"
             "commands:\n"
+            "  check FILE [--plan NAME] [-j N] [--format text|json|sarif|junit] [--dot OUT]\n"
+            "        [--seed N] [--dims NAME=SIZE,...] [--max-terms N] [--max-degree N]\n"
+            "        [--max-splits N] [--max-ms N] [--max-elements N] [--max-ranks N]\n"
+            "        prove that the plan computes what the model computes\n"
+            "  explain FILE [--plan NAME] [--dims ...]\n"
+            "        print the reduced shapes, cut points and stages without proving\n"
             "  equiv FILE [--seed N] [--smt2 DIR]\n"
             "        decide each query 'LHS == RHS' (or '[a, b] == [c, d]') of FILE exactly\n"
             "  version\n"
@@ -28,6 +34,10 @@ int main(int argc, char **argv)
         return SP_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "check") == 0)
+        return sp_cli_check(argc - 2, argv + 2, 0);
+    if (strcmp(cmd, "explain") == 0)
+        return sp_cli_check(argc - 2, argv + 2, 1);
     if (strcmp(cmd, "equiv") == 0)
         return sp_cli_equiv(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -62,6 +62,20 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                  const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
                  sp_op_err_t *err);
 
+/*
+ * The vector-Jacobian product of operator `name` at inputs in[0..nin) (same arguments as
+ * sp_ops_apply): given dout, the gradient of some scalar with respect to the operator's output,
+ * fills din[k] with the gradient with respect to in[k] (unbroadcast to in[k]'s shape).  din has
+ * nin tensors initialised by the caller; inputs that get no gradient (masks, conditions, one-hot
+ * ids, comparison operands, ...) are left with ndim -1 and v NULL.  out, if not NULL, is the
+ * forward output and only checked for shape: the forward is rebuilt internally (hash-consed, so
+ * free).  Piecewise rules follow sp_expr_diff's tie conventions.  Returns 1, or 0 with a message
+ * in err (din then all ndim -1).  src/ops.c lists the operators and their attributes.
+ */
+int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
+               const sp_attr_t *attr, int nattr, const sp_tensor_t *out, const sp_tensor_t *dout,
+               sp_tensor_t *din, sp_op_err_t *err);
+
 /* 1 if name is a known (non-collective) operator. */
 int sp_ops_known(const char *name);
 

@@ -1,0 +1,74 @@
+/* shardproof.h: the public API: check a model and a parallel plan for exact equivalence. */
+#ifndef SHARDPROOF_H
+#define SHARDPROOF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A checker reads a plan file (dims, one model, one or more plans), runs the model and the plan
+ * symbolically at reduced shapes, and proves every stage (lineage cut point or declared output)
+ * with the exact engine.  The verdict values double as the CLI's exit codes.
+ */
+typedef enum {
+    SHARDPROOF_EQUIVALENT = 0,     /* every stage proved */
+    SHARDPROOF_NOT_EQUIVALENT = 1, /* a stage differs, with a certified counterexample */
+    SHARDPROOF_BAD_INPUT = 2,      /* diagnostics say why */
+    SHARDPROOF_UNKNOWN = 3,        /* a limit was hit or a case is undecided */
+    SHARDPROOF_INTERNAL = 4
+} shardproof_verdict_t;
+
+typedef enum {
+    SHARDPROOF_FORMAT_TEXT = 0,
+    SHARDPROOF_FORMAT_JSON,
+    SHARDPROOF_FORMAT_SARIF,
+    SHARDPROOF_FORMAT_JUNIT
+} shardproof_format_t;
+
+typedef struct {
+    const char *plan;          /* plan name; NULL: the file's only plan */
+    int jobs;                  /* threads; 0: all cores */
+    uint64_t seed;             /* random points; printed in reports */
+    long max_terms, max_degree, max_splits, max_ms; /* engine limits per query (0: default) */
+    int64_t max_elements;      /* elements per tensor after reduction (0: default 65536) */
+    int64_t max_ranks;         /* mesh size (0: default 65536) */
+    const char *const *dims;   /* "NAME=VALUE" overrides of reduced sizes, ndims of them */
+    int ndims;
+    int progress;              /* progress on stderr */
+} shardproof_options_t;
+
+void shardproof_options_default(shardproof_options_t *opt);
+
+typedef struct sp_check shardproof_t;
+
+/* A checker for the file at path with its text (the text is copied).  NULL if out of memory. */
+shardproof_t *shardproof_new(const shardproof_options_t *opt);
+void shardproof_free(shardproof_t *c);
+
+/* Parse, run and prove.  Diagnostics (bad input) are kept in the checker. */
+shardproof_verdict_t shardproof_check(shardproof_t *c, const char *path, const char *text,
+                                      size_t len);
+
+/* Parse and run without proving: fills the stages for shardproof_explain. */
+shardproof_verdict_t shardproof_prepare(shardproof_t *c, const char *path, const char *text,
+                                        size_t len);
+
+/* Print the report of the last check (or the stages of the last prepare). */
+void shardproof_report(const shardproof_t *c, FILE *out, shardproof_format_t fmt);
+void shardproof_explain(const shardproof_t *c, FILE *out);
+/* Graphviz picture of the stage graph, the failing stage highlighted. */
+void shardproof_dot(const shardproof_t *c, FILE *out);
+/* Print the diagnostics, compiler style, with caret lines. */
+void shardproof_print_diagnostics(const shardproof_t *c, FILE *out);
+size_t shardproof_error_count(const shardproof_t *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,272 @@
+/* check.c: the checker's driver: parse, find items, reduce shapes, run model and plan, prove. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../include/shardproof.h"
+#include "check.h"
+
+void shardproof_options_default(shardproof_options_t *opt)
+{
+    memset(opt, 0, sizeof(*opt));
+    opt->seed = 1;
+}
+
+shardproof_t *shardproof_new(const shardproof_options_t *o)
+{
+    sp_check_t *C = calloc(1, sizeof(sp_check_t));
+    if (C == NULL)
+        return NULL;
+    shardproof_options_t def;
+    if (o == NULL) {
+        shardproof_options_default(&def);
+        o = &def;
+    }
+    sp_diags_init(C->d);
+    C->opt.plan = o->plan;
+    C->opt.jobs = o->jobs;
+    C->opt.seed = o->seed;
+    sp_limits_default(&C->opt.lim);
+    if (o->max_terms > 0)
+        C->opt.lim.max_terms = o->max_terms;
+    if (o->max_degree > 0)
+        C->opt.lim.max_degree = o->max_degree;
+    if (o->max_splits > 0)
+        C->opt.lim.max_splits = o->max_splits;
+    if (o->max_ms > 0)
+        C->opt.lim.max_ms = o->max_ms;
+    C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 65536;
+    C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : 65536;
+    C->opt.progress = o->progress;
+    C->opt.ndims = 0;
+    C->opt.dims = calloc((size_t)(o->ndims ? o->ndims : 1), sizeof(sp_dim_override_t));
+    for (int i = 0; i < o->ndims; i++) {
+        const char *eq = strchr(o->dims[i], '=');
+        if (eq == NULL)
+            continue;
+        char *name = strndup(o->dims[i], (size_t)(eq - o->dims[i]));
+        C->opt.dims[C->opt.ndims].name = name;
+        C->opt.dims[C->opt.ndims].value = strtoll(eq + 1, NULL, 10);
+        C->opt.ndims++;
+    }
+    return C;
+}
+
+static void free_bindings(sp_binding_t *b, int n, int64_t nranks)
+{
+    for (int i = 0; i < n; i++) {
+        free(b[i].name);
+        for (int64_t r = 0; r < nranks; r++)
+            sp_tensor_clear(&b[i].t[r]);
+        free(b[i].t);
+    }
+}
+
+static void reset_model(sp_check_t *C)
+{
+    free_bindings(C->mvals, C->nmvals, 1);
+    C->nmvals = 0;
+    free_bindings(C->morig, C->nmorig, 1);
+    C->nmorig = 0;
+    for (int i = 0; i < C->noutputs; i++)
+        free(C->outputs[i]);
+    C->noutputs = 0;
+}
+
+static void reset_run(sp_check_t *C)
+{
+    reset_model(C);
+    for (int i = 0; i < C->nstages; i++)
+        sp_stage_clear(&C->stages[i]);
+    C->nstages = 0;
+    for (int i = 0; i < C->ncuts; i++)
+        free(C->cuts[i]);
+    C->ncuts = 0;
+    for (int i = 0; i < C->npassed; i++)
+        free(C->passed[i]);
+    C->npassed = 0;
+    free(C->dims);
+    C->dims = NULL;
+    C->ndims = 0;
+    free(C->funcs);
+    C->funcs = NULL;
+    C->nfuncs = 0;
+    C->model = C->plan = NULL;
+    if (C->S)
+        sp_engine_free(C->S);
+    C->S = NULL;
+    C->E = NULL;
+    if (C->ast)
+        sp_ast_free(C->ast);
+    C->ast = NULL;
+}
+
+void shardproof_free(shardproof_t *C)
+{
+    if (C == NULL)
+        return;
+    reset_run(C);
+    free(C->mvals);
+    free(C->morig);
+    free(C->outputs);
+    free(C->stages);
+    free(C->cuts);
+    free(C->passed);
+    for (int i = 0; i < C->opt.ndims; i++)
+        free((char *)C->opt.dims[i].name);
+    free(C->opt.dims);
+    sp_diags_clear(C->d);
+    free(C);
+}
+
+static sp_status_t find_items(sp_check_t *C)
+{
+    const sp_ast_t *A = C->ast;
+    int nplans = 0;
+    const sp_ast_stmt_t *chosen = NULL, *first_plan = NULL;
+    for (size_t i = 0; i < A->nitems; i++) {
+        const sp_ast_stmt_t *s = A->items[i];
+        switch (s->kind) {
+        case SP_STMT_DIM:
+            for (size_t k = 0; k < s->nbinds; k++) {
+                if (sp_dim_find(C, s->binds[k].name.str) >= 0) {
+                    sp_diags_error(C->d, SP_DIAG_NAME, s->binds[k].name.loc,
+                                   "dimension '%s' is declared twice", s->binds[k].name.str);
+                    return SP_ERR_INPUT;
+                }
+                C->dims = realloc(C->dims, (size_t)(C->ndims + 1) * sizeof(sp_dimdef_t));
+                sp_dimdef_t *D = &C->dims[C->ndims++];
+                memset(D, 0, sizeof(*D));
+                D->name = s->binds[k].name.str;
+                D->loc = s->binds[k].name.loc;
+                D->def = s->binds[k].value;
+            }
+            break;
+        case SP_STMT_MODEL:
+            if (C->model) {
+                sp_diags_error(C->d, SP_DIAG_NAME, s->name.loc,
+                               "a file holds one model ('%s' is the second)", s->name.str);
+                return SP_ERR_INPUT;
+            }
+            C->model = s;
+            break;
+        case SP_STMT_PLAN:
+            nplans++;
+            if (first_plan == NULL)
+                first_plan = s;
+            if (C->opt.plan && strcmp(C->opt.plan, s->name.str) == 0)
+                chosen = s;
+            break;
+        case SP_STMT_FUNC:
+            for (int k = 0; k < C->nfuncs; k++)
+                if (strcmp(C->funcs[k]->name.str, s->name.str) == 0) {
+                    sp_diags_error(C->d, SP_DIAG_NAME, s->name.loc, "function '%s' is defined twice",
+                                   s->name.str);
+                    return SP_ERR_INPUT;
+                }
+            C->funcs = realloc(C->funcs, (size_t)(C->nfuncs + 1) * sizeof(*C->funcs));
+            C->funcs[C->nfuncs++] = s;
+            break;
+        default:
+            break;
+        }
+    }
+    sp_loc_t top = {C->ast->file, 1, 1};
+    if (C->model == NULL) {
+        sp_diags_error(C->d, SP_DIAG_NAME, top, "no model in this file");
+        return SP_ERR_INPUT;
+    }
+    if (C->opt.plan && chosen == NULL) {
+        sp_diags_error(C->d, SP_DIAG_NAME, top, "no plan named '%s'", C->opt.plan);
+        return SP_ERR_INPUT;
+    }
+    if (!C->opt.plan && nplans > 1) {
+        sp_diags_error(C->d, SP_DIAG_NAME, first_plan->name.loc,
+                       "the file has %d plans: choose one with --plan NAME", nplans);
+        return SP_ERR_INPUT;
+    }
+    if (nplans == 0) {
+        sp_diags_error(C->d, SP_DIAG_NAME, top, "no plan in this file");
+        return SP_ERR_INPUT;
+    }
+    C->plan = chosen ? chosen : first_plan;
+    if (strcmp(C->plan->of.str, C->model->name.str) != 0) {
+        sp_diags_error(C->d, SP_DIAG_NAME, C->plan->of.loc, "plan '%s' is of model '%s', but the model is '%s'",
+                       C->plan->name.str, C->plan->of.str, C->model->name.str);
+        return SP_ERR_INPUT;
+    }
+    return SP_OK;
+}
+
+static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *text, size_t len,
+                                int solve)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    reset_run(C);
+    C->path = path;
+    sp_status_t st = sp_parse_file(&C->ast, path, text, len, NULL, C->d);
+    if (st == SP_ERR_NOMEM)
+        return SHARDPROOF_INTERNAL;
+    if (st != SP_OK)
+        return SHARDPROOF_BAD_INPUT;
+    st = find_items(C);
+    if (st == SP_OK)
+        st = sp_reduce_dims(C);
+    if (st != SP_OK)
+        return SHARDPROOF_BAD_INPUT;
+    sp_limits_t lim = C->opt.lim;
+    C->S = sp_engine_new(&lim, C->opt.seed);
+    C->E = sp_engine_exprs(C->S);
+    /* pass 1: the model uncut, the plan to learn its cut points; pass 2: both for real */
+    st = sp_exec_model(C);
+    if (st == SP_OK) {
+        C->collect_only = 1;
+        st = sp_exec_plan(C);
+        C->collect_only = 0;
+    }
+    if (st == SP_OK && C->ncuts > 0) {
+        reset_model(C);
+        C->fresh_counter = 0;
+        st = sp_exec_model(C);
+    }
+    if (st == SP_OK && C->ncuts == 0)
+        C->fresh_counter = 0;
+    if (st == SP_OK)
+        st = sp_exec_plan(C);
+    if (st == SP_OK && C->E->oom) {
+        sp_loc_t top = {C->ast->file, 0, 0};
+        sp_diags_error(C->d, SP_DIAG_LIMIT, top, "expression store exhausted (limit max_nodes)");
+        st = SP_ERR_INPUT;
+    }
+    if (st != SP_OK)
+        return st == SP_ERR_NOMEM ? SHARDPROOF_INTERNAL : SHARDPROOF_BAD_INPUT;
+    if (solve)
+        sp_stages_solve(C);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    C->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (!solve)
+        return SHARDPROOF_EQUIVALENT;
+    int failed = 0, unknown = 0;
+    for (int i = 0; i < C->nstages; i++) {
+        failed += C->stages[i].status == SP_STAGE_FAILED;
+        unknown += C->stages[i].status == SP_STAGE_UNKNOWN;
+    }
+    return failed ? SHARDPROOF_NOT_EQUIVALENT : unknown ? SHARDPROOF_UNKNOWN : SHARDPROOF_EQUIVALENT;
+}
+
+shardproof_verdict_t shardproof_check(shardproof_t *C, const char *path, const char *text, size_t len)
+{
+    return run(C, path, text, len, 1);
+}
+
+shardproof_verdict_t shardproof_prepare(shardproof_t *C, const char *path, const char *text,
+                                        size_t len)
+{
+    return run(C, path, text, len, 0);
+}
+
+void shardproof_print_diagnostics(const shardproof_t *C, FILE *out) { sp_diags_print(out, C->d); }
+
+size_t shardproof_error_count(const shardproof_t *C) { return sp_diags_error_count(C->d); }

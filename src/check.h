@@ -1,0 +1,136 @@
+/* check.h: the checker's internal state, shared by reduce, exec, stage and report. */
+#ifndef SP_CHECK_H
+#define SP_CHECK_H
+
+#include <stdint.h>
+
+#include "diag.h"
+#include "mesh.h"
+#include "ops.h"
+#include "parse.h"
+#include "solver.h"
+
+/* A dimension: its real size and the reduced size at which every element is checked. */
+typedef struct {
+    const char *name;        /* borrowed from the AST */
+    sp_loc_t loc;
+    const sp_ast_expr_t *def;/* its defining expression */
+    int64_t real, red;
+    int derived;             /* defined by an expression of other dims */
+    int overridden;          /* set by --dims */
+} sp_dimdef_t;
+
+/* A named tensor value: one tensor per rank (a model has one rank).  ndim < 0: absent. */
+typedef struct {
+    char *name;
+    sp_loc_t loc;            /* where it was defined */
+    sp_tensor_t *t;          /* nranks tensors, owned */
+    int scope;
+} sp_binding_t;
+
+/*
+ * A stage: one proof obligation.  The plan tensor `plan_name` (defined at plan_loc), on every
+ * rank, must equal the model tensor `model_name` under `layout` (pending reductions combine the
+ * ranks of a group first).  Both sides are over the same symbols: the inputs, and the fresh
+ * symbols of earlier stages' cut points.
+ */
+typedef enum { SP_STAGE_LINEAGE = 0, SP_STAGE_OUTPUT } sp_stage_kind_t;
+
+typedef enum {
+    SP_STAGE_PENDING = 0,
+    SP_STAGE_PROVED,
+    SP_STAGE_FAILED,
+    SP_STAGE_UNKNOWN,
+    SP_STAGE_MEMO      /* identical to an earlier stage up to renaming: proved once */
+} sp_stage_status_t;
+
+typedef struct {
+    int id;
+    sp_stage_kind_t kind;
+    char *plan_name, *model_name;
+    sp_loc_t plan_loc, model_loc;
+    sp_layout_t layout;
+    sp_tensor_t *plan;       /* nranks tensors (copies) */
+    sp_tensor_t model;       /* the model tensor's value (before any cut) */
+    int64_t nranks;
+    /* results */
+    sp_stage_status_t status;
+    int64_t elements;        /* element comparisons made */
+    int64_t fail_rank;       /* first failing rank (for partial: the group's first member) */
+    int64_t fail_index;      /* flat index into the local tensor */
+    int64_t fail_shape[SP_MAX_DIMS];
+    int fail_ndim;
+    char *plan_value, *model_value; /* printed symbolic values */
+    char *cex;               /* the counterexample, "x[0,1] = 2, ..." */
+    char *cex_values;        /* "plan = 3, model = 5 (exact)" */
+    sp_why_t why;
+    uint64_t key;            /* renaming-invariant hash of the queries (memoization) */
+    int memo_of;             /* stage id proved earlier with the same key, or -1 */
+} sp_stage_t;
+
+typedef struct {
+    const char *name;
+    int64_t value;
+} sp_dim_override_t;
+
+typedef struct {
+    const char *plan;        /* NULL: the only plan of the file */
+    int jobs;                /* 0: all cores */
+    uint64_t seed;
+    sp_limits_t lim;
+    sp_dim_override_t *dims;
+    int ndims;
+    int64_t max_elements;    /* per tensor after reduction */
+    int64_t max_ranks;
+    int probabilistic;
+    int progress;            /* progress bar on stderr */
+} sp_check_opts_t;
+
+typedef struct sp_check {
+    sp_check_opts_t opt;
+    sp_diags_t d;
+    sp_ast_t *ast;
+    const char *path;
+    sp_engine_t *S;
+    sp_ectx_struct *E;
+    /* items */
+    sp_dimdef_t *dims;
+    int ndims;
+    const sp_ast_stmt_t *model, *plan;
+    const sp_ast_stmt_t **funcs;
+    int nfuncs;
+    /* model state: values, and cut points (model tensors named by plan lineage) */
+    sp_binding_t *mvals;
+    int nmvals, amvals;
+    char **cuts;
+    int ncuts, acuts;
+    char **passed;           /* plan pass 2: cut points the plan has already crossed */
+    int npassed;
+    sp_binding_t *morig;     /* the model's value of each cut tensor before it was cut */
+    int nmorig, amorig;
+    char **outputs;          /* the model's declared outputs */
+    int noutputs;
+    /* plan */
+    sp_mesh_t mesh;
+    sp_stage_t *stages;
+    int nstages, astages;
+    int fresh_counter;
+    /* results */
+    double seconds;
+    int collect_only;        /* first plan pass: collect cut names, make no stages */
+} sp_check_t;
+
+/* reduce.c */
+sp_status_t sp_reduce_dims(sp_check_t *C);
+int sp_dim_find(const sp_check_t *C, const char *name);
+
+/* exec.c */
+sp_status_t sp_exec_model(sp_check_t *C);
+sp_status_t sp_exec_plan(sp_check_t *C);
+const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
+
+/* stage.c */
+void sp_stage_clear(sp_stage_t *s);
+sp_status_t sp_stages_solve(sp_check_t *C);
+
+#endif

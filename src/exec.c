@@ -1,0 +1,2474 @@
+/* exec.c: symbolic execution of the model and of the plan (every rank, in lockstep). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/*
+ * The interpreter runs a body once for all ranks at once: every statement computes one tensor
+ * per rank (ranks outside an `on` block keep what they had), so collectives see all their
+ * inputs when they run.  A model is the same with a single rank and no mesh.  Integer
+ * expressions (dims, loop variables, rank.<axis>) are evaluated per rank at "compile time".
+ *
+ * The model records a tape of operator applications so `train` can derive the backward pass
+ * with the operators' VJP rules.
+ */
+
+#define MAX_CALL_DEPTH 64
+
+typedef struct {
+    const char *name;
+    int64_t value;
+} ivar_t;
+
+/* one tensor per rank */
+typedef sp_tensor_t *pval_t;
+
+/* model tape: value ids of an operator application */
+typedef struct {
+    char *op;
+    sp_attr_t *attr;
+    int nattr;
+    int *in;
+    int nin;
+    int out;
+} tape_t;
+
+typedef struct {
+    sp_check_t *C;
+    int is_plan;
+    int64_t nranks;
+    uint8_t *active;
+    /* bindings: C->mvals for the model, pvals for the plan */
+    sp_binding_t **vals;
+    int *nvals, *avals;
+    sp_binding_t *pvals;
+    int npvals, apvals;
+    int scope;
+    ivar_t *ivars;
+    int nivars, aivars;
+    /* function returns */
+    pval_t *ret;
+    int *ret_vid;
+    int nret;
+    int returned;
+    int depth;
+    /* send/recv queues: FIFO of (src, dst, tensor) */
+    struct msg { int64_t src, dst; sp_tensor_t t; int used; } *msgs;
+    int nmsgs, amsgs;
+    /* model tape (values by id, nranks == 1) */
+    sp_tensor_t *tv;
+    int ntv, atv;
+    tape_t *tape;
+    int ntape, atape;
+    int *vid_of_binding; /* parallel to C->mvals */
+    int avid;
+    int (*alias)[2];     /* forward cuts: {fresh vid, original vid} */
+    int nalias;
+    int train_seen;
+    int outputs_seen;
+} interp_t;
+
+static sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b);
+static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid);
+
+static void errat(interp_t *I, sp_diag_code_t code, sp_loc_t loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sp_diags_vadd(I->C->d, SP_SEV_ERROR, code, loc, fmt, ap);
+    va_end(ap);
+}
+
+static pval_t pval_new(int64_t n)
+{
+    pval_t p = malloc((size_t)n * sizeof(sp_tensor_t));
+    for (int64_t r = 0; r < n; r++) {
+        sp_tensor_init(&p[r]);
+        p[r].ndim = -1;
+    }
+    return p;
+}
+
+static void pval_free(pval_t p, int64_t n)
+{
+    if (p == NULL)
+        return;
+    for (int64_t r = 0; r < n; r++)
+        sp_tensor_clear(&p[r]);
+    free(p);
+}
+
+static pval_t pval_dup(const sp_tensor_t *p, int64_t n)
+{
+    pval_t q = pval_new(n);
+    for (int64_t r = 0; r < n; r++)
+        if (p[r].ndim >= 0)
+            sp_tensor_copy(&q[r], &p[r]);
+    return q;
+}
+
+/* ---- bindings ------------------------------------------------------------------------------ */
+
+static sp_binding_t *lookup(interp_t *I, const char *name)
+{
+    for (int i = *I->nvals - 1; i >= 0; i--)
+        if (strcmp((*I->vals)[i].name, name) == 0)
+            return &(*I->vals)[i];
+    return NULL;
+}
+
+/* Bind name to val (taken).  In the current scope a rebinding replaces the ranks val has. */
+static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
+{
+    sp_binding_t *b = lookup(I, name);
+    if (b && b->scope == I->scope) {
+        for (int64_t r = 0; r < I->nranks; r++) {
+            if (val[r].ndim < 0)
+                continue;
+            sp_tensor_clear(&b->t[r]);
+            b->t[r] = val[r];
+            sp_tensor_init(&val[r]);
+            val[r].ndim = -1;
+        }
+        pval_free(val, I->nranks);
+        b->loc = loc;
+        if (!I->is_plan)
+            I->vid_of_binding[b - *I->vals] = vid;
+        return;
+    }
+    if (*I->nvals == *I->avals) {
+        *I->avals = *I->avals ? 2 * *I->avals : 64;
+        *I->vals = realloc(*I->vals, (size_t)*I->avals * sizeof(sp_binding_t));
+        if (!I->is_plan) {
+            I->vid_of_binding = realloc(I->vid_of_binding, (size_t)*I->avals * sizeof(int));
+        }
+    }
+    sp_binding_t *nb = &(*I->vals)[(*I->nvals)++];
+    nb->name = strdup(name);
+    nb->loc = loc;
+    nb->t = val;
+    nb->scope = I->scope;
+    if (!I->is_plan)
+        I->vid_of_binding[nb - *I->vals] = vid;
+}
+
+static void pop_scope(interp_t *I, int scope)
+{
+    while (*I->nvals > 0 && (*I->vals)[*I->nvals - 1].scope > scope) {
+        sp_binding_t *b = &(*I->vals)[--*I->nvals];
+        free(b->name);
+        pval_free(b->t, I->nranks);
+    }
+}
+
+/* ---- tape (model) ----------------------------------------------------------------------- */
+
+static int tv_add(interp_t *I, const sp_tensor_t *t)
+{
+    if (I->is_plan)
+        return -1;
+    if (I->ntv == I->atv) {
+        I->atv = I->atv ? 2 * I->atv : 256;
+        I->tv = realloc(I->tv, (size_t)I->atv * sizeof(sp_tensor_t));
+    }
+    sp_tensor_init(&I->tv[I->ntv]);
+    sp_tensor_copy(&I->tv[I->ntv], t);
+    return I->ntv++;
+}
+
+static void attrs_free(sp_attr_t *a, int n)
+{
+    for (int i = 0; i < n; i++) {
+        fmpq_clear(a[i].num);
+        free(a[i].list);
+    }
+    free(a);
+}
+
+static void tape_add(interp_t *I, const char *op, const sp_attr_t *attr, int nattr, const int *in,
+                     int nin, int out)
+{
+    if (I->is_plan || out < 0)
+        return;
+    for (int i = 0; i < nin; i++)
+        if (in[i] < 0)
+            return; /* a constant-only input chain needs no gradient bookkeeping */
+    if (I->ntape == I->atape) {
+        I->atape = I->atape ? 2 * I->atape : 256;
+        I->tape = realloc(I->tape, (size_t)I->atape * sizeof(tape_t));
+    }
+    tape_t *t = &I->tape[I->ntape++];
+    t->op = strdup(op);
+    t->nattr = nattr;
+    t->attr = calloc((size_t)(nattr ? nattr : 1), sizeof(sp_attr_t));
+    for (int i = 0; i < nattr; i++) {
+        t->attr[i] = attr[i];
+        fmpq_init(t->attr[i].num);
+        fmpq_set(t->attr[i].num, attr[i].num);
+        if (attr[i].nlist) {
+            t->attr[i].list = malloc((size_t)attr[i].nlist * sizeof(int64_t));
+            memcpy(t->attr[i].list, attr[i].list, (size_t)attr[i].nlist * sizeof(int64_t));
+        }
+    }
+    t->nin = nin;
+    t->in = malloc((size_t)(nin ? nin : 1) * sizeof(int));
+    memcpy(t->in, in, (size_t)nin * sizeof(int));
+    t->out = out;
+}
+
+/* ---- integers ------------------------------------------------------------------------------ */
+
+static int ivar_find(interp_t *I, const char *name, int64_t *v)
+{
+    for (int i = I->nivars - 1; i >= 0; i--)
+        if (strcmp(I->ivars[i].name, name) == 0) {
+            *v = I->ivars[i].value;
+            return 1;
+        }
+    return 0;
+}
+
+/* Is e an integer expression (names are dims, loop variables or rank.<axis>)? */
+static int is_int_expr(interp_t *I, const sp_ast_expr_t *e)
+{
+    int64_t v;
+    switch (e->kind) {
+    case SP_AST_NUM:
+        return fmpz_is_one(fmpq_denref(e->value));
+    case SP_AST_NAME:
+        if (ivar_find(I, e->name, &v) || sp_dim_find(I->C, e->name) >= 0 ||
+            (I->is_plan && sp_mesh_axis(&I->C->mesh, e->name) >= 0))
+            return !lookup(I, e->name);
+        return strncmp(e->name, "rank.", 5) == 0 && I->is_plan;
+    case SP_AST_NEG:
+        return is_int_expr(I, e->a);
+    case SP_AST_BINOP:
+        return e->op <= SP_BIN_POW && is_int_expr(I, e->a) && is_int_expr(I, e->b);
+    default:
+        return 0;
+    }
+}
+
+static int eval_int(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int64_t *out)
+{
+    int64_t a, b;
+    switch (e->kind) {
+    case SP_AST_NUM:
+        if (!fmpz_is_one(fmpq_denref(e->value)) || !fmpz_fits_si(fmpq_numref(e->value))) {
+            errat(I, SP_DIAG_SHAPE, e->loc, "expected an integer, found '%s'", e->text);
+            return 0;
+        }
+        *out = fmpz_get_si(fmpq_numref(e->value));
+        return 1;
+    case SP_AST_NAME: {
+        if (ivar_find(I, e->name, out))
+            return 1;
+        int d = sp_dim_find(I->C, e->name);
+        if (d >= 0) {
+            *out = I->C->dims[d].red;
+            return 1;
+        }
+        if (I->is_plan && sp_mesh_axis(&I->C->mesh, e->name) >= 0) {
+            *out = I->C->mesh.size[sp_mesh_axis(&I->C->mesh, e->name)];
+            return 1;
+        }
+        if (strncmp(e->name, "rank.", 5) == 0) {
+            int ax = I->is_plan ? sp_mesh_axis(&I->C->mesh, e->name + 5) : -1;
+            if (ax < 0) {
+                errat(I, SP_DIAG_LAYOUT, e->loc, "unknown mesh axis '%s'", e->name + 5);
+                return 0;
+            }
+            *out = sp_mesh_coord(&I->C->mesh, rank < 0 ? 0 : rank, ax);
+            return 1;
+        }
+        errat(I, SP_DIAG_NAME, e->loc, "unknown dimension or integer '%s'", e->name);
+        return 0;
+    }
+    case SP_AST_NEG:
+        if (!eval_int(I, e->a, rank, &a))
+            return 0;
+        *out = -a;
+        return 1;
+    case SP_AST_BINOP:
+        if (!eval_int(I, e->a, rank, &a) || !eval_int(I, e->b, rank, &b))
+            return 0;
+        switch (e->op) {
+        case SP_BIN_ADD: *out = a + b; return 1;
+        case SP_BIN_SUB: *out = a - b; return 1;
+        case SP_BIN_MUL:
+            if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -(INT64_MAX / (a < 0 ? -a : a)))) {
+                errat(I, SP_DIAG_LIMIT, e->loc, "integer overflow");
+                return 0;
+            }
+            *out = a * b;
+            return 1;
+        case SP_BIN_DIV:
+        case SP_BIN_MOD:
+            if (b == 0) {
+                errat(I, SP_DIAG_SHAPE, e->loc, "division by zero");
+                return 0;
+            }
+            *out = e->op == SP_BIN_DIV ? a / b : a % b;
+            return 1;
+        case SP_BIN_POW:
+            if (b < 0 || b > 62) {
+                errat(I, SP_DIAG_SHAPE, e->loc, "integer power out of range");
+                return 0;
+            }
+            *out = 1;
+            while (b-- > 0)
+                *out *= a;
+            return 1;
+        default:
+            errat(I, SP_DIAG_SHAPE, e->loc, "a comparison is not an integer");
+            return 0;
+        }
+    default:
+        errat(I, SP_DIAG_SHAPE, e->loc, "expected an integer expression");
+        return 0;
+    }
+}
+
+/* An integer expression in a tensor context: exact rational (1/(B*H) is not integer division). */
+static int eval_rat(interp_t *I, const sp_ast_expr_t *e, fmpq_t out)
+{
+    if (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV) {
+        fmpq_t a, b;
+        fmpq_init(a);
+        fmpq_init(b);
+        int ok = eval_rat(I, e->a, a) && eval_rat(I, e->b, b);
+        if (ok) {
+            switch (e->op) {
+            case SP_BIN_ADD: fmpq_add(out, a, b); break;
+            case SP_BIN_SUB: fmpq_sub(out, a, b); break;
+            case SP_BIN_MUL: fmpq_mul(out, a, b); break;
+            default:
+                if (fmpq_is_zero(b)) {
+                    errat(I, SP_DIAG_SHAPE, e->loc, "division by zero");
+                    ok = 0;
+                } else {
+                    fmpq_div(out, a, b);
+                }
+            }
+        }
+        fmpq_clear(a);
+        fmpq_clear(b);
+        return ok;
+    }
+    if (e->kind == SP_AST_NEG) {
+        if (!eval_rat(I, e->a, out))
+            return 0;
+        fmpq_neg(out, out);
+        return 1;
+    }
+    if (e->kind == SP_AST_NUM) {
+        fmpq_set(out, e->value);
+        return 1;
+    }
+    int64_t v;
+    if (!eval_int(I, e, 0, &v))
+        return 0;
+    fmpq_set_si(out, v, 1);
+    return 1;
+}
+
+/* ---- layouts ------------------------------------------------------------------------------ */
+
+static int resolve_axes(interp_t *I, const sp_ast_name_t *names, size_t n, sp_axes_t *out,
+                        uint8_t *used)
+{
+    out->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        int ax = sp_mesh_axis(&I->C->mesh, names[i].str);
+        if (ax < 0) {
+            errat(I, SP_DIAG_LAYOUT, names[i].loc, "unknown mesh axis '%s'", names[i].str);
+            return 0;
+        }
+        if (used && used[ax]) {
+            errat(I, SP_DIAG_LAYOUT, names[i].loc, "mesh axis '%s' used twice in one layout",
+                  names[i].str);
+            return 0;
+        }
+        if (used)
+            used[ax] = 1;
+        out->axis[out->n++] = ax;
+    }
+    return 1;
+}
+
+/* Resolve a layout; for a model (no mesh) any sharding is an error. */
+static int resolve_layout(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L)
+{
+    sp_layout_init(L);
+    if (al->ndims > SP_MAX_DIMS) {
+        errat(I, SP_DIAG_SHAPE, al->loc, "too many dimensions (at most %d)", SP_MAX_DIMS);
+        return 0;
+    }
+    L->ndim = (int)al->ndims;
+    uint8_t used[SP_MAX_AXES] = {0};
+    for (size_t d = 0; d < al->ndims; d++) {
+        const sp_ast_ldim_t *ld = &al->dims[d];
+        if (!eval_int(I, ld->size, -1, &L->size[d]))
+            return 0;
+        if (L->size[d] < 0) {
+            errat(I, SP_DIAG_SHAPE, ld->size->loc, "negative dimension size %lld",
+                  (long long)L->size[d]);
+            return 0;
+        }
+        if (ld->naxes && !I->is_plan) {
+            errat(I, SP_DIAG_LAYOUT, ld->axes[0].loc, "a model shape cannot be sharded");
+            return 0;
+        }
+        if (!resolve_axes(I, ld->axes, ld->naxes, &L->axes[d], used))
+            return 0;
+        if (ld->nsplit) {
+            int64_t n = sp_axes_count(&I->C->mesh, &L->axes[d]);
+            if ((int64_t)ld->nsplit != n) {
+                errat(I, SP_DIAG_LAYOUT, ld->split_loc,
+                      "%zu explicit shard sizes for a group of %lld ranks", ld->nsplit,
+                      (long long)n);
+                return 0;
+            }
+            L->split[d] = malloc((size_t)n * sizeof(int64_t));
+            L->nsplit[d] = n;
+            int64_t sum = 0;
+            for (int64_t k = 0; k < n; k++) {
+                if (!eval_int(I, ld->split[k], -1, &L->split[d][k]))
+                    return 0;
+                if (L->split[d][k] < 0) {
+                    errat(I, SP_DIAG_LAYOUT, ld->split[k]->loc, "negative shard size");
+                    return 0;
+                }
+                sum += L->split[d][k];
+            }
+            if (sum != L->size[d]) {
+                errat(I, SP_DIAG_LAYOUT, ld->split_loc,
+                      "explicit shard sizes sum to %lld, the dimension has %lld", (long long)sum,
+                      (long long)L->size[d]);
+                return 0;
+            }
+        }
+    }
+    if (al->npartials && !I->is_plan) {
+        errat(I, SP_DIAG_LAYOUT, al->loc, "a model shape cannot be partial");
+        return 0;
+    }
+    if (al->npartials > SP_MAX_AXES) {
+        errat(I, SP_DIAG_LAYOUT, al->loc, "too many partial reductions");
+        return 0;
+    }
+    for (size_t k = 0; k < al->npartials; k++) {
+        const sp_ast_partial_t *p = &al->partials[k];
+        if (!sp_red_parse(p->op.str, &L->pop[k])) {
+            errat(I, SP_DIAG_LAYOUT, p->op.loc, "unknown reduction '%s' (sum, avg, max, min)",
+                  p->op.str);
+            return 0;
+        }
+        if (!resolve_axes(I, p->axes, p->naxes, &L->paxes[k], used))
+            return 0;
+        L->npartial++;
+    }
+    return 1;
+}
+
+static void shape_str(const int64_t *s, int n, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < n && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? ", " : "", (long long)s[i]);
+    if (k < len)
+        snprintf(buf + k, len - k, "]");
+}
+
+/* ---- fresh symbols and projections -------------------------------------------------------- */
+
+static void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
+                         sp_tensor_t *t)
+{
+    char prefix[512];
+    snprintf(prefix, sizeof prefix, "%s@%d", base, ++C->fresh_counter);
+    sp_tensor_alloc(t, ndim, shape);
+    sp_tensor_symbols(C->E, t, prefix);
+}
+
+/*
+ * The plan's value of a tensor whose logical value is `full` under layout L, for every active
+ * rank: the shard, and for pending reductions a decomposition into fresh parts (the last member
+ * of each group holds the logical value minus the others, so later stages hold for every
+ * decomposition).
+ */
+static pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name)
+{
+    sp_check_t *C = I->C;
+    pval_t out = pval_new(I->nranks);
+    for (int64_t r = 0; r < I->nranks; r++)
+        if (I->active[r])
+            sp_layout_project(&C->mesh, L, r, full, &out[r]);
+    for (int k = 0; k < L->npartial; k++) {
+        const sp_axes_t *a = &L->paxes[k];
+        int64_t n = sp_axes_count(&C->mesh, a);
+        if (n <= 1)
+            continue;
+        for (int64_t r = 0; r < I->nranks; r++) {
+            if (!I->active[r] || sp_axes_index(&C->mesh, a, r) != 0)
+                continue;
+            /* group led by r */
+            sp_tensor_t sum;
+            sp_tensor_init(&sum);
+            sp_tensor_copy(&sum, &out[r]);
+            int64_t numel = sp_tensor_numel(&sum);
+            sp_red_t op = L->pop[k];
+            for (int64_t j = 0; j + 1 < n; j++) {
+                int64_t q = sp_axes_member(&C->mesh, a, r, j);
+                if (op == SP_RED_MAX || op == SP_RED_MIN)
+                    continue; /* every part holds the value itself (see docs/soundness.md) */
+                char nm[512];
+                snprintf(nm, sizeof nm, "%s.part%lld", name, (long long)j);
+                sp_tensor_t part;
+                sp_tensor_init(&part);
+                fresh_tensor(C, nm, sum.shape, sum.ndim, &part);
+                for (int64_t i = 0; i < numel; i++)
+                    sum.v[i] = sp_expr_sub(C->E, sum.v[i], part.v[i]);
+                sp_tensor_clear(&out[q]);
+                out[q] = part;
+            }
+            int64_t last = sp_axes_member(&C->mesh, a, r, n - 1);
+            if (op == SP_RED_SUM || op == SP_RED_AVG) {
+                if (op == SP_RED_AVG) {
+                    /* avg of the parts is the value: the parts sum to n * value */
+                    for (int64_t i = 0; i < numel; i++) {
+                        sp_expr_t s = out[r].v[i]; /* placeholder overwritten below */
+                        (void)s;
+                    }
+                    sp_tensor_t nv;
+                    sp_tensor_init(&nv);
+                    sp_layout_project(&C->mesh, L, r, full, &nv);
+                    for (int64_t i = 0; i < numel; i++) {
+                        sp_expr_t scaled = sp_expr_mul(C->E, sp_expr_const_si(C->E, n, 1), nv.v[i]);
+                        /* sum currently = value - parts; make it n*value - parts */
+                        sum.v[i] = sp_expr_add(C->E, sum.v[i], sp_expr_sub(C->E, scaled, nv.v[i]));
+                    }
+                    sp_tensor_clear(&nv);
+                }
+                sp_tensor_clear(&out[last]);
+                out[last] = sum;
+            } else {
+                sp_tensor_clear(&sum);
+            }
+        }
+    }
+    return out;
+}
+
+/* ---- stages ------------------------------------------------------------------------------- */
+
+static const sp_binding_t *model_orig(sp_check_t *C, const char *name)
+{
+    /* once the plan crossed a cut point, later relations see the model's fresh value */
+    for (int i = 0; i < C->npassed; i++)
+        if (strcmp(C->passed[i], name) == 0)
+            return sp_model_value(C, name);
+    for (int i = 0; i < C->nmorig; i++)
+        if (strcmp(C->morig[i].name, name) == 0)
+            return &C->morig[i];
+    return sp_model_value(C, name);
+}
+
+static int is_cut(const sp_check_t *C, const char *name)
+{
+    for (int i = 0; i < C->ncuts; i++)
+        if (strcmp(C->cuts[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static void add_cut(sp_check_t *C, const char *name)
+{
+    if (is_cut(C, name))
+        return;
+    if (C->ncuts == C->acuts) {
+        C->acuts = C->acuts ? 2 * C->acuts : 16;
+        C->cuts = realloc(C->cuts, (size_t)C->acuts * sizeof(char *));
+    }
+    C->cuts[C->ncuts++] = strdup(name);
+}
+
+/* target of a lineage or output: NAME or INDEX of NAME with integer indices -> "w[3]" */
+static int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t len)
+{
+    if (t->kind == SP_AST_NAME) {
+        snprintf(buf, len, "%s", t->name);
+        return 1;
+    }
+    if (t->kind == SP_AST_INDEX && t->a->kind == SP_AST_NAME) {
+        size_t k = (size_t)snprintf(buf, len, "%s[", t->a->name);
+        for (size_t i = 0; i < t->nargs; i++) {
+            int64_t v;
+            if (t->args[i].key.str || !eval_int(I, t->args[i].value, -1, &v))
+                return 0;
+            k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%lld", i ? "," : "",
+                                  (long long)v);
+        }
+        if (k < len)
+            snprintf(buf + k, len - k, "]");
+        return 1;
+    }
+    errat(I, SP_DIAG_LINEAGE, t->loc, "expected a model tensor name");
+    return 0;
+}
+
+/*
+ * Relate the plan value `val` (of plan tensor pname) to model tensor mname under layout: make a
+ * stage, and for a lineage cut replace the plan value by the distribution of the model's fresh
+ * value.  Returns the (possibly replaced) value.
+ */
+static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
+                          const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
+{
+    sp_check_t *C = I->C;
+    const sp_binding_t *mb = model_orig(C, mname);
+    if (mb == NULL) {
+        errat(I, SP_DIAG_LINEAGE, mloc, "lineage to a missing model tensor '%s'", mname);
+        return SP_ERR_INPUT;
+    }
+    sp_layout_t L;
+    sp_layout_init(&L);
+    if (al) {
+        if (!resolve_layout(I, al, &L))
+            return SP_ERR_INPUT;
+    } else {
+        L.ndim = mb->t[0].ndim;
+        memcpy(L.size, mb->t[0].shape, sizeof L.size);
+    }
+    const sp_tensor_t *mt = &mb->t[0];
+    int same = L.ndim == mt->ndim;
+    for (int d = 0; d < L.ndim && same; d++)
+        same = L.size[d] == mt->shape[d];
+    if (!same) {
+        char a[128], b[128];
+        shape_str(L.size, L.ndim, a, sizeof a);
+        shape_str(mt->shape, mt->ndim, b, sizeof b);
+        errat(I, SP_DIAG_LINEAGE, al ? al->loc : mloc,
+              "layout shape %s does not match model tensor '%s' of shape %s", a, mname, b);
+        sp_layout_clear(&L);
+        return SP_ERR_INPUT;
+    }
+    for (int64_t r = 0; r < I->nranks; r++) {
+        if (!I->active[r])
+            continue;
+        if ((*val)[r].ndim < 0) {
+            char rs[128];
+            sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+            errat(I, SP_DIAG_LINEAGE, ploc, "'%s' has no value on rank %s", pname, rs);
+            sp_layout_clear(&L);
+            return SP_ERR_INPUT;
+        }
+        int64_t ls[SP_MAX_DIMS];
+        sp_layout_local_shape(&C->mesh, &L, r, ls);
+        int ok = (*val)[r].ndim == L.ndim;
+        for (int d = 0; d < L.ndim && ok; d++)
+            ok = ls[d] == (*val)[r].shape[d];
+        if (!ok) {
+            char a[128], b[128], rs[128];
+            sp_tensor_shape_str(&(*val)[r], a, sizeof a);
+            shape_str(ls, L.ndim, b, sizeof b);
+            sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+            errat(I, SP_DIAG_LINEAGE, ploc,
+                  "'%s' has shape %s on rank %s but the layout of '%s' gives %s", pname, a, rs,
+                  mname, b);
+            sp_layout_clear(&L);
+            return SP_ERR_INPUT;
+        }
+    }
+    if (!C->collect_only) {
+        if (C->nstages == C->astages) {
+            C->astages = C->astages ? 2 * C->astages : 32;
+            C->stages = realloc(C->stages, (size_t)C->astages * sizeof(sp_stage_t));
+        }
+        sp_stage_t *s = &C->stages[C->nstages];
+        memset(s, 0, sizeof(*s));
+        s->id = C->nstages++;
+        s->kind = kind;
+        s->plan_name = strdup(pname);
+        s->model_name = strdup(mname);
+        s->plan_loc = ploc;
+        s->model_loc = mb->loc;
+        sp_layout_copy(&s->layout, &L);
+        s->plan = pval_new(I->nranks);
+        for (int64_t r = 0; r < I->nranks; r++)
+            if (I->active[r])
+                sp_tensor_copy(&s->plan[r], &(*val)[r]);
+        sp_tensor_init(&s->model);
+        sp_tensor_copy(&s->model, mt);
+        s->nranks = I->nranks;
+        s->memo_of = -1;
+        s->fail_rank = -1;
+    }
+    if (kind == SP_STAGE_LINEAGE) {
+        if (C->collect_only) {
+            add_cut(C, mname);
+        } else {
+            C->passed = realloc(C->passed, (size_t)(C->npassed + 1) * sizeof(char *));
+            C->passed[C->npassed++] = strdup(mname);
+            /* continue from the model's (fresh) value */
+            const sp_binding_t *cur = sp_model_value(C, mname);
+            pval_t nv = distribute(I, &L, &cur->t[0], mname);
+            for (int64_t r = 0; r < I->nranks; r++)
+                if (!I->active[r] && (*val)[r].ndim >= 0)
+                    sp_tensor_copy(&nv[r], &(*val)[r]);
+            pval_free(*val, I->nranks);
+            *val = nv;
+        }
+    }
+    sp_layout_clear(&L);
+    return SP_OK;
+}
+
+/* ---- calls -------------------------------------------------------------------------------- */
+
+static const sp_ast_stmt_t *find_func(sp_check_t *C, const char *name)
+{
+    for (int i = 0; i < C->nfuncs; i++)
+        if (strcmp(C->funcs[i]->name.str, name) == 0)
+            return C->funcs[i];
+    return NULL;
+}
+
+static const char *const collectives[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                          "all_to_all", "broadcast", "reduce", "send", "recv",
+                                          NULL};
+
+static int is_collective(const char *name)
+{
+    for (int i = 0; collectives[i]; i++)
+        if (strcmp(collectives[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* elementwise operators whose numeric operands are tensors (0-d constants), not attributes */
+static int numeric_is_tensor(const char *op)
+{
+    static const char *const ew[] = {"add", "sub", "mul", "div", "maximum", "minimum", "max", "min",
+                                     "where", "lt", "le", "gt", "ge", "eq", "ne", "clamp", NULL};
+    for (int i = 0; ew[i]; i++)
+        if (strcmp(ew[i], op) == 0)
+            return 1;
+    return 0;
+}
+
+static pval_t const_pval(interp_t *I, const fmpq_t q)
+{
+    pval_t p = pval_new(I->nranks);
+    for (int64_t r = 0; r < I->nranks; r++)
+        if (I->active[r]) {
+            sp_tensor_alloc(&p[r], 0, NULL);
+            p[r].v[0] = sp_expr_const_fmpq(I->C->E, q);
+        }
+    return p;
+}
+
+/* an attribute from an argument expression, for one rank */
+static int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    fmpq_init(a->num);
+    a->key = arg->key.str;
+    const sp_ast_expr_t *v = arg->value;
+    if (v->kind == SP_AST_NUM) {
+        a->kind = SP_ATTR_NUM;
+        fmpq_set(a->num, v->value);
+        return 1;
+    }
+    if (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM) {
+        a->kind = SP_ATTR_NUM;
+        fmpq_neg(a->num, v->a->value);
+        return 1;
+    }
+    if (v->kind == SP_AST_BINOP && v->op == SP_BIN_DIV && v->a->kind == SP_AST_NUM &&
+        v->b->kind == SP_AST_NUM && !fmpq_is_zero(v->b->value)) {
+        a->kind = SP_ATTR_NUM;
+        fmpq_div(a->num, v->a->value, v->b->value);
+        return 1;
+    }
+    if (v->kind == SP_AST_LIST) {
+        a->kind = SP_ATTR_LIST;
+        a->nlist = (int)v->nargs;
+        a->list = calloc(v->nargs ? v->nargs : 1, sizeof(int64_t));
+        for (size_t i = 0; i < v->nargs; i++)
+            if (!eval_int(I, v->args[i].value, rank, &a->list[i]))
+                return 0;
+        return 1;
+    }
+    if (v->kind == SP_AST_NAME && !is_int_expr(I, v)) {
+        a->kind = SP_ATTR_NAME;
+        a->name = v->name;
+        return 1;
+    }
+    a->kind = SP_ATTR_NUM;
+    if (v->kind == SP_AST_BINOP && v->op == SP_BIN_DIV && is_int_expr(I, v))
+        return eval_rat(I, v, a->num);
+    int64_t x;
+    if (!eval_int(I, v, rank, &x))
+        return 0;
+    fmpq_set_si(a->num, x, 1);
+    return 1;
+}
+
+/* Is this argument a tensor (as opposed to an attribute)? */
+static int arg_is_tensor(interp_t *I, const char *op, const sp_ast_arg_t *arg, size_t pos)
+{
+    const sp_ast_expr_t *v = arg->value;
+    if (arg->key.str) {
+        /* keyword tensors: mask= when it names a tensor */
+        return v->kind == SP_AST_NAME && lookup(I, v->name) != NULL;
+    }
+    if (v->kind == SP_AST_LIST)
+        return 0;
+    if (v->kind == SP_AST_NAME && !is_int_expr(I, v))
+        return 1; /* a tensor, or an unknown name reported as such */
+    if (is_int_expr(I, v) || v->kind == SP_AST_NUM ||
+        (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM))
+        return pos == 0 || numeric_is_tensor(op);
+    return 1;
+}
+
+static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_stmt_t *f,
+                             pval_t **rets, int **ret_vids, int *nret)
+{
+    if (I->depth >= MAX_CALL_DEPTH) {
+        errat(I, SP_DIAG_LIMIT, e->loc, "function calls nested more than %d deep", MAX_CALL_DEPTH);
+        return SP_ERR_INPUT;
+    }
+    if (e->nargs != f->nparams) {
+        errat(I, SP_DIAG_NAME, e->loc, "'%s' takes %zu arguments, %zu given", f->name.str,
+              f->nparams, e->nargs);
+        return SP_ERR_INPUT;
+    }
+    /* evaluate arguments in the caller's scope */
+    pval_t *args = calloc(e->nargs ? e->nargs : 1, sizeof(pval_t));
+    int *vids = calloc(e->nargs ? e->nargs : 1, sizeof(int));
+    int64_t *ints = calloc(e->nargs ? e->nargs : 1, sizeof(int64_t));
+    uint8_t *isint = calloc(e->nargs ? e->nargs : 1, 1);
+    sp_status_t st = SP_OK;
+    for (size_t i = 0; i < e->nargs && st == SP_OK; i++) {
+        if (e->args[i].key.str) {
+            errat(I, SP_DIAG_NAME, e->args[i].key.loc, "user functions take positional arguments");
+            st = SP_ERR_INPUT;
+        } else if (is_int_expr(I, e->args[i].value)) {
+            isint[i] = 1;
+            if (!eval_int(I, e->args[i].value, 0, &ints[i]))
+                st = SP_ERR_INPUT;
+        } else {
+            st = eval(I, e->args[i].value, &args[i], &vids[i]);
+        }
+    }
+    if (st == SP_OK) {
+        int save_scope = I->scope;
+        int save_ivars = I->nivars;
+        I->scope++;
+        I->depth++;
+        for (size_t i = 0; i < e->nargs; i++) {
+            if (isint[i]) {
+                if (I->nivars == I->aivars) {
+                    I->aivars = I->aivars ? 2 * I->aivars : 16;
+                    I->ivars = realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
+                }
+                I->ivars[I->nivars].name = f->params[i].str;
+                I->ivars[I->nivars++].value = ints[i];
+            } else {
+                bind(I, f->params[i].str, f->params[i].loc, args[i], vids[i]);
+                args[i] = NULL;
+            }
+        }
+        pval_t *save_ret = I->ret;
+        int *save_ret_vid = I->ret_vid;
+        int save_nret = I->nret;
+        I->ret = NULL;
+        I->ret_vid = NULL;
+        I->nret = 0;
+        I->returned = 0;
+        st = exec_block(I, &f->body);
+        *rets = I->ret;
+        *ret_vids = I->ret_vid;
+        *nret = I->nret;
+        I->ret = save_ret;
+        I->ret_vid = save_ret_vid;
+        I->nret = save_nret;
+        I->returned = 0;
+        I->depth--;
+        pop_scope(I, save_scope);
+        I->scope = save_scope;
+        I->nivars = save_ivars;
+    }
+    for (size_t i = 0; i < e->nargs; i++)
+        pval_free(args[i], I->nranks);
+    free(args);
+    free(vids);
+    free(ints);
+    free(isint);
+    return st;
+}
+
+/* collectives: parse arguments, then run across ranks */
+static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
+{
+    sp_check_t *C = I->C;
+    const char *name = e->name;
+    if (!I->is_plan) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "collective '%s' in a model (models run on one device)",
+              name);
+        return SP_ERR_INPUT;
+    }
+    pval_t x = NULL;
+    int xv;
+    sp_axes_t axes = {0, {0}};
+    int have_axes = 0, have_op = 0;
+    sp_red_t op = SP_RED_SUM;
+    int64_t ints[4];
+    int nints = 0;
+    int64_t dim = 0, split = 0, concat = 0, root = 0;
+    int have_dim = 0, have_split = 0, have_concat = 0, have_root = 0;
+    /* send/recv: keyword axis = coordinate */
+    int peer_axis = -1, npeer = 0;
+    int peer_axes[SP_MAX_AXES];
+    const sp_ast_expr_t *peer_exprs[SP_MAX_AXES];
+    const sp_ast_expr_t *peer_expr = NULL;
+    sp_status_t st = SP_OK;
+    size_t first = 0;
+    if (strcmp(name, "recv") != 0) {
+        if (e->nargs == 0 || e->args[0].key.str) {
+            errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs a tensor as its first argument", name);
+            return SP_ERR_INPUT;
+        }
+        st = eval(I, e->args[0].value, &x, &xv);
+        if (st != SP_OK)
+            return st;
+        first = 1;
+    }
+    for (size_t i = first; i < e->nargs && st == SP_OK; i++) {
+        const sp_ast_arg_t *a = &e->args[i];
+        const sp_ast_expr_t *v = a->value;
+        const char *key = a->key.str;
+        if (key && sp_mesh_axis(&C->mesh, key) >= 0 && (!strcmp(name, "send") || !strcmp(name, "recv"))) {
+            peer_axis = sp_mesh_axis(&C->mesh, key);
+            peer_expr = v;
+            if (npeer < SP_MAX_AXES) {
+                peer_axes[npeer] = peer_axis;
+                peer_exprs[npeer++] = v;
+            }
+            continue;
+        }
+        if ((key && (!strcmp(key, "axis") || !strcmp(key, "group") || !strcmp(key, "axes"))) ||
+            (!key && v->kind == SP_AST_NAME && sp_mesh_axis(&C->mesh, v->name) >= 0 &&
+             !lookup(I, v->name)) ||
+            (!key && v->kind == SP_AST_LIST && v->nargs > 0 && v->args[0].value->kind == SP_AST_NAME &&
+             sp_mesh_axis(&C->mesh, v->args[0].value->name) >= 0)) {
+            sp_ast_name_t nm[SP_MAX_AXES];
+            size_t n = 0;
+            if (v->kind == SP_AST_NAME) {
+                nm[0].str = v->name;
+                nm[0].loc = v->loc;
+                n = 1;
+            } else if (v->kind == SP_AST_LIST && v->nargs <= SP_MAX_AXES) {
+                for (size_t k = 0; k < v->nargs; k++) {
+                    if (v->args[k].value->kind != SP_AST_NAME) {
+                        errat(I, SP_DIAG_LAYOUT, v->args[k].value->loc, "expected a mesh axis");
+                        st = SP_ERR_INPUT;
+                        break;
+                    }
+                    nm[k].str = v->args[k].value->name;
+                    nm[k].loc = v->args[k].value->loc;
+                }
+                n = v->nargs;
+            } else {
+                errat(I, SP_DIAG_LAYOUT, v->loc, "expected a mesh axis or a list of axes");
+                st = SP_ERR_INPUT;
+            }
+            uint8_t used[SP_MAX_AXES] = {0};
+            if (st == SP_OK && !resolve_axes(I, nm, n, &axes, used))
+                st = SP_ERR_INPUT;
+            have_axes = 1;
+            continue;
+        }
+        if ((key && !strcmp(key, "op")) || (!key && v->kind == SP_AST_NAME && sp_red_parse(v->name, &op))) {
+            if (v->kind != SP_AST_NAME || !sp_red_parse(v->name, &op)) {
+                errat(I, SP_DIAG_LAYOUT, v->loc, "unknown reduction (sum, avg, max, min)");
+                st = SP_ERR_INPUT;
+            }
+            have_op = 1;
+            continue;
+        }
+        if (!key && v->kind == SP_AST_NAME && !is_int_expr(I, v)) {
+            errat(I, SP_DIAG_LAYOUT, v->loc, "'%s' is neither a mesh axis nor a reduction", v->name);
+            st = SP_ERR_INPUT;
+            continue;
+        }
+        int64_t val;
+        if (!eval_int(I, v, 0, &val)) {
+            st = SP_ERR_INPUT;
+            continue;
+        }
+        if (key) {
+            if (!strcmp(key, "dim"))
+                dim = val, have_dim = 1;
+            else if (!strcmp(key, "split") || !strcmp(key, "split_dim"))
+                split = val, have_split = 1;
+            else if (!strcmp(key, "concat") || !strcmp(key, "concat_dim"))
+                concat = val, have_concat = 1;
+            else if (!strcmp(key, "root") || !strcmp(key, "src") || !strcmp(key, "dst"))
+                root = val, have_root = 1;
+            else {
+                errat(I, SP_DIAG_LAYOUT, a->key.loc, "unknown argument '%s' of '%s'", key, name);
+                st = SP_ERR_INPUT;
+            }
+        } else if (nints < 4) {
+            ints[nints++] = val;
+        }
+    }
+    if (st != SP_OK) {
+        pval_free(x, I->nranks);
+        return st;
+    }
+    /* positional integers fill the collective's integer parameters in order */
+    int ki = 0;
+    if (!strcmp(name, "all_gather") || !strcmp(name, "reduce_scatter")) {
+        if (!have_dim && ki < nints)
+            dim = ints[ki++], have_dim = 1;
+    } else if (!strcmp(name, "all_to_all")) {
+        if (!have_split && ki < nints)
+            split = ints[ki++], have_split = 1;
+        if (!have_concat && ki < nints)
+            concat = ints[ki++], have_concat = 1;
+    } else if (!strcmp(name, "broadcast") || !strcmp(name, "reduce")) {
+        if (!have_root && ki < nints)
+            root = ints[ki++], have_root = 1;
+    }
+    if (ki < nints) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "too many integer arguments for '%s'", name);
+        pval_free(x, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    if (strcmp(name, "send") && strcmp(name, "recv") && !have_axes) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs the mesh axis (or axes) of its group", name);
+        pval_free(x, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    if ((!strcmp(name, "all_gather") || !strcmp(name, "reduce_scatter")) && !have_dim) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs dim=", name);
+        pval_free(x, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    if (!strcmp(name, "all_to_all") && !(have_split && have_concat)) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "'all_to_all' needs split= and concat=");
+        pval_free(x, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    (void)have_op;
+    sp_op_err_t err;
+    err.msg[0] = 0;
+    pval_t res = pval_new(I->nranks);
+    int ok = 1;
+    pval_t in = x;
+    if (in) {
+        /* inactive ranks do not participate */
+        for (int64_t r = 0; r < I->nranks; r++)
+            if (!I->active[r] && in[r].ndim >= 0) {
+                sp_tensor_clear(&in[r]);
+                in[r].ndim = -1;
+            }
+    }
+    if (!strcmp(name, "all_reduce"))
+        ok = sp_coll_all_reduce(C->E, &C->mesh, &axes, op, in, res, &err);
+    else if (!strcmp(name, "all_gather"))
+        ok = sp_coll_all_gather(C->E, &C->mesh, &axes, (int)dim, in, res, &err);
+    else if (!strcmp(name, "reduce_scatter"))
+        ok = sp_coll_reduce_scatter(C->E, &C->mesh, &axes, (int)dim, op, in, res, &err);
+    else if (!strcmp(name, "all_to_all"))
+        ok = sp_coll_all_to_all(C->E, &C->mesh, &axes, (int)split, (int)concat, in, res, &err);
+    else if (!strcmp(name, "broadcast"))
+        ok = sp_coll_broadcast(C->E, &C->mesh, &axes, root, in, res, &err);
+    else if (!strcmp(name, "reduce"))
+        ok = sp_coll_reduce(C->E, &C->mesh, &axes, op, root, in, res, &err);
+    else if (!strcmp(name, "send") || !strcmp(name, "recv")) {
+        if (peer_axis < 0) {
+            errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs the peer as AXIS = COORDINATE", name);
+            pval_free(x, I->nranks);
+            pval_free(res, I->nranks);
+            return SP_ERR_INPUT;
+        }
+        for (int64_t r = 0; r < I->nranks && ok; r++) {
+            if (!I->active[r])
+                continue;
+            int64_t peer = r;
+            for (int q = 0; q < npeer; q++) {
+                int64_t c;
+                peer_axis = peer_axes[q];
+                peer_expr = peer_exprs[q];
+                if (!eval_int(I, peer_expr, r, &c)) {
+                    pval_free(x, I->nranks);
+                    pval_free(res, I->nranks);
+                    return SP_ERR_INPUT;
+                }
+                if (c < 0 || c >= C->mesh.size[peer_axis]) {
+                    char rs[128];
+                    sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+                    errat(I, SP_DIAG_LAYOUT, peer_expr->loc,
+                          "peer %s = %lld is outside the mesh (on rank %s)", C->mesh.name[peer_axis],
+                          (long long)c, rs);
+                    pval_free(x, I->nranks);
+                    pval_free(res, I->nranks);
+                    return SP_ERR_INPUT;
+                }
+                peer = sp_mesh_with_coord(&C->mesh, peer, peer_axis, c);
+            }
+            if (!strcmp(name, "send")) {
+                if (I->nmsgs == I->amsgs) {
+                    I->amsgs = I->amsgs ? 2 * I->amsgs : 16;
+                    I->msgs = realloc(I->msgs, (size_t)I->amsgs * sizeof(*I->msgs));
+                }
+                struct msg *m = &I->msgs[I->nmsgs++];
+                m->src = r;
+                m->dst = peer;
+                m->used = 0;
+                sp_tensor_init(&m->t);
+                sp_tensor_copy(&m->t, &x[r]);
+            } else {
+                int found = 0;
+                for (int k = 0; k < I->nmsgs && !found; k++) {
+                    struct msg *m = &I->msgs[k];
+                    if (!m->used && m->src == peer && m->dst == r) {
+                        m->used = 1;
+                        res[r] = m->t;
+                        sp_tensor_init(&m->t);
+                        found = 1;
+                    }
+                }
+                if (!found) {
+                    char rs[128], ps[128];
+                    sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+                    sp_mesh_rank_str(&C->mesh, peer, ps, sizeof ps);
+                    errat(I, SP_DIAG_LAYOUT, e->loc,
+                          "recv on rank %s from rank %s without a matching send before it", rs, ps);
+                    pval_free(x, I->nranks);
+                    pval_free(res, I->nranks);
+                    return SP_ERR_INPUT;
+                }
+            }
+        }
+    }
+    pval_free(x, I->nranks);
+    if (!ok) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "%s", err.msg);
+        pval_free(res, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    *out = res;
+    return SP_OK;
+}
+
+static const char *suggest(const char *name)
+{
+    const char *const *names = sp_ops_names();
+    const char *best = NULL;
+    size_t bestd = 3;
+    for (int i = 0; names[i] || (i < 100 && collectives[i - (int)0] && 0); i++) {
+        const char *n = names[i];
+        size_t la = strlen(name), lb = strlen(n);
+        if (la > 64 || lb > 64)
+            continue;
+        size_t dp[65][65];
+        for (size_t x = 0; x <= la; x++)
+            dp[x][0] = x;
+        for (size_t y = 0; y <= lb; y++)
+            dp[0][y] = y;
+        for (size_t x = 1; x <= la; x++)
+            for (size_t y = 1; y <= lb; y++) {
+                size_t c = dp[x - 1][y - 1] + (name[x - 1] != n[y - 1]);
+                if (dp[x - 1][y] + 1 < c)
+                    c = dp[x - 1][y] + 1;
+                if (dp[x][y - 1] + 1 < c)
+                    c = dp[x][y - 1] + 1;
+                if (x > 1 && y > 1 && name[x - 1] == n[y - 2] && name[x - 2] == n[y - 1] &&
+                    dp[x - 2][y - 2] + 1 < c)
+                    c = dp[x - 2][y - 2] + 1;
+                dp[x][y] = c;
+            }
+        if (dp[la][lb] < bestd) {
+            bestd = dp[la][lb];
+            best = n;
+        }
+    }
+    for (int i = 0; collectives[i]; i++) {
+        const char *n = collectives[i];
+        size_t la = strlen(name), lb = strlen(n);
+        if (la > 64)
+            break;
+        size_t dp[65][65];
+        for (size_t x = 0; x <= la; x++)
+            dp[x][0] = x;
+        for (size_t y = 0; y <= lb; y++)
+            dp[0][y] = y;
+        for (size_t x = 1; x <= la; x++)
+            for (size_t y = 1; y <= lb; y++) {
+                size_t c = dp[x - 1][y - 1] + (name[x - 1] != n[y - 1]);
+                if (dp[x - 1][y] + 1 < c)
+                    c = dp[x - 1][y] + 1;
+                if (dp[x][y - 1] + 1 < c)
+                    c = dp[x][y - 1] + 1;
+                if (x > 1 && y > 1 && name[x - 1] == n[y - 2] && name[x - 2] == n[y - 1] &&
+                    dp[x - 2][y - 2] + 1 < c)
+                    c = dp[x - 2][y - 2] + 1;
+                dp[x][y] = c;
+            }
+        if (dp[la][lb] < bestd) {
+            bestd = dp[la][lb];
+            best = n;
+        }
+    }
+    return best;
+}
+
+static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
+{
+    sp_check_t *C = I->C;
+    const char *name = e->name;
+    if (!sp_ops_known(name)) {
+        const char *s = suggest(name);
+        if (s)
+            errat(I, SP_DIAG_NAME, e->loc, "unknown operator '%s' (did you mean '%s'?)", name, s);
+        else
+            errat(I, SP_DIAG_NAME, e->loc, "unknown operator '%s'", name);
+        return SP_ERR_INPUT;
+    }
+    size_t n = e->nargs;
+    pval_t *tin = calloc(n ? n : 1, sizeof(pval_t));
+    int *tvid = calloc(n ? n : 1, sizeof(int));
+    const sp_ast_arg_t **attr_args = calloc(n ? n : 1, sizeof(*attr_args));
+    int nt = 0, na = 0;
+    sp_status_t st = SP_OK;
+    for (size_t i = 0; i < n && st == SP_OK; i++) {
+        if (arg_is_tensor(I, name, &e->args[i], i)) {
+            const sp_ast_expr_t *v = e->args[i].value;
+            if (v->kind == SP_AST_NUM || (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM) ||
+                is_int_expr(I, v)) {
+                fmpq_t q;
+                fmpq_init(q);
+                if (v->kind == SP_AST_NUM)
+                    fmpq_set(q, v->value);
+                else if (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM)
+                    fmpq_neg(q, v->a->value);
+                else if (!eval_rat(I, v, q)) {
+                    st = SP_ERR_INPUT;
+                }
+                tin[nt] = const_pval(I, q);
+                tvid[nt] = I->is_plan ? -1 : tv_add(I, &tin[nt][0]);
+                fmpq_clear(q);
+            } else {
+                st = eval(I, v, &tin[nt], &tvid[nt]);
+                if (st == SP_OK && !I->is_plan && tvid[nt] < 0)
+                    tvid[nt] = tv_add(I, &tin[nt][0]);
+            }
+            nt++;
+        } else {
+            attr_args[na++] = &e->args[i];
+        }
+    }
+    pval_t res = NULL;
+    if (st == SP_OK) {
+        res = pval_new(I->nranks);
+        sp_tensor_t *ins = malloc((size_t)(nt ? nt : 1) * sizeof(sp_tensor_t));
+        sp_attr_t *attrs = calloc((size_t)(na ? na : 1), sizeof(sp_attr_t));
+        for (int64_t r = 0; r < I->nranks && st == SP_OK; r++) {
+            if (!I->active[r])
+                continue;
+            int ok = 1;
+            for (int k = 0; k < nt; k++) {
+                ins[k] = tin[k][r];
+                if (ins[k].ndim < 0) {
+                    char rs[128];
+                    sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+                    errat(I, SP_DIAG_NAME, e->args[0].value->loc,
+                          "an argument of '%s' has no value on rank %s", name, rs);
+                    st = SP_ERR_INPUT;
+                    ok = 0;
+                    break;
+                }
+            }
+            int built = 0;
+            for (int k = 0; k < na && ok; k++) {
+                if (!make_attr(I, attr_args[k], r, &attrs[k])) {
+                    st = SP_ERR_INPUT;
+                    ok = 0;
+                }
+                built = k + 1;
+            }
+            if (ok) {
+                sp_op_err_t err;
+                err.msg[0] = 0;
+                if (!sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements, &res[r],
+                                  &err)) {
+                    errat(I, SP_DIAG_SHAPE, e->loc, "%s", err.msg[0] ? err.msg : "bad operator use");
+                    st = SP_ERR_INPUT;
+                } else if (!I->is_plan && r == 0) {
+                    *vid = tv_add(I, &res[r]);
+                    tape_add(I, name, attrs, na, tvid, nt, *vid);
+                }
+            }
+            for (int k = 0; k < built; k++) {
+                fmpq_clear(attrs[k].num);
+                free(attrs[k].list);
+                memset(&attrs[k], 0, sizeof attrs[k]);
+            }
+        }
+        free(ins);
+        free(attrs);
+    }
+    for (int k = 0; k < nt; k++)
+        pval_free(tin[k], I->nranks);
+    free(tin);
+    free(tvid);
+    free(attr_args);
+    if (st != SP_OK) {
+        pval_free(res, I->nranks);
+        return st;
+    }
+    *out = res;
+    return SP_OK;
+}
+
+/* ---- expressions -------------------------------------------------------------------------- */
+
+static const char *binop_op(sp_ast_binop_t op)
+{
+    static const char *const n[] = {"add", "sub", "mul", "div", NULL, "pow", "lt", "le", "gt",
+                                    "ge", "eq", "ne"};
+    return n[op];
+}
+
+/* apply an operator to evaluated tensors (used for infix arithmetic) */
+static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_t *ins, int *vids,
+                                int nin, const sp_attr_t *attrs, int nattr, pval_t *out, int *vid)
+{
+    pval_t res = pval_new(I->nranks);
+    sp_tensor_t tmp[3];
+    for (int64_t r = 0; r < I->nranks; r++) {
+        if (!I->active[r])
+            continue;
+        for (int k = 0; k < nin; k++) {
+            tmp[k] = ins[k][r];
+            if (tmp[k].ndim < 0) {
+                errat(I, SP_DIAG_NAME, loc, "an operand of '%s' has no value on this rank", op);
+                pval_free(res, I->nranks);
+                return SP_ERR_INPUT;
+            }
+        }
+        sp_op_err_t err;
+        err.msg[0] = 0;
+        if (!sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements, &res[r], &err)) {
+            errat(I, SP_DIAG_SHAPE, loc, "%s", err.msg);
+            pval_free(res, I->nranks);
+            return SP_ERR_INPUT;
+        }
+        if (!I->is_plan && r == 0) {
+            int v2[3];
+            for (int k = 0; k < nin; k++)
+                v2[k] = vids[k] >= 0 ? vids[k] : tv_add(I, &ins[k][0]);
+            *vid = tv_add(I, &res[r]);
+            tape_add(I, op, attrs, nattr, v2, nin, *vid);
+        }
+    }
+    *out = res;
+    return SP_OK;
+}
+
+static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
+{
+    *vid = -1;
+    *out = NULL;
+    switch (e->kind) {
+    case SP_AST_NUM:
+        *out = const_pval(I, e->value);
+        return SP_OK;
+    case SP_AST_NAME: {
+        sp_binding_t *b = lookup(I, e->name);
+        if (b == NULL) {
+            if (is_int_expr(I, e)) {
+                int64_t v;
+                if (!eval_int(I, e, 0, &v))
+                    return SP_ERR_INPUT;
+                fmpq_t q;
+                fmpq_init(q);
+                fmpq_set_si(q, v, 1);
+                *out = const_pval(I, q);
+                fmpq_clear(q);
+                return SP_OK;
+            }
+            errat(I, SP_DIAG_NAME, e->loc, "unknown name '%s'", e->name);
+            return SP_ERR_INPUT;
+        }
+        *out = pval_dup(b->t, I->nranks);
+        if (!I->is_plan)
+            *vid = I->vid_of_binding[b - *I->vals];
+        return SP_OK;
+    }
+    case SP_AST_INDEX: {
+        char nm[512];
+        if (!target_name(I, e, nm, sizeof nm))
+            return SP_ERR_INPUT;
+        sp_binding_t *b = lookup(I, nm);
+        if (b == NULL) {
+            errat(I, SP_DIAG_NAME, e->loc, "unknown name '%s'", nm);
+            return SP_ERR_INPUT;
+        }
+        *out = pval_dup(b->t, I->nranks);
+        if (!I->is_plan)
+            *vid = I->vid_of_binding[b - *I->vals];
+        return SP_OK;
+    }
+    case SP_AST_NEG: {
+        pval_t a;
+        int av;
+        sp_status_t st = eval(I, e->a, &a, &av);
+        if (st != SP_OK)
+            return st;
+        st = apply_simple(I, e->loc, "neg", &a, &av, 1, NULL, 0, out, vid);
+        pval_free(a, I->nranks);
+        return st;
+    }
+    case SP_AST_BINOP: {
+        if (e->op == SP_BIN_MOD) {
+            errat(I, SP_DIAG_SHAPE, e->loc, "'%%' applies to integers only");
+            return SP_ERR_INPUT;
+        }
+        if (is_int_expr(I, e) && e->op <= SP_BIN_POW) {
+            fmpq_t q;
+            fmpq_init(q);
+            int ok = eval_rat(I, e, q);
+            if (ok)
+                *out = const_pval(I, q);
+            fmpq_clear(q);
+            return ok ? SP_OK : SP_ERR_INPUT;
+        }
+        pval_t a, b = NULL;
+        int av, bv = -1;
+        sp_status_t st = eval(I, e->a, &a, &av);
+        if (st != SP_OK)
+            return st;
+        if (e->op == SP_BIN_POW) {
+            int64_t k;
+            if (!is_int_expr(I, e->b) || !eval_int(I, e->b, 0, &k)) {
+                if (!is_int_expr(I, e->b))
+                    errat(I, SP_DIAG_SHAPE, e->b->loc, "exponent must be an integer");
+                pval_free(a, I->nranks);
+                return SP_ERR_INPUT;
+            }
+            sp_attr_t at;
+            memset(&at, 0, sizeof at);
+            fmpq_init(at.num);
+            fmpq_set_si(at.num, k, 1);
+            at.kind = SP_ATTR_NUM;
+            st = apply_simple(I, e->loc, "pow", &a, &av, 1, &at, 1, out, vid);
+            fmpq_clear(at.num);
+            pval_free(a, I->nranks);
+            return st;
+        }
+        st = eval(I, e->b, &b, &bv);
+        if (st == SP_OK) {
+            pval_t ins[2] = {a, b};
+            int vids[2] = {av, bv};
+            st = apply_simple(I, e->loc, binop_op(e->op), ins, vids, 2, NULL, 0, out, vid);
+        }
+        pval_free(a, I->nranks);
+        pval_free(b, I->nranks);
+        return st;
+    }
+    case SP_AST_CALL: {
+        const sp_ast_stmt_t *f = find_func(I->C, e->name);
+        if (f) {
+            pval_t *rets = NULL;
+            int *rvids = NULL;
+            int nret = 0;
+            sp_status_t st = call_func(I, e, f, &rets, &rvids, &nret);
+            if (st != SP_OK) {
+                for (int k = 0; k < nret; k++)
+                    pval_free(rets[k], I->nranks);
+                free(rets);
+                free(rvids);
+                return st;
+            }
+            if (nret != 1) {
+                errat(I, SP_DIAG_NAME, e->loc, "'%s' returns %d values where one is needed",
+                      e->name, nret);
+                for (int k = 0; k < nret; k++)
+                    pval_free(rets[k], I->nranks);
+                free(rets);
+                free(rvids);
+                return SP_ERR_INPUT;
+            }
+            *out = rets[0];
+            *vid = rvids[0];
+            free(rets);
+            free(rvids);
+            return SP_OK;
+        }
+        if (is_collective(e->name))
+            return call_collective(I, e, out);
+        return call_op(I, e, out, vid);
+    }
+    default:
+        errat(I, SP_DIAG_SHAPE, e->loc, "a %s is not a tensor expression",
+              sp_ast_expr_kind_name(e->kind));
+        return SP_ERR_INPUT;
+    }
+}
+
+/* ---- statements --------------------------------------------------------------------------- */
+
+static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
+{
+    /* model: input/param NAME[count] : shape -> fresh symbols named NAME[i,j] */
+    sp_layout_t L;
+    if (!resolve_layout(I, s->layout, &L))
+        return SP_ERR_INPUT;
+    int64_t n = 1;
+    int64_t cnt[4] = {1, 1, 1, 1};
+    if (s->ncount > 4) {
+        errat(I, SP_DIAG_SHAPE, s->loc, "at most 4 array extents");
+        sp_layout_clear(&L);
+        return SP_ERR_INPUT;
+    }
+    for (size_t k = 0; k < s->ncount; k++) {
+        if (!eval_int(I, s->count[k], -1, &cnt[k]) || cnt[k] < 1 || cnt[k] > 100000) {
+            errat(I, SP_DIAG_SHAPE, s->count[k]->loc, "array extent must be between 1 and 100000");
+            sp_layout_clear(&L);
+            return SP_ERR_INPUT;
+        }
+        n *= cnt[k];
+    }
+    int64_t numel = 1;
+    for (int d = 0; d < L.ndim; d++)
+        numel *= L.size[d];
+    if (I->C->opt.max_elements && numel > I->C->opt.max_elements) {
+        errat(I, SP_DIAG_LIMIT, s->layout->loc,
+              "tensor of %lld elements after shape reduction exceeds the limit %lld (--max-elements)",
+              (long long)numel, (long long)I->C->opt.max_elements);
+        sp_layout_clear(&L);
+        return SP_ERR_INPUT;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        char nm[512];
+        if (s->ncount == 0) {
+            snprintf(nm, sizeof nm, "%s", s->name.str);
+        } else {
+            size_t k = (size_t)snprintf(nm, sizeof nm, "%s[", s->name.str);
+            int64_t rem = i;
+            int64_t idx[4];
+            for (int d = (int)s->ncount - 1; d >= 0; d--) {
+                idx[d] = rem % cnt[d];
+                rem /= cnt[d];
+            }
+            for (size_t d = 0; d < s->ncount; d++)
+                k += (size_t)snprintf(nm + k, sizeof nm - k, "%s%lld", d ? "," : "", (long long)idx[d]);
+            snprintf(nm + k, sizeof nm - k, "]");
+        }
+        if (lookup(I, nm)) {
+            errat(I, SP_DIAG_NAME, s->name.loc, "'%s' is already defined", nm);
+            sp_layout_clear(&L);
+            return SP_ERR_INPUT;
+        }
+        pval_t v = pval_new(1);
+        sp_tensor_alloc(&v[0], L.ndim, L.size);
+        sp_tensor_symbols(I->C->E, &v[0], nm);
+        int vid = tv_add(I, &v[0]);
+        bind(I, nm, s->name.loc, v, vid);
+    }
+    sp_layout_clear(&L);
+    return SP_OK;
+}
+
+/* plan: x : layout  (a model input or param, distributed) */
+static sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
+{
+    char nm[512];
+    if (!target_name(I, s->targets[0], nm, sizeof nm))
+        return SP_ERR_INPUT;
+    const sp_binding_t *mb = sp_model_value(I->C, nm);
+    if (mb == NULL) {
+        errat(I, SP_DIAG_LINEAGE, s->targets[0]->loc,
+              "'%s' is not a model input or parameter (lineage to a missing model tensor)", nm);
+        return SP_ERR_INPUT;
+    }
+    sp_layout_t L;
+    if (!resolve_layout(I, s->layout, &L))
+        return SP_ERR_INPUT;
+    const sp_tensor_t *mt = &mb->t[0];
+    int same = L.ndim == mt->ndim;
+    for (int d = 0; d < L.ndim && same; d++)
+        same = L.size[d] == mt->shape[d];
+    if (!same) {
+        char a[128], b[128];
+        shape_str(L.size, L.ndim, a, sizeof a);
+        shape_str(mt->shape, mt->ndim, b, sizeof b);
+        errat(I, SP_DIAG_SHAPE, s->layout->loc,
+              "layout shape %s does not match model tensor '%s' of shape %s", a, nm, b);
+        sp_layout_clear(&L);
+        return SP_ERR_INPUT;
+    }
+    pval_t v = distribute(I, &L, mt, nm);
+    sp_layout_clear(&L);
+    bind(I, nm, s->targets[0]->loc, v, -1);
+    return SP_OK;
+}
+
+static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
+{
+    sp_status_t st;
+    if (s->ntargets > 1 || (s->value->kind == SP_AST_CALL && find_func(I->C, s->value->name) &&
+                            s->ntargets != 1)) {
+        const sp_ast_stmt_t *f = s->value->kind == SP_AST_CALL ? find_func(I->C, s->value->name) : NULL;
+        if (f == NULL) {
+            errat(I, SP_DIAG_NAME, s->loc, "several targets need a function call on the right");
+            return SP_ERR_INPUT;
+        }
+        pval_t *rets = NULL;
+        int *rvids = NULL;
+        int nret = 0;
+        st = call_func(I, s->value, f, &rets, &rvids, &nret);
+        if (st == SP_OK && (size_t)nret != s->ntargets) {
+            errat(I, SP_DIAG_NAME, s->loc, "'%s' returns %d values, %zu targets", f->name.str, nret,
+                  s->ntargets);
+            st = SP_ERR_INPUT;
+        }
+        for (int k = 0; k < nret; k++) {
+            char nm[512];
+            if (st == SP_OK && target_name(I, s->targets[k], nm, sizeof nm)) {
+                bind(I, nm, s->targets[k]->loc, rets[k], rvids[k]);
+            } else {
+                pval_free(rets[k], I->nranks);
+            }
+        }
+        free(rets);
+        free(rvids);
+        return st;
+    }
+    char nm[512];
+    if (!target_name(I, s->targets[0], nm, sizeof nm))
+        return SP_ERR_INPUT;
+    pval_t v;
+    int vid;
+    st = eval(I, s->value, &v, &vid);
+    if (st != SP_OK)
+        return st;
+    if (s->kind == SP_STMT_ACCUM) {
+        sp_binding_t *b = lookup(I, nm);
+        if (b) {
+            pval_t ins[2] = {pval_dup(b->t, I->nranks), v};
+            int vids[2] = {I->is_plan ? -1 : I->vid_of_binding[b - *I->vals], vid};
+            pval_t sum;
+            int sv;
+            /* ranks where the accumulator is still empty just take the value */
+            pval_t res = pval_new(I->nranks);
+            int64_t nr = I->nranks;
+            uint8_t *save = malloc((size_t)nr);
+            memcpy(save, I->active, (size_t)nr);
+            for (int64_t r = 0; r < nr; r++)
+                if (I->active[r] && ins[0][r].ndim < 0) {
+                    I->active[r] = 0;
+                    sp_tensor_copy(&res[r], &v[r]);
+                }
+            st = apply_simple(I, s->loc, "add", ins, vids, 2, NULL, 0, &sum, &sv);
+            memcpy(I->active, save, (size_t)nr);
+            free(save);
+            if (st == SP_OK) {
+                for (int64_t r = 0; r < nr; r++)
+                    if (sum[r].ndim >= 0) {
+                        sp_tensor_clear(&res[r]);
+                        res[r] = sum[r];
+                        sp_tensor_init(&sum[r]);
+                        sum[r].ndim = -1;
+                    }
+                pval_free(sum, nr);
+            }
+            pval_free(ins[0], nr);
+            pval_free(v, nr);
+            if (st != SP_OK) {
+                pval_free(res, nr);
+                return st;
+            }
+            v = res;
+            vid = sv;
+        }
+    } else if (!I->is_plan) {
+        sp_binding_t *b = lookup(I, nm);
+        if (b && b->scope == I->scope) {
+            errat(I, SP_DIAG_NAME, s->targets[0]->loc,
+                  "'%s' is assigned twice (a model is single assignment)", nm);
+            pval_free(v, I->nranks);
+            return SP_ERR_INPUT;
+        }
+    }
+    if (s->lineage && I->is_plan) {
+        char mn[512];
+        if (!target_name(I, s->lineage->target, mn, sizeof mn)) {
+            pval_free(v, I->nranks);
+            return SP_ERR_INPUT;
+        }
+        st = relate(I, SP_STAGE_LINEAGE, nm, s->targets[0]->loc, mn, s->lineage->target->loc,
+                    s->lineage->layout, &v);
+        if (st != SP_OK) {
+            pval_free(v, I->nranks);
+            return st;
+        }
+    } else if (s->lineage) {
+        errat(I, SP_DIAG_LINEAGE, s->lineage->loc, "lineage annotations belong in plans");
+        pval_free(v, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    if (!I->is_plan && vid < 0)
+        vid = tv_add(I, &v[0]);
+    bind(I, nm, s->targets[0]->loc, v, vid);
+    /* model: a cut point continues from fresh symbols */
+    if (!I->is_plan && is_cut(I->C, nm)) {
+        sp_check_t *C = I->C;
+        sp_binding_t *b = lookup(I, nm);
+        if (C->nmorig == C->amorig) {
+            C->amorig = C->amorig ? 2 * C->amorig : 16;
+            C->morig = realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
+        }
+        sp_binding_t *o = &C->morig[C->nmorig++];
+        o->name = strdup(nm);
+        o->loc = b->loc;
+        o->scope = 0;
+        o->t = pval_dup(b->t, 1);
+        sp_tensor_t f;
+        sp_tensor_init(&f);
+        fresh_tensor(C, nm, b->t[0].shape, b->t[0].ndim, &f);
+        sp_tensor_clear(&b->t[0]);
+        b->t[0] = f;
+        int fv = tv_add(I, &f);
+        /* the tape keeps the original producer; later uses see the fresh value, and the
+           backward pass hands the fresh value's adjoint to the original */
+        int ov = I->vid_of_binding[b - *I->vals];
+        I->vid_of_binding[b - *I->vals] = fv;
+        I->alias = realloc(I->alias, (size_t)(I->nalias + 1) * sizeof(*I->alias));
+        I->alias[I->nalias][0] = fv;
+        I->alias[I->nalias][1] = ov;
+        I->nalias++;
+    }
+    return SP_OK;
+}
+
+static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
+{
+    sp_check_t *C = I->C;
+    for (size_t k = 0; k < s->noutputs; k++) {
+        const sp_ast_output_t *o = &s->outputs[k];
+        char mn[512];
+        if (!target_name(I, o->target, mn, sizeof mn))
+            return SP_ERR_INPUT;
+        if (!I->is_plan) {
+            if (o->value || o->layout) {
+                errat(I, SP_DIAG_LAYOUT, o->target->loc, "a model output is just a name");
+                return SP_ERR_INPUT;
+            }
+            if (!lookup(I, mn)) {
+                errat(I, SP_DIAG_NAME, o->target->loc, "unknown name '%s'", mn);
+                return SP_ERR_INPUT;
+            }
+            C->outputs = realloc(C->outputs, (size_t)(C->noutputs + 1) * sizeof(char *));
+            C->outputs[C->noutputs++] = strdup(mn);
+            continue;
+        }
+        pval_t v;
+        int vid;
+        char pn[512];
+        I->outputs_seen++;
+        snprintf(pn, sizeof pn, "%s", mn);
+        sp_status_t st;
+        if (o->value) {
+            st = eval(I, o->value, &v, &vid);
+            if (o->value->kind == SP_AST_NAME)
+                snprintf(pn, sizeof pn, "%s", o->value->name);
+        } else {
+            sp_ast_expr_t tmp = *o->target;
+            st = eval(I, &tmp, &v, &vid);
+        }
+        if (st != SP_OK)
+            return st;
+        st = relate(I, SP_STAGE_OUTPUT, pn, o->value ? o->value->loc : o->target->loc, mn,
+                    o->target->loc, o->layout, &v);
+        pval_free(v, I->nranks);
+        if (st != SP_OK)
+            return st;
+    }
+    return SP_OK;
+}
+
+static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
+{
+    sp_check_t *C = I->C;
+    switch (s->kind) {
+    case SP_STMT_INPUT:
+    case SP_STMT_PARAM:
+        if (I->is_plan) {
+            errat(I, SP_DIAG_LAYOUT, s->loc,
+                  "plans take the model's inputs: declare their layout with 'NAME : [...]'");
+            return SP_ERR_INPUT;
+        }
+        return decl_input(I, s);
+    case SP_STMT_LAYOUT:
+        if (!I->is_plan) {
+            errat(I, SP_DIAG_LAYOUT, s->loc, "layout declarations belong in plans");
+            return SP_ERR_INPUT;
+        }
+        return plan_layout_decl(I, s);
+    case SP_STMT_ASSIGN:
+    case SP_STMT_ACCUM:
+        return exec_assign(I, s);
+    case SP_STMT_EXPR: {
+        if (s->value->kind != SP_AST_CALL || strcmp(s->value->name, "send") != 0) {
+            errat(I, SP_DIAG_NAME, s->loc, "only 'send' can stand alone as a statement");
+            return SP_ERR_INPUT;
+        }
+        pval_t v;
+        int vid;
+        sp_status_t st = eval(I, s->value, &v, &vid);
+        pval_free(v, I->nranks);
+        return st;
+    }
+    case SP_STMT_OUTPUT:
+        return exec_output(I, s);
+    case SP_STMT_TRAIN:
+        if (I->is_plan) {
+            errat(I, SP_DIAG_NAME, s->loc, "'train' belongs in a model");
+            return SP_ERR_INPUT;
+        }
+        if (I->train_seen++) {
+            errat(I, SP_DIAG_NAME, s->loc, "a model trains once");
+            return SP_ERR_INPUT;
+        }
+        return SP_OK; /* run after the body: see sp_exec_model */
+    case SP_STMT_MESH:
+        errat(I, SP_DIAG_LAYOUT, s->loc, "'mesh' must be the first statement of a plan");
+        return SP_ERR_INPUT;
+    case SP_STMT_ON: {
+        if (!I->is_plan) {
+            errat(I, SP_DIAG_LAYOUT, s->loc, "'on' blocks belong in plans");
+            return SP_ERR_INPUT;
+        }
+        uint8_t *save = malloc((size_t)I->nranks);
+        memcpy(save, I->active, (size_t)I->nranks);
+        for (size_t k = 0; k < s->nbinds; k++) {
+            int ax = sp_mesh_axis(&C->mesh, s->binds[k].name.str);
+            if (ax < 0) {
+                errat(I, SP_DIAG_LAYOUT, s->binds[k].name.loc, "unknown mesh axis '%s'",
+                      s->binds[k].name.str);
+                free(save);
+                return SP_ERR_INPUT;
+            }
+            int64_t c;
+            if (!eval_int(I, s->binds[k].value, -1, &c)) {
+                free(save);
+                return SP_ERR_INPUT;
+            }
+            for (int64_t r = 0; r < I->nranks; r++)
+                if (sp_mesh_coord(&C->mesh, r, ax) != c)
+                    I->active[r] = 0;
+        }
+        int sc = I->scope;
+        sp_status_t st = exec_block(I, &s->body);
+        (void)sc;
+        memcpy(I->active, save, (size_t)I->nranks);
+        free(save);
+        return st;
+    }
+    case SP_STMT_FOR: {
+        int64_t lo, hi;
+        if (!eval_int(I, s->lo, -1, &lo) || !eval_int(I, s->hi, -1, &hi))
+            return SP_ERR_INPUT;
+        if (hi - lo > 1000000) {
+            errat(I, SP_DIAG_LIMIT, s->loc, "loop of more than 10^6 iterations");
+            return SP_ERR_INPUT;
+        }
+        for (int64_t v = lo; v < hi; v++) {
+            if (I->nivars == I->aivars) {
+                I->aivars = I->aivars ? 2 * I->aivars : 16;
+                I->ivars = realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
+            }
+            I->ivars[I->nivars].name = s->name.str;
+            I->ivars[I->nivars++].value = v;
+            sp_status_t st = exec_block(I, &s->body);
+            I->nivars--;
+            if (st != SP_OK || I->returned)
+                return st;
+        }
+        return SP_OK;
+    }
+    case SP_STMT_IF: {
+        const sp_ast_expr_t *c = s->value;
+        int64_t a, b;
+        int truth;
+        if (c->kind == SP_AST_BINOP && c->op >= SP_BIN_LT) {
+            if (!eval_int(I, c->a, -1, &a) || !eval_int(I, c->b, -1, &b))
+                return SP_ERR_INPUT;
+            switch (c->op) {
+            case SP_BIN_LT: truth = a < b; break;
+            case SP_BIN_LE: truth = a <= b; break;
+            case SP_BIN_GT: truth = a > b; break;
+            case SP_BIN_GE: truth = a >= b; break;
+            case SP_BIN_EQ: truth = a == b; break;
+            default: truth = a != b; break;
+            }
+        } else {
+            if (!eval_int(I, c, -1, &a))
+                return SP_ERR_INPUT;
+            truth = a != 0;
+        }
+        if (truth)
+            return exec_block(I, &s->body);
+        if (s->has_else)
+            return exec_block(I, &s->else_body);
+        return SP_OK;
+    }
+    case SP_STMT_RETURN: {
+        I->ret = calloc(s->nvalues ? s->nvalues : 1, sizeof(pval_t));
+        I->ret_vid = calloc(s->nvalues ? s->nvalues : 1, sizeof(int));
+        I->nret = 0;
+        for (size_t k = 0; k < s->nvalues; k++) {
+            int vid;
+            sp_status_t st = eval(I, s->values[k], &I->ret[k], &vid);
+            if (st != SP_OK)
+                return st;
+            I->ret_vid[k] = vid;
+            I->nret++;
+        }
+        I->returned = 1;
+        return SP_OK;
+    }
+    default:
+        errat(I, SP_DIAG_SYNTAX, s->loc, "'%s' is not allowed here", sp_ast_stmt_kind_name(s->kind));
+        return SP_ERR_INPUT;
+    }
+}
+
+static sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        sp_status_t st = exec_stmt(I, b->stmts[i]);
+        if (st != SP_OK)
+            return st;
+        if (I->returned)
+            return SP_OK;
+    }
+    return SP_OK;
+}
+
+/* ---- training: graph-level autodiff and the optimizer ------------------------------------- */
+
+static const sp_ast_stmt_t *find_train(const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->stmts[i]->kind == SP_STMT_TRAIN)
+            return b->stmts[i];
+    return NULL;
+}
+
+static int train_num(interp_t *I, const sp_ast_stmt_t *t, const char *key, const char *dflt,
+                     fmpq_t out)
+{
+    fmpq_zero(out);
+    for (size_t i = 0; i < t->nargs; i++) {
+        if (t->args[i].key.str && strcmp(t->args[i].key.str, key) == 0) {
+            sp_attr_t a;
+            int ok = make_attr(I, &t->args[i], 0, &a) && a.kind == SP_ATTR_NUM;
+            if (ok)
+                fmpq_set(out, a.num);
+            else
+                errat(I, SP_DIAG_SHAPE, t->args[i].value->loc, "'%s' must be a number", key);
+            fmpq_clear(a.num);
+            free(a.list);
+            return ok ? 1 : -1;
+        }
+    }
+    if (dflt == NULL)
+        return 0;
+    fmpq_set_str(out, dflt, 10);
+    return 1;
+}
+
+static sp_expr_t K(sp_ectx_struct *E, const fmpq_t q) { return sp_expr_const_fmpq(E, q); }
+
+static void bind_model(interp_t *I, const char *name, sp_loc_t loc, sp_tensor_t *t)
+{
+    pval_t v = pval_new(1);
+    v[0] = *t;
+    sp_tensor_init(t);
+    int vid = tv_add(I, &v[0]);
+    bind(I, name, loc, v, vid);
+}
+
+/* Is the model value of a binding a parameter (declared with `param`)? */
+static int is_param_decl(const sp_ast_block_t *body, const char *name)
+{
+    for (size_t i = 0; i < body->n; i++) {
+        const sp_ast_stmt_t *s = body->stmts[i];
+        if (s->kind != SP_STMT_PARAM)
+            continue;
+        size_t l = strlen(s->name.str);
+        if (strcmp(s->name.str, name) == 0 ||
+            (s->ncount && strncmp(s->name.str, name, l) == 0 && name[l] == '['))
+            return 1;
+    }
+    return 0;
+}
+
+/* A backward cut point: grad.NAME is complete; keep its value for the stage, continue fresh. */
+static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done, int *ndone)
+{
+    sp_check_t *C = I->C;
+    char nm[600];
+    snprintf(nm, sizeof nm, "grad.%s", name);
+    if (!is_cut(C, nm) || g->ndim < 0)
+        return;
+    for (int i = 0; i < *ndone; i++)
+        if (strcmp((*done)[i], nm) == 0)
+            return;
+    *done = realloc(*done, (size_t)(*ndone + 1) * sizeof(char *));
+    (*done)[(*ndone)++] = strdup(nm);
+    if (C->nmorig == C->amorig) {
+        C->amorig = C->amorig ? 2 * C->amorig : 16;
+        C->morig = realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
+    }
+    sp_binding_t *o = &C->morig[C->nmorig++];
+    o->name = strdup(nm);
+    o->loc = C->model->loc;
+    o->scope = 0;
+    o->t = pval_dup(g, 1);
+    sp_tensor_t f;
+    sp_tensor_init(&f);
+    fresh_tensor(C, nm, g->shape, g->ndim, &f);
+    sp_tensor_clear(g);
+    *g = f;
+}
+
+static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
+{
+    sp_check_t *C = I->C;
+    sp_ectx_struct *E = C->E;
+    /* the loss: the first output, a scalar */
+    if (C->noutputs == 0) {
+        errat(I, SP_DIAG_NAME, t->loc, "'train' needs the loss as the model's first output");
+        return SP_ERR_INPUT;
+    }
+    sp_binding_t *lb = lookup(I, C->outputs[0]);
+    int lv = I->vid_of_binding[lb - *I->vals];
+    if (sp_tensor_numel(&lb->t[0]) != 1) {
+        errat(I, SP_DIAG_SHAPE, t->loc, "the loss '%s' must be a scalar", C->outputs[0]);
+        return SP_ERR_INPUT;
+    }
+    /* adjoints by value id, accumulated in reverse tape order */
+    int ng = I->ntv;
+    sp_tensor_t *g = calloc((size_t)ng, sizeof(sp_tensor_t));
+    for (int i = 0; i < ng; i++) {
+        sp_tensor_init(&g[i]);
+        g[i].ndim = -1;
+    }
+    sp_tensor_alloc(&g[lv], lb->t[0].ndim, lb->t[0].shape);
+    g[lv].v[0] = sp_expr_const_si(E, 1, 1);
+    /* which binding each value is, to find cut points grad.NAME during the sweep */
+    const char **name_of = calloc((size_t)ng, sizeof(char *));
+    for (int i = 0; i < *I->nvals; i++)
+        if (I->vid_of_binding[i] >= 0 && I->vid_of_binding[i] < ng)
+            name_of[I->vid_of_binding[i]] = (*I->vals)[i].name;
+    uint8_t *alias_done = calloc((size_t)(I->nalias ? I->nalias : 1), 1);
+    char **cut_done = NULL;
+    int ncut_done = 0;
+    sp_status_t st = SP_OK;
+    for (int k = I->ntape - 1; k >= -1 && st == SP_OK; k--) {
+        int o = k >= 0 ? I->tape[k].out : -1;
+        /* the adjoint of o is complete here: hand over aliases, then cut grad.NAME */
+        for (int a = 0; a < I->nalias; a++) {
+            if (alias_done[a] || (k >= 0 && I->alias[a][1] != o))
+                continue;
+            alias_done[a] = 1;
+            int fv = I->alias[a][0], ov = I->alias[a][1];
+            if (name_of[fv])
+                cut_grad(I, name_of[fv], &g[fv], &cut_done, &ncut_done);
+            if (g[fv].ndim < 0 || ov < 0)
+                continue;
+            if (g[ov].ndim < 0) {
+                sp_tensor_copy(&g[ov], &g[fv]);
+            } else {
+                for (int64_t i = 0; i < sp_tensor_numel(&g[ov]); i++)
+                    g[ov].v[i] = sp_expr_add(E, g[ov].v[i], g[fv].v[i]);
+            }
+        }
+        if (k < 0)
+            break;
+        if (name_of[o])
+            cut_grad(I, name_of[o], &g[o], &cut_done, &ncut_done);
+        tape_t *tp = &I->tape[k];
+        if (g[tp->out].ndim < 0)
+            continue;
+        sp_tensor_t *ins = malloc((size_t)tp->nin * sizeof(sp_tensor_t));
+        sp_tensor_t *din = malloc((size_t)tp->nin * sizeof(sp_tensor_t));
+        for (int j = 0; j < tp->nin; j++) {
+            ins[j] = I->tv[tp->in[j]];
+            sp_tensor_init(&din[j]);
+            din[j].ndim = -1;
+        }
+        sp_op_err_t err;
+        err.msg[0] = 0;
+        if (!sp_ops_vjp(E, tp->op, ins, tp->nin, tp->attr, tp->nattr, &I->tv[tp->out], &g[tp->out],
+                        din, &err)) {
+            errat(I, SP_DIAG_SHAPE, t->loc, "cannot differentiate '%s': %s", tp->op, err.msg);
+            st = SP_ERR_INPUT;
+        }
+        for (int j = 0; j < tp->nin && st == SP_OK; j++) {
+            if (din[j].ndim < 0 || din[j].v == NULL)
+                continue;
+            int v = tp->in[j];
+            if (g[v].ndim < 0) {
+                g[v] = din[j];
+                sp_tensor_init(&din[j]);
+                din[j].ndim = -1;
+            } else {
+                int64_t n = sp_tensor_numel(&g[v]);
+                for (int64_t i = 0; i < n; i++)
+                    g[v].v[i] = sp_expr_add(E, g[v].v[i], din[j].v[i]);
+            }
+        }
+        for (int j = 0; j < tp->nin; j++)
+            sp_tensor_clear(&din[j]);
+        free(ins);
+        free(din);
+    }
+    free(alias_done);
+    /* grad.NAME for every named tensor (leaves are cut here), then the optimizer */
+    int nb = *I->nvals;
+    for (int i = 0; i < nb && st == SP_OK; i++) {
+        sp_binding_t *b = &(*I->vals)[i];
+        if (strncmp(b->name, "grad.", 5) == 0)
+            continue;
+        int v = I->vid_of_binding[i];
+        sp_tensor_t gt;
+        sp_tensor_init(&gt);
+        if (v >= 0 && v < ng && g[v].ndim >= 0) {
+            cut_grad(I, b->name, &g[v], &cut_done, &ncut_done);
+            sp_tensor_copy(&gt, &g[v]);
+        } else {
+            sp_tensor_alloc(&gt, b->t[0].ndim, b->t[0].shape);
+            for (int64_t e = 0; e < sp_tensor_numel(&gt); e++)
+                gt.v[e] = sp_expr_const_si(E, 0, 1);
+        }
+        char nm[600];
+        snprintf(nm, sizeof nm, "grad.%s", b->name);
+        sp_loc_t loc = b->loc;
+        bind_model(I, nm, loc, &gt);
+    }
+    for (int i = 0; i < ncut_done; i++)
+        free(cut_done[i]);
+    free(cut_done);
+    free(name_of);
+    for (int i = 0; i < ng; i++)
+        sp_tensor_clear(&g[i]);
+    free(g);
+    if (st != SP_OK)
+        return st;
+    /* optimizer */
+    const char *opt = t->name.str;
+    fmpq_t lr, mu, b1, b2, eps, wd, clip, step;
+    fmpq_init(lr); fmpq_init(mu); fmpq_init(b1); fmpq_init(b2);
+    fmpq_init(eps); fmpq_init(wd); fmpq_init(clip); fmpq_init(step);
+    int have_clip = 0;
+    if (train_num(I, t, "lr", "1/1000", lr) < 0 || train_num(I, t, "momentum", "9/10", mu) < 0 ||
+        train_num(I, t, "beta1", "9/10", b1) < 0 || train_num(I, t, "beta2", "999/1000", b2) < 0 ||
+        train_num(I, t, "eps", "1/100000000", eps) < 0 ||
+        train_num(I, t, "weight_decay", strcmp(opt, "adamw") == 0 ? "1/100" : "0", wd) < 0 ||
+        (have_clip = train_num(I, t, "clip", NULL, clip)) < 0 ||
+        train_num(I, t, "step", "1", step) < 0)
+        st = SP_ERR_INPUT;
+    if (st == SP_OK && strcmp(opt, "sgd") && strcmp(opt, "momentum") && strcmp(opt, "adam") &&
+        strcmp(opt, "adamw")) {
+        errat(I, SP_DIAG_NAME, t->name.loc, "unknown optimizer '%s' (sgd, momentum, adam, adamw)", opt);
+        st = SP_ERR_INPUT;
+    }
+    /* gradient-norm clipping: scale = min(1, clip / (norm + 1e-6)) over all parameters */
+    sp_expr_t scale = sp_expr_const_si(E, 1, 1);
+    nb = *I->nvals;
+    if (st == SP_OK && have_clip == 1) {
+        sp_expr_t *sq = NULL;
+        int64_t nsq = 0;
+        for (int i = 0; i < nb; i++) {
+            sp_binding_t *b = &(*I->vals)[i];
+            if (strncmp(b->name, "grad.", 5) != 0 || !is_param_decl(&C->model->body, b->name + 5))
+                continue;
+            int64_t n = sp_tensor_numel(&b->t[0]);
+            sq = realloc(sq, (size_t)(nsq + n) * sizeof(sp_expr_t));
+            for (int64_t e = 0; e < n; e++)
+                sq[nsq++] = sp_expr_pow(E, b->t[0].v[e], 2);
+        }
+        sp_expr_t norm = sp_expr_unary(E, SP_OP_SQRT, sp_expr_nary(E, SP_OP_ADD, sq, (uint32_t)nsq));
+        free(sq);
+        sp_expr_t coef = sp_expr_div(E, K(E, clip), sp_expr_add(E, norm, sp_expr_const_si(E, 1, 1000000)));
+        scale = sp_expr_min2(E, sp_expr_const_si(E, 1, 1), coef);
+        pval_t sv = pval_new(1);
+        sp_tensor_alloc(&sv[0], 0, NULL);
+        sv[0].v[0] = scale;
+        bind(I, "clip.scale", t->loc, sv, tv_add(I, &sv[0]));
+    }
+    for (int i = 0; i < nb && st == SP_OK; i++) {
+        sp_binding_t *b = &(*I->vals)[i];
+        if (strncmp(b->name, "grad.", 5) || !is_param_decl(&C->model->body, b->name + 5))
+            continue;
+        const char *p = b->name + 5;
+        sp_binding_t *wb = lookup(I, p);
+        int64_t n = sp_tensor_numel(&wb->t[0]);
+        sp_tensor_t w, gg;
+        sp_tensor_init(&w);
+        sp_tensor_init(&gg);
+        sp_tensor_copy(&w, &wb->t[0]);
+        sp_tensor_copy(&gg, &b->t[0]);
+        for (int64_t e = 0; e < n; e++)
+            gg.v[e] = sp_expr_mul(E, gg.v[e], scale);
+        char nm[600];
+        sp_tensor_t nw;
+        sp_tensor_init(&nw);
+        sp_tensor_copy(&nw, &w);
+        if (!strcmp(opt, "sgd")) {
+            for (int64_t e = 0; e < n; e++) {
+                sp_expr_t gv = gg.v[e];
+                if (!fmpq_is_zero(wd))
+                    gv = sp_expr_add(E, gv, sp_expr_mul(E, K(E, wd), w.v[e]));
+                nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), gv));
+            }
+        } else if (!strcmp(opt, "momentum")) {
+            /* buf' = mu * buf + g; w' = w - lr * buf'  (torch.optim.SGD with momentum) */
+            sp_tensor_t buf, nbuf;
+            sp_tensor_init(&buf);
+            sp_tensor_init(&nbuf);
+            snprintf(nm, sizeof nm, "momentum.%s", p);
+            sp_tensor_alloc(&buf, w.ndim, w.shape);
+            sp_tensor_symbols(E, &buf, nm);
+            sp_tensor_copy(&nbuf, &buf);
+            for (int64_t e = 0; e < n; e++) {
+                nbuf.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, mu), buf.v[e]), gg.v[e]);
+                nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), nbuf.v[e]));
+            }
+            bind_model(I, nm, wb->loc, &buf);
+            snprintf(nm, sizeof nm, "next.momentum.%s", p);
+            bind_model(I, nm, t->loc, &nbuf);
+        } else {
+            /* Adam / AdamW with bias correction at step t */
+            sp_tensor_t m, v, nm_, nv_;
+            sp_tensor_init(&m);
+            sp_tensor_init(&v);
+            sp_tensor_init(&nm_);
+            sp_tensor_init(&nv_);
+            sp_tensor_alloc(&m, w.ndim, w.shape);
+            sp_tensor_alloc(&v, w.ndim, w.shape);
+            snprintf(nm, sizeof nm, "adam.m.%s", p);
+            sp_tensor_symbols(E, &m, nm);
+            snprintf(nm, sizeof nm, "adam.v.%s", p);
+            sp_tensor_symbols(E, &v, nm);
+            sp_tensor_copy(&nm_, &m);
+            sp_tensor_copy(&nv_, &v);
+            fmpq_t one, c1, c2, t1;
+            fmpq_init(one); fmpq_init(c1); fmpq_init(c2); fmpq_init(t1);
+            fmpq_one(one);
+            slong sn = fmpz_get_si(fmpq_numref(step));
+            fmpq_pow_si(c1, b1, sn);
+            fmpq_sub(c1, one, c1); /* 1 - b1^t */
+            fmpq_pow_si(c2, b2, sn);
+            fmpq_sub(c2, one, c2); /* 1 - b2^t */
+            for (int64_t e = 0; e < n; e++) {
+                sp_expr_t gv = gg.v[e];
+                if (!strcmp(opt, "adam") && !fmpq_is_zero(wd))
+                    gv = sp_expr_add(E, gv, sp_expr_mul(E, K(E, wd), w.v[e]));
+                fmpq_sub(t1, one, b1);
+                nm_.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, b1), m.v[e]), sp_expr_mul(E, K(E, t1), gv));
+                fmpq_sub(t1, one, b2);
+                nv_.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, b2), v.v[e]),
+                                       sp_expr_mul(E, K(E, t1), sp_expr_pow(E, gv, 2)));
+                sp_expr_t mhat = sp_expr_div(E, nm_.v[e], K(E, c1));
+                sp_expr_t vhat = sp_expr_div(E, nv_.v[e], K(E, c2));
+                sp_expr_t upd = sp_expr_div(E, mhat, sp_expr_add(E, sp_expr_unary(E, SP_OP_SQRT, vhat), K(E, eps)));
+                sp_expr_t wv = w.v[e];
+                if (!strcmp(opt, "adamw") && !fmpq_is_zero(wd)) {
+                    fmpq_mul(t1, lr, wd);
+                    wv = sp_expr_sub(E, wv, sp_expr_mul(E, K(E, t1), w.v[e]));
+                }
+                nw.v[e] = sp_expr_sub(E, wv, sp_expr_mul(E, K(E, lr), upd));
+            }
+            fmpq_clear(one); fmpq_clear(c1); fmpq_clear(c2); fmpq_clear(t1);
+            snprintf(nm, sizeof nm, "adam.m.%s", p);
+            bind_model(I, nm, wb->loc, &m);
+            snprintf(nm, sizeof nm, "adam.v.%s", p);
+            bind_model(I, nm, wb->loc, &v);
+            snprintf(nm, sizeof nm, "next.adam.m.%s", p);
+            bind_model(I, nm, t->loc, &nm_);
+            snprintf(nm, sizeof nm, "next.adam.v.%s", p);
+            bind_model(I, nm, t->loc, &nv_);
+        }
+        snprintf(nm, sizeof nm, "next.%s", p);
+        bind_model(I, nm, t->loc, &nw);
+        sp_tensor_clear(&w);
+        sp_tensor_clear(&gg);
+        nb = *I->nvals;
+    }
+    fmpq_clear(lr); fmpq_clear(mu); fmpq_clear(b1); fmpq_clear(b2);
+    fmpq_clear(eps); fmpq_clear(wd); fmpq_clear(clip); fmpq_clear(step);
+    return st;
+}
+
+/* ---- entry points ------------------------------------------------------------------------- */
+
+static void interp_clear(interp_t *I)
+{
+    free(I->active);
+    free(I->ivars);
+    for (int k = 0; k < I->nmsgs; k++)
+        sp_tensor_clear(&I->msgs[k].t);
+    free(I->msgs);
+    for (int k = 0; k < I->ntv; k++)
+        sp_tensor_clear(&I->tv[k]);
+    free(I->tv);
+    for (int k = 0; k < I->ntape; k++) {
+        free(I->tape[k].op);
+        attrs_free(I->tape[k].attr, I->tape[k].nattr);
+        free(I->tape[k].in);
+    }
+    free(I->tape);
+    free(I->vid_of_binding);
+    free(I->alias);
+    if (I->is_plan) {
+        for (int k = 0; k < I->npvals; k++) {
+            free(I->pvals[k].name);
+            pval_free(I->pvals[k].t, I->nranks);
+        }
+        free(I->pvals);
+    }
+}
+
+const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name)
+{
+    for (int i = C->nmvals - 1; i >= 0; i--)
+        if (strcmp(C->mvals[i].name, name) == 0)
+            return &C->mvals[i];
+    return NULL;
+}
+
+sp_status_t sp_exec_model(sp_check_t *C)
+{
+    interp_t I;
+    memset(&I, 0, sizeof I);
+    I.C = C;
+    I.nranks = 1;
+    I.active = calloc(1, 1);
+    I.active[0] = 1;
+    I.vals = &C->mvals;
+    I.nvals = &C->nmvals;
+    I.avals = &C->amvals;
+    /* C->mvals may hold values from an earlier pass: rebuild the vid table alongside */
+    I.vid_of_binding = calloc((size_t)(C->amvals ? C->amvals : 1), sizeof(int));
+    for (int i = 0; i < C->amvals; i++)
+        I.vid_of_binding[i] = -1;
+    sp_status_t st = exec_block(&I, &C->model->body);
+    const sp_ast_stmt_t *t = find_train(&C->model->body);
+    if (st == SP_OK && t)
+        st = run_train(&I, t);
+    /* cuts of derived tensors (grad.*, next.*) */
+    if (st == SP_OK) {
+        for (int i = 0; i < C->nmvals; i++) {
+            sp_binding_t *b = &C->mvals[i];
+            if ((strncmp(b->name, "grad.", 5) && strncmp(b->name, "next.", 5)) || !is_cut(C, b->name))
+                continue;
+            int seen = 0;
+            for (int k = 0; k < C->nmorig; k++)
+                seen |= strcmp(C->morig[k].name, b->name) == 0;
+            if (seen)
+                continue;
+            if (C->nmorig == C->amorig) {
+                C->amorig = C->amorig ? 2 * C->amorig : 16;
+                C->morig = realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
+            }
+            sp_binding_t *o = &C->morig[C->nmorig++];
+            o->name = strdup(b->name);
+            o->loc = b->loc;
+            o->scope = 0;
+            o->t = pval_dup(b->t, 1);
+            sp_tensor_t f;
+            sp_tensor_init(&f);
+            fresh_tensor(C, b->name, b->t[0].shape, b->t[0].ndim, &f);
+            sp_tensor_clear(&b->t[0]);
+            b->t[0] = f;
+        }
+    }
+    interp_clear(&I);
+    return st;
+}
+
+sp_status_t sp_exec_plan(sp_check_t *C)
+{
+    const sp_ast_block_t *body = &C->plan->body;
+    if (body->n == 0 || body->stmts[0]->kind != SP_STMT_MESH) {
+        sp_diags_error(C->d, SP_DIAG_LAYOUT, C->plan->loc, "a plan begins with 'mesh AXIS = N, ...'");
+        return SP_ERR_INPUT;
+    }
+    const sp_ast_stmt_t *ms = body->stmts[0];
+    interp_t I;
+    memset(&I, 0, sizeof I);
+    I.C = C;
+    I.is_plan = 1;
+    memset(&C->mesh, 0, sizeof C->mesh);
+    C->mesh.nranks = 1;
+    if (ms->nbinds > SP_MAX_AXES) {
+        sp_diags_error(C->d, SP_DIAG_LIMIT, ms->loc, "at most %d mesh axes", SP_MAX_AXES);
+        return SP_ERR_INPUT;
+    }
+    for (size_t k = 0; k < ms->nbinds; k++) {
+        const sp_ast_bind_t *b = &ms->binds[k];
+        int64_t n;
+        I.nranks = 1;
+        I.active = NULL;
+        if (!eval_int(&I, b->value, -1, &n)) {
+            return SP_ERR_INPUT;
+        }
+        if (sp_mesh_axis(&C->mesh, b->name.str) >= 0) {
+            sp_diags_error(C->d, SP_DIAG_LAYOUT, b->name.loc, "mesh axis '%s' declared twice", b->name.str);
+            return SP_ERR_INPUT;
+        }
+        if (n < 1 || strlen(b->name.str) >= sizeof C->mesh.name[0]) {
+            sp_diags_error(C->d, SP_DIAG_LAYOUT, b->value->loc, "a mesh axis needs a size of at least 1");
+            return SP_ERR_INPUT;
+        }
+        if (C->mesh.nranks > C->opt.max_ranks / n) {
+            sp_diags_error(C->d, SP_DIAG_LIMIT, b->value->loc,
+                           "the mesh has more than %lld ranks (--max-ranks)", (long long)C->opt.max_ranks);
+            return SP_ERR_INPUT;
+        }
+        snprintf(C->mesh.name[C->mesh.naxes], sizeof C->mesh.name[0], "%s", b->name.str);
+        C->mesh.size[C->mesh.naxes++] = n;
+        C->mesh.nranks *= n;
+    }
+    I.nranks = C->mesh.nranks;
+    I.active = malloc((size_t)I.nranks);
+    memset(I.active, 1, (size_t)I.nranks);
+    I.vals = &I.pvals;
+    I.nvals = &I.npvals;
+    I.avals = &I.apvals;
+    sp_status_t st = SP_OK;
+    for (size_t i = 1; i < body->n && st == SP_OK; i++)
+        st = exec_stmt(&I, body->stmts[i]);
+    if (st == SP_OK && I.outputs_seen == 0) {
+        sp_diags_error(C->d, SP_DIAG_LINEAGE, C->plan->loc,
+                       "plan '%s' declares no output: nothing would be proven", C->plan->name.str);
+        st = SP_ERR_INPUT;
+    }
+    interp_clear(&I);
+    return st;
+}

@@ -1,0 +1,416 @@
+/* stage.c: prove every stage: element queries, memoization up to renaming, a thread pool. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sbuf.h"
+
+void sp_stage_clear(sp_stage_t *s)
+{
+    free(s->plan_name);
+    free(s->model_name);
+    sp_layout_clear(&s->layout);
+    if (s->plan) {
+        for (int64_t r = 0; r < s->nranks; r++)
+            sp_tensor_clear(&s->plan[r]);
+        free(s->plan);
+    }
+    sp_tensor_clear(&s->model);
+    free(s->plan_value);
+    free(s->model_value);
+    free(s->cex);
+    free(s->cex_values);
+    memset(s, 0, sizeof(*s));
+}
+
+/* The element pairs of a stage: plan[r][i] against the model's shard, after pending reductions. */
+typedef struct {
+    sp_expr_t *plan, *model;
+    int64_t *rank, *index;
+    int64_t n;
+} pairs_t;
+
+static void pairs_free(pairs_t *P)
+{
+    free(P->plan);
+    free(P->model);
+    free(P->rank);
+    free(P->index);
+}
+
+static int build_pairs(sp_check_t *C, const sp_stage_t *s, pairs_t *P)
+{
+    const sp_mesh_t *m = &C->mesh;
+    int64_t nr = s->nranks;
+    memset(P, 0, sizeof(*P));
+    /* combine pending reductions: every rank ends with its group's reduction */
+    sp_tensor_t *cur = malloc((size_t)nr * sizeof(sp_tensor_t));
+    for (int64_t r = 0; r < nr; r++) {
+        sp_tensor_init(&cur[r]);
+        cur[r].ndim = -1;
+        if (s->plan[r].ndim >= 0)
+            sp_tensor_copy(&cur[r], &s->plan[r]);
+    }
+    uint8_t *lead = malloc(nr > 0 ? (size_t)nr : 1);
+    for (int64_t r = 0; r < nr; r++)
+        lead[r] = 1;
+    int ok = 1;
+    for (int k = 0; k < s->layout.npartial && ok; k++) {
+        sp_tensor_t *nxt = malloc((size_t)nr * sizeof(sp_tensor_t));
+        for (int64_t r = 0; r < nr; r++) {
+            sp_tensor_init(&nxt[r]);
+            nxt[r].ndim = -1;
+        }
+        sp_op_err_t err;
+        ok = sp_coll_all_reduce(C->E, m, &s->layout.paxes[k], s->layout.pop[k], cur, nxt, &err);
+        for (int64_t r = 0; r < nr; r++) {
+            sp_tensor_clear(&cur[r]);
+            if (sp_axes_index(m, &s->layout.paxes[k], r) != 0)
+                lead[r] = 0;
+        }
+        free(cur);
+        cur = nxt;
+    }
+    int64_t cap = 0;
+    for (int64_t r = 0; r < nr && ok; r++) {
+        if (cur[r].ndim < 0 || !lead[r])
+            continue;
+        sp_tensor_t loc;
+        sp_tensor_init(&loc);
+        sp_layout_project(m, &s->layout, r, &s->model, &loc);
+        int64_t n = sp_tensor_numel(&loc);
+        if (P->n + n > cap) {
+            cap = 2 * (P->n + n);
+            P->plan = realloc(P->plan, (size_t)cap * sizeof(sp_expr_t));
+            P->model = realloc(P->model, (size_t)cap * sizeof(sp_expr_t));
+            P->rank = realloc(P->rank, (size_t)cap * sizeof(int64_t));
+            P->index = realloc(P->index, (size_t)cap * sizeof(int64_t));
+        }
+        for (int64_t i = 0; i < n; i++) {
+            P->plan[P->n] = cur[r].v[i];
+            P->model[P->n] = loc.v[i];
+            P->rank[P->n] = r;
+            P->index[P->n] = i;
+            P->n++;
+        }
+        sp_tensor_clear(&loc);
+    }
+    for (int64_t r = 0; r < nr; r++)
+        sp_tensor_clear(&cur[r]);
+    free(cur);
+    free(lead);
+    return ok;
+}
+
+/* ---- renaming-invariant keys ------------------------------------------------------------- */
+
+/*
+ * The canonical serialization of a stage's pairs: the cones of the pairs in order, each node
+ * as (op, param, argument positions), symbols numbered by first occurrence, constants by value.
+ * Two stages with equal serializations ask the same question up to a renaming of symbols.
+ */
+typedef struct {
+    uint64_t *tok;
+    size_t n;
+    char *consts;
+    uint64_t hash;
+} stage_key_t;
+
+static void key_free(stage_key_t *k)
+{
+    free(k->tok);
+    free(k->consts);
+}
+
+static uint64_t mixk(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    return h;
+}
+
+static void make_key(const sp_ectx_struct *E, const pairs_t *P, stage_key_t *K)
+{
+    memset(K, 0, sizeof(*K));
+    sp_expr_t *roots = malloc((size_t)(2 * P->n + 1) * sizeof(sp_expr_t));
+    for (int64_t i = 0; i < P->n; i++) {
+        roots[2 * i] = P->plan[i];
+        roots[2 * i + 1] = P->model[i];
+    }
+    uint32_t *cone;
+    size_t m = sp_expr_cone(E, roots, (size_t)(2 * P->n), &cone);
+    /* position of each cone node in the serialization and symbol numbering */
+    uint32_t *pos = malloc((m ? m : 1) * sizeof(uint32_t));
+    uint32_t nsym = 0;
+    size_t cap = 4 * m + 2 * (size_t)P->n + 4;
+    K->tok = malloc(cap * sizeof(uint64_t));
+    sp_sbuf_t cs;
+    sp_sbuf_init(&cs);
+    for (size_t i = 0; i < m; i++) {
+        const sp_node_t *nd = &E->nodes[cone[i]];
+        pos[i] = (uint32_t)i;
+        if (K->n + 3 + nd->nargs > cap) {
+            cap = 2 * (K->n + 3 + nd->nargs);
+            K->tok = realloc(K->tok, cap * sizeof(uint64_t));
+        }
+        K->tok[K->n++] = nd->op;
+        if (nd->op == SP_OP_SYM) {
+            K->tok[K->n++] = nsym++;
+        } else if (nd->op == SP_OP_CONST) {
+            char *s = fmpq_get_str(NULL, 10, E->consts + nd->param);
+            sp_sbuf_puts(&cs, s);
+            sp_sbuf_putc(&cs, ';');
+            flint_free(s);
+            K->tok[K->n++] = 0;
+        } else {
+            K->tok[K->n++] = (uint64_t)nd->param;
+        }
+        K->tok[K->n++] = nd->nargs;
+        for (uint32_t k = 0; k < nd->nargs; k++)
+            K->tok[K->n++] = pos[sp_bsearch_u32(cone, m, E->argv[nd->args + k])];
+    }
+    if (K->n + 2 * (size_t)P->n > cap)
+        K->tok = realloc(K->tok, (K->n + 2 * (size_t)P->n + 1) * sizeof(uint64_t));
+    for (int64_t i = 0; i < 2 * P->n; i++)
+        K->tok[K->n++] = pos[sp_bsearch_u32(cone, m, roots[i])];
+    K->consts = sp_sbuf_take(&cs);
+    uint64_t h = 1469598103934665603u;
+    for (size_t i = 0; i < K->n; i++)
+        h = mixk(h ^ K->tok[i]);
+    for (const char *p = K->consts; *p; p++)
+        h = mixk(h ^ (unsigned char)*p);
+    K->hash = h;
+    free(pos);
+    flint_free(cone);
+    free(roots);
+}
+
+static int key_equal(const stage_key_t *a, const stage_key_t *b)
+{
+    return a->hash == b->hash && a->n == b->n && !memcmp(a->tok, b->tok, a->n * sizeof(uint64_t)) &&
+           strcmp(a->consts, b->consts) == 0;
+}
+
+/* ---- solving one stage ---------------------------------------------------------------------- */
+
+static char *fmt_cex(const sp_ectx_struct *E, const sp_result_t *r)
+{
+    /* symbols sorted by name for a readable, deterministic line */
+    slong n = r->cex.n;
+    slong *ord = malloc((size_t)(n ? n : 1) * sizeof(slong));
+    for (slong i = 0; i < n; i++)
+        ord[i] = i;
+    for (slong i = 1; i < n; i++) {
+        slong t = ord[i], j = i - 1;
+        while (j >= 0 && strcmp(sp_expr_sym_name(E, r->cex.syms[ord[j]]),
+                                sp_expr_sym_name(E, r->cex.syms[t])) > 0) {
+            ord[j + 1] = ord[j];
+            j--;
+        }
+        ord[j + 1] = t;
+    }
+    sp_sbuf_t b;
+    sp_sbuf_init(&b);
+    for (slong i = 0; i < n; i++) {
+        char *v = fmpq_get_str(NULL, 10, r->cex.vals + ord[i]);
+        sp_sbuf_printf(&b, "%s%s = %s", i ? ", " : "", sp_expr_sym_name(E, r->cex.syms[ord[i]]), v);
+        flint_free(v);
+    }
+    free(ord);
+    return sp_sbuf_take(&b);
+}
+
+static char *strdup_flint(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    memcpy(d, s, n + 1);
+    return d;
+}
+
+static void solve_stage(sp_check_t *C, sp_stage_t *s)
+{
+    pairs_t P;
+    if (!build_pairs(C, s, &P)) {
+        s->status = SP_STAGE_UNKNOWN;
+        s->why = SP_WHY_LIMIT_NODES;
+        pairs_free(&P);
+        return;
+    }
+    sp_engine_t *S = sp_engine_new(&C->opt.lim, C->opt.seed ^ (uint64_t)(s->id + 1) * 0x9e3779b97f4a7c15u);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    sp_expr_t *a = malloc((size_t)(P.n ? P.n : 1) * sizeof(sp_expr_t));
+    sp_expr_t *b = malloc((size_t)(P.n ? P.n : 1) * sizeof(sp_expr_t));
+    int ok = P.n == 0 || (sp_expr_import(E, C->E, P.plan, (size_t)P.n, a) &&
+                          sp_expr_import(E, C->E, P.model, (size_t)P.n, b));
+    s->status = SP_STAGE_PROVED;
+    if (!ok) {
+        s->status = SP_STAGE_UNKNOWN;
+        s->why = SP_WHY_LIMIT_NODES;
+    }
+    sp_result_t r;
+    sp_result_init(&r);
+    for (int64_t i = 0; i < P.n && ok; i++) {
+        /* replicas ask the same question: skip pairs seen before in this stage */
+        int dup = 0;
+        for (int64_t j = i - 1; j >= 0 && j >= i - 64 && !dup; j--)
+            dup = a[j] == a[i] && b[j] == b[i];
+        if (dup)
+            continue;
+        s->elements++;
+        sp_answer_t ans = sp_equiv(S, a[i], b[i], &r);
+        if (ans == SP_EQUAL)
+            continue;
+        s->status = ans == SP_DIFFERENT ? SP_STAGE_FAILED : SP_STAGE_UNKNOWN;
+        s->why = r.why;
+        s->fail_rank = P.rank[i];
+        s->fail_index = P.index[i];
+        int64_t ls[SP_MAX_DIMS];
+        sp_layout_local_shape(&C->mesh, &s->layout, P.rank[i], ls);
+        s->fail_ndim = s->layout.ndim;
+        memcpy(s->fail_shape, ls, sizeof ls);
+        char *pv = sp_engine_print_nf(S, a[i], 400);
+        char *mv = sp_engine_print_nf(S, b[i], 400);
+        if (pv == NULL)
+            pv = sp_expr_print(E, a[i], 400);
+        if (mv == NULL)
+            mv = sp_expr_print(E, b[i], 400);
+        s->plan_value = strdup_flint(pv);
+        s->model_value = strdup_flint(mv);
+        flint_free(pv);
+        flint_free(mv);
+        if (ans == SP_DIFFERENT) {
+            char *cx = fmt_cex(E, &r);
+            s->cex = strdup_flint(cx);
+            flint_free(cx);
+            size_t need = strlen(r.cex.lhs_value) + strlen(r.cex.rhs_value) + 64;
+            s->cex_values = malloc(need);
+            snprintf(s->cex_values, need, "plan = %s, model = %s (%s)", r.cex.lhs_value,
+                     r.cex.rhs_value, r.cex.exact ? "exact" : "Arb balls, disjoint");
+        }
+        break;
+    }
+    sp_result_clear(&r);
+    free(a);
+    free(b);
+    sp_engine_free(S);
+    pairs_free(&P);
+}
+
+/* ---- the pool ----------------------------------------------------------------------------- */
+
+typedef struct {
+    sp_check_t *C;
+    int *todo;
+    int ntodo;
+    int next;
+    int done;
+    pthread_mutex_t mu;
+} pool_t;
+
+static void *worker(void *arg)
+{
+    pool_t *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        int k = p->next < p->ntodo ? p->todo[p->next++] : -1;
+        pthread_mutex_unlock(&p->mu);
+        if (k < 0)
+            break;
+        solve_stage(p->C, &p->C->stages[k]);
+        pthread_mutex_lock(&p->mu);
+        p->done++;
+        if (p->C->opt.progress) {
+            fprintf(stderr, "\rshardproof: %d/%d stages", p->done, p->ntodo);
+            fflush(stderr);
+        }
+        pthread_mutex_unlock(&p->mu);
+    }
+    flint_cleanup();
+    return NULL;
+}
+
+static void run_pool(sp_check_t *C, int *todo, int n)
+{
+    if (n == 0)
+        return;
+    int jobs = C->opt.jobs > 0 ? C->opt.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (jobs < 1)
+        jobs = 1;
+    if (jobs > n)
+        jobs = n;
+    pool_t p = {C, todo, n, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+    if (jobs == 1) {
+        worker(&p);
+    } else {
+        pthread_t *th = malloc((size_t)jobs * sizeof(pthread_t));
+        int started = 0;
+        for (int i = 0; i < jobs; i++)
+            if (pthread_create(&th[i], NULL, worker, &p) == 0)
+                started++;
+            else
+                break;
+        if (started == 0)
+            worker(&p);
+        for (int i = 0; i < started; i++)
+            pthread_join(th[i], NULL);
+        free(th);
+    }
+    if (C->opt.progress)
+        fprintf(stderr, "\r\033[K");
+}
+
+sp_status_t sp_stages_solve(sp_check_t *C)
+{
+    int n = C->nstages;
+    stage_key_t *keys = calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
+    int *rep = malloc((size_t)(n ? n : 1) * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        pairs_t P;
+        sp_stage_t *s = &C->stages[i];
+        s->memo_of = -1;
+        if (!build_pairs(C, s, &P)) {
+            pairs_free(&P);
+            rep[i] = i;
+            continue;
+        }
+        make_key(C->E, &P, &keys[i]);
+        pairs_free(&P);
+        s->key = keys[i].hash;
+        rep[i] = i;
+        for (int j = 0; j < i; j++)
+            if (rep[j] == j && key_equal(&keys[i], &keys[j])) {
+                rep[i] = j;
+                break;
+            }
+    }
+    /* representatives first, then members of groups whose representative was not proved */
+    int *todo = malloc((size_t)(n ? n : 1) * sizeof(int));
+    int nt = 0;
+    for (int i = 0; i < n; i++)
+        if (rep[i] == i)
+            todo[nt++] = i;
+    run_pool(C, todo, nt);
+    nt = 0;
+    for (int i = 0; i < n; i++) {
+        if (rep[i] == i)
+            continue;
+        if (C->stages[rep[i]].status == SP_STAGE_PROVED) {
+            C->stages[i].status = SP_STAGE_MEMO;
+            C->stages[i].memo_of = rep[i];
+        } else {
+            todo[nt++] = i;
+        }
+    }
+    run_pool(C, todo, nt);
+    for (int i = 0; i < n; i++)
+        key_free(&keys[i]);
+    free(keys);
+    free(rep);
+    free(todo);
+    return SP_OK;
+}

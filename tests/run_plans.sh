@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# run_plans.sh: run the plan corpora with their expected verdicts.
+#   tests/plans/ok/*.sp and docs/examples/*.sp   EQUIVALENT (exit 0), unless the file says otherwise
+#   tests/plans/bugs/*.sp   '# expect: NOT EQUIVALENT at line N' (exit 1, first failing plan line N)
+#   tests/plans/bad/*.sp    '# expect: FILE:L:C: error: MSG' (exit 2, that exact first diagnostic),
+#                           run from inside tests/plans/bad so FILE is the bare name
+#   tests/plans/regress/*.sp  like bad/ or ok/, by their expect line
+# With VALGRIND=1 every run goes through valgrind (zero errors, zero leaks).
+set -u
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+root=$(cd "$(dirname "$0")/.." && pwd)
+pass=0
+fail=0
+run() { # dir file args...
+    local dir=$1 file=$2
+    shift 2
+    if [ "${VALGRIND:-0}" = 1 ]; then
+        (cd "$dir" && valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+            "$bin" check "$file" --no-progress "$@")
+    else
+        (cd "$dir" && "$bin" check "$file" --no-progress "$@")
+    fi
+}
+check_one() { # kind path
+    local kind=$1 path=$2 dir file expect out err rc
+    dir=$(dirname "$path")
+    file=$(basename "$path")
+    expect=$(grep -a -m1 '^# expect:' "$path" | sed 's/^# expect: *//')
+    out=$(mktemp)
+    err=$(mktemp)
+    run "$dir" "$file" >"$out" 2>"$err"
+    rc=$?
+    local ok=1 why=""
+    if [ "$rc" = 99 ]; then
+        ok=0; why="valgrind reported errors"
+    elif [ "$kind" = bad ] || [[ "$expect" == *": error: "* ]]; then
+        if [ "$rc" != 2 ]; then ok=0; why="exit $rc, expected 2"; fi
+        if ! grep -aqxF -- "$expect" "$err"; then ok=0; why="$why; diagnostic '$expect' not printed (got: $(head -1 "$err"))"; fi
+    elif [[ "$expect" == "NOT EQUIVALENT at line "* ]]; then
+        local line=${expect#NOT EQUIVALENT at line }
+        if [ "$rc" != 1 ]; then ok=0; why="exit $rc, expected 1"; fi
+        if ! grep -q "^  plan line:   $file:$line:" "$out"; then ok=0; why="$why; first failing plan line is not $line: $(grep 'plan line' "$out")"; fi
+    elif [ "$expect" = "UNKNOWN" ]; then
+        if [ "$rc" != 3 ]; then ok=0; why="exit $rc, expected 3"; fi
+    else
+        if [ "$rc" != 0 ]; then ok=0; why="exit $rc, expected 0 (EQUIVALENT)"; fi
+    fi
+    if [ $ok = 1 ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $path: $why"
+        sed 's/^/    /' "$err" | head -5
+    fi
+    rm -f "$out" "$err"
+}
+for f in "$root"/docs/examples/*.sp "$root"/tests/plans/ok/*.sp; do [ -e "$f" ] && check_one ok "$f"; done
+for f in "$root"/tests/plans/bugs/*.sp; do [ -e "$f" ] && check_one bugs "$f"; done
+for f in "$root"/tests/plans/bad/*.sp; do [ -e "$f" ] && check_one bad "$f"; done
+for f in "$root"/tests/plans/regress/*.sp; do [ -e "$f" ] && check_one regress "$f"; done
+echo "plans: $pass passed, $fail failed"
+[ "$fail" = 0 ]
