@@ -337,22 +337,30 @@ void sp_poly_neg(sp_poly_t r, const sp_poly_t p)
         fmpq_neg(r->c + i, r->c + i);
 }
 
-void sp_poly_scalar_mul(sp_poly_t r, const sp_poly_t p, const fmpq_t c)
+void sp_poly_scalar_mul(sp_poly_t r, const sp_poly_t p, const fmpq_t c0)
 {
-    if (fmpq_is_zero(c)) {
+    if (fmpq_is_zero(c0)) {
         r->len = 0;
         return;
     }
+    fmpq_t c; /* c0 may point into p or r */
+    fmpq_init(c);
+    fmpq_set(c, c0);
     sp_poly_set(r, p);
     for (slong i = 0; i < r->len; i++)
         fmpq_mul(r->c + i, r->c + i, c);
+    fmpq_clear(c);
 }
 
-void sp_poly_scalar_div(sp_poly_t r, const sp_poly_t p, const fmpq_t c)
+void sp_poly_scalar_div(sp_poly_t r, const sp_poly_t p, const fmpq_t c0)
 {
+    fmpq_t c;
+    fmpq_init(c);
+    fmpq_set(c, c0);
     sp_poly_set(r, p);
     for (slong i = 0; i < r->len; i++)
         fmpq_div(r->c + i, r->c + i, c);
+    fmpq_clear(c);
 }
 
 void sp_poly_add_sub(sp_poly_t r, const sp_poly_t p, const sp_poly_t q, int s)
@@ -518,12 +526,14 @@ int sp_poly_mul(sp_mstore_t *M, sp_poly_t r, const sp_poly_t p, const sp_poly_t 
         r->len = 0;
         return 1;
     }
-    if (p->len == 1 && p->m[0] == 0) {
-        sp_poly_scalar_mul(r, q, p->c);
-        return 1;
-    }
-    if (q->len == 1 && q->m[0] == 0) {
-        sp_poly_scalar_mul(r, p, q->c);
+    if ((p->len == 1 && p->m[0] == 0) || (q->len == 1 && q->m[0] == 0)) {
+        /* a constant factor: copy it first, r may alias either operand */
+        int pc = p->len == 1 && p->m[0] == 0;
+        fmpq_t c;
+        fmpq_init(c);
+        fmpq_set(c, pc ? p->c : q->c);
+        sp_poly_scalar_mul(r, pc ? q : p, c);
+        fmpq_clear(c);
         return 1;
     }
     acc_t A;

@@ -676,7 +676,7 @@ static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, 
             sp_tensor_shape_str(&(*val)[r], a, sizeof a);
             shape_str(ls, L.ndim, b, sizeof b);
             sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
-            errat(I, SP_DIAG_LINEAGE, ploc,
+            errat(I, SP_DIAG_LINEAGE, al ? al->loc : ploc,
                   "'%s' has shape %s on rank %s but the layout of '%s' gives %s", pname, a, rs,
                   mname, b);
             sp_layout_clear(&L);
@@ -1799,8 +1799,12 @@ static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
         }
         if (st != SP_OK)
             return st;
-        st = relate(I, SP_STAGE_OUTPUT, pn, o->value ? o->value->loc : o->target->loc, mn,
-                    o->target->loc, o->layout, &v);
+        /* point at the statement that defined the plan tensor, when it is a name */
+        sp_loc_t ploc = o->value ? o->value->loc : o->target->loc;
+        const sp_binding_t *pb = lookup(I, pn);
+        if (pb && (o->value == NULL || o->value->kind == SP_AST_NAME))
+            ploc = pb->loc;
+        st = relate(I, SP_STAGE_OUTPUT, pn, ploc, mn, o->target->loc, o->layout, &v);
         pval_free(v, I->nranks);
         if (st != SP_OK)
             return st;

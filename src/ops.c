@@ -101,7 +101,8 @@ int sp_tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape)
     if (ndim < 0 || ndim > SP_MAX_DIMS)
         return 0;
     int64_t sh[SP_MAX_DIMS] = {0};
-    memcpy(sh, shape, (size_t)ndim * sizeof(int64_t)); /* shape may alias t->shape */
+    if (ndim > 0)
+        memcpy(sh, shape, (size_t)ndim * sizeof(int64_t)); /* shape may alias t->shape */
     int64_t n = shape_numel(ndim, sh);
     if (n < 0)
         return 0;
@@ -389,6 +390,7 @@ static int attr_need_int(opc_t *c, const char *key, int64_t *out)
 
 static int attr_flag(opc_t *c, const char *key, int *out)
 {
+    *out = 0;
     int64_t v;
     if (!attr_int(c, key, 0, &v, NULL))
         return 0;
@@ -443,6 +445,7 @@ static int attr_list(opc_t *c, const char *key, int64_t *one, const int64_t **li
 
 static int norm_dim(opc_t *c, int64_t d, int ndim, int *out)
 {
+    *out = 0;
     int n = ndim > 0 ? ndim : 1; /* torch accepts dim 0 / -1 on a 0-d tensor */
     if (d < -n || d >= n)
         return fail(c, "dimension %lld out of range for a %d-d tensor", (long long)d, ndim);
@@ -1083,7 +1086,8 @@ static int ew_vjp(opc_t *c, int code, int sub, const sp_tensor_t *y, const sp_te
             int other = code == EW_CLAMP ? (w.t[1] != NULL ? 1 : 2) : 1;
             sp_expr_t m[2] = {a[0], a[other]}, ind[2];
             if (!extremal_grads(E, e, m, 2, is_max, ind)) {
-                ok = fail(c, "internal error: unexpected max/min node");
+                ok = fail(c, "%s", E->oom ? "out of memory or expression node limit"
+                                            : "internal error: unexpected max/min node");
                 break;
             }
             g[0][i] = mul2(E, d, ind[0]);
@@ -1211,7 +1215,8 @@ static int g_reshape(opc_t *c, gather_t *g)
         }
     }
     g->ndim = n;
-    memcpy(g->shape, l, (size_t)n * sizeof(int64_t));
+    if (n > 0)
+        memcpy(g->shape, l, (size_t)n * sizeof(int64_t));
     if (infer >= 0 && prod != 0 && total % prod == 0)
         g->shape[infer] = total / prod;
     else if (infer >= 0 || prod != total)
@@ -1722,7 +1727,7 @@ static int red_setup(opc_t *c, int code, red_t *r)
             return fail(c, "dimension %d repeated", d);
         mask[d] = 1;
     }
-    if (!present)
+    if (!present || n == 0) /* torch: an empty dim list reduces over all dims */
         for (int d = 0; d < x->ndim; d++)
             mask[d] = 1;
     int64_t *map;
@@ -1791,7 +1796,8 @@ static int vjp_reduce(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_
             for (int64_t j = 0; j < m; j++)
                 tmp[j] = x->v[r.g.idx[b + j]];
             if (!extremal_grads(E, y->v[k], tmp, (uint32_t)m, code == RED_MAX, ind))
-                ok = fail(c, "internal error: unexpected max/min node");
+                ok = fail(c, "%s", E->oom ? "out of memory or expression node limit"
+                                            : "internal error: unexpected max/min node");
         } else if (code == RED_LSE) {
             for (int64_t j = 0; j < m; j++)
                 tmp[j] = sp_expr_unary(E, SP_OP_EXP, x->v[r.g.idx[b + j]]);

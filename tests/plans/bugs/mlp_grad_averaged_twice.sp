@@ -1,5 +1,5 @@
 # mlp_grad_averaged_twice: the weight gradient is averaged over dp although the loss is already the global mean
-# expect: NOT EQUIVALENT at line 48
+# expect: NOT EQUIVALENT at line 39
 # mlp.sp: a two-layer MLP trained with SGD, and its Megatron-style plan on DP=2 x TP=2:
 # the first linear is column-parallel, the second row-parallel, gradients all-reduced over dp.
 

@@ -1,5 +1,5 @@
 # mlp_input_grad_allreduce_missing: the input gradient of the column-parallel linear is not all-reduced over tp
-# expect: NOT EQUIVALENT at line 47
+# expect: NOT EQUIVALENT at line 40
 # mlp.sp: a two-layer MLP trained with SGD, and its Megatron-style plan on DP=2 x TP=2:
 # the first linear is column-parallel, the second row-parallel, gradients all-reduced over dp.
 

@@ -1,5 +1,5 @@
 # pipeline_grad_reduced_early: the gradient reduction uses only the last micro-batch's contribution
-# expect: NOT EQUIVALENT at line 46
+# expect: NOT EQUIVALENT at line 45
 # pipeline.sp: the MLP on a two-stage pipeline (pp=2) with data parallelism (dp=2), two
 # micro-batches per step, gradient accumulation, and gradients all-reduced over dp at the end.
 

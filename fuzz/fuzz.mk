@@ -1,0 +1,155 @@
+# fuzz/fuzz.mk: libFuzzer harnesses (clang), the differential fuzzer and corpus replay (gcc).
+# Called from the top-level Makefile as `$(MAKE) -f fuzz/fuzz.mk <target> MODE=$(MODE)`, from
+# the project root.  See fuzz/README.md.
+#
+#   fuzz        libFuzzer binaries build/fuzz/fuzz_<target> (clang-14, ASan+UBSan+fuzzer)
+#   fuzz-smoke  diff_fuzz --seed 1 for about a minute, then every seed corpus and regression file
+#               through the standalone replayers (gcc, MODE flags, linked with libshardproof.a)
+#   fuzz-open   the reproducers of finds not fixed yet (fuzz/regress/open/): expected to fail
+#   fuzz-run    run both libFuzzer harnesses for FUZZ_SECONDS each (working corpora in
+#               fuzz/corpus-work/, which git ignores)
+#   bench       bench/bench.mk's bench target
+
+MODE ?= release
+CC ?= cc
+CLANG ?= clang-14
+B := build/$(MODE)
+FZ := $(B)/fuzz
+LF := build/fuzz
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-stringop-overread
+CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+INC := -Iinclude -Isolver -Ifuzz
+ifeq ($(MODE),release)
+  OPT := -O2 -g
+else ifeq ($(MODE),debug)
+  OPT := -O0 -g3 -DSP_DEBUG
+else ifeq ($(MODE),asan)
+  OPT := -O1 -g -DSP_DEBUG -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDASAN := -fsanitize=address,undefined
+else
+  $(error unknown MODE=$(MODE): use release, debug or asan)
+endif
+LDLIBS := -lflint-arb -lflint -lmpfr -lgmp -ljansson -lpthread -lm
+
+# diff_fuzz iterations for about one minute of smoke run (measured on a 2-core VM, see README),
+# with a 1 s limit per query so a slow machine stays near that
+ifeq ($(MODE),release)
+  SMOKE_ITERS ?= 3000
+else ifeq ($(MODE),debug)
+  SMOKE_ITERS ?= 1200
+else
+  SMOKE_ITERS ?= 1000
+endif
+SMOKE_MAX_MS ?= 1000
+
+SOLVER_SRC := $(sort $(wildcard solver/*.c))
+HARNESSES := engine expr_parse
+FUZZ_COMMON := fuzz/exprgen.c
+FUZZ_HDR := fuzz/exprgen.h $(wildcard solver/*.h)
+
+# How the gcc binaries get the engine: FUZZ_LINK=lib links build/$(MODE)/libshardproof.a (the
+# default, built by the top-level Makefile); FUZZ_LINK=solver compiles solver/*.c here, for when
+# the library does not build because some src/ file is in flux (fuzz-smoke falls back to it).
+FUZZ_LINK ?= lib
+ifeq ($(FUZZ_LINK),lib)
+  ENGINE := $(B)/libshardproof.a
+else
+  ENGINE := $(SOLVER_SRC:solver/%.c=$(FZ)/solver/%.o)
+endif
+
+.PHONY: FORCE
+FORCE:
+ifeq ($(FUZZ_LINK),lib)
+$(B)/libshardproof.a: FORCE
+	@$(MAKE) --no-print-directory -f Makefile $@ MODE=$(MODE)
+endif
+
+.SECONDARY:
+.PHONY: fuzz fuzz-smoke fuzz-smoke-run fuzz-tools fuzz-open fuzz-run bench
+
+# ---- libFuzzer (clang) ---------------------------------------------------------------------------
+
+# pointer-overflow and nonnull-attribute stay recoverable so fuzz/ubsan.supp can silence an open find (see there).
+LF_FLAGS := $(CSTD) -O1 -g -DSP_DEBUG -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+            -fsanitize-recover=pointer-overflow,nonnull-attribute $(INC) -MMD -MP
+export UBSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/ubsan.supp:print_stacktrace=1
+export LSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/lsan.supp:print_suppressions=0
+LF_SAN := -fsanitize=fuzzer-no-link,address,undefined
+LF_SOLVER_OBJ := $(SOLVER_SRC:solver/%.c=$(LF)/solver/%.o)
+
+fuzz: $(HARNESSES:%=$(LF)/fuzz_%)
+	@echo "fuzz: built $(HARNESSES:%=$(LF)/fuzz_%); see fuzz/README.md to run them"
+
+$(LF)/solver/%.o: solver/%.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(LF_FLAGS) $(LF_SAN) -Wno-unused-command-line-argument -c $< -o $@
+
+$(LF)/obj/%.o: fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(LF_FLAGS) $(LF_SAN) -Wall -Wextra -Werror -Wno-unused-parameter -c $< -o $@
+
+$(LF)/fuzz_%: $(LF)/obj/fuzz_%.o $(LF)/obj/exprgen.o $(LF_SOLVER_OBJ)
+	$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
+
+# ---- gcc: diff_fuzz and the replayers --------------------------------------------------------------
+
+CFLAGS_FZ := $(CSTD) $(WARN) $(OPT) $(INC) -MMD -MP
+
+$(FZ)/solver/%.o: solver/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -Wall $(OPT) $(INC) -MMD -MP -c $< -o $@
+
+$(FZ)/obj/%.o: fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_FZ) -c $< -o $@
+
+$(FZ)/diff_fuzz: $(FZ)/obj/diff_fuzz.o $(FZ)/obj/exprgen.o $(ENGINE)
+	$(CC) $(LDASAN) -o $@ $^ $(LDLIBS)
+
+$(FZ)/replay_%: $(FZ)/obj/replay.o $(FZ)/obj/fuzz_%.o $(FZ)/obj/exprgen.o $(ENGINE)
+	$(CC) $(LDASAN) -o $@ $^ $(LDLIBS)
+
+fuzz-tools: $(FZ)/diff_fuzz $(HARNESSES:%=$(FZ)/replay_%)
+
+# The library first (through the top-level Makefile); if it does not build, the solver sources.
+fuzz-smoke:
+	@if $(MAKE) --no-print-directory -f Makefile $(B)/libshardproof.a MODE=$(MODE); then \
+	  $(MAKE) --no-print-directory -f fuzz/fuzz.mk fuzz-smoke-run MODE=$(MODE) FUZZ_LINK=lib; \
+	else \
+	  echo "fuzz: $(B)/libshardproof.a did not build; compiling solver/*.c directly"; \
+	  $(MAKE) --no-print-directory -f fuzz/fuzz.mk fuzz-smoke-run MODE=$(MODE) FUZZ_LINK=solver; \
+	fi
+
+fuzz-smoke-run: fuzz-tools
+	$(FZ)/diff_fuzz --seed 1 --iters $(SMOKE_ITERS) --max-ms $(SMOKE_MAX_MS)
+	$(FZ)/diff_fuzz --replay $(sort $(wildcard fuzz/regress/pairs/*.txt))
+	$(FZ)/replay_engine fuzz/corpus/engine $(wildcard fuzz/regress/engine)
+	$(FZ)/replay_expr_parse fuzz/corpus/expr_parse $(wildcard fuzz/regress/expr_parse)
+	@echo "fuzz-smoke: passed"
+
+# Reproducers of open finds: each is expected to fail until the engine is fixed; then it moves
+# to fuzz/regress/<harness>/ (see fuzz/README.md).
+fuzz-open: fuzz-tools
+	@for f in $(sort $(wildcard fuzz/regress/open/pairs/*.txt)); do \
+	  if $(FZ)/diff_fuzz --replay $$f >/dev/null 2>&1; then echo "fixed: $$f"; else echo "open:  $$f"; fi; done
+	@for h in $(HARNESSES); do for f in $$(ls fuzz/regress/open/$$h/* 2>/dev/null); do \
+	  if $(FZ)/replay_$$h $$f >/dev/null 2>&1; then echo "fixed: $$f"; else echo "open:  $$f"; fi; done; done
+
+# ---- long runs -------------------------------------------------------------------------------------
+
+FUZZ_SECONDS ?= 600
+fuzz-run: fuzz
+	@for h in $(HARNESSES); do \
+	  mkdir -p fuzz/corpus-work/$$h fuzz/corpus-work/$$h-crashes; \
+	  echo "== fuzz_$$h for $(FUZZ_SECONDS) s"; \
+	  $(LF)/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	    -artifact_prefix=fuzz/corpus-work/$$h-crashes/ -print_final_stats=1 \
+	    fuzz/corpus-work/$$h fuzz/corpus/$$h || exit 1; \
+	done
+
+bench:
+	@if [ -f bench/bench.mk ]; then $(MAKE) -f bench/bench.mk bench MODE=$(MODE); \
+	else echo "bench: bench/bench.mk does not exist yet"; exit 1; fi
+
+-include $(wildcard $(LF)/solver/*.d $(LF)/obj/*.d $(FZ)/obj/*.d $(FZ)/solver/*.d)
