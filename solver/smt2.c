@@ -12,7 +12,8 @@
 /* pow(x, k) with |k| up to this is (* x x ...); above it, square and multiply. */
 #define POW_INLINE 8
 
-/* def[i]: DEF_TRUE, DEF_FALSE, or the node id whose Bool define-fun sp_d<id> holds the condition. */
+/* def[i]: DEF_TRUE, DEF_FALSE, or the node id whose Bool define-fun sp_d<id> holds the condition.
+ */
 #define DEF_TRUE 0u
 #define DEF_FALSE UINT32_MAX
 
@@ -20,24 +21,30 @@ typedef struct {
     const sp_ectx_struct *E;
     const uint32_t *cone; /* ascending ids = topological order */
     size_t n;
-    uint32_t *uses;  /* textual references: by users (weighted by how often the encoding repeats
-                        the argument) and by the final assertion */
-    uint8_t *root;   /* a root must be named */
-    uint8_t *depth;  /* parenthesis depth of the inline text, 0 for leaves and named nodes */
-    uint8_t *named;  /* 1 once written as (define-fun sp_t<id> ...) */
-    char **text;     /* the inline text of a single-use node, until its user takes it */
-    uint32_t *def;   /* definedness, see DEF_* */
+    uint32_t *uses; /* textual references: by users (weighted by how often the encoding repeats
+                       the argument) and by the final assertion */
+    uint8_t *root;  /* a root must be named */
+    uint8_t *depth; /* parenthesis depth of the inline text, 0 for leaves and named nodes */
+    uint8_t *named; /* 1 once written as (define-fun sp_t<id> ...) */
+    char **text;    /* the inline text of a single-use node, until its user takes it */
+    uint32_t *def;  /* definedness, see DEF_* */
     sp_sbuf_t out;
 } smt_t;
 
-static size_t pos(const smt_t *s, sp_expr_t id) { return sp_bsearch_u32(s->cone, s->n, id); }
+static size_t pos(const smt_t *s, sp_expr_t id)
+{
+    return sp_bsearch_u32(s->cone, s->n, id);
+}
 
-static int op_is_uf(sp_op_t op) { return op >= SP_OP_EXP && op <= SP_OP_ERF; }
+static int op_is_uf(sp_op_t op)
+{
+    return op >= SP_OP_EXP && op <= SP_OP_ERF;
+}
 
 /* SMT-LIB core, Ints and Reals identifiers that a declaration would shadow. */
-static const char *const builtin_names[] = {"true",  "false", "not",     "and",    "or",
-                                            "xor",   "ite",   "distinct", "abs",   "div",
-                                            "mod",   "to_real", "to_int", "is_int"};
+static const char *const builtin_names[] = {"true", "false",   "not",      "and",   "or",
+                                            "xor",  "ite",     "distinct", "abs",   "div",
+                                            "mod",  "to_real", "to_int",   "is_int"};
 
 static int name_is_plain(const char *s)
 {
@@ -125,9 +132,15 @@ static uint32_t arg_weight(const sp_ectx_struct *E, sp_expr_t e)
     switch ((sp_op_t)nd->op) {
     case SP_OP_POW:
         return nd->param == 0 ? 0 : (nd->param == 1 ? 1 : 2);
-    case SP_OP_MAX: case SP_OP_MIN: case SP_OP_RELU: case SP_OP_ABS: case SP_OP_CLAMP:
+    case SP_OP_MAX:
+    case SP_OP_MIN:
+    case SP_OP_RELU:
+    case SP_OP_ABS:
+    case SP_OP_CLAMP:
         return 2;
-    case SP_OP_LOG: case SP_OP_SQRT: case SP_OP_RSQRT:
+    case SP_OP_LOG:
+    case SP_OP_SQRT:
+    case SP_OP_RSQRT:
         return 2; /* guard + use */
     default:
         return 1;
@@ -317,7 +330,8 @@ static void put_term(smt_t *s, sp_sbuf_t *b, sp_expr_t e)
     sp_op_t op = (sp_op_t)nd->op;
     uint32_t na = nd->nargs;
     switch (op) {
-    case SP_OP_ADD: case SP_OP_MUL:
+    case SP_OP_ADD:
+    case SP_OP_MUL:
         if (na == 0) {
             sp_sbuf_puts(b, op == SP_OP_ADD ? "0.0" : "1.0");
             return;
@@ -333,7 +347,9 @@ static void put_term(smt_t *s, sp_sbuf_t *b, sp_expr_t e)
         }
         sp_sbuf_putc(b, ')');
         return;
-    case SP_OP_NEG: case SP_OP_SUB: case SP_OP_DIV:
+    case SP_OP_NEG:
+    case SP_OP_SUB:
+    case SP_OP_DIV:
         sp_sbuf_puts(b, op == SP_OP_DIV ? "(/" : "(-");
         for (uint32_t k = 0; k < na; k++) {
             sp_sbuf_putc(b, ' ');
@@ -357,13 +373,21 @@ static void put_term(smt_t *s, sp_sbuf_t *b, sp_expr_t e)
         flint_free(x);
         return;
     }
-    case SP_OP_EXP: case SP_OP_LOG: case SP_OP_SQRT: case SP_OP_RSQRT: case SP_OP_TANH:
-    case SP_OP_SIGMOID: case SP_OP_SILU: case SP_OP_GELU: case SP_OP_ERF:
+    case SP_OP_EXP:
+    case SP_OP_LOG:
+    case SP_OP_SQRT:
+    case SP_OP_RSQRT:
+    case SP_OP_TANH:
+    case SP_OP_SIGMOID:
+    case SP_OP_SILU:
+    case SP_OP_GELU:
+    case SP_OP_ERF:
         sp_sbuf_printf(b, "(sp_%s ", sp_op_name(op));
         put_arg(s, b, sp_expr_arg(E, e, 0));
         sp_sbuf_putc(b, ')');
         return;
-    case SP_OP_MAX: case SP_OP_MIN: {
+    case SP_OP_MAX:
+    case SP_OP_MIN: {
         const char *rel = op == SP_OP_MAX ? ">=" : "<=";
         if (na == 1) {
             put_arg(s, b, sp_expr_arg(E, e, 0));

@@ -1,4 +1,5 @@
-/* smt2.h: export an equivalence query as an SMT-LIB2 script, so Z3 and cvc5 see the same question. */
+/* smt2.h: export an equivalence query as an SMT-LIB2 script, so Z3 and cvc5 see the same question.
+ */
 #ifndef SP_SMT2_H
 #define SP_SMT2_H
 

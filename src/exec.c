@@ -56,7 +56,7 @@ typedef struct {
     int returned;
     int depth;
     /* send/recv queues: FIFO of (src, dst, tensor) */
-    struct msg { int64_t src, dst; sp_tensor_t t; int used; } *msgs;
+    struct msg { int64_t src, dst; sp_tensor_t t; int used; sp_loc_t loc; } *msgs;
     int nmsgs, amsgs;
     /* model tape (values by id, nranks == 1) */
     sp_tensor_t *tv;
@@ -399,8 +399,18 @@ static int resolve_axes(interp_t *I, const sp_ast_name_t *names, size_t n, sp_ax
     return 1;
 }
 
-/* Resolve a layout; for a model (no mesh) any sharding is an error. */
+static int resolve_layout_(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L);
+
+/* Resolve a layout; for a model (no mesh) any sharding is an error.  L is clear on failure. */
 static int resolve_layout(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L)
+{
+    if (resolve_layout_(I, al, L))
+        return 1;
+    sp_layout_clear(L);
+    return 0;
+}
+
+static int resolve_layout_(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L)
 {
     sp_layout_init(L);
     if (al->ndims > SP_MAX_DIMS) {
@@ -1134,6 +1144,7 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
                 m->src = r;
                 m->dst = peer;
                 m->used = 0;
+                m->loc = e->loc;
                 sp_tensor_init(&m->t);
                 sp_tensor_copy(&m->t, &x[r]);
             } else {
@@ -2468,6 +2479,16 @@ sp_status_t sp_exec_plan(sp_check_t *C)
     sp_status_t st = SP_OK;
     for (size_t i = 1; i < body->n && st == SP_OK; i++)
         st = exec_stmt(&I, body->stmts[i]);
+    for (int k = 0; k < I.nmsgs && st == SP_OK; k++) {
+        if (I.msgs[k].used)
+            continue;
+        char a[128], b[128];
+        sp_mesh_rank_str(&C->mesh, I.msgs[k].src, a, sizeof a);
+        sp_mesh_rank_str(&C->mesh, I.msgs[k].dst, b, sizeof b);
+        sp_diags_error(C->d, SP_DIAG_LAYOUT, I.msgs[k].loc,
+                       "send from rank %s to rank %s is never received", a, b);
+        st = SP_ERR_INPUT;
+    }
     if (st == SP_OK && I.outputs_seen == 0) {
         sp_diags_error(C->d, SP_DIAG_LINEAGE, C->plan->loc,
                        "plan '%s' declares no output: nothing would be proven", C->plan->name.str);

@@ -2150,7 +2150,7 @@ typedef struct {
 } ce_t;
 
 /* q = e / v */
-static void fmpq_div_si_(fmpq_t q, const fmpq_t e, int64_t v)
+static void rat_div_int(fmpq_t q, const fmpq_t e, int64_t v)
 {
     fmpz_t z;
     fmpz_init_set_si(z, (slong)v);
@@ -2233,7 +2233,7 @@ static int ce_forward(opc_t *c, ce_t *ce, sp_tensor_t *out)
     fmpq_one(q);
     fmpq_sub(q, q, ce->eps);
     sp_expr_t one_m_eps = sp_expr_const_fmpq(E, q);
-    fmpq_div_si_(q, ce->eps, ce->V);
+    rat_div_int(q, ce->eps, ce->V);
     sp_expr_t eps_v = sp_expr_const_fmpq(E, q);
     fmpq_clear(q);
     for (int64_t p = 0; ok && p < ce->P; p++) {
@@ -2289,7 +2289,7 @@ static int ce_backward(opc_t *c, ce_t *ce, const sp_tensor_t *dy, sp_tensor_t *d
     fmpq_one(q);
     fmpq_sub(q, q, ce->eps);
     sp_expr_t one_m_eps = sp_expr_const_fmpq(E, q);
-    fmpq_div_si_(q, ce->eps, ce->V);
+    rat_div_int(q, ce->eps, ce->V);
     sp_expr_t eps_v = sp_expr_const_fmpq(E, q), eps = sp_expr_const_fmpq(E, ce->eps);
     fmpq_clear(q);
     int smooth = !fmpq_is_zero(ce->eps);

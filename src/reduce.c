@@ -86,6 +86,7 @@ static int dim_eval(sp_check_t *C, const sp_ast_expr_t *e, int which, int64_t *o
 }
 
 typedef struct {
+    uint8_t *keep;   /* per dim: explicit shard sizes name it, keep the real size */
     int64_t *mult;   /* per dim: required multiple */
     int64_t **uneven;/* per dim: group sizes that do not divide N */
     int *nuneven;
@@ -179,6 +180,8 @@ static void walk_layout(sp_check_t *C, const sp_ast_layout_t *l, const sp_mesh_t
     for (size_t i = 0; i < l->ndims; i++) {
         const sp_ast_ldim_t *ld = &l->dims[i];
         walk_divisions(C, ld->size, K);
+        if (ld->nsplit && ld->size->kind == SP_AST_NAME && sp_dim_find(C, ld->size->name) >= 0)
+            K->keep[sp_dim_find(C, ld->size->name)] = 1;
         if (ld->naxes == 0 || ld->size->kind != SP_AST_NAME || ld->nsplit)
             continue;
         int d = sp_dim_find(C, ld->size->name);
@@ -282,6 +285,7 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
     K.mult = malloc((size_t)(C->ndims ? C->ndims : 1) * sizeof(int64_t));
     K.uneven = calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int64_t *));
     K.nuneven = calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int));
+    K.keep = calloc((size_t)(C->ndims ? C->ndims : 1), 1);
     for (int i = 0; i < C->ndims; i++)
         K.mult[i] = 1;
     for (int i = 0; i < C->ndims; i++)
@@ -308,6 +312,10 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
             }
         if (over)
             continue;
+        if (K.keep[i]) {
+            D->red = D->real;
+            continue;
+        }
         int64_t lo = D->real == 1 ? 1 : 2;
         for (int k = 0; k < K.nuneven[i]; k++)
             if (K.uneven[i][k] > lo)
@@ -339,6 +347,7 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
         free(K.uneven[i]);
     free(K.uneven);
     free(K.nuneven);
+    free(K.keep);
     free(K.mult);
     return st;
 }

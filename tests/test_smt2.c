@@ -1,4 +1,5 @@
-/* test_smt2.c: SMT-LIB2 export: script text, and the answers of z3 / cvc5 when they are installed. */
+/* test_smt2.c: SMT-LIB2 export: script text, and the answers of z3 / cvc5 when they are installed.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +42,10 @@ static char *script_of(const char *const *as, const char *const *bs, slong n)
     return s;
 }
 
-static char *script1(const char *a, const char *b) { return script_of(&a, &b, 1); }
+static char *script1(const char *a, const char *b)
+{
+    return script_of(&a, &b, 1);
+}
 
 static size_t count(const char *s, const char *sub)
 {
@@ -55,15 +59,15 @@ static size_t count(const char *s, const char *sub)
     return c;
 }
 
-#define assert_has(s, sub)                                                                      \
-    do {                                                                                        \
-        if (strstr((s), (sub)) == NULL)                                                         \
-            fail_msg("script lacks '%s':\n%s", (sub), (s));                                     \
+#define assert_has(s, sub)                                                                         \
+    do {                                                                                           \
+        if (strstr((s), (sub)) == NULL)                                                            \
+            fail_msg("script lacks '%s':\n%s", (sub), (s));                                        \
     } while (0)
-#define assert_lacks(s, sub)                                                                    \
-    do {                                                                                        \
-        if (strstr((s), (sub)) != NULL)                                                         \
-            fail_msg("script has '%s':\n%s", (sub), (s));                                       \
+#define assert_lacks(s, sub)                                                                       \
+    do {                                                                                           \
+        if (strstr((s), (sub)) != NULL)                                                            \
+            fail_msg("script has '%s':\n%s", (sub), (s));                                          \
     } while (0)
 
 /* Parentheses balance outside comments and |quoted| symbols; every line is a whole command. */

@@ -1,4 +1,4 @@
-# expect: layout_split_sum.sp:13:12: error: explicit shard sizes sum to 3, the dimension has 2
+# expect: layout_split_sum.sp:13:12: error: explicit shard sizes sum to 3, the dimension has 4
 # explicit shard sizes that do not add up
 dim B = 4, H = 4, F = 8
 model m {
