@@ -65,6 +65,7 @@ check: deps all $(TEST_BIN)
 	@fail=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; SP_SHARED=../shared $$t || fail=1; done; \
 	if [ -x tests/run_plans.sh ]; then MODE=$(MODE) tests/run_plans.sh $(B)/shardproof || fail=1; fi; \
+	tests/alloc_sweep.sh $(B)/shardproof || fail=1; \
 	if [ $$fail = 0 ]; then echo "shardproof: all tests passed"; else echo "shardproof: TESTS FAILED"; exit 1; fi
 
 check-valgrind: all

@@ -1,4 +1,5 @@
 /* diff.c: exact symbolic differentiation of expressions (forward mode over the DAG). */
+#include <flint/flint.h>
 #include "diff.h"
 
 #include <stdlib.h>
@@ -46,7 +47,7 @@ sp_expr_t sp_expr_diff(sp_ectx_t E, sp_expr_t root, sp_expr_t sym)
     size_t n = sp_expr_cone(E, &root, 1, &cone);
     if (cone == NULL)
         return SP_EXPR_NONE;
-    sp_expr_t *d = malloc((n ? n : 1) * sizeof(sp_expr_t));
+    sp_expr_t *d = flint_malloc((n ? n : 1) * sizeof(sp_expr_t));
     if (d == NULL) {
         flint_free(cone);
         return SP_EXPR_NONE;
@@ -69,17 +70,17 @@ sp_expr_t sp_expr_diff(sp_ectx_t E, sp_expr_t root, sp_expr_t sym)
             r = zero;
             break;
         case SP_OP_ADD: {
-            sp_expr_t *t = malloc(na * sizeof(sp_expr_t));
+            sp_expr_t *t = flint_malloc(na * sizeof(sp_expr_t));
             uint32_t m = 0;
             for (uint32_t k = 0; k < na; k++)
                 if (!is_zero(E, D(k)))
                     t[m++] = D(k);
             r = m ? sp_expr_nary(E, SP_OP_ADD, t, m) : zero;
-            free(t);
+            flint_free(t);
             break;
         }
         case SP_OP_MUL: {
-            sp_expr_t *t = malloc(na * sizeof(sp_expr_t));
+            sp_expr_t *t = flint_malloc(na * sizeof(sp_expr_t));
             uint32_t m = 0;
             for (uint32_t k = 0; k < na; k++) {
                 if (is_zero(E, D(k)))
@@ -91,7 +92,7 @@ sp_expr_t sp_expr_diff(sp_ectx_t E, sp_expr_t root, sp_expr_t sym)
                 t[m++] = p;
             }
             r = m ? sp_expr_nary(E, SP_OP_ADD, t, m) : zero;
-            free(t);
+            flint_free(t);
             break;
         }
         case SP_OP_NEG:
@@ -159,13 +160,13 @@ sp_expr_t sp_expr_diff(sp_ectx_t E, sp_expr_t root, sp_expr_t sym)
         }
         case SP_OP_MAX:
         case SP_OP_MIN: {
-            sp_expr_t *t = malloc(na * sizeof(sp_expr_t));
+            sp_expr_t *t = flint_malloc(na * sizeof(sp_expr_t));
             uint32_t m = 0;
             for (uint32_t k = 0; k < na; k++)
                 if (!is_zero(E, D(k)))
                     t[m++] = mul(E, first_extremal(E, e, k, op == SP_OP_MAX), D(k));
             r = m ? sp_expr_nary(E, SP_OP_ADD, t, m) : zero;
-            free(t);
+            flint_free(t);
             break;
         }
         case SP_OP_RELU:
@@ -196,7 +197,7 @@ sp_expr_t sp_expr_diff(sp_ectx_t E, sp_expr_t root, sp_expr_t sym)
         d[i] = r;
     }
     sp_expr_t out = d[n - 1];
-    free(d);
+    flint_free(d);
     flint_free(cone);
     return out;
 }

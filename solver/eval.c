@@ -1,4 +1,5 @@
 /* eval.c: evaluate expressions at a point: exactly over Q, with Arb balls, and modulo a prime. */
+#include <flint/flint.h>
 #include "eval.h"
 
 #include <stdlib.h>
@@ -48,10 +49,10 @@ typedef struct {
 static void plan_clear(plan_t *P)
 {
     flint_free(P->ids);
-    free(P->off);
-    free(P->apos);
-    free(P->last);
-    free(P->rpos);
+    flint_free(P->off);
+    flint_free(P->apos);
+    flint_free(P->last);
+    flint_free(P->rpos);
     memset(P, 0, sizeof(*P));
 }
 
@@ -65,10 +66,10 @@ static int plan_init(plan_t *P, const sp_ectx_t E, const sp_expr_t *roots, slong
     size_t n = P->n, total = 0;
     for (size_t i = 0; i < n; i++)
         total += E->nodes[P->ids[i]].nargs;
-    P->off = malloc((n + 1) * sizeof(size_t));
-    P->apos = malloc((total ? total : 1) * sizeof(uint32_t));
-    P->last = malloc((n ? n : 1) * sizeof(uint32_t));
-    P->rpos = malloc((size_t)nroots * sizeof(uint32_t));
+    P->off = flint_malloc((n + 1) * sizeof(size_t));
+    P->apos = flint_malloc((total ? total : 1) * sizeof(uint32_t));
+    P->last = flint_malloc((n ? n : 1) * sizeof(uint32_t));
+    P->rpos = flint_malloc((size_t)nroots * sizeof(uint32_t));
     if (P->off == NULL || P->apos == NULL || P->last == NULL || P->rpos == NULL) {
         plan_clear(P);
         return 0;
@@ -302,9 +303,9 @@ sp_eval_status_t sp_eval_exact(const sp_ectx_t E, const sp_expr_t *roots, slong 
         res = SP_EVAL_NOMEM;
         goto cleanup;
     }
-    v = malloc((P.n ? P.n : 1) * sizeof(fmpq));
-    st = malloc(P.n ? P.n : 1);
-    argp = malloc((P.maxargs ? P.maxargs : 1) * sizeof(fmpq *));
+    v = flint_malloc((P.n ? P.n : 1) * sizeof(fmpq));
+    st = flint_malloc(P.n ? P.n : 1);
+    argp = flint_malloc((P.maxargs ? P.maxargs : 1) * sizeof(fmpq *));
     if (v == NULL || st == NULL || argp == NULL) {
         res = SP_EVAL_NOMEM;
         goto cleanup;
@@ -357,9 +358,9 @@ cleanup:
     if (ready)
         for (size_t i = 0; i < P.n; i++)
             fmpq_clear(v + i);
-    free(v);
-    free(st);
-    free(argp);
+    flint_free(v);
+    flint_free(st);
+    flint_free(argp);
     plan_clear(&P);
     return res;
 }
@@ -561,9 +562,9 @@ sp_eval_status_t sp_eval_ball(const sp_ectx_t E, const sp_expr_t *roots, slong n
         res = SP_EVAL_NOMEM;
         goto cleanup;
     }
-    v = malloc((P.n ? P.n : 1) * sizeof(arb_struct));
-    st = malloc(P.n ? P.n : 1);
-    argp = malloc((P.maxargs ? P.maxargs : 1) * sizeof(arb_struct *));
+    v = flint_malloc((P.n ? P.n : 1) * sizeof(arb_struct));
+    st = flint_malloc(P.n ? P.n : 1);
+    argp = flint_malloc((P.maxargs ? P.maxargs : 1) * sizeof(arb_struct *));
     if (v == NULL || st == NULL || argp == NULL) {
         res = SP_EVAL_NOMEM;
         goto cleanup;
@@ -628,9 +629,9 @@ cleanup:
     if (ready)
         for (size_t i = 0; i < P.n; i++)
             arb_clear(v + i);
-    free(v);
-    free(st);
-    free(argp);
+    flint_free(v);
+    flint_free(st);
+    flint_free(argp);
     plan_clear(&P);
     return res;
 }
@@ -948,15 +949,15 @@ int sp_fingerprint(const sp_ectx_t E, const sp_expr_t *roots, slong n, uint64_t 
     if (!plan_init(&P, E, roots, n))
         return 0;
     size_t cnt = P.n ? P.n : 1, nb = P.maxargs > 2 ? P.maxargs : 2;
-    V.v = malloc(cnt * sizeof(ulong));
-    V.sum = malloc(cnt * sizeof(ulong));
-    V.kind = calloc(cnt, 1);
-    V.isc = calloc(cnt, 1);
-    V.cq = malloc(cnt * sizeof(fmpq));
-    buf = malloc(nb * sizeof(contrib_t));
-    argp = malloc(nb * sizeof(fmpq *));
+    V.v = flint_malloc(cnt * sizeof(ulong));
+    V.sum = flint_malloc(cnt * sizeof(ulong));
+    V.kind = flint_calloc(cnt, 1);
+    V.isc = flint_calloc(cnt, 1);
+    V.cq = flint_malloc(cnt * sizeof(fmpq));
+    buf = flint_malloc(nb * sizeof(contrib_t));
+    argp = flint_malloc(nb * sizeof(fmpq *));
     if (!V.v || !V.sum || !V.kind || !V.isc || !V.cq || !buf || !argp) {
-        free(V.cq);
+        flint_free(V.cq);
         V.cq = NULL;
         ok = 0;
         goto cleanup;
@@ -1058,13 +1059,13 @@ cleanup:
     if (V.cq != NULL)
         for (size_t i = 0; i < P.n; i++)
             fmpq_clear(V.cq + i);
-    free(V.cq);
-    free(V.v);
-    free(V.sum);
-    free(V.kind);
-    free(V.isc);
-    free(buf);
-    free(argp);
+    flint_free(V.cq);
+    flint_free(V.v);
+    flint_free(V.sum);
+    flint_free(V.kind);
+    flint_free(V.isc);
+    flint_free(buf);
+    flint_free(argp);
     plan_clear(&P);
     return ok;
 }

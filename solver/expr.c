@@ -1,4 +1,5 @@
 /* expr.c: hash-consed expression DAG: node store, constructors, cone, printer and reader. */
+#include <flint/flint.h>
 #include "expr.h"
 
 #include <ctype.h>
@@ -101,13 +102,13 @@ void sp_ectx_clear(sp_ectx_t E)
     for (uint32_t i = 0; i < E->nconsts; i++)
         fmpq_clear(E->consts + i);
     for (uint32_t i = 0; i < E->nsyms; i++)
-        free(E->names[i]);
-    free(E->nodes);
-    free(E->argv);
-    free(E->table);
-    free(E->consts);
-    free(E->names);
-    free(E->name_table);
+        flint_free(E->names[i]);
+    flint_free(E->nodes);
+    flint_free(E->argv);
+    flint_free(E->table);
+    flint_free(E->consts);
+    flint_free(E->names);
+    flint_free(E->name_table);
     memset(E, 0, sizeof(*E));
 }
 
@@ -118,7 +119,7 @@ static int grow(void **p, size_t elem, size_t need, size_t *alloc)
     size_t n = *alloc ? *alloc : 16;
     while (n < need)
         n *= 2;
-    void *q = realloc(*p, n * elem);
+    void *q = flint_realloc(*p, n * elem);
     if (q == NULL)
         return 0;
     *p = q;
@@ -129,7 +130,7 @@ static int grow(void **p, size_t elem, size_t need, size_t *alloc)
 static int table_grow(sp_ectx_t E)
 {
     uint32_t size = E->table_size ? 2 * E->table_size : 1024;
-    uint32_t *t = calloc(size, sizeof(uint32_t));
+    uint32_t *t = flint_calloc(size, sizeof(uint32_t));
     if (t == NULL)
         return 0;
     for (uint32_t id = 1; id < E->len; id++) {
@@ -138,7 +139,7 @@ static int table_grow(sp_ectx_t E)
             j = (j + 1) & (size - 1);
         t[j] = id;
     }
-    free(E->table);
+    flint_free(E->table);
     E->table = t;
     E->table_size = size;
     return 1;
@@ -261,7 +262,7 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
         return SP_EXPR_NONE;
     }
     E->syms_alloc = (uint32_t)alloc;
-    char *copy = strdup(name);
+    char *copy = sp_strdup(name);
     if (copy == NULL) {
         E->oom = 1;
         return SP_EXPR_NONE;
@@ -270,7 +271,7 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
     E->names[s] = copy;
     if (2 * (size_t)E->nsyms > E->name_table_size) {
         uint32_t size = E->name_table_size ? 2 * E->name_table_size : 256;
-        uint32_t *t = calloc(size, sizeof(uint32_t));
+        uint32_t *t = flint_calloc(size, sizeof(uint32_t));
         if (t == NULL) {
             E->oom = 1;
             return SP_EXPR_NONE;
@@ -281,7 +282,7 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
                 j = (j + 1) & (size - 1);
             t[j] = k + 1;
         }
-        free(E->name_table);
+        flint_free(E->name_table);
         E->name_table = t;
         E->name_table_size = size;
     } else {
@@ -367,7 +368,7 @@ sp_expr_t sp_expr_nary(sp_ectx_t E, sp_op_t op, const sp_expr_t *args, uint32_t 
         return intern(E, op, 0, args, n);
     }
     sp_expr_t small[8];
-    sp_expr_t *v = n <= 8 ? small : malloc(n * sizeof(sp_expr_t));
+    sp_expr_t *v = n <= 8 ? small : flint_malloc(n * sizeof(sp_expr_t));
     if (v == NULL) {
         E->oom = 1;
         return SP_EXPR_NONE;
@@ -376,7 +377,7 @@ sp_expr_t sp_expr_nary(sp_ectx_t E, sp_op_t op, const sp_expr_t *args, uint32_t 
     qsort(v, n, sizeof(sp_expr_t), cmp_u32);
     sp_expr_t r = intern(E, op, 0, v, n);
     if (v != small)
-        free(v);
+        flint_free(v);
     return r;
 }
 
@@ -429,12 +430,12 @@ sp_expr_t sp_expr_clamp(sp_ectx_t E, sp_expr_t x, sp_expr_t lo, sp_expr_t hi)
 size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, uint32_t **out)
 {
     *out = NULL;
-    uint8_t *mark = calloc(E->len ? E->len : 1, 1);
+    uint8_t *mark = flint_calloc(E->len ? E->len : 1, 1);
     size_t cap = 64, sp = 0, cnt = 0;
-    uint32_t *stack = malloc(cap * sizeof(uint32_t));
+    uint32_t *stack = flint_malloc(cap * sizeof(uint32_t));
     if (mark == NULL || stack == NULL) {
-        free(mark);
-        free(stack);
+        flint_free(mark);
+        flint_free(stack);
         return 0;
     }
     for (size_t i = 0; i < nroots; i++) {
@@ -453,10 +454,10 @@ size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, ui
                 mark[a] = 1;
                 cnt++;
                 if (sp == cap) {
-                    uint32_t *s2 = realloc(stack, 2 * cap * sizeof(uint32_t));
+                    uint32_t *s2 = flint_realloc(stack, 2 * cap * sizeof(uint32_t));
                     if (s2 == NULL) {
-                        free(mark);
-                        free(stack);
+                        flint_free(mark);
+                        flint_free(stack);
                         return 0;
                     }
                     stack = s2;
@@ -466,13 +467,13 @@ size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, ui
             }
         }
     }
-    free(stack);
+    flint_free(stack);
     uint32_t *res = flint_malloc((cnt ? cnt : 1) * sizeof(uint32_t));
     size_t k = 0;
     for (uint32_t id = 1; id < E->len && k < cnt; id++)
         if (mark[id])
             res[k++] = id;
-    free(mark);
+    flint_free(mark);
     *out = res;
     return cnt;
 }
@@ -581,7 +582,7 @@ char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen)
     }
     out.cap = maxlen ? maxlen : ((size_t)1 << 22);
     size_t cap = 64, sp = 0;
-    print_frame_t *stack = malloc(cap * sizeof(print_frame_t));
+    print_frame_t *stack = flint_malloc(cap * sizeof(print_frame_t));
     if (stack == NULL) {
         sp_sbuf_puts(&out, "<out of memory>");
         return sp_sbuf_take(&out);
@@ -601,9 +602,9 @@ char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen)
             sp_sbuf_puts(&out, print_sep((sp_op_t)nd->op));
         sp_expr_t a = E->argv[nd->args + f->next++];
         if (sp == cap) {
-            print_frame_t *s2 = realloc(stack, 2 * cap * sizeof(print_frame_t));
+            print_frame_t *s2 = flint_realloc(stack, 2 * cap * sizeof(print_frame_t));
             if (s2 == NULL) {
-                free(stack);
+                flint_free(stack);
                 sp_sbuf_clear(&out);
                 sp_sbuf_puts(&out, "<out of memory>");
                 return sp_sbuf_take(&out);
@@ -615,7 +616,7 @@ char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen)
         stack[sp].id = a;
         stack[sp++].next = 0;
     }
-    free(stack);
+    flint_free(stack);
     return sp_sbuf_take(&out);
 }
 
@@ -729,7 +730,7 @@ static int is_ident_char(int c)
 /* The symbol named by len characters at name. */
 static sp_expr_t rd_symbol(rd_t *r, const char *name, size_t len)
 {
-    char *s = malloc(len + 1);
+    char *s = flint_malloc(len + 1);
     if (s == NULL) {
         rd_error(r, "out of memory");
         return SP_EXPR_NONE;
@@ -737,7 +738,7 @@ static sp_expr_t rd_symbol(rd_t *r, const char *name, size_t len)
     memcpy(s, name, len);
     s[len] = 0;
     sp_expr_t e = sp_expr_sym(r->E, s);
-    free(s);
+    flint_free(s);
     return e;
 }
 
@@ -848,7 +849,7 @@ static sp_expr_t rd_primary(rd_t *r)
                 return SP_EXPR_NONE;
             if (r->nargs == r->args_alloc) {
                 size_t na = r->args_alloc ? 2 * r->args_alloc : 64;
-                sp_expr_t *q = realloc(r->args, na * sizeof(sp_expr_t));
+                sp_expr_t *q = flint_realloc(r->args, na * sizeof(sp_expr_t));
                 if (q == NULL) {
                     rd_error(r, "out of memory");
                     return SP_EXPR_NONE;
@@ -959,7 +960,7 @@ sp_expr_t sp_expr_parse(sp_ectx_t E, const char *text, char *err, size_t errlen)
         rd_error(&r, "unexpected '%c'", text[r.pos]);
     if (!r.failed && e == SP_EXPR_NONE)
         rd_error(&r, "out of memory or node limit");
-    free(r.args);
+    flint_free(r.args);
     return r.failed ? SP_EXPR_NONE : e;
 }
 
@@ -972,7 +973,7 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
     size_t m = sp_expr_cone(src, roots, n, &cone);
     if (cone == NULL)
         return 0;
-    sp_expr_t *map = malloc((m ? m : 1) * sizeof(sp_expr_t));
+    sp_expr_t *map = flint_malloc((m ? m : 1) * sizeof(sp_expr_t));
     sp_expr_t small[16];
     int ok = map != NULL;
     for (size_t i = 0; i < m && ok; i++) {
@@ -984,7 +985,7 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
         } else if (nd->op == SP_OP_CONST) {
             r = sp_expr_const_fmpq(dst, src->consts + nd->param);
         } else {
-            sp_expr_t *a = nd->nargs <= 16 ? small : malloc(nd->nargs * sizeof(sp_expr_t));
+            sp_expr_t *a = nd->nargs <= 16 ? small : flint_malloc(nd->nargs * sizeof(sp_expr_t));
             if (a == NULL) {
                 ok = 0;
                 break;
@@ -1002,7 +1003,7 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
                                      : sp_expr_binary(dst, (sp_op_t)nd->op, a[0], a[1]);
             }
             if (a != small)
-                free(a);
+                flint_free(a);
         }
         if (r == SP_EXPR_NONE)
             ok = 0;
@@ -1010,7 +1011,7 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
     }
     for (size_t i = 0; i < n && ok; i++)
         out[i] = roots[i] == SP_EXPR_NONE ? SP_EXPR_NONE : map[sp_bsearch_u32(cone, m, roots[i])];
-    free(map);
+    flint_free(map);
     flint_free(cone);
     return ok;
 }

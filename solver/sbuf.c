@@ -100,3 +100,20 @@ size_t sp_bsearch_u32(const uint32_t *a, size_t n, uint32_t key)
     }
     return (lo < n && a[lo] == key) ? lo : n;
 }
+
+char *sp_strdup(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = flint_malloc(n + 1);
+    memcpy(d, s, n + 1);
+    return d;
+}
+
+char *sp_strndup(const char *s, size_t n)
+{
+    size_t k = strnlen(s, n);
+    char *d = flint_malloc(k + 1);
+    memcpy(d, s, k);
+    d[k] = 0;
+    return d;
+}

@@ -27,6 +27,11 @@ void sp_sbuf_printf(sp_sbuf_t *b, const char *fmt, ...)
     ;
 char *sp_sbuf_take(sp_sbuf_t *b);
 
+/* Copies of strings in memory from flint_malloc (free with flint_free); never NULL (FLINT aborts
+   through its abort hook when memory runs out). */
+char *sp_strdup(const char *s);
+char *sp_strndup(const char *s, size_t n);
+
 /* Index of key in the ascending array a[0..n), or n if absent. */
 size_t sp_bsearch_u32(const uint32_t *a, size_t n, uint32_t key);
 

@@ -1,9 +1,11 @@
 /* check.c: the checker's driver: parse, find items, reduce shapes, run model and plan, prove. */
+#include <flint/flint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "sbuf.h"
 #include "../include/shardproof.h"
 #include "check.h"
 
@@ -15,7 +17,7 @@ void shardproof_options_default(shardproof_options_t *opt)
 
 shardproof_t *shardproof_new(const shardproof_options_t *o)
 {
-    sp_check_t *C = calloc(1, sizeof(sp_check_t));
+    sp_check_t *C = flint_calloc(1, sizeof(sp_check_t));
     if (C == NULL)
         return NULL;
     shardproof_options_t def;
@@ -40,12 +42,12 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : 65536;
     C->opt.progress = o->progress;
     C->opt.ndims = 0;
-    C->opt.dims = calloc((size_t)(o->ndims ? o->ndims : 1), sizeof(sp_dim_override_t));
+    C->opt.dims = flint_calloc((size_t)(o->ndims ? o->ndims : 1), sizeof(sp_dim_override_t));
     for (int i = 0; i < o->ndims; i++) {
         const char *eq = strchr(o->dims[i], '=');
         if (eq == NULL)
             continue;
-        char *name = strndup(o->dims[i], (size_t)(eq - o->dims[i]));
+        char *name = sp_strndup(o->dims[i], (size_t)(eq - o->dims[i]));
         C->opt.dims[C->opt.ndims].name = name;
         C->opt.dims[C->opt.ndims].value = strtoll(eq + 1, NULL, 10);
         C->opt.ndims++;
@@ -56,10 +58,10 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
 static void free_bindings(sp_binding_t *b, int n, int64_t nranks)
 {
     for (int i = 0; i < n; i++) {
-        free(b[i].name);
+        flint_free(b[i].name);
         for (int64_t r = 0; r < nranks; r++)
             sp_tensor_clear(&b[i].t[r]);
-        free(b[i].t);
+        flint_free(b[i].t);
     }
 }
 
@@ -70,7 +72,7 @@ static void reset_model(sp_check_t *C)
     free_bindings(C->morig, C->nmorig, 1);
     C->nmorig = 0;
     for (int i = 0; i < C->noutputs; i++)
-        free(C->outputs[i]);
+        flint_free(C->outputs[i]);
     C->noutputs = 0;
 }
 
@@ -81,15 +83,15 @@ static void reset_run(sp_check_t *C)
         sp_stage_clear(&C->stages[i]);
     C->nstages = 0;
     for (int i = 0; i < C->ncuts; i++)
-        free(C->cuts[i]);
+        flint_free(C->cuts[i]);
     C->ncuts = 0;
     for (int i = 0; i < C->npassed; i++)
-        free(C->passed[i]);
+        flint_free(C->passed[i]);
     C->npassed = 0;
-    free(C->dims);
+    flint_free(C->dims);
     C->dims = NULL;
     C->ndims = 0;
-    free(C->funcs);
+    flint_free(C->funcs);
     C->funcs = NULL;
     C->nfuncs = 0;
     C->model = C->plan = NULL;
@@ -107,17 +109,17 @@ void shardproof_free(shardproof_t *C)
     if (C == NULL)
         return;
     reset_run(C);
-    free(C->mvals);
-    free(C->morig);
-    free(C->outputs);
-    free(C->stages);
-    free(C->cuts);
-    free(C->passed);
+    flint_free(C->mvals);
+    flint_free(C->morig);
+    flint_free(C->outputs);
+    flint_free(C->stages);
+    flint_free(C->cuts);
+    flint_free(C->passed);
     for (int i = 0; i < C->opt.ndims; i++)
-        free((char *)C->opt.dims[i].name);
-    free(C->opt.dims);
+        flint_free((char *)C->opt.dims[i].name);
+    flint_free(C->opt.dims);
     sp_diags_clear(C->d);
-    free(C);
+    flint_free(C);
 }
 
 static sp_status_t find_items(sp_check_t *C)
@@ -135,7 +137,7 @@ static sp_status_t find_items(sp_check_t *C)
                                    "dimension '%s' is declared twice", s->binds[k].name.str);
                     return SP_ERR_INPUT;
                 }
-                C->dims = realloc(C->dims, (size_t)(C->ndims + 1) * sizeof(sp_dimdef_t));
+                C->dims = flint_realloc(C->dims, (size_t)(C->ndims + 1) * sizeof(sp_dimdef_t));
                 sp_dimdef_t *D = &C->dims[C->ndims++];
                 memset(D, 0, sizeof(*D));
                 D->name = s->binds[k].name.str;
@@ -165,7 +167,7 @@ static sp_status_t find_items(sp_check_t *C)
                                    s->name.str);
                     return SP_ERR_INPUT;
                 }
-            C->funcs = realloc(C->funcs, (size_t)(C->nfuncs + 1) * sizeof(*C->funcs));
+            C->funcs = flint_realloc(C->funcs, (size_t)(C->nfuncs + 1) * sizeof(*C->funcs));
             C->funcs[C->nfuncs++] = s;
             break;
         default:

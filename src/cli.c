@@ -1,4 +1,5 @@
 /* cli.c: command-line subcommands: the engine's query files, shared CLI helpers. */
+#include "sbuf.h"
 #include "cli.h"
 
 #include <ctype.h>
@@ -8,16 +9,80 @@
 #include <string.h>
 
 #include <flint/flint.h>
+#include <gmp.h>
 
 #include "solver.h"
 
 FLINT_NORETURN static void on_flint_abort(void)
 {
-    fprintf(stderr, "shardproof: internal error: FLINT aborted\n");
+    fprintf(stderr, "shardproof: internal error: FLINT aborted (out of memory, or a FLINT precondition we failed to check)\n");
     exit(SP_EXIT_INTERNAL);
 }
 
 void sp_cli_install_abort_hook(void) { flint_set_abort(on_flint_abort); }
+
+/*
+ * Allocation-failure testing (as Lua's test build does): with SP_FAIL_ALLOC=N in the
+ * environment, the N-th allocation through FLINT or GMP fails.  FLINT reports it and calls its
+ * abort hook (exit 4); GMP cannot take a NULL, so its allocator exits 4 the same way.  With
+ * SP_COUNT_ALLOC=1 the number of allocations is printed at exit.  All of shardproof allocates
+ * through flint_malloc, so every allocation is counted.
+ */
+static long long alloc_count, alloc_fail_at;
+
+static int alloc_fails(void)
+{
+    long long k = __atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED);
+    return alloc_fail_at > 0 && k == alloc_fail_at;
+}
+
+static void *t_malloc(size_t n) { return alloc_fails() ? NULL : malloc(n); }
+static void *t_calloc(size_t k, size_t n) { return alloc_fails() ? NULL : calloc(k, n); }
+static void *t_realloc(void *p, size_t n) { return alloc_fails() ? NULL : realloc(p, n); }
+static void t_free(void *p) { free(p); }
+
+static void gmp_oom(void)
+{
+    fprintf(stderr, "shardproof: internal error: out of memory\n");
+    exit(SP_EXIT_INTERNAL);
+}
+
+static void *g_malloc(size_t n)
+{
+    void *p = alloc_fails() ? NULL : malloc(n);
+    if (p == NULL)
+        gmp_oom();
+    return p;
+}
+
+static void *g_realloc(void *p, size_t old, size_t n)
+{
+    (void)old;
+    void *q = alloc_fails() ? NULL : realloc(p, n);
+    if (q == NULL)
+        gmp_oom();
+    return q;
+}
+
+static void g_free(void *p, size_t n)
+{
+    (void)n;
+    free(p);
+}
+
+static void report_count(void) { fprintf(stderr, "shardproof: %lld allocations\n", alloc_count); }
+
+void sp_cli_install_test_allocator(void)
+{
+    const char *f = getenv("SP_FAIL_ALLOC"), *c = getenv("SP_COUNT_ALLOC");
+    if ((f == NULL || *f == 0) && (c == NULL || *c == 0))
+        return;
+    alloc_fail_at = f ? strtoll(f, NULL, 10) : 0;
+    __flint_set_memory_functions(t_malloc, t_calloc, t_realloc, t_free);
+    mp_set_memory_functions(g_malloc, g_realloc, g_free);
+    if (c && *c)
+        atexit(report_count);
+}
 
 char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
 {
@@ -25,15 +90,15 @@ char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
     if (f == NULL)
         return NULL;
     size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
+    char *buf = flint_malloc(cap);
     for (;;) {
         if (buf == NULL)
             break;
         if (n + 1 >= cap) {
             cap *= 2;
-            char *b2 = realloc(buf, cap);
+            char *b2 = flint_realloc(buf, cap);
             if (b2 == NULL) {
-                free(buf);
+                flint_free(buf);
                 buf = NULL;
                 break;
             }
@@ -42,7 +107,7 @@ char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
         size_t k = fread(buf + n, 1, cap - n - 1, f);
         n += k;
         if (n > max_bytes) {
-            free(buf);
+            flint_free(buf);
             buf = NULL;
             errno = EFBIG;
             break;
@@ -71,7 +136,7 @@ static int parse_side(sp_ectx_struct *E, char *text, sp_expr_t **out, int *n, ch
     *n = 0;
     *out = NULL;
     if (text[0] != '[') {
-        *out = malloc(sizeof(sp_expr_t));
+        *out = flint_malloc(sizeof(sp_expr_t));
         (*out)[0] = sp_expr_parse(E, text, err, errlen);
         *n = 1;
         *errcol = 0;
@@ -85,7 +150,7 @@ static int parse_side(sp_ectx_struct *E, char *text, sp_expr_t **out, int *n, ch
     text[len - 1] = 0;
     char *p = text + 1;
     int depth = 0, cap = 8;
-    *out = malloc(cap * sizeof(sp_expr_t));
+    *out = flint_malloc(cap * sizeof(sp_expr_t));
     char *start = p;
     for (;; p++) {
         if (*p == '(' || *p == '[')
@@ -97,7 +162,7 @@ static int parse_side(sp_ectx_struct *E, char *text, sp_expr_t **out, int *n, ch
             *p = 0;
             if (*n == cap) {
                 cap *= 2;
-                *out = realloc(*out, cap * sizeof(sp_expr_t));
+                *out = flint_realloc(*out, cap * sizeof(sp_expr_t));
             }
             sp_expr_t e = sp_expr_parse(E, start, err, errlen);
             if (e == SP_EXPR_NONE) {
@@ -139,7 +204,7 @@ int sp_cli_equiv(int argc, char **argv)
     }
     if (memchr(text, 0, len) != NULL) {
         fprintf(stderr, "%s:1:1: error: file contains a NUL byte\n", path);
-        free(text);
+        flint_free(text);
         return SP_EXIT_USAGE;
     }
     sp_engine_t *S = sp_engine_new(NULL, seed);
@@ -211,8 +276,8 @@ int sp_cli_equiv(int argc, char **argv)
                     sp_result_clear(&r);
                 }
             }
-            free(a);
-            free(b);
+            flint_free(a);
+            flint_free(b);
         }
         line = nl ? nl + 1 : NULL;
     }
@@ -220,7 +285,7 @@ int sp_cli_equiv(int argc, char **argv)
         printf("%d queries: %d equal, %d different, %d unknown (seed %llu)\n", nq, counts[0],
                counts[1], counts[2], (unsigned long long)seed);
     sp_engine_free(S);
-    free(text);
+    flint_free(text);
     return bad ? SP_EXIT_USAGE : worst;
 }
 
@@ -247,8 +312,8 @@ int sp_cli_check(int argc, char **argv, int explain)
     shardproof_options_default(&opt);
     const char *path = NULL, *dot = NULL;
     shardproof_format_t fmt = SHARDPROOF_FORMAT_TEXT;
-    const char **dims = calloc((size_t)argc + 1, sizeof(char *));
-    char **owned = calloc((size_t)argc + 1, sizeof(char *));
+    const char **dims = flint_calloc((size_t)argc + 1, sizeof(char *));
+    char **owned = flint_calloc((size_t)argc + 1, sizeof(char *));
     int ndims = 0, nowned = 0, rc = SP_EXIT_USAGE;
     int progress = isatty(2);
     for (int i = 0; i < argc; i++) {
@@ -300,7 +365,7 @@ int sp_cli_check(int argc, char **argv, int explain)
         } else if (!strcmp(a, "--dims")) {
             NEEDV();
             /* NAME=V[,NAME=V...] */
-            char *copy = strdup(v);
+            char *copy = sp_strdup(v);
             owned[nowned++] = copy;
             for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
                 char *eq = strchr(tok, '=');
@@ -308,7 +373,7 @@ int sp_cli_check(int argc, char **argv, int explain)
                     fprintf(stderr, "shardproof: error: --dims takes NAME=SIZE with SIZE >= 1\n");
                     goto out;
                 }
-                dims = realloc(dims, (size_t)(ndims + 2) * sizeof(char *));
+                dims = flint_realloc(dims, (size_t)(ndims + 2) * sizeof(char *));
                 dims[ndims++] = tok;
             }
         } else if (!strcmp(a, "--max-terms") || !strcmp(a, "--max-degree") ||
@@ -377,11 +442,11 @@ int sp_cli_check(int argc, char **argv, int explain)
     }
     rc = (int)v;
     shardproof_free(c);
-    free(text);
+    flint_free(text);
 out:
     for (int i = 0; i < nowned; i++)
-        free(owned[i]);
-    free(owned);
-    free(dims);
+        flint_free(owned[i]);
+    flint_free(owned);
+    flint_free(dims);
     return rc;
 }

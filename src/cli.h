@@ -17,6 +17,9 @@ enum {
 /* FLINT aborts (a FLINT precondition we failed to check) become exit 4 with a message. */
 void sp_cli_install_abort_hook(void);
 
+/* SP_FAIL_ALLOC=N / SP_COUNT_ALLOC=1: fail the N-th allocation / count them (tests). */
+void sp_cli_install_test_allocator(void);
+
 /* shardproof equiv FILE: decide the queries of an engine query file. */
 int sp_cli_equiv(int argc, char **argv);
 

@@ -1,4 +1,5 @@
 /* diag.c: diagnostics: collect errors with locations, print them with source and caret lines. */
+#include <flint/flint.h>
 #include "diag.h"
 
 #include <stdlib.h>
@@ -43,16 +44,16 @@ void sp_diags_init(sp_diags_t d)
 void sp_diags_clear(sp_diags_t d)
 {
     for (size_t i = 0; i < d->n; i++)
-        free(d->items[i].msg);
-    free(d->items);
+        flint_free(d->items[i].msg);
+    flint_free(d->items);
     for (size_t i = 0; i < d->nfiles; i++)
-        free(d->files[i]);
-    free(d->files);
+        flint_free(d->files[i]);
+    flint_free(d->files);
     for (size_t i = 0; i < d->nsrcs; i++) {
-        free(d->srcs[i].file);
-        free(d->srcs[i].text);
+        flint_free(d->srcs[i].file);
+        flint_free(d->srcs[i].text);
     }
-    free(d->srcs);
+    flint_free(d->srcs);
     memset(d, 0, sizeof(*d));
 }
 
@@ -61,7 +62,7 @@ void sp_diags_set_max_errors(sp_diags_t d, size_t max_errors) { d->max_errors = 
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s);
-    char *r = malloc(n + 1);
+    char *r = flint_malloc(n + 1);
     if (r != NULL)
         memcpy(r, s, n + 1);
     return r;
@@ -77,7 +78,7 @@ static const char *intern_file(sp_diags_t d, const char *file)
             return d->files[i];
     if (d->nfiles == d->files_alloc) {
         size_t na = d->files_alloc ? 2 * d->files_alloc : 4;
-        char **nf = realloc(d->files, na * sizeof(*nf));
+        char **nf = flint_realloc(d->files, na * sizeof(*nf));
         if (nf == NULL)
             return NULL;
         d->files = nf;
@@ -94,9 +95,9 @@ static int push(sp_diags_t d, sp_severity_t sev, sp_diag_code_t code, sp_loc_t l
 {
     if (d->n == d->alloc) {
         size_t na = d->alloc ? 2 * d->alloc : 16;
-        sp_diag_t *ni = realloc(d->items, na * sizeof(*ni));
+        sp_diag_t *ni = flint_realloc(d->items, na * sizeof(*ni));
         if (ni == NULL) {
-            free(msg);
+            flint_free(msg);
             d->nomem = 1;
             return 0;
         }
@@ -105,7 +106,7 @@ static int push(sp_diags_t d, sp_severity_t sev, sp_diag_code_t code, sp_loc_t l
     }
     const char *file = intern_file(d, loc.file);
     if (loc.file != NULL && file == NULL) {
-        free(msg);
+        flint_free(msg);
         d->nomem = 1;
         return 0;
     }
@@ -149,7 +150,7 @@ int sp_diags_vadd(sp_diags_t d, sp_severity_t sev, sp_diag_code_t code, sp_loc_t
     va_end(aq);
     if (len < 0)
         len = 0;
-    char *msg = malloc((size_t)len + 1);
+    char *msg = flint_malloc((size_t)len + 1);
     if (msg == NULL) {
         d->nomem = 1;
         return 0;
@@ -194,7 +195,7 @@ int sp_diags_note(sp_diags_t d, sp_loc_t loc, const char *fmt, ...)
 
 int sp_diags_add_source(sp_diags_t d, const char *file, const char *text, size_t len)
 {
-    char *copy = malloc(len + 1);
+    char *copy = flint_malloc(len + 1);
     if (copy == NULL) {
         d->nomem = 1;
         return -1;
@@ -204,7 +205,7 @@ int sp_diags_add_source(sp_diags_t d, const char *file, const char *text, size_t
     copy[len] = '\0';
     for (size_t i = 0; i < d->nsrcs; i++) {
         if (strcmp(d->srcs[i].file, file) == 0) {
-            free(d->srcs[i].text);
+            flint_free(d->srcs[i].text);
             d->srcs[i].text = copy;
             d->srcs[i].len = len;
             return 0;
@@ -212,9 +213,9 @@ int sp_diags_add_source(sp_diags_t d, const char *file, const char *text, size_t
     }
     if (d->nsrcs == d->srcs_alloc) {
         size_t na = d->srcs_alloc ? 2 * d->srcs_alloc : 2;
-        sp_diag_source_t *ns = realloc(d->srcs, na * sizeof(*ns));
+        sp_diag_source_t *ns = flint_realloc(d->srcs, na * sizeof(*ns));
         if (ns == NULL) {
-            free(copy);
+            flint_free(copy);
             d->nomem = 1;
             return -1;
         }
@@ -223,7 +224,7 @@ int sp_diags_add_source(sp_diags_t d, const char *file, const char *text, size_t
     }
     char *name = dup_str(file);
     if (name == NULL) {
-        free(copy);
+        flint_free(copy);
         d->nomem = 1;
         return -1;
     }
@@ -374,7 +375,7 @@ char *sp_diags_format(const sp_diags_t d)
         return NULL;
     sp_diags_print(f, d);
     if (fclose(f) != 0) {
-        free(buf);
+        flint_free(buf);
         return NULL;
     }
     return buf;
@@ -389,7 +390,7 @@ char *sp_diags_format_head(const sp_diags_t d, size_t i)
         return NULL;
     print_head(f, &d->items[i]);
     if (fclose(f) != 0) {
-        free(buf);
+        flint_free(buf);
         return NULL;
     }
     if (len > 0 && buf[len - 1] == '\n')

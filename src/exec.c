@@ -1,9 +1,11 @@
 /* exec.c: symbolic execution of the model and of the plan (every rank, in lockstep). */
+#include <flint/flint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sbuf.h"
 #include "check.h"
 
 /*
@@ -84,7 +86,7 @@ static void errat(interp_t *I, sp_diag_code_t code, sp_loc_t loc, const char *fm
 
 static pval_t pval_new(int64_t n)
 {
-    pval_t p = malloc((size_t)n * sizeof(sp_tensor_t));
+    pval_t p = flint_malloc((size_t)n * sizeof(sp_tensor_t));
     for (int64_t r = 0; r < n; r++) {
         sp_tensor_init(&p[r]);
         p[r].ndim = -1;
@@ -98,7 +100,7 @@ static void pval_free(pval_t p, int64_t n)
         return;
     for (int64_t r = 0; r < n; r++)
         sp_tensor_clear(&p[r]);
-    free(p);
+    flint_free(p);
 }
 
 static pval_t pval_dup(const sp_tensor_t *p, int64_t n)
@@ -141,13 +143,13 @@ static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vi
     }
     if (*I->nvals == *I->avals) {
         *I->avals = *I->avals ? 2 * *I->avals : 64;
-        *I->vals = realloc(*I->vals, (size_t)*I->avals * sizeof(sp_binding_t));
+        *I->vals = flint_realloc(*I->vals, (size_t)*I->avals * sizeof(sp_binding_t));
         if (!I->is_plan) {
-            I->vid_of_binding = realloc(I->vid_of_binding, (size_t)*I->avals * sizeof(int));
+            I->vid_of_binding = flint_realloc(I->vid_of_binding, (size_t)*I->avals * sizeof(int));
         }
     }
     sp_binding_t *nb = &(*I->vals)[(*I->nvals)++];
-    nb->name = strdup(name);
+    nb->name = sp_strdup(name);
     nb->loc = loc;
     nb->t = val;
     nb->scope = I->scope;
@@ -159,7 +161,7 @@ static void pop_scope(interp_t *I, int scope)
 {
     while (*I->nvals > 0 && (*I->vals)[*I->nvals - 1].scope > scope) {
         sp_binding_t *b = &(*I->vals)[--*I->nvals];
-        free(b->name);
+        flint_free(b->name);
         pval_free(b->t, I->nranks);
     }
 }
@@ -172,7 +174,7 @@ static int tv_add(interp_t *I, const sp_tensor_t *t)
         return -1;
     if (I->ntv == I->atv) {
         I->atv = I->atv ? 2 * I->atv : 256;
-        I->tv = realloc(I->tv, (size_t)I->atv * sizeof(sp_tensor_t));
+        I->tv = flint_realloc(I->tv, (size_t)I->atv * sizeof(sp_tensor_t));
     }
     sp_tensor_init(&I->tv[I->ntv]);
     sp_tensor_copy(&I->tv[I->ntv], t);
@@ -183,9 +185,9 @@ static void attrs_free(sp_attr_t *a, int n)
 {
     for (int i = 0; i < n; i++) {
         fmpq_clear(a[i].num);
-        free(a[i].list);
+        flint_free(a[i].list);
     }
-    free(a);
+    flint_free(a);
 }
 
 static void tape_add(interp_t *I, const char *op, const sp_attr_t *attr, int nattr, const int *in,
@@ -198,23 +200,23 @@ static void tape_add(interp_t *I, const char *op, const sp_attr_t *attr, int nat
             return; /* a constant-only input chain needs no gradient bookkeeping */
     if (I->ntape == I->atape) {
         I->atape = I->atape ? 2 * I->atape : 256;
-        I->tape = realloc(I->tape, (size_t)I->atape * sizeof(tape_t));
+        I->tape = flint_realloc(I->tape, (size_t)I->atape * sizeof(tape_t));
     }
     tape_t *t = &I->tape[I->ntape++];
-    t->op = strdup(op);
+    t->op = sp_strdup(op);
     t->nattr = nattr;
-    t->attr = calloc((size_t)(nattr ? nattr : 1), sizeof(sp_attr_t));
+    t->attr = flint_calloc((size_t)(nattr ? nattr : 1), sizeof(sp_attr_t));
     for (int i = 0; i < nattr; i++) {
         t->attr[i] = attr[i];
         fmpq_init(t->attr[i].num);
         fmpq_set(t->attr[i].num, attr[i].num);
         if (attr[i].nlist) {
-            t->attr[i].list = malloc((size_t)attr[i].nlist * sizeof(int64_t));
+            t->attr[i].list = flint_malloc((size_t)attr[i].nlist * sizeof(int64_t));
             memcpy(t->attr[i].list, attr[i].list, (size_t)attr[i].nlist * sizeof(int64_t));
         }
     }
     t->nin = nin;
-    t->in = malloc((size_t)(nin ? nin : 1) * sizeof(int));
+    t->in = flint_malloc((size_t)(nin ? nin : 1) * sizeof(int));
     memcpy(t->in, in, (size_t)nin * sizeof(int));
     t->out = out;
 }
@@ -442,7 +444,7 @@ static int resolve_layout_(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *
                       (long long)n);
                 return 0;
             }
-            L->split[d] = malloc((size_t)n * sizeof(int64_t));
+            L->split[d] = flint_malloc((size_t)n * sizeof(int64_t));
             L->nsplit[d] = n;
             int64_t sum = 0;
             for (int64_t k = 0; k < n; k++) {
@@ -601,9 +603,9 @@ static void add_cut(sp_check_t *C, const char *name)
         return;
     if (C->ncuts == C->acuts) {
         C->acuts = C->acuts ? 2 * C->acuts : 16;
-        C->cuts = realloc(C->cuts, (size_t)C->acuts * sizeof(char *));
+        C->cuts = flint_realloc(C->cuts, (size_t)C->acuts * sizeof(char *));
     }
-    C->cuts[C->ncuts++] = strdup(name);
+    C->cuts[C->ncuts++] = sp_strdup(name);
 }
 
 /* target of a lineage or output: NAME or INDEX of NAME with integer indices -> "w[3]" */
@@ -696,14 +698,14 @@ static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, 
     if (!C->collect_only) {
         if (C->nstages == C->astages) {
             C->astages = C->astages ? 2 * C->astages : 32;
-            C->stages = realloc(C->stages, (size_t)C->astages * sizeof(sp_stage_t));
+            C->stages = flint_realloc(C->stages, (size_t)C->astages * sizeof(sp_stage_t));
         }
         sp_stage_t *s = &C->stages[C->nstages];
         memset(s, 0, sizeof(*s));
         s->id = C->nstages++;
         s->kind = kind;
-        s->plan_name = strdup(pname);
-        s->model_name = strdup(mname);
+        s->plan_name = sp_strdup(pname);
+        s->model_name = sp_strdup(mname);
         s->plan_loc = ploc;
         s->model_loc = mb->loc;
         sp_layout_copy(&s->layout, &L);
@@ -721,8 +723,8 @@ static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, 
         if (C->collect_only) {
             add_cut(C, mname);
         } else {
-            C->passed = realloc(C->passed, (size_t)(C->npassed + 1) * sizeof(char *));
-            C->passed[C->npassed++] = strdup(mname);
+            C->passed = flint_realloc(C->passed, (size_t)(C->npassed + 1) * sizeof(char *));
+            C->passed[C->npassed++] = sp_strdup(mname);
             /* continue from the model's (fresh) value */
             const sp_binding_t *cur = sp_model_value(C, mname);
             pval_t nv = distribute(I, &L, &cur->t[0], mname);
@@ -807,7 +809,7 @@ static int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr
     if (v->kind == SP_AST_LIST) {
         a->kind = SP_ATTR_LIST;
         a->nlist = (int)v->nargs;
-        a->list = calloc(v->nargs ? v->nargs : 1, sizeof(int64_t));
+        a->list = flint_calloc(v->nargs ? v->nargs : 1, sizeof(int64_t));
         for (size_t i = 0; i < v->nargs; i++)
             if (!eval_int(I, v->args[i].value, rank, &a->list[i]))
                 return 0;
@@ -859,10 +861,10 @@ static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_s
         return SP_ERR_INPUT;
     }
     /* evaluate arguments in the caller's scope */
-    pval_t *args = calloc(e->nargs ? e->nargs : 1, sizeof(pval_t));
-    int *vids = calloc(e->nargs ? e->nargs : 1, sizeof(int));
-    int64_t *ints = calloc(e->nargs ? e->nargs : 1, sizeof(int64_t));
-    uint8_t *isint = calloc(e->nargs ? e->nargs : 1, 1);
+    pval_t *args = flint_calloc(e->nargs ? e->nargs : 1, sizeof(pval_t));
+    int *vids = flint_calloc(e->nargs ? e->nargs : 1, sizeof(int));
+    int64_t *ints = flint_calloc(e->nargs ? e->nargs : 1, sizeof(int64_t));
+    uint8_t *isint = flint_calloc(e->nargs ? e->nargs : 1, 1);
     sp_status_t st = SP_OK;
     for (size_t i = 0; i < e->nargs && st == SP_OK; i++) {
         if (e->args[i].key.str) {
@@ -885,7 +887,7 @@ static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_s
             if (isint[i]) {
                 if (I->nivars == I->aivars) {
                     I->aivars = I->aivars ? 2 * I->aivars : 16;
-                    I->ivars = realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
+                    I->ivars = flint_realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
                 }
                 I->ivars[I->nivars].name = f->params[i].str;
                 I->ivars[I->nivars++].value = ints[i];
@@ -916,10 +918,10 @@ static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_s
     }
     for (size_t i = 0; i < e->nargs; i++)
         pval_free(args[i], I->nranks);
-    free(args);
-    free(vids);
-    free(ints);
-    free(isint);
+    flint_free(args);
+    flint_free(vids);
+    flint_free(ints);
+    flint_free(isint);
     return st;
 }
 
@@ -1138,7 +1140,7 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
             if (!strcmp(name, "send")) {
                 if (I->nmsgs == I->amsgs) {
                     I->amsgs = I->amsgs ? 2 * I->amsgs : 16;
-                    I->msgs = realloc(I->msgs, (size_t)I->amsgs * sizeof(*I->msgs));
+                    I->msgs = flint_realloc(I->msgs, (size_t)I->amsgs * sizeof(*I->msgs));
                 }
                 struct msg *m = &I->msgs[I->nmsgs++];
                 m->src = r;
@@ -1256,9 +1258,9 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
         return SP_ERR_INPUT;
     }
     size_t n = e->nargs;
-    pval_t *tin = calloc(n ? n : 1, sizeof(pval_t));
-    int *tvid = calloc(n ? n : 1, sizeof(int));
-    const sp_ast_arg_t **attr_args = calloc(n ? n : 1, sizeof(*attr_args));
+    pval_t *tin = flint_calloc(n ? n : 1, sizeof(pval_t));
+    int *tvid = flint_calloc(n ? n : 1, sizeof(int));
+    const sp_ast_arg_t **attr_args = flint_calloc(n ? n : 1, sizeof(*attr_args));
     int nt = 0, na = 0;
     sp_status_t st = SP_OK;
     for (size_t i = 0; i < n && st == SP_OK; i++) {
@@ -1291,8 +1293,8 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
     pval_t res = NULL;
     if (st == SP_OK) {
         res = pval_new(I->nranks);
-        sp_tensor_t *ins = malloc((size_t)(nt ? nt : 1) * sizeof(sp_tensor_t));
-        sp_attr_t *attrs = calloc((size_t)(na ? na : 1), sizeof(sp_attr_t));
+        sp_tensor_t *ins = flint_malloc((size_t)(nt ? nt : 1) * sizeof(sp_tensor_t));
+        sp_attr_t *attrs = flint_calloc((size_t)(na ? na : 1), sizeof(sp_attr_t));
         for (int64_t r = 0; r < I->nranks && st == SP_OK; r++) {
             if (!I->active[r])
                 continue;
@@ -1331,18 +1333,18 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
             }
             for (int k = 0; k < built; k++) {
                 fmpq_clear(attrs[k].num);
-                free(attrs[k].list);
+                flint_free(attrs[k].list);
                 memset(&attrs[k], 0, sizeof attrs[k]);
             }
         }
-        free(ins);
-        free(attrs);
+        flint_free(ins);
+        flint_free(attrs);
     }
     for (int k = 0; k < nt; k++)
         pval_free(tin[k], I->nranks);
-    free(tin);
-    free(tvid);
-    free(attr_args);
+    flint_free(tin);
+    flint_free(tvid);
+    flint_free(attr_args);
     if (st != SP_OK) {
         pval_free(res, I->nranks);
         return st;
@@ -1507,8 +1509,8 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
             if (st != SP_OK) {
                 for (int k = 0; k < nret; k++)
                     pval_free(rets[k], I->nranks);
-                free(rets);
-                free(rvids);
+                flint_free(rets);
+                flint_free(rvids);
                 return st;
             }
             if (nret != 1) {
@@ -1516,14 +1518,14 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
                       e->name, nret);
                 for (int k = 0; k < nret; k++)
                     pval_free(rets[k], I->nranks);
-                free(rets);
-                free(rvids);
+                flint_free(rets);
+                flint_free(rvids);
                 return SP_ERR_INPUT;
             }
             *out = rets[0];
             *vid = rvids[0];
-            free(rets);
-            free(rvids);
+            flint_free(rets);
+            flint_free(rvids);
             return SP_OK;
         }
         if (is_collective(e->name))
@@ -1662,8 +1664,8 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
                 pval_free(rets[k], I->nranks);
             }
         }
-        free(rets);
-        free(rvids);
+        flint_free(rets);
+        flint_free(rvids);
         return st;
     }
     char nm[512];
@@ -1684,7 +1686,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
             /* ranks where the accumulator is still empty just take the value */
             pval_t res = pval_new(I->nranks);
             int64_t nr = I->nranks;
-            uint8_t *save = malloc((size_t)nr);
+            uint8_t *save = flint_malloc((size_t)nr);
             memcpy(save, I->active, (size_t)nr);
             for (int64_t r = 0; r < nr; r++)
                 if (I->active[r] && ins[0][r].ndim < 0) {
@@ -1693,7 +1695,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
                 }
             st = apply_simple(I, s->loc, "add", ins, vids, 2, NULL, 0, &sum, &sv);
             memcpy(I->active, save, (size_t)nr);
-            free(save);
+            flint_free(save);
             if (st == SP_OK) {
                 for (int64_t r = 0; r < nr; r++)
                     if (sum[r].ndim >= 0) {
@@ -1748,10 +1750,10 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
         sp_binding_t *b = lookup(I, nm);
         if (C->nmorig == C->amorig) {
             C->amorig = C->amorig ? 2 * C->amorig : 16;
-            C->morig = realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
+            C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
         }
         sp_binding_t *o = &C->morig[C->nmorig++];
-        o->name = strdup(nm);
+        o->name = sp_strdup(nm);
         o->loc = b->loc;
         o->scope = 0;
         o->t = pval_dup(b->t, 1);
@@ -1765,7 +1767,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
            backward pass hands the fresh value's adjoint to the original */
         int ov = I->vid_of_binding[b - *I->vals];
         I->vid_of_binding[b - *I->vals] = fv;
-        I->alias = realloc(I->alias, (size_t)(I->nalias + 1) * sizeof(*I->alias));
+        I->alias = flint_realloc(I->alias, (size_t)(I->nalias + 1) * sizeof(*I->alias));
         I->alias[I->nalias][0] = fv;
         I->alias[I->nalias][1] = ov;
         I->nalias++;
@@ -1790,8 +1792,8 @@ static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
                 errat(I, SP_DIAG_NAME, o->target->loc, "unknown name '%s'", mn);
                 return SP_ERR_INPUT;
             }
-            C->outputs = realloc(C->outputs, (size_t)(C->noutputs + 1) * sizeof(char *));
-            C->outputs[C->noutputs++] = strdup(mn);
+            C->outputs = flint_realloc(C->outputs, (size_t)(C->noutputs + 1) * sizeof(char *));
+            C->outputs[C->noutputs++] = sp_strdup(mn);
             continue;
         }
         pval_t v;
@@ -1875,19 +1877,19 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
             errat(I, SP_DIAG_LAYOUT, s->loc, "'on' blocks belong in plans");
             return SP_ERR_INPUT;
         }
-        uint8_t *save = malloc((size_t)I->nranks);
+        uint8_t *save = flint_malloc((size_t)I->nranks);
         memcpy(save, I->active, (size_t)I->nranks);
         for (size_t k = 0; k < s->nbinds; k++) {
             int ax = sp_mesh_axis(&C->mesh, s->binds[k].name.str);
             if (ax < 0) {
                 errat(I, SP_DIAG_LAYOUT, s->binds[k].name.loc, "unknown mesh axis '%s'",
                       s->binds[k].name.str);
-                free(save);
+                flint_free(save);
                 return SP_ERR_INPUT;
             }
             int64_t c;
             if (!eval_int(I, s->binds[k].value, -1, &c)) {
-                free(save);
+                flint_free(save);
                 return SP_ERR_INPUT;
             }
             for (int64_t r = 0; r < I->nranks; r++)
@@ -1898,7 +1900,7 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
         sp_status_t st = exec_block(I, &s->body);
         (void)sc;
         memcpy(I->active, save, (size_t)I->nranks);
-        free(save);
+        flint_free(save);
         return st;
     }
     case SP_STMT_FOR: {
@@ -1912,7 +1914,7 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
         for (int64_t v = lo; v < hi; v++) {
             if (I->nivars == I->aivars) {
                 I->aivars = I->aivars ? 2 * I->aivars : 16;
-                I->ivars = realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
+                I->ivars = flint_realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
             }
             I->ivars[I->nivars].name = s->name.str;
             I->ivars[I->nivars++].value = v;
@@ -1950,8 +1952,8 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
         return SP_OK;
     }
     case SP_STMT_RETURN: {
-        I->ret = calloc(s->nvalues ? s->nvalues : 1, sizeof(pval_t));
-        I->ret_vid = calloc(s->nvalues ? s->nvalues : 1, sizeof(int));
+        I->ret = flint_calloc(s->nvalues ? s->nvalues : 1, sizeof(pval_t));
+        I->ret_vid = flint_calloc(s->nvalues ? s->nvalues : 1, sizeof(int));
         I->nret = 0;
         for (size_t k = 0; k < s->nvalues; k++) {
             int vid;
@@ -2005,7 +2007,7 @@ static int train_num(interp_t *I, const sp_ast_stmt_t *t, const char *key, const
             else
                 errat(I, SP_DIAG_SHAPE, t->args[i].value->loc, "'%s' must be a number", key);
             fmpq_clear(a.num);
-            free(a.list);
+            flint_free(a.list);
             return ok ? 1 : -1;
         }
     }
@@ -2052,14 +2054,14 @@ static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done
     for (int i = 0; i < *ndone; i++)
         if (strcmp((*done)[i], nm) == 0)
             return;
-    *done = realloc(*done, (size_t)(*ndone + 1) * sizeof(char *));
-    (*done)[(*ndone)++] = strdup(nm);
+    *done = flint_realloc(*done, (size_t)(*ndone + 1) * sizeof(char *));
+    (*done)[(*ndone)++] = sp_strdup(nm);
     if (C->nmorig == C->amorig) {
         C->amorig = C->amorig ? 2 * C->amorig : 16;
-        C->morig = realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
+        C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
     }
     sp_binding_t *o = &C->morig[C->nmorig++];
-    o->name = strdup(nm);
+    o->name = sp_strdup(nm);
     o->loc = C->model->loc;
     o->scope = 0;
     o->t = pval_dup(g, 1);
@@ -2087,7 +2089,7 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
     }
     /* adjoints by value id, accumulated in reverse tape order */
     int ng = I->ntv;
-    sp_tensor_t *g = calloc((size_t)ng, sizeof(sp_tensor_t));
+    sp_tensor_t *g = flint_calloc((size_t)ng, sizeof(sp_tensor_t));
     for (int i = 0; i < ng; i++) {
         sp_tensor_init(&g[i]);
         g[i].ndim = -1;
@@ -2095,11 +2097,11 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
     sp_tensor_alloc(&g[lv], lb->t[0].ndim, lb->t[0].shape);
     g[lv].v[0] = sp_expr_const_si(E, 1, 1);
     /* which binding each value is, to find cut points grad.NAME during the sweep */
-    const char **name_of = calloc((size_t)ng, sizeof(char *));
+    const char **name_of = flint_calloc((size_t)ng, sizeof(char *));
     for (int i = 0; i < *I->nvals; i++)
         if (I->vid_of_binding[i] >= 0 && I->vid_of_binding[i] < ng)
             name_of[I->vid_of_binding[i]] = (*I->vals)[i].name;
-    uint8_t *alias_done = calloc((size_t)(I->nalias ? I->nalias : 1), 1);
+    uint8_t *alias_done = flint_calloc((size_t)(I->nalias ? I->nalias : 1), 1);
     char **cut_done = NULL;
     int ncut_done = 0;
     sp_status_t st = SP_OK;
@@ -2129,8 +2131,8 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
         tape_t *tp = &I->tape[k];
         if (g[tp->out].ndim < 0)
             continue;
-        sp_tensor_t *ins = malloc((size_t)tp->nin * sizeof(sp_tensor_t));
-        sp_tensor_t *din = malloc((size_t)tp->nin * sizeof(sp_tensor_t));
+        sp_tensor_t *ins = flint_malloc((size_t)tp->nin * sizeof(sp_tensor_t));
+        sp_tensor_t *din = flint_malloc((size_t)tp->nin * sizeof(sp_tensor_t));
         for (int j = 0; j < tp->nin; j++) {
             ins[j] = I->tv[tp->in[j]];
             sp_tensor_init(&din[j]);
@@ -2159,10 +2161,10 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
         }
         for (int j = 0; j < tp->nin; j++)
             sp_tensor_clear(&din[j]);
-        free(ins);
-        free(din);
+        flint_free(ins);
+        flint_free(din);
     }
-    free(alias_done);
+    flint_free(alias_done);
     /* grad.NAME for every named tensor (leaves are cut here), then the optimizer */
     int nb = *I->nvals;
     for (int i = 0; i < nb && st == SP_OK; i++) {
@@ -2186,12 +2188,12 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
         bind_model(I, nm, loc, &gt);
     }
     for (int i = 0; i < ncut_done; i++)
-        free(cut_done[i]);
-    free(cut_done);
-    free(name_of);
+        flint_free(cut_done[i]);
+    flint_free(cut_done);
+    flint_free(name_of);
     for (int i = 0; i < ng; i++)
         sp_tensor_clear(&g[i]);
-    free(g);
+    flint_free(g);
     if (st != SP_OK)
         return st;
     /* optimizer */
@@ -2223,12 +2225,12 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             if (strncmp(b->name, "grad.", 5) != 0 || !is_param_decl(&C->model->body, b->name + 5))
                 continue;
             int64_t n = sp_tensor_numel(&b->t[0]);
-            sq = realloc(sq, (size_t)(nsq + n) * sizeof(sp_expr_t));
+            sq = flint_realloc(sq, (size_t)(nsq + n) * sizeof(sp_expr_t));
             for (int64_t e = 0; e < n; e++)
                 sq[nsq++] = sp_expr_pow(E, b->t[0].v[e], 2);
         }
         sp_expr_t norm = sp_expr_unary(E, SP_OP_SQRT, sp_expr_nary(E, SP_OP_ADD, sq, (uint32_t)nsq));
-        free(sq);
+        flint_free(sq);
         sp_expr_t coef = sp_expr_div(E, K(E, clip), sp_expr_add(E, norm, sp_expr_const_si(E, 1, 1000000)));
         scale = sp_expr_min2(E, sp_expr_const_si(E, 1, 1), coef);
         pval_t sv = pval_new(1);
@@ -2344,28 +2346,28 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
 
 static void interp_clear(interp_t *I)
 {
-    free(I->active);
-    free(I->ivars);
+    flint_free(I->active);
+    flint_free(I->ivars);
     for (int k = 0; k < I->nmsgs; k++)
         sp_tensor_clear(&I->msgs[k].t);
-    free(I->msgs);
+    flint_free(I->msgs);
     for (int k = 0; k < I->ntv; k++)
         sp_tensor_clear(&I->tv[k]);
-    free(I->tv);
+    flint_free(I->tv);
     for (int k = 0; k < I->ntape; k++) {
-        free(I->tape[k].op);
+        flint_free(I->tape[k].op);
         attrs_free(I->tape[k].attr, I->tape[k].nattr);
-        free(I->tape[k].in);
+        flint_free(I->tape[k].in);
     }
-    free(I->tape);
-    free(I->vid_of_binding);
-    free(I->alias);
+    flint_free(I->tape);
+    flint_free(I->vid_of_binding);
+    flint_free(I->alias);
     if (I->is_plan) {
         for (int k = 0; k < I->npvals; k++) {
-            free(I->pvals[k].name);
+            flint_free(I->pvals[k].name);
             pval_free(I->pvals[k].t, I->nranks);
         }
-        free(I->pvals);
+        flint_free(I->pvals);
     }
 }
 
@@ -2383,13 +2385,13 @@ sp_status_t sp_exec_model(sp_check_t *C)
     memset(&I, 0, sizeof I);
     I.C = C;
     I.nranks = 1;
-    I.active = calloc(1, 1);
+    I.active = flint_calloc(1, 1);
     I.active[0] = 1;
     I.vals = &C->mvals;
     I.nvals = &C->nmvals;
     I.avals = &C->amvals;
     /* C->mvals may hold values from an earlier pass: rebuild the vid table alongside */
-    I.vid_of_binding = calloc((size_t)(C->amvals ? C->amvals : 1), sizeof(int));
+    I.vid_of_binding = flint_calloc((size_t)(C->amvals ? C->amvals : 1), sizeof(int));
     for (int i = 0; i < C->amvals; i++)
         I.vid_of_binding[i] = -1;
     sp_status_t st = exec_block(&I, &C->model->body);
@@ -2409,10 +2411,10 @@ sp_status_t sp_exec_model(sp_check_t *C)
                 continue;
             if (C->nmorig == C->amorig) {
                 C->amorig = C->amorig ? 2 * C->amorig : 16;
-                C->morig = realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
+                C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
             }
             sp_binding_t *o = &C->morig[C->nmorig++];
-            o->name = strdup(b->name);
+            o->name = sp_strdup(b->name);
             o->loc = b->loc;
             o->scope = 0;
             o->t = pval_dup(b->t, 1);
@@ -2471,7 +2473,7 @@ sp_status_t sp_exec_plan(sp_check_t *C)
         C->mesh.nranks *= n;
     }
     I.nranks = C->mesh.nranks;
-    I.active = malloc((size_t)I.nranks);
+    I.active = flint_malloc((size_t)I.nranks);
     memset(I.active, 1, (size_t)I.nranks);
     I.vals = &I.pvals;
     I.nvals = &I.npvals;

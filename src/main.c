@@ -29,6 +29,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     sp_cli_install_abort_hook();
+    sp_cli_install_test_allocator();
     if (argc < 2) {
         usage(stderr);
         return SP_EXIT_USAGE;

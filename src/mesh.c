@@ -1,4 +1,5 @@
 /* mesh.c: device meshes, layouts and the exact semantics of collectives. */
+#include <flint/flint.h>
 #include "mesh.h"
 
 #include <stdio.h>
@@ -95,7 +96,7 @@ void sp_layout_init(sp_layout_t *L) { memset(L, 0, sizeof(*L)); }
 void sp_layout_clear(sp_layout_t *L)
 {
     for (int d = 0; d < SP_MAX_DIMS; d++)
-        free(L->split[d]);
+        flint_free(L->split[d]);
     memset(L, 0, sizeof(*L));
 }
 
@@ -105,7 +106,7 @@ void sp_layout_copy(sp_layout_t *dst, const sp_layout_t *src)
     for (int d = 0; d < SP_MAX_DIMS; d++) {
         dst->split[d] = NULL;
         if (src->split[d]) {
-            dst->split[d] = malloc((size_t)src->nsplit[d] * sizeof(int64_t));
+            dst->split[d] = flint_malloc((size_t)src->nsplit[d] * sizeof(int64_t));
             memcpy(dst->split[d], src->split[d], (size_t)src->nsplit[d] * sizeof(int64_t));
         }
     }
@@ -234,7 +235,7 @@ int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int
         return 0;
     }
     int64_t numel = sp_tensor_numel(out);
-    sp_expr_t *args = malloc((size_t)(n ? n : 1) * sizeof(sp_expr_t));
+    sp_expr_t *args = flint_malloc((size_t)(n ? n : 1) * sizeof(sp_expr_t));
     for (int64_t i = 0; i < numel; i++) {
         for (int64_t k = 0; k < n; k++)
             args[k] = t[k]->v[i];
@@ -254,7 +255,7 @@ int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int
             break;
         }
     }
-    free(args);
+    flint_free(args);
     return 1;
 }
 
@@ -282,14 +283,14 @@ int sp_coll_all_reduce(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, sp_r
                        const sp_tensor_t *in, sp_tensor_t *out, sp_op_err_t *err)
 {
     int64_t n = sp_axes_count(m, a);
-    const sp_tensor_t **g = malloc((size_t)n * sizeof(*g));
+    const sp_tensor_t **g = flint_malloc((size_t)n * sizeof(*g));
     int ok = 1;
     for (int64_t r = 0; r < m->nranks && ok; r++) {
         if (in[r].ndim < 0)
             continue;
         ok = group(m, a, r, in, g, err) && sp_reduce_tensors(E, op, g, n, &out[r], err);
     }
-    free(g);
+    flint_free(g);
     return ok;
 }
 
@@ -307,7 +308,7 @@ int sp_coll_all_gather(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
                        const sp_tensor_t *in, sp_tensor_t *out, sp_op_err_t *err)
 {
     int64_t n = sp_axes_count(m, a);
-    const sp_tensor_t **g = malloc((size_t)n * sizeof(*g));
+    const sp_tensor_t **g = flint_malloc((size_t)n * sizeof(*g));
     int ok = 1;
     for (int64_t r = 0; r < m->nranks && ok; r++) {
         if (in[r].ndim < 0)
@@ -346,7 +347,7 @@ int sp_coll_all_gather(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
             off[d] += g[k]->shape[d];
         }
     }
-    free(g);
+    flint_free(g);
     return ok;
 }
 
@@ -375,7 +376,7 @@ int sp_coll_reduce_scatter(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, 
                            sp_red_t op, const sp_tensor_t *in, sp_tensor_t *out, sp_op_err_t *err)
 {
     int64_t n = sp_axes_count(m, a);
-    const sp_tensor_t **g = malloc((size_t)n * sizeof(*g));
+    const sp_tensor_t **g = flint_malloc((size_t)n * sizeof(*g));
     int ok = 1;
     for (int64_t r = 0; r < m->nranks && ok; r++) {
         if (in[r].ndim < 0)
@@ -388,7 +389,7 @@ int sp_coll_reduce_scatter(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, 
                                   "reduce_scatter");
         sp_tensor_clear(&red);
     }
-    free(g);
+    flint_free(g);
     return ok;
 }
 
@@ -396,8 +397,8 @@ int sp_coll_all_to_all(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
                        int concat_dim, const sp_tensor_t *in, sp_tensor_t *out, sp_op_err_t *err)
 {
     int64_t n = sp_axes_count(m, a);
-    const sp_tensor_t **g = malloc((size_t)n * sizeof(*g));
-    sp_tensor_t *parts = malloc((size_t)n * sizeof(sp_tensor_t));
+    const sp_tensor_t **g = flint_malloc((size_t)n * sizeof(*g));
+    sp_tensor_t *parts = flint_malloc((size_t)n * sizeof(sp_tensor_t));
     int ok = 1;
     for (int64_t r = 0; r < m->nranks && ok; r++) {
         if (in[r].ndim < 0)
@@ -434,8 +435,8 @@ int sp_coll_all_to_all(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
         for (int64_t j = 0; j < got; j++)
             sp_tensor_clear(&parts[j]);
     }
-    free(parts);
-    free(g);
+    flint_free(parts);
+    flint_free(g);
     return ok;
 }
 
@@ -447,7 +448,7 @@ int sp_coll_broadcast(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int64
         errf(err, "%s: root %lld out of range for a group of %lld ranks", "broadcast", root, n);
         return 0;
     }
-    const sp_tensor_t **g = malloc((size_t)n * sizeof(*g));
+    const sp_tensor_t **g = flint_malloc((size_t)n * sizeof(*g));
     int ok = 1;
     for (int64_t r = 0; r < m->nranks && ok; r++) {
         if (in[r].ndim < 0)
@@ -456,7 +457,7 @@ int sp_coll_broadcast(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int64
         if (ok)
             sp_tensor_copy(&out[r], g[root]);
     }
-    free(g);
+    flint_free(g);
     return ok;
 }
 
@@ -468,7 +469,7 @@ int sp_coll_reduce(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, sp_red_t
         errf(err, "%s: root %lld out of range for a group of %lld ranks", "reduce", root, n);
         return 0;
     }
-    const sp_tensor_t **g = malloc((size_t)n * sizeof(*g));
+    const sp_tensor_t **g = flint_malloc((size_t)n * sizeof(*g));
     int ok = 1;
     for (int64_t r = 0; r < m->nranks && ok; r++) {
         if (in[r].ndim < 0)
@@ -482,6 +483,6 @@ int sp_coll_reduce(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, sp_red_t
         else
             sp_tensor_copy(&out[r], &in[r]);
     }
-    free(g);
+    flint_free(g);
     return ok;
 }

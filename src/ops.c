@@ -1,4 +1,5 @@
 /* ops.c: the tensor operator library: forward semantics and VJP rules on symbolic tensors. */
+#include <flint/flint.h>
 #include "ops.h"
 
 #include <stdarg.h>
@@ -92,7 +93,7 @@ void sp_tensor_init(sp_tensor_t *t) { memset(t, 0, sizeof(*t)); }
 
 void sp_tensor_clear(sp_tensor_t *t)
 {
-    free(t->v);
+    flint_free(t->v);
     sp_tensor_init(t);
 }
 
@@ -106,10 +107,10 @@ int sp_tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape)
     int64_t n = shape_numel(ndim, sh);
     if (n < 0)
         return 0;
-    sp_expr_t *v = calloc((size_t)(n ? n : 1), sizeof(sp_expr_t));
+    sp_expr_t *v = flint_calloc((size_t)(n ? n : 1), sizeof(sp_expr_t));
     if (v == NULL)
         return 0;
-    free(t->v);
+    flint_free(t->v);
     t->v = v;
     t->ndim = ndim;
     memcpy(t->shape, sh, sizeof(sh));
@@ -534,7 +535,7 @@ static sp_expr_t addv(sp_ectx_t E, sp_expr_t *v, int64_t n)
 
 static sp_expr_t *scratch(opc_t *c, int64_t n)
 {
-    sp_expr_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(sp_expr_t));
+    sp_expr_t *v = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(sp_expr_t));
     if (v == NULL)
         fail(c, "out of memory");
     return v;
@@ -546,7 +547,7 @@ static sp_expr_t extremal_ind(sp_ectx_t E, sp_expr_t e, uint32_t k, int is_max)
 {
     uint32_t n = sp_expr_nargs(E, e);
     sp_expr_t ak = sp_expr_arg(E, e, k);
-    sp_expr_t *f = malloc((n ? n : 1) * sizeof(sp_expr_t));
+    sp_expr_t *f = flint_malloc((n ? n : 1) * sizeof(sp_expr_t));
     if (f == NULL) {
         E->oom = 1;
         return SP_EXPR_NONE;
@@ -559,7 +560,7 @@ static sp_expr_t extremal_ind(sp_ectx_t E, sp_expr_t e, uint32_t k, int is_max)
         f[m++] = sp_expr_cmp(E, cm, ak, sp_expr_arg(E, e, j));
     }
     sp_expr_t r = m == 0 ? K(E, 1, 1) : sp_expr_nary(E, SP_OP_MUL, f, m);
-    free(f);
+    flint_free(f);
     return r;
 }
 
@@ -575,7 +576,7 @@ static int extremal_grads(sp_ectx_t E, sp_expr_t e, const sp_expr_t *m, uint32_t
     sp_op_t op = is_max ? SP_OP_MAX : SP_OP_MIN;
     if (e == SP_EXPR_NONE || sp_expr_op(E, e) != op || sp_expr_nargs(E, e) != n)
         return 0;
-    uint8_t *used = calloc(n, 1);
+    uint8_t *used = flint_calloc(n, 1);
     if (used == NULL)
         return 0;
     int ok = 1;
@@ -590,7 +591,7 @@ static int extremal_grads(sp_ectx_t E, sp_expr_t e, const sp_expr_t *m, uint32_t
         used[j] = 1;
         ind[i] = extremal_ind(E, e, j, is_max);
     }
-    free(used);
+    flint_free(used);
     return ok;
 }
 
@@ -666,7 +667,7 @@ static int64_t *bcast_map(int in_nd, const int64_t *in_shape, int out_nd,
         s *= in_shape[id];
     }
     int64_t n = shape_numel(out_nd, out_shape);
-    int64_t *map = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    int64_t *map = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (map != NULL)
         affine_map(out_nd, out_shape, coef, map);
     return map;
@@ -681,8 +682,8 @@ typedef struct {
 
 static void groups_clear(groups_t *g)
 {
-    free(g->start);
-    free(g->idx);
+    flint_free(g->start);
+    flint_free(g->idx);
     memset(g, 0, sizeof(*g));
 }
 
@@ -690,8 +691,8 @@ static void groups_clear(groups_t *g)
 static int groups_build(groups_t *g, const int64_t *map, int64_t n, int64_t ng)
 {
     g->ng = ng;
-    g->start = calloc((size_t)ng + 1, sizeof(int64_t));
-    g->idx = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    g->start = flint_calloc((size_t)ng + 1, sizeof(int64_t));
+    g->idx = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (g->start == NULL || g->idx == NULL) {
         groups_clear(g);
         return 0;
@@ -732,7 +733,7 @@ static int scatter_sum(opc_t *c, const sp_expr_t *vals, const int64_t *map, int6
             tmp[m++] = vals[g.idx[j]];
         res[k] = addv(c->E, tmp, m);
     }
-    free(tmp);
+    flint_free(tmp);
     groups_clear(&g);
     return 1;
 }
@@ -758,7 +759,7 @@ static int reduce_map(opc_t *c, const sp_tensor_t *x, const int *mask, int keepd
     *ondim = nd;
     *nout = shape_numel(nd, oshape);
     int64_t n = sp_tensor_numel(x);
-    *map = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    *map = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (*map == NULL)
         return fail(c, "out of memory");
     affine_map(x->ndim, x->shape, coef, *map);
@@ -775,7 +776,7 @@ static int lanes_build(opc_t *c, const sp_tensor_t *x, int dim, groups_t *g)
     if (!reduce_map(c, x, mask, 0, &ond, osh, &map, &nout))
         return 0;
     int ok = groups_build(g, map, sp_tensor_numel(x), nout);
-    free(map);
+    flint_free(map);
     return ok ? 1 : fail(c, "out of memory");
 }
 
@@ -814,7 +815,7 @@ typedef struct {
 static void ew_clear(ew_t *w)
 {
     for (int i = 0; i < 3; i++)
-        free(w->map[i]);
+        flint_free(w->map[i]);
 }
 
 static void ew_const(ew_t *w, int slot, sp_expr_t e)
@@ -1114,7 +1115,7 @@ static int ew_vjp(opc_t *c, int code, int sub, const sp_tensor_t *y, const sp_te
         ok = ok && scatter_sum(c, g[k], w.map[k], w.nout, sp_tensor_numel(t), t->v);
     }
     for (int k = 0; k < 3; k++)
-        free(g[k]);
+        flint_free(g[k]);
     ew_clear(&w);
     return ok;
 }
@@ -1154,7 +1155,7 @@ static int gather_dims(opc_t *c, const sp_tensor_t *x, gather_t *g, const dmap_t
         return 0;
     int64_t n = shape_numel(g->ndim, g->shape), st[SP_MAX_DIMS], idx[SP_MAX_DIMS];
     strides_of(x->ndim, x->shape, st);
-    g->src = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    g->src = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (g->src == NULL)
         return fail(c, "out of memory");
     for (int64_t i = 0; i < n; i++) {
@@ -1617,7 +1618,7 @@ static int g_concat(opc_t *c, gather_t *g)
     if (!check_numel(c, g->ndim, g->shape))
         return 0;
     int64_t n = shape_numel(g->ndim, g->shape), idx[SP_MAX_DIMS], st[SP_MAX_DIMS];
-    g->src = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    g->src = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (g->src == NULL)
         return fail(c, "out of memory");
     for (int64_t i = 0; i < n; i++) {
@@ -1661,7 +1662,7 @@ static int fwd_gather(opc_t *c, sp_tensor_t *out)
         int64_t s = g.src ? g.src[i] : i;
         out->v[i] = s < 0 ? g.fill : gather_elem(c, s);
     }
-    free(g.src);
+    flint_free(g.src);
     return ok;
 }
 
@@ -1671,7 +1672,7 @@ static int vjp_gather(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_
     memset(&g, 0, sizeof(g));
     int ok = c->def->gather(c, &g);
     int64_t n = sp_tensor_numel(dy), base = 0;
-    int64_t *map = ok ? malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t)) : NULL;
+    int64_t *map = ok ? flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t)) : NULL;
     if (ok && map == NULL)
         ok = fail(c, "out of memory");
     for (int k = 0; ok && k < c->nin; k++) {
@@ -1684,8 +1685,8 @@ static int vjp_gather(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_
         ok = ok && scatter_sum(c, dy->v, map, n, m, din[k].v);
         base += m;
     }
-    free(map);
-    free(g.src);
+    flint_free(map);
+    flint_free(g.src);
     return ok;
 }
 
@@ -1734,7 +1735,7 @@ static int red_setup(opc_t *c, int code, red_t *r)
     if (!reduce_map(c, x, mask, (int)keep, &r->ondim, r->oshape, &map, &r->nout))
         return 0;
     int ok = groups_build(&r->g, map, sp_tensor_numel(x), r->nout);
-    free(map);
+    flint_free(map);
     if (!ok)
         return fail(c, "out of memory");
     if (r->nout > 0 && r->g.start[1] == 0 && code != RED_SUM)
@@ -1771,7 +1772,7 @@ static int fwd_reduce(opc_t *c, sp_tensor_t *out)
         default: out->v[k] = sp_expr_unary(E, SP_OP_LOG, addv(E, tmp, m));
         }
     }
-    free(tmp);
+    flint_free(tmp);
     groups_clear(&r.g);
     return ok;
 }
@@ -1815,8 +1816,8 @@ static int vjp_reduce(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_
             }
         }
     }
-    free(tmp);
-    free(ind);
+    flint_free(tmp);
+    flint_free(ind);
     groups_clear(&r.g);
     return ok;
 }
@@ -1835,7 +1836,7 @@ typedef struct {
 static void sm_clear(sm_t *s)
 {
     groups_clear(&s->g);
-    free(s->mmap);
+    flint_free(s->mmap);
 }
 
 static int sm_setup(opc_t *c, int code, sm_t *s)
@@ -1905,7 +1906,7 @@ static int fwd_softmax(opc_t *c, sp_tensor_t *out)
                 out->v[i] = sm_kept(&s, i) ? sp_expr_div(E, sm_num(c, &s, i), z) : K(E, 0, 1);
         }
     }
-    free(tmp);
+    flint_free(tmp);
     sm_clear(&s);
     return ok;
 }
@@ -1939,7 +1940,7 @@ static int softmax_back(opc_t *c, const groups_t *g, const sp_expr_t *y, const s
                 dx[i] = mul2(E, y[i], sub2(E, dy[i], t));
         }
     }
-    free(tmp);
+    flint_free(tmp);
     return 1;
 }
 
@@ -1965,10 +1966,10 @@ static int vjp_softmax(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp
             for (int64_t j = s.g.start[k]; j < s.g.start[k + 1]; j++)
                 sm[s.g.idx[j]] = sp_expr_div(E, sp_expr_unary(E, SP_OP_EXP, x->v[s.g.idx[j]]), z);
         }
-        free(tmp);
+        flint_free(tmp);
     }
     ok = ok && softmax_back(c, &s.g, y->v, dy->v, c->def->code == SM_LOG, sm, din[0].v);
-    free(sm);
+    flint_free(sm);
     sm_clear(&s);
     return ok;
 }
@@ -2071,8 +2072,8 @@ static int fwd_norm(opc_t *c, sp_tensor_t *out)
             out->v[row * nm.n + j] = nm.b ? sp_expr_add(E, v, nm.b->v[j]) : v;
         }
     }
-    free(d);
-    free(tmp);
+    flint_free(d);
+    flint_free(tmp);
     return ok;
 }
 
@@ -2126,11 +2127,11 @@ static int vjp_norm(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_te
         if (nm.b)
             din[2].v[j] = addv(E, gb + j * rows, rows);
     }
-    free(d);
-    free(tmp);
-    free(gw);
-    free(gb);
-    free(g);
+    flint_free(d);
+    flint_free(tmp);
+    flint_free(gw);
+    flint_free(gb);
+    flint_free(g);
     return ok;
 }
 
@@ -2161,7 +2162,7 @@ static void rat_div_int(fmpq_t q, const fmpq_t e, int64_t v)
 static void ce_clear(ce_t *ce)
 {
     fmpq_clear(ce->eps);
-    free(ce->mmap);
+    flint_free(ce->mmap);
     groups_clear(&ce->g);
 }
 
@@ -2263,10 +2264,10 @@ static int ce_forward(opc_t *c, ce_t *ce, sp_tensor_t *out)
         else
             out->v[0] = mul2(E, K(E, 1, (ulong)ce->P), s);
     }
-    free(tmp);
-    free(t2);
-    free(loss);
-    free(msk);
+    flint_free(tmp);
+    flint_free(t2);
+    flint_free(loss);
+    flint_free(msk);
     return ok;
 }
 
@@ -2315,8 +2316,8 @@ static int ce_backward(opc_t *c, ce_t *ce, const sp_tensor_t *dy, sp_tensor_t *d
             dx->v[i] = mul2(E, cp, sp_expr_sub(E, mul2(E, sm, W), w));
         }
     }
-    free(tmp);
-    free(msk);
+    flint_free(tmp);
+    flint_free(msk);
     return ok;
 }
 
@@ -2372,8 +2373,8 @@ typedef struct {
 
 static void mm_clear(mm_t *m)
 {
-    free(m->amap);
-    free(m->bmap);
+    flint_free(m->amap);
+    flint_free(m->bmap);
 }
 
 static int mm_setup(opc_t *c, const sp_tensor_t *a, const sp_tensor_t *b, mm_t *mm)
@@ -2426,7 +2427,7 @@ static int mm_forward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_t
                 out->v[(ob * n + i) * m + j] = addv(E, tmp, k);
             }
     }
-    free(tmp);
+    flint_free(tmp);
     return 1;
 }
 
@@ -2476,7 +2477,7 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
                 }
                 db->v[(bb * k + l) * m + j] = addv(E, tmp, t);
             }
-    free(tmp);
+    flint_free(tmp);
     groups_clear(&ga);
     groups_clear(&gb);
     return ok;
@@ -2546,7 +2547,7 @@ static int g_embedding_ids(opc_t *c, gather_t *g)
     g->shape[ns] = H;
     if (!check_numel(c, g->ndim, g->shape))
         return 0;
-    g->src = malloc((size_t)(n * H > 0 ? n * H : 1) * sizeof(int64_t));
+    g->src = flint_malloc((size_t)(n * H > 0 ? n * H : 1) * sizeof(int64_t));
     if (g->src == NULL)
         return fail(c, "out of memory");
     for (int i = 0; i < n; i++)
@@ -2609,7 +2610,7 @@ static int rope_apply(opc_t *c, const sp_tensor_t *x, const sp_tensor_t *cs,
     if (cmap == NULL)
         return fail(c, "out of memory");
     if (!out_alloc(c, out, x->ndim, x->shape)) {
-        free(cmap);
+        flint_free(cmap);
         return 0;
     }
     int64_t lanes = sp_tensor_numel(x) / D;
@@ -2627,7 +2628,7 @@ static int rope_apply(opc_t *c, const sp_tensor_t *x, const sp_tensor_t *cs,
             int64_t sign = inverse ? sp : sj;
             out->v[L * D + j] = sign > 0 ? sp_expr_add(E, a, b) : sp_expr_sub(E, a, b);
         }
-    free(cmap);
+    flint_free(cmap);
     return 1;
 }
 
@@ -2731,7 +2732,7 @@ static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
     sp_ectx_struct *E = c->E;
     sp_expr_t *tmp = scratch(c, a->d > a->sk ? a->d : a->sk), *e = tmp ? scratch(c, a->sk) : NULL;
     if (e == NULL) {
-        free(tmp);
+        flint_free(tmp);
         return 0;
     }
     for (int64_t b = 0; b < a->nb; b++)
@@ -2761,8 +2762,8 @@ static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
                     P[row + j] = att_kept(a, i, j) ? sp_expr_div(E, e[j], z) : K(E, 0, 1);
             }
         }
-    free(tmp);
-    free(e);
+    flint_free(tmp);
+    flint_free(e);
     return 1;
 }
 
@@ -2786,9 +2787,9 @@ static int fwd_attention(opc_t *c, sp_tensor_t *out)
                 }
             }
         }
-    free(P);
-    free(tmp);
-    free(a.mmap);
+    flint_free(P);
+    flint_free(tmp);
+    flint_free(a.mmap);
     return ok;
 }
 
@@ -2869,10 +2870,10 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                     din[2].v[((b * a.hkv + g) * a.sk + j) * a.dv + e] = addv(E, tmp, t);
                 }
             }
-    free(P);
-    free(dS);
-    free(tmp);
-    free(a.mmap);
+    flint_free(P);
+    flint_free(dS);
+    flint_free(tmp);
+    flint_free(a.mmap);
     return ok;
 }
 
@@ -2913,7 +2914,7 @@ static int fwd_topk_mask(opc_t *c, sp_tensor_t *out)
             out->v[g.idx[b + i]] = sp_expr_cmp(E, SP_CMP_LT, addv(E, tmp, m), K(E, k, 1));
         }
     }
-    free(tmp);
+    flint_free(tmp);
     groups_clear(&g);
     return ok;
 }
@@ -2936,7 +2937,7 @@ static int fwd_grad_generic(opc_t *c, sp_tensor_t *out)
         return fail(c, "wrong number of tensor arguments (%d)", c->nin);
     if (idx >= bc.nin)
         return fail(c, "the input to differentiate (argument %d) is missing", idx + 1);
-    sp_tensor_t *din = calloc((size_t)bc.nin, sizeof(sp_tensor_t));
+    sp_tensor_t *din = flint_calloc((size_t)bc.nin, sizeof(sp_tensor_t));
     sp_tensor_t y;
     sp_tensor_init(&y);
     if (din == NULL)
@@ -2955,7 +2956,7 @@ static int fwd_grad_generic(opc_t *c, sp_tensor_t *out)
     }
     for (int k = 0; k < bc.nin; k++)
         sp_tensor_clear(&din[k]);
-    free(din);
+    flint_free(din);
     sp_tensor_clear(&y);
     return ok;
 }
@@ -3112,7 +3113,7 @@ static void attrbuf_clear(attrbuf_t *ab)
 {
     for (int i = 0; i < ab->nconv; i++)
         fmpq_clear(ab->all[i].num);
-    free(ab->all);
+    flint_free(ab->all);
     ab->all = NULL;
     ab->nconv = 0;
 }
@@ -3151,7 +3152,7 @@ static int prepare(opc_t *c, attrbuf_t *ab)
            ((d->max_in >= 0 && n > d->max_in) || (d->flags & OPF_LITATTR)))
         n--, conv++;
     if (conv > 0) {
-        ab->all = calloc((size_t)(conv + c->nattr), sizeof(sp_attr_t));
+        ab->all = flint_calloc((size_t)(conv + c->nattr), sizeof(sp_attr_t));
         if (ab->all == NULL)
             return fail(c, "out of memory");
         for (int i = 0; i < conv; i++) {

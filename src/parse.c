@@ -1,4 +1,5 @@
 /* parse.c: recursive-descent parser (depth-bounded) from tokens to an arena-allocated AST. */
+#include <flint/flint.h>
 #include "parse.h"
 
 #include <errno.h>
@@ -33,7 +34,7 @@ static void *arena_alloc(struct sp_parse_arena *A, size_t n)
     struct sp_parse_chunk *c = A->head;
     if (c == NULL || c->cap - c->used < n) {
         size_t cap = n > SP_ARENA_CHUNK ? n : SP_ARENA_CHUNK;
-        c = malloc(sizeof(*c) + cap);
+        c = flint_malloc(sizeof(*c) + cap);
         if (c == NULL)
             return NULL;
         c->cap = cap;
@@ -52,7 +53,7 @@ static void arena_free(struct sp_parse_arena *A)
     struct sp_parse_chunk *c = A->head;
     while (c != NULL) {
         struct sp_parse_chunk *n = c->next;
-        free(c);
+        flint_free(c);
         c = n;
     }
     A->head = NULL;
@@ -244,7 +245,7 @@ static int scr_push(parser_t *p, const void *elem, size_t size)
         size_t na = p->scr_cap ? 2 * p->scr_cap : 4096;
         while (na - p->scr_len < size)
             na *= 2;
-        unsigned char *n = realloc(p->scr, na);
+        unsigned char *n = flint_realloc(p->scr, na);
         if (n == NULL) {
             p->nomem = 1;
             p->panic = 1;
@@ -329,7 +330,7 @@ static int check_keys(parser_t *p, sp_ast_arg_t *args, size_t n)
         nk += args[i].key.str != NULL;
     if (nk < 2)
         return 1;
-    sp_ast_arg_t **v = malloc(nk * sizeof(*v));
+    sp_ast_arg_t **v = flint_malloc(nk * sizeof(*v));
     if (v == NULL) {
         p->nomem = 1;
         p->panic = 1;
@@ -344,7 +345,7 @@ static int check_keys(parser_t *p, sp_ast_arg_t *args, size_t n)
     for (size_t i = 1; i < nk; i++)
         if (strcmp(v[i]->key.str, v[i - 1]->key.str) == 0 && (dup == NULL || v[i] < dup))
             dup = v[i];
-    free(v);
+    flint_free(v);
     if (dup == NULL)
         return 1;
     perr(p, SP_DIAG_SYNTAX, dup->key.loc, "duplicate keyword argument '%s'", dup->key.str);
@@ -1323,8 +1324,8 @@ void sp_ast_free(sp_ast_t *ast)
         fmpq_clear(e->value);
     if (ast->arena != NULL)
         arena_free(ast->arena);
-    free(ast->arena);
-    free(ast);
+    flint_free(ast->arena);
+    flint_free(ast);
 }
 
 sp_status_t sp_parse_file(sp_ast_t **out, const char *path, const char *text, size_t len,
@@ -1336,10 +1337,10 @@ sp_status_t sp_parse_file(sp_ast_t **out, const char *path, const char *text, si
         sp_parse_limits_default(&def);
         lim = &def;
     }
-    sp_ast_t *ast = calloc(1, sizeof(*ast));
+    sp_ast_t *ast = flint_calloc(1, sizeof(*ast));
     if (ast == NULL)
         return SP_ERR_NOMEM;
-    ast->arena = calloc(1, sizeof(*ast->arena));
+    ast->arena = flint_calloc(1, sizeof(*ast->arena));
     char *file = ast->arena ? arena_alloc(ast->arena, strlen(path) + 1) : NULL;
     if (file == NULL) {
         sp_ast_free(ast);
@@ -1368,7 +1369,7 @@ sp_status_t sp_parse_file(sp_ast_t **out, const char *path, const char *text, si
         p.max_height = 1;
     sp_lex_init(p.L, file, text, len, lim->max_ident, lim->max_tokens, d);
     parse_program(&p);
-    free(p.scr);
+    flint_free(p.scr);
     if (p.nomem) {
         sp_loc_t whole = {file, 0, 0};
         sp_diags_error(d, SP_DIAG_NOMEM, whole, "out of memory while parsing");
@@ -1402,14 +1403,14 @@ sp_status_t sp_parse_path(sp_ast_t **out, const char *path, const sp_parse_limit
         return SP_ERR_INPUT;
     }
     size_t cap = 65536, len = 0;
-    char *buf = malloc(cap);
+    char *buf = flint_malloc(cap);
     sp_status_t st = SP_OK;
     /* Read at most max_bytes + 1 bytes: enough to tell that the file is too large. */
     while (buf != NULL && !(lim->max_bytes != 0 && len > lim->max_bytes)) {
         if (len == cap) {
-            char *nb = realloc(buf, 2 * cap);
+            char *nb = flint_realloc(buf, 2 * cap);
             if (nb == NULL) {
-                free(buf);
+                flint_free(buf);
                 buf = NULL;
                 break;
             }
@@ -1430,7 +1431,7 @@ sp_status_t sp_parse_path(sp_ast_t **out, const char *path, const sp_parse_limit
     fclose(f);
     if (st == SP_OK)
         st = sp_parse_file(out, path, buf, len, lim, d);
-    free(buf);
+    flint_free(buf);
     return st;
 }
 
@@ -1750,7 +1751,7 @@ char *sp_ast_dump(const sp_ast_t *ast, int locs)
         return NULL;
     sp_ast_dump_file(f, ast, locs);
     if (fclose(f) != 0) {
-        free(buf);
+        flint_free(buf);
         return NULL;
     }
     return buf;

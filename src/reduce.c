@@ -1,4 +1,5 @@
 /* reduce.c: shape reduction: the smallest dimension sizes that keep every sharding meaningful. */
+#include <flint/flint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ static void add_uneven(cons_t *K, int d, int64_t n)
     for (int i = 0; i < K->nuneven[d]; i++)
         if (K->uneven[d][i] == n)
             return;
-    K->uneven[d] = realloc(K->uneven[d], (size_t)(K->nuneven[d] + 1) * sizeof(int64_t));
+    K->uneven[d] = flint_realloc(K->uneven[d], (size_t)(K->nuneven[d] + 1) * sizeof(int64_t));
     K->uneven[d][K->nuneven[d]++] = n;
 }
 
@@ -282,10 +283,10 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
         }
     }
     cons_t K;
-    K.mult = malloc((size_t)(C->ndims ? C->ndims : 1) * sizeof(int64_t));
-    K.uneven = calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int64_t *));
-    K.nuneven = calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int));
-    K.keep = calloc((size_t)(C->ndims ? C->ndims : 1), 1);
+    K.mult = flint_malloc((size_t)(C->ndims ? C->ndims : 1) * sizeof(int64_t));
+    K.uneven = flint_calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int64_t *));
+    K.nuneven = flint_calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int));
+    K.keep = flint_calloc((size_t)(C->ndims ? C->ndims : 1), 1);
     for (int i = 0; i < C->ndims; i++)
         K.mult[i] = 1;
     for (int i = 0; i < C->ndims; i++)
@@ -344,10 +345,10 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
         D->red = found;
     }
     for (int i = 0; i < C->ndims; i++)
-        free(K.uneven[i]);
-    free(K.uneven);
-    free(K.nuneven);
-    free(K.keep);
-    free(K.mult);
+        flint_free(K.uneven[i]);
+    flint_free(K.uneven);
+    flint_free(K.nuneven);
+    flint_free(K.keep);
+    flint_free(K.mult);
     return st;
 }

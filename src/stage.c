@@ -1,4 +1,5 @@
 /* stage.c: prove every stage: element queries, memoization up to renaming, a thread pool. */
+#include <flint/flint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,19 +11,19 @@
 
 void sp_stage_clear(sp_stage_t *s)
 {
-    free(s->plan_name);
-    free(s->model_name);
+    flint_free(s->plan_name);
+    flint_free(s->model_name);
     sp_layout_clear(&s->layout);
     if (s->plan) {
         for (int64_t r = 0; r < s->nranks; r++)
             sp_tensor_clear(&s->plan[r]);
-        free(s->plan);
+        flint_free(s->plan);
     }
     sp_tensor_clear(&s->model);
-    free(s->plan_value);
-    free(s->model_value);
-    free(s->cex);
-    free(s->cex_values);
+    flint_free(s->plan_value);
+    flint_free(s->model_value);
+    flint_free(s->cex);
+    flint_free(s->cex_values);
     memset(s, 0, sizeof(*s));
 }
 
@@ -35,10 +36,10 @@ typedef struct {
 
 static void pairs_free(pairs_t *P)
 {
-    free(P->plan);
-    free(P->model);
-    free(P->rank);
-    free(P->index);
+    flint_free(P->plan);
+    flint_free(P->model);
+    flint_free(P->rank);
+    flint_free(P->index);
 }
 
 static int build_pairs(sp_check_t *C, const sp_stage_t *s, pairs_t *P)
@@ -47,19 +48,19 @@ static int build_pairs(sp_check_t *C, const sp_stage_t *s, pairs_t *P)
     int64_t nr = s->nranks;
     memset(P, 0, sizeof(*P));
     /* combine pending reductions: every rank ends with its group's reduction */
-    sp_tensor_t *cur = malloc((size_t)nr * sizeof(sp_tensor_t));
+    sp_tensor_t *cur = flint_malloc((size_t)nr * sizeof(sp_tensor_t));
     for (int64_t r = 0; r < nr; r++) {
         sp_tensor_init(&cur[r]);
         cur[r].ndim = -1;
         if (s->plan[r].ndim >= 0)
             sp_tensor_copy(&cur[r], &s->plan[r]);
     }
-    uint8_t *lead = malloc(nr > 0 ? (size_t)nr : 1);
+    uint8_t *lead = flint_malloc(nr > 0 ? (size_t)nr : 1);
     for (int64_t r = 0; r < nr; r++)
         lead[r] = 1;
     int ok = 1;
     for (int k = 0; k < s->layout.npartial && ok; k++) {
-        sp_tensor_t *nxt = malloc((size_t)nr * sizeof(sp_tensor_t));
+        sp_tensor_t *nxt = flint_malloc((size_t)nr * sizeof(sp_tensor_t));
         for (int64_t r = 0; r < nr; r++) {
             sp_tensor_init(&nxt[r]);
             nxt[r].ndim = -1;
@@ -71,7 +72,7 @@ static int build_pairs(sp_check_t *C, const sp_stage_t *s, pairs_t *P)
             if (sp_axes_index(m, &s->layout.paxes[k], r) != 0)
                 lead[r] = 0;
         }
-        free(cur);
+        flint_free(cur);
         cur = nxt;
     }
     int64_t cap = 0;
@@ -84,10 +85,10 @@ static int build_pairs(sp_check_t *C, const sp_stage_t *s, pairs_t *P)
         int64_t n = sp_tensor_numel(&loc);
         if (P->n + n > cap) {
             cap = 2 * (P->n + n);
-            P->plan = realloc(P->plan, (size_t)cap * sizeof(sp_expr_t));
-            P->model = realloc(P->model, (size_t)cap * sizeof(sp_expr_t));
-            P->rank = realloc(P->rank, (size_t)cap * sizeof(int64_t));
-            P->index = realloc(P->index, (size_t)cap * sizeof(int64_t));
+            P->plan = flint_realloc(P->plan, (size_t)cap * sizeof(sp_expr_t));
+            P->model = flint_realloc(P->model, (size_t)cap * sizeof(sp_expr_t));
+            P->rank = flint_realloc(P->rank, (size_t)cap * sizeof(int64_t));
+            P->index = flint_realloc(P->index, (size_t)cap * sizeof(int64_t));
         }
         for (int64_t i = 0; i < n; i++) {
             P->plan[P->n] = cur[r].v[i];
@@ -100,8 +101,8 @@ static int build_pairs(sp_check_t *C, const sp_stage_t *s, pairs_t *P)
     }
     for (int64_t r = 0; r < nr; r++)
         sp_tensor_clear(&cur[r]);
-    free(cur);
-    free(lead);
+    flint_free(cur);
+    flint_free(lead);
     return ok;
 }
 
@@ -121,8 +122,8 @@ typedef struct {
 
 static void key_free(stage_key_t *k)
 {
-    free(k->tok);
-    free(k->consts);
+    flint_free(k->tok);
+    flint_free(k->consts);
 }
 
 static uint64_t mixk(uint64_t h)
@@ -136,7 +137,7 @@ static uint64_t mixk(uint64_t h)
 static void make_key(const sp_ectx_struct *E, const pairs_t *P, stage_key_t *K)
 {
     memset(K, 0, sizeof(*K));
-    sp_expr_t *roots = malloc((size_t)(2 * P->n + 1) * sizeof(sp_expr_t));
+    sp_expr_t *roots = flint_malloc((size_t)(2 * P->n + 1) * sizeof(sp_expr_t));
     for (int64_t i = 0; i < P->n; i++) {
         roots[2 * i] = P->plan[i];
         roots[2 * i + 1] = P->model[i];
@@ -144,10 +145,10 @@ static void make_key(const sp_ectx_struct *E, const pairs_t *P, stage_key_t *K)
     uint32_t *cone;
     size_t m = sp_expr_cone(E, roots, (size_t)(2 * P->n), &cone);
     /* position of each cone node in the serialization and symbol numbering */
-    uint32_t *pos = malloc((m ? m : 1) * sizeof(uint32_t));
+    uint32_t *pos = flint_malloc((m ? m : 1) * sizeof(uint32_t));
     uint32_t nsym = 0;
     size_t cap = 4 * m + 2 * (size_t)P->n + 4;
-    K->tok = malloc(cap * sizeof(uint64_t));
+    K->tok = flint_malloc(cap * sizeof(uint64_t));
     sp_sbuf_t cs;
     sp_sbuf_init(&cs);
     for (size_t i = 0; i < m; i++) {
@@ -155,7 +156,7 @@ static void make_key(const sp_ectx_struct *E, const pairs_t *P, stage_key_t *K)
         pos[i] = (uint32_t)i;
         if (K->n + 3 + nd->nargs > cap) {
             cap = 2 * (K->n + 3 + nd->nargs);
-            K->tok = realloc(K->tok, cap * sizeof(uint64_t));
+            K->tok = flint_realloc(K->tok, cap * sizeof(uint64_t));
         }
         K->tok[K->n++] = nd->op;
         if (nd->op == SP_OP_SYM) {
@@ -174,7 +175,7 @@ static void make_key(const sp_ectx_struct *E, const pairs_t *P, stage_key_t *K)
             K->tok[K->n++] = pos[sp_bsearch_u32(cone, m, E->argv[nd->args + k])];
     }
     if (K->n + 2 * (size_t)P->n > cap)
-        K->tok = realloc(K->tok, (K->n + 2 * (size_t)P->n + 1) * sizeof(uint64_t));
+        K->tok = flint_realloc(K->tok, (K->n + 2 * (size_t)P->n + 1) * sizeof(uint64_t));
     for (int64_t i = 0; i < 2 * P->n; i++)
         K->tok[K->n++] = pos[sp_bsearch_u32(cone, m, roots[i])];
     K->consts = sp_sbuf_take(&cs);
@@ -184,9 +185,9 @@ static void make_key(const sp_ectx_struct *E, const pairs_t *P, stage_key_t *K)
     for (const char *p = K->consts; *p; p++)
         h = mixk(h ^ (unsigned char)*p);
     K->hash = h;
-    free(pos);
+    flint_free(pos);
     flint_free(cone);
-    free(roots);
+    flint_free(roots);
 }
 
 static int key_equal(const stage_key_t *a, const stage_key_t *b)
@@ -201,7 +202,7 @@ static char *fmt_cex(const sp_ectx_struct *E, const sp_result_t *r)
 {
     /* symbols sorted by name for a readable, deterministic line */
     slong n = r->cex.n;
-    slong *ord = malloc((size_t)(n ? n : 1) * sizeof(slong));
+    slong *ord = flint_malloc((size_t)(n ? n : 1) * sizeof(slong));
     for (slong i = 0; i < n; i++)
         ord[i] = i;
     for (slong i = 1; i < n; i++) {
@@ -220,14 +221,14 @@ static char *fmt_cex(const sp_ectx_struct *E, const sp_result_t *r)
         sp_sbuf_printf(&b, "%s%s = %s", i ? ", " : "", sp_expr_sym_name(E, r->cex.syms[ord[i]]), v);
         flint_free(v);
     }
-    free(ord);
+    flint_free(ord);
     return sp_sbuf_take(&b);
 }
 
 static char *strdup_flint(const char *s)
 {
     size_t n = strlen(s);
-    char *d = malloc(n + 1);
+    char *d = flint_malloc(n + 1);
     memcpy(d, s, n + 1);
     return d;
 }
@@ -243,8 +244,8 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
     }
     sp_engine_t *S = sp_engine_new(&C->opt.lim, C->opt.seed ^ (uint64_t)(s->id + 1) * 0x9e3779b97f4a7c15u);
     sp_ectx_struct *E = sp_engine_exprs(S);
-    sp_expr_t *a = malloc((size_t)(P.n ? P.n : 1) * sizeof(sp_expr_t));
-    sp_expr_t *b = malloc((size_t)(P.n ? P.n : 1) * sizeof(sp_expr_t));
+    sp_expr_t *a = flint_malloc((size_t)(P.n ? P.n : 1) * sizeof(sp_expr_t));
+    sp_expr_t *b = flint_malloc((size_t)(P.n ? P.n : 1) * sizeof(sp_expr_t));
     int ok = P.n == 0 || (sp_expr_import(E, C->E, P.plan, (size_t)P.n, a) &&
                           sp_expr_import(E, C->E, P.model, (size_t)P.n, b));
     s->status = SP_STAGE_PROVED;
@@ -288,15 +289,15 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
             s->cex = strdup_flint(cx);
             flint_free(cx);
             size_t need = strlen(r.cex.lhs_value) + strlen(r.cex.rhs_value) + 64;
-            s->cex_values = malloc(need);
+            s->cex_values = flint_malloc(need);
             snprintf(s->cex_values, need, "plan = %s, model = %s (%s)", r.cex.lhs_value,
                      r.cex.rhs_value, r.cex.exact ? "exact" : "Arb balls, disjoint");
         }
         break;
     }
     sp_result_clear(&r);
-    free(a);
-    free(b);
+    flint_free(a);
+    flint_free(b);
     sp_engine_free(S);
     pairs_free(&P);
 }
@@ -347,7 +348,7 @@ static void run_pool(sp_check_t *C, int *todo, int n)
     if (jobs == 1) {
         worker(&p);
     } else {
-        pthread_t *th = malloc((size_t)jobs * sizeof(pthread_t));
+        pthread_t *th = flint_malloc((size_t)jobs * sizeof(pthread_t));
         int started = 0;
         for (int i = 0; i < jobs; i++)
             if (pthread_create(&th[i], NULL, worker, &p) == 0)
@@ -358,7 +359,7 @@ static void run_pool(sp_check_t *C, int *todo, int n)
             worker(&p);
         for (int i = 0; i < started; i++)
             pthread_join(th[i], NULL);
-        free(th);
+        flint_free(th);
     }
     if (C->opt.progress)
         fprintf(stderr, "\r\033[K");
@@ -367,8 +368,8 @@ static void run_pool(sp_check_t *C, int *todo, int n)
 sp_status_t sp_stages_solve(sp_check_t *C)
 {
     int n = C->nstages;
-    stage_key_t *keys = calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
-    int *rep = malloc((size_t)(n ? n : 1) * sizeof(int));
+    stage_key_t *keys = flint_calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
+    int *rep = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
     for (int i = 0; i < n; i++) {
         pairs_t P;
         sp_stage_t *s = &C->stages[i];
@@ -389,7 +390,7 @@ sp_status_t sp_stages_solve(sp_check_t *C)
             }
     }
     /* representatives first, then members of groups whose representative was not proved */
-    int *todo = malloc((size_t)(n ? n : 1) * sizeof(int));
+    int *todo = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
     int nt = 0;
     for (int i = 0; i < n; i++)
         if (rep[i] == i)
@@ -409,8 +410,8 @@ sp_status_t sp_stages_solve(sp_check_t *C)
     run_pool(C, todo, nt);
     for (int i = 0; i < n; i++)
         key_free(&keys[i]);
-    free(keys);
-    free(rep);
-    free(todo);
+    flint_free(keys);
+    flint_free(rep);
+    flint_free(todo);
     return SP_OK;
 }

@@ -299,6 +299,27 @@ static void test_solver_normal_form_is_canonical(void **state)
     flint_free(b);
 }
 
+/* Regression: a constant accumulator in sp_poly_pow aliased the scalar it multiplied by, so
+   (x+y)^2 came out as 4x^2+4xy+4y^2 once x*y had been interned first (found by two helpers). */
+static void test_solver_regress_pow_scalar_alias(void **state)
+{
+    (void)state;
+    sp_engine_t *S = sp_engine_new(NULL, 7);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    sp_expr_t a = sp_expr_parse(E, "exp(a)*exp(b) + (exp(a)+exp(b))^2", NULL, 0);
+    sp_expr_t b = sp_expr_parse(E, "4*exp(a)^2 + 5*exp(a)*exp(b) + 4*exp(b)^2", NULL, 0);
+    sp_expr_t c = sp_expr_parse(E, "exp(a)^2 + 3*exp(a)*exp(b) + exp(b)^2", NULL, 0);
+    sp_result_t r;
+    sp_result_init(&r);
+    assert_int_equal(sp_equiv(S, a, b, &r), SP_DIFFERENT);
+    assert_int_equal(sp_equiv(S, a, c, &r), SP_EQUAL);
+    sp_expr_t x = sp_expr_parse(E, "x*y + (x+y)^2", NULL, 0);
+    sp_expr_t y = sp_expr_parse(E, "x^2 + 3*x*y + y^2", NULL, 0);
+    assert_int_equal(sp_equiv(S, x, y, &r), SP_EQUAL);
+    sp_result_clear(&r);
+    sp_engine_free(S);
+}
+
 static void test_solver_limits_give_unknown(void **state)
 {
     (void)state;
@@ -380,6 +401,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_solver_rational_functions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solver_deep_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solver_normal_form_is_canonical, setup, teardown),
+        cmocka_unit_test(test_solver_regress_pow_scalar_alias),
         cmocka_unit_test(test_solver_limits_give_unknown),
         cmocka_unit_test(test_solver_random_polynomial_identities),
     };
