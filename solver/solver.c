@@ -614,7 +614,14 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
     sp_nfid_t na = sp_nf_of_expr(S, a);
     sp_nfid_t nb = na == SP_NF_FAIL ? SP_NF_FAIL : sp_nf_of_expr(S, b);
     if (na == SP_NF_FAIL || nb == SP_NF_FAIL) {
-        ans = finish(res, SP_UNKNOWN, S->why != SP_WHY_NONE ? S->why : SP_WHY_LIMIT_TERMS);
+        /* a limit stopped the proof; a certified witness still decides a difference */
+        sp_why_t why = S->why != SP_WHY_NONE ? S->why : SP_WHY_LIMIT_TERMS;
+        if (why != SP_WHY_LIMIT_TIME &&
+            wit_search(S, &w, S->lim.cex_tries, NULL, NULL, NULL, res,
+                       res ? &res->witness_tries : NULL))
+            ans = finish(res, SP_DIFFERENT, SP_WHY_NONE);
+        else
+            ans = finish(res, SP_UNKNOWN, why);
         goto done;
     }
     if (na == nb) {

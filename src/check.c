@@ -85,8 +85,10 @@ static void reset_run(sp_check_t *C)
     for (int i = 0; i < C->ncuts; i++)
         flint_free(C->cuts[i]);
     C->ncuts = 0;
-    for (int i = 0; i < C->npassed; i++)
+    for (int i = 0; i < C->npassed; i++) {
         flint_free(C->passed[i]);
+        flint_free(C->passed_on[i]);
+    }
     C->npassed = 0;
     flint_free(C->dims);
     C->dims = NULL;
@@ -115,6 +117,7 @@ void shardproof_free(shardproof_t *C)
     flint_free(C->stages);
     flint_free(C->cuts);
     flint_free(C->passed);
+    flint_free(C->passed_on);
     for (int i = 0; i < C->opt.ndims; i++)
         flint_free((char *)C->opt.dims[i].name);
     flint_free(C->opt.dims);

@@ -104,7 +104,8 @@ typedef struct sp_check {
     int nmvals, amvals;
     char **cuts;
     int ncuts, acuts;
-    char **passed;           /* plan pass 2: cut points the plan has already crossed */
+    char **passed;           /* plan pass 2: cut points the plan has already crossed ... */
+    uint8_t **passed_on;     /* ... on these ranks */
     int npassed;
     sp_binding_t *morig;     /* the model's value of each cut tensor before it was cut */
     int nmorig, amorig;

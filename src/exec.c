@@ -335,13 +335,13 @@ static int eval_int(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int64_t *
 }
 
 /* An integer expression in a tensor context: exact rational (1/(B*H) is not integer division). */
-static int eval_rat(interp_t *I, const sp_ast_expr_t *e, fmpq_t out)
+static int eval_rat(interp_t *I, const sp_ast_expr_t *e, int64_t rank, fmpq_t out)
 {
     if (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV) {
         fmpq_t a, b;
         fmpq_init(a);
         fmpq_init(b);
-        int ok = eval_rat(I, e->a, a) && eval_rat(I, e->b, b);
+        int ok = eval_rat(I, e->a, rank, a) && eval_rat(I, e->b, rank, b);
         if (ok) {
             switch (e->op) {
             case SP_BIN_ADD: fmpq_add(out, a, b); break;
@@ -361,7 +361,7 @@ static int eval_rat(interp_t *I, const sp_ast_expr_t *e, fmpq_t out)
         return ok;
     }
     if (e->kind == SP_AST_NEG) {
-        if (!eval_rat(I, e->a, out))
+        if (!eval_rat(I, e->a, rank, out))
             return 0;
         fmpq_neg(out, out);
         return 1;
@@ -371,7 +371,7 @@ static int eval_rat(interp_t *I, const sp_ast_expr_t *e, fmpq_t out)
         return 1;
     }
     int64_t v;
-    if (!eval_int(I, e, 0, &v))
+    if (!eval_int(I, e, rank, &v))
         return 0;
     fmpq_set_si(out, v, 1);
     return 1;
@@ -577,16 +577,53 @@ static pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *f
 
 /* ---- stages ------------------------------------------------------------------------------- */
 
-static const sp_binding_t *model_orig(sp_check_t *C, const char *name)
+/*
+ * The model value a relation on the active ranks compares with: the value before the cut, or,
+ * on ranks where the plan already crossed this cut point, the model's fresh value.  *mixed is
+ * set when the active ranks disagree.
+ */
+static const sp_binding_t *model_orig(interp_t *I, const char *name, int *mixed)
 {
-    /* once the plan crossed a cut point, later relations see the model's fresh value */
-    for (int i = 0; i < C->npassed; i++)
-        if (strcmp(C->passed[i], name) == 0)
+    sp_check_t *C = I->C;
+    *mixed = 0;
+    for (int i = 0; i < C->npassed; i++) {
+        if (strcmp(C->passed[i], name) != 0)
+            continue;
+        int some = 0, all = 1;
+        for (int64_t r = 0; r < I->nranks; r++) {
+            if (!I->active[r])
+                continue;
+            some |= C->passed_on[i][r];
+            all &= C->passed_on[i][r];
+        }
+        if (all && some)
             return sp_model_value(C, name);
+        *mixed = some;
+        break;
+    }
     for (int i = 0; i < C->nmorig; i++)
         if (strcmp(C->morig[i].name, name) == 0)
             return &C->morig[i];
     return sp_model_value(C, name);
+}
+
+static void mark_passed(interp_t *I, const char *name)
+{
+    sp_check_t *C = I->C;
+    int k;
+    for (k = 0; k < C->npassed; k++)
+        if (strcmp(C->passed[k], name) == 0)
+            break;
+    if (k == C->npassed) {
+        C->passed = flint_realloc(C->passed, (size_t)(C->npassed + 1) * sizeof(char *));
+        C->passed_on = flint_realloc(C->passed_on, (size_t)(C->npassed + 1) * sizeof(uint8_t *));
+        C->passed[k] = sp_strdup(name);
+        C->passed_on[k] = flint_calloc((size_t)I->nranks, 1);
+        C->npassed++;
+    }
+    for (int64_t r = 0; r < I->nranks; r++)
+        if (I->active[r])
+            C->passed_on[k][r] = 1;
 }
 
 static int is_cut(const sp_check_t *C, const char *name)
@@ -641,7 +678,14 @@ static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, 
                           const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
 {
     sp_check_t *C = I->C;
-    const sp_binding_t *mb = model_orig(C, mname);
+    int mixed;
+    const sp_binding_t *mb = model_orig(I, mname, &mixed);
+    if (mixed) {
+        errat(I, SP_DIAG_LINEAGE, mloc,
+              "'%s' is a cut point the plan already crossed on some of these ranks but not on others",
+              mname);
+        return SP_ERR_INPUT;
+    }
     if (mb == NULL) {
         errat(I, SP_DIAG_LINEAGE, mloc, "lineage to a missing model tensor '%s'", mname);
         return SP_ERR_INPUT;
@@ -723,8 +767,7 @@ static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, 
         if (C->collect_only) {
             add_cut(C, mname);
         } else {
-            C->passed = flint_realloc(C->passed, (size_t)(C->npassed + 1) * sizeof(char *));
-            C->passed[C->npassed++] = sp_strdup(mname);
+            mark_passed(I, mname);
             /* continue from the model's (fresh) value */
             const sp_binding_t *cur = sp_model_value(C, mname);
             pval_t nv = distribute(I, &L, &cur->t[0], mname);
@@ -783,6 +826,28 @@ static pval_t const_pval(interp_t *I, const fmpq_t q)
     return p;
 }
 
+/* An integer expression as a constant tensor, evaluated on each rank (rank.tp differs). */
+static sp_status_t int_pval(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
+{
+    pval_t p = pval_new(I->nranks);
+    fmpq_t q;
+    fmpq_init(q);
+    for (int64_t r = 0; r < I->nranks; r++) {
+        if (!I->active[r])
+            continue;
+        if (!eval_rat(I, e, r, q)) {
+            fmpq_clear(q);
+            pval_free(p, I->nranks);
+            return SP_ERR_INPUT;
+        }
+        sp_tensor_alloc(&p[r], 0, NULL);
+        p[r].v[0] = sp_expr_const_fmpq(I->C->E, q);
+    }
+    fmpq_clear(q);
+    *out = p;
+    return SP_OK;
+}
+
 /* an attribute from an argument expression, for one rank */
 static int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr_t *a)
 {
@@ -822,7 +887,7 @@ static int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr
     }
     a->kind = SP_ATTR_NUM;
     if (v->kind == SP_AST_BINOP && v->op == SP_BIN_DIV && is_int_expr(I, v))
-        return eval_rat(I, v, a->num);
+        return eval_rat(I, v, rank, a->num);
     int64_t x;
     if (!eval_int(I, v, rank, &x))
         return 0;
@@ -1268,18 +1333,8 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
             const sp_ast_expr_t *v = e->args[i].value;
             if (v->kind == SP_AST_NUM || (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM) ||
                 is_int_expr(I, v)) {
-                fmpq_t q;
-                fmpq_init(q);
-                if (v->kind == SP_AST_NUM)
-                    fmpq_set(q, v->value);
-                else if (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM)
-                    fmpq_neg(q, v->a->value);
-                else if (!eval_rat(I, v, q)) {
-                    st = SP_ERR_INPUT;
-                }
-                tin[nt] = const_pval(I, q);
-                tvid[nt] = I->is_plan ? -1 : tv_add(I, &tin[nt][0]);
-                fmpq_clear(q);
+                st = int_pval(I, v, &tin[nt]);
+                tvid[nt] = I->is_plan || st != SP_OK ? -1 : tv_add(I, &tin[nt][0]);
             } else {
                 st = eval(I, v, &tin[nt], &tvid[nt]);
                 if (st == SP_OK && !I->is_plan && tvid[nt] < 0)
@@ -1409,17 +1464,8 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
     case SP_AST_NAME: {
         sp_binding_t *b = lookup(I, e->name);
         if (b == NULL) {
-            if (is_int_expr(I, e)) {
-                int64_t v;
-                if (!eval_int(I, e, 0, &v))
-                    return SP_ERR_INPUT;
-                fmpq_t q;
-                fmpq_init(q);
-                fmpq_set_si(q, v, 1);
-                *out = const_pval(I, q);
-                fmpq_clear(q);
-                return SP_OK;
-            }
+            if (is_int_expr(I, e))
+                return int_pval(I, e, out);
             errat(I, SP_DIAG_NAME, e->loc, "unknown name '%s'", e->name);
             return SP_ERR_INPUT;
         }
@@ -1457,15 +1503,8 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
             errat(I, SP_DIAG_SHAPE, e->loc, "'%%' applies to integers only");
             return SP_ERR_INPUT;
         }
-        if (is_int_expr(I, e) && e->op <= SP_BIN_POW) {
-            fmpq_t q;
-            fmpq_init(q);
-            int ok = eval_rat(I, e, q);
-            if (ok)
-                *out = const_pval(I, q);
-            fmpq_clear(q);
-            return ok ? SP_OK : SP_ERR_INPUT;
-        }
+        if (is_int_expr(I, e) && e->op <= SP_BIN_POW)
+            return int_pval(I, e, out);
         pval_t a, b = NULL;
         int av, bv = -1;
         sp_status_t st = eval(I, e->a, &a, &av);
@@ -1926,30 +1965,74 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
         return SP_OK;
     }
     case SP_STMT_IF: {
+        /* a compile-time condition, per rank (it may use rank.<axis>): each branch runs on the
+           ranks where it holds */
         const sp_ast_expr_t *c = s->value;
-        int64_t a, b;
-        int truth;
-        if (c->kind == SP_AST_BINOP && c->op >= SP_BIN_LT) {
-            if (!eval_int(I, c->a, -1, &a) || !eval_int(I, c->b, -1, &b))
-                return SP_ERR_INPUT;
-            switch (c->op) {
-            case SP_BIN_LT: truth = a < b; break;
-            case SP_BIN_LE: truth = a <= b; break;
-            case SP_BIN_GT: truth = a > b; break;
-            case SP_BIN_GE: truth = a >= b; break;
-            case SP_BIN_EQ: truth = a == b; break;
-            default: truth = a != b; break;
+        uint8_t *save = flint_malloc((size_t)I->nranks);
+        memcpy(save, I->active, (size_t)I->nranks);
+        uint8_t *truth = flint_calloc((size_t)I->nranks, 1);
+        int64_t first = -1;
+        for (int64_t r = 0; r < I->nranks; r++) {
+            if (!save[r] && I->is_plan)
+                continue;
+            int64_t a, b;
+            int t;
+            if (c->kind == SP_AST_BINOP && c->op >= SP_BIN_LT) {
+                if (!eval_int(I, c->a, r, &a) || !eval_int(I, c->b, r, &b)) {
+                    flint_free(save);
+                    flint_free(truth);
+                    return SP_ERR_INPUT;
+                }
+                switch (c->op) {
+                case SP_BIN_LT: t = a < b; break;
+                case SP_BIN_LE: t = a <= b; break;
+                case SP_BIN_GT: t = a > b; break;
+                case SP_BIN_GE: t = a >= b; break;
+                case SP_BIN_EQ: t = a == b; break;
+                default: t = a != b; break;
+                }
+            } else {
+                if (!eval_int(I, c, r, &a)) {
+                    flint_free(save);
+                    flint_free(truth);
+                    return SP_ERR_INPUT;
+                }
+                t = a != 0;
             }
-        } else {
-            if (!eval_int(I, c, -1, &a))
-                return SP_ERR_INPUT;
-            truth = a != 0;
+            truth[r] = (uint8_t)t;
+            if (first < 0)
+                first = r;
         }
-        if (truth)
-            return exec_block(I, &s->body);
-        if (s->has_else)
-            return exec_block(I, &s->else_body);
-        return SP_OK;
+        sp_status_t st = SP_OK;
+        for (int64_t r = 0; r < I->nranks; r++)
+            I->active[r] = save[r] && truth[r];
+        if (!I->is_plan)
+            I->active[0] = truth[0];
+        int any = 0;
+        for (int64_t r = 0; r < I->nranks; r++)
+            any |= I->active[r];
+        if (any)
+            st = exec_block(I, &s->body);
+        if (st == SP_OK && s->has_else) {
+            any = 0;
+            for (int64_t r = 0; r < I->nranks; r++) {
+                I->active[r] = save[r] && !truth[r];
+                any |= I->active[r];
+            }
+            if (!I->is_plan) {
+                I->active[0] = !truth[0];
+                any = I->active[0];
+            }
+            if (any)
+                st = exec_block(I, &s->else_body);
+        }
+        memcpy(I->active, save, (size_t)I->nranks);
+        if (!I->is_plan)
+            I->active[0] = 1;
+        flint_free(save);
+        flint_free(truth);
+        (void)first;
+        return st;
     }
     case SP_STMT_RETURN: {
         I->ret = flint_calloc(s->nvalues ? s->nvalues : 1, sizeof(pval_t));
@@ -2060,9 +2143,10 @@ static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done
         C->amorig = C->amorig ? 2 * C->amorig : 16;
         C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
     }
+    const sp_binding_t *fb = lookup(I, name);
     sp_binding_t *o = &C->morig[C->nmorig++];
     o->name = sp_strdup(nm);
-    o->loc = C->model->loc;
+    o->loc = fb ? fb->loc : C->model->loc; /* the forward definition of NAME */
     o->scope = 0;
     o->t = pval_dup(g, 1);
     sp_tensor_t f;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "nf.h"
 #include "sbuf.h"
 
 void sp_stage_clear(sp_stage_t *s)
@@ -311,6 +312,8 @@ typedef struct {
     int next;
     int done;
     pthread_mutex_t mu;
+    int64_t start_ns;
+    int shown;
 } pool_t;
 
 static void *worker(void *arg)
@@ -325,9 +328,11 @@ static void *worker(void *arg)
         solve_stage(p->C, &p->C->stages[k]);
         pthread_mutex_lock(&p->mu);
         p->done++;
-        if (p->C->opt.progress) {
-            fprintf(stderr, "\rshardproof: %d/%d stages", p->done, p->ntodo);
+        /* a progress line on a terminal, once the run has taken a second */
+        if (p->C->opt.progress && sp_now_ns() - p->start_ns > 1000000000) {
+            fprintf(stderr, "\rshardproof: %d/%d stages proved or refuted", p->done, p->ntodo);
             fflush(stderr);
+            p->shown = 1;
         }
         pthread_mutex_unlock(&p->mu);
     }
@@ -344,7 +349,7 @@ static void run_pool(sp_check_t *C, int *todo, int n)
         jobs = 1;
     if (jobs > n)
         jobs = n;
-    pool_t p = {C, todo, n, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+    pool_t p = {C, todo, n, 0, 0, PTHREAD_MUTEX_INITIALIZER, sp_now_ns(), 0};
     if (jobs == 1) {
         worker(&p);
     } else {
@@ -361,7 +366,7 @@ static void run_pool(sp_check_t *C, int *todo, int n)
             pthread_join(th[i], NULL);
         flint_free(th);
     }
-    if (C->opt.progress)
+    if (p.shown)
         fprintf(stderr, "\r\033[K");
 }
 

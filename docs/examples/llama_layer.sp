@@ -10,8 +10,10 @@
 # symbolic and the whole backward pass is checked with a generic upstream gradient.
 # Run: shardproof check docs/examples/llama_layer.sp
 
-# Declared in this order the reduced sizes are HD=2, NKV=2, S=4, NH=4, H=3, F=6.
-dim HD = 128, NKV = 2, S = 8, NH = 4, H = 512, F = 1024
+# Declared in this order the reduced sizes are HD=2, NKV=2, S=4, NH=4, H=3, F=6. The attention
+# scale is written out as 1/sqrt(HD) = 1/8 of the real head dim (the default would be 1/sqrt of the
+# reduced one).
+dim HD = 64, NKV = 2, S = 8, NH = 4, H = 256, F = 768
 dim QD = NH*HD, KD = NKV*HD
 
 model llama {
@@ -38,7 +40,7 @@ model llama {
   vh = transpose(reshape(v, [S, NKV, HD]), 0, 1)
   qr = rope(qh, cos, sin)
   kr = rope(kh, cos, sin)
-  o  = attention(qr, kr, vh, causal = 1)           # GQA: query head h reads kv head h/(NH/NKV)
+  o  = attention(qr, kr, vh, causal = 1, scale = 1/8)   # GQA: query head h reads kv head h/(NH/NKV)
   oc = reshape(transpose(o, 0, 1), [S, QD])
   a  = matmul(oc, wo)
   r  = x + a
@@ -80,7 +82,7 @@ plan tp2_sp of llama {
   vh  = transpose(reshape(v, [S, NKV/tp, HD]), 0, 1)   ~ vh : [NKV@tp, S, HD]
   qr  = rope(qh, cos, sin)                             ~ qr : [NH@tp, S, HD]
   kr  = rope(kh, cos, sin)                             ~ kr : [NKV@tp, S, HD]
-  o   = attention(qr, kr, vh, causal = 1)              ~ o : [NH@tp, S, HD]
+  o   = attention(qr, kr, vh, causal = 1, scale = 1/8) ~ o : [NH@tp, S, HD]
   oc  = reshape(transpose(o, 0, 1), [S, QD/tp])        ~ oc : [S, QD@tp]
   ap  = matmul(oc, wo)                                 ~ a : [S, H] partial(sum@tp)
   a   = reduce_scatter(ap, 0, sum, tp)                 ~ a : [S@tp, H]
@@ -117,9 +119,9 @@ plan tp2_sp of llama {
   goc  = matmul(gaf, transpose(wo, 0, 1))              ~ grad.oc : [S, QD@tp]
   gwo  = matmul(transpose(oc, 0, 1), gaf)
   go   = transpose(reshape(goc, [S, NH/tp, HD]), 0, 1) ~ grad.o : [NH@tp, S, HD]
-  gqr  = attention_grad_q(qr, kr, vh, go, causal = 1)  ~ grad.qr : [NH@tp, S, HD]
-  gkr  = attention_grad_k(qr, kr, vh, go, causal = 1)  ~ grad.kr : [NKV@tp, S, HD]
-  gvh  = attention_grad_v(qr, kr, vh, go, causal = 1)  ~ grad.vh : [NKV@tp, S, HD]
+  gqr  = attention_grad_q(qr, kr, vh, go, causal = 1, scale = 1/8)   ~ grad.qr : [NH@tp, S, HD]
+  gkr  = attention_grad_k(qr, kr, vh, go, causal = 1, scale = 1/8)   ~ grad.kr : [NKV@tp, S, HD]
+  gvh  = attention_grad_v(qr, kr, vh, go, causal = 1, scale = 1/8)   ~ grad.vh : [NKV@tp, S, HD]
   gq   = reshape(transpose(rope_grad(gqr, cos, sin), 0, 1), [S, QD/tp])   ~ grad.q : [S, QD@tp]
   gk   = reshape(transpose(rope_grad(gkr, cos, sin), 0, 1), [S, KD/tp])   ~ grad.k : [S, KD@tp]
   gv   = reshape(transpose(gvh, 0, 1), [S, KD/tp])     ~ grad.v : [S, KD@tp]
