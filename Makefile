@@ -25,7 +25,8 @@ CFLAGS += $(CSTD) $(WARN) $(OPT) $(INC) -MMD -MP
 LDLIBS := -lflint-arb -lflint -lmpfr -lgmp -ljansson -lpthread -lm
 
 SOLVER_SRC := $(sort $(wildcard solver/*.c))
-LIB_SRC := $(SOLVER_SRC) $(sort $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c)))
+EXCLUDE ?=
+LIB_SRC := $(SOLVER_SRC) $(sort $(filter-out src/main.c $(EXCLUDE),$(wildcard src/*.c src/*/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)

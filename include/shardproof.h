@@ -40,6 +40,9 @@ typedef struct {
     const char *const *dims;   /* "NAME=VALUE" overrides of reduced sizes, ndims of them */
     int ndims;
     int progress;              /* progress on stderr */
+    int probabilistic;         /* 0: exact proofs only.  k > 0: a query whose exact proof hits a
+                                  limit may be answered EQUAL from k agreeing fingerprints; the
+                                  report states the error bound */
 } shardproof_options_t;
 
 void shardproof_options_default(shardproof_options_t *opt);

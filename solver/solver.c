@@ -7,6 +7,10 @@
 #include "eval.h"
 #include "lp.h"
 #include "nf.h"
+#include "sbuf.h"
+
+#include <flint/nmod_vec.h>
+#include <flint/ulong_extras.h>
 
 static const char *const why_names[] = {
     "none",          "limit max_terms", "limit max_degree",        "limit max_splits",
@@ -26,6 +30,7 @@ void sp_limits_default(sp_limits_t *lim)
     lim->max_ms = 0;
     lim->max_nodes = 0;
     lim->cex_tries = 200;
+    lim->probabilistic = 0;
 }
 
 void sp_result_init(sp_result_t *r)
@@ -563,6 +568,191 @@ static sp_answer_t split_decide(sp_engine_t *S, sp_nfid_t na, sp_nfid_t nb, wit_
     return SP_EQUAL;
 }
 
+/* ---- fingerprints that respect the rewrite rules ---------------------------------------- */
+
+/*
+ * Evaluation modulo SP_FP_PRIME where every arithmetic node is computed from its arguments and
+ * every other node (exp, log, max, cmp, ...) is the value of its normal form, with each symbol
+ * and each atom variable a pseudo-random residue.  By induction every node's value is its normal
+ * form's value, so equal normal forms give equal fingerprints; only atom arguments need normal
+ * forms, not the (possibly huge) arithmetic around them.  Returns 0 when a limit stopped a
+ * normal form or a division by zero mod p occurred.
+ */
+static int nf_mod_value(sp_engine_t *S, sp_nfid_t a, uint64_t seed, nmod_t mod, uint64_t *out)
+{
+    const sp_nf_struct *x = sp_nf_get(S, a);
+    uint64_t v[2];
+    const sp_poly_struct *ps[2] = {x->num, x->den};
+    for (int w = 0; w < 2; w++) {
+        uint64_t acc = 0;
+        for (slong i = 0; i < ps[w]->len; i++) {
+            const fmpq *c = ps[w]->c + i;
+            uint64_t cn = fmpz_fdiv_ui(fmpq_numref(c), mod.n), cd = fmpz_fdiv_ui(fmpq_denref(c), mod.n);
+            if (cd == 0)
+                return 0;
+            uint64_t t = nmod_mul(cn, n_invmod(cd, mod.n), mod);
+            uint32_t m = ps[w]->m[i];
+            for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, m); k++) {
+                sp_vpow_t f = sp_mono_factors(&S->M, m)[k];
+                const sp_var_t *var = &S->var[f.var];
+                uint64_t base = var->kind == SP_VAR_SYM
+                                    ? sp_fp_hash(seed, (uint64_t)S->E->nodes[var->sym].param) % mod.n
+                                    : sp_fp_hash(seed ^ UINT64_C(0x5bd1e9955bd1e995), var->hash) % mod.n;
+                if (f.exp < 0) {
+                    if (base == 0)
+                        return 0;
+                    base = n_invmod(base, mod.n);
+                }
+                t = nmod_mul(t, nmod_pow_ui(base, (ulong)(f.exp < 0 ? -(int64_t)f.exp : f.exp), mod), mod);
+            }
+            acc = nmod_add(acc, t, mod);
+        }
+        v[w] = acc;
+    }
+    if (v[1] == 0)
+        return 0;
+    *out = nmod_mul(v[0], n_invmod(v[1], mod.n), mod);
+    return 1;
+}
+
+int sp_fingerprint_nf(sp_engine_t *S, const sp_expr_t *roots, slong n, uint64_t seed, uint64_t *out)
+{
+    uint32_t *cone;
+    size_t m = sp_expr_cone(S->E, roots, (size_t)n, &cone);
+    if (cone == NULL)
+        return 0;
+    nmod_t mod;
+    nmod_init(&mod, SP_FP_PRIME);
+    uint64_t *val = flint_malloc((m ? m : 1) * sizeof(uint64_t));
+    int ok = 1;
+    sp_why_t save = S->why;
+    for (size_t i = 0; i < m && ok; i++) {
+        sp_expr_t e = cone[i];
+        const sp_node_t *nd = sp_expr_node(S->E, e);
+#define ARG(k) val[sp_bsearch_u32(cone, m, sp_expr_arg(S->E, e, (k)))]
+        switch ((sp_op_t)nd->op) {
+        case SP_OP_SYM:
+            val[i] = sp_fp_hash(seed, (uint64_t)nd->param) % mod.n;
+            break;
+        case SP_OP_CONST: {
+            const fmpq *c = sp_expr_const(S->E, e);
+            uint64_t d = fmpz_fdiv_ui(fmpq_denref(c), mod.n);
+            ok = d != 0;
+            if (ok)
+                val[i] = nmod_mul(fmpz_fdiv_ui(fmpq_numref(c), mod.n), n_invmod(d, mod.n), mod);
+            break;
+        }
+        case SP_OP_ADD: {
+            uint64_t a = 0;
+            for (uint32_t k = 0; k < nd->nargs; k++)
+                a = nmod_add(a, ARG(k), mod);
+            val[i] = a;
+            break;
+        }
+        case SP_OP_MUL: {
+            uint64_t a = 1;
+            for (uint32_t k = 0; k < nd->nargs; k++)
+                a = nmod_mul(a, ARG(k), mod);
+            val[i] = a;
+            break;
+        }
+        case SP_OP_NEG:
+            val[i] = nmod_neg(ARG(0), mod);
+            break;
+        case SP_OP_SUB:
+            val[i] = nmod_sub(ARG(0), ARG(1), mod);
+            break;
+        case SP_OP_DIV:
+            ok = ARG(1) != 0;
+            if (ok)
+                val[i] = nmod_mul(ARG(0), n_invmod(ARG(1), mod.n), mod);
+            break;
+        case SP_OP_POW: {
+            uint64_t b = ARG(0);
+            if (nd->param < 0) {
+                ok = b != 0;
+                if (ok)
+                    b = n_invmod(b, mod.n);
+            }
+            if (ok)
+                val[i] = nmod_pow_ui(b, (ulong)(nd->param < 0 ? -nd->param : nd->param), mod);
+            break;
+        }
+        default: {
+            sp_nfid_t a = sp_nf_of_expr(S, e);
+            ok = a != SP_NF_FAIL && nf_mod_value(S, a, seed, mod, &val[i]);
+            break;
+        }
+        }
+#undef ARG
+    }
+    for (slong k = 0; k < n && ok; k++)
+        out[k] = val[sp_bsearch_u32(cone, m, roots[k])];
+    S->why = save;
+    flint_free(val);
+    flint_free(cone);
+    return ok;
+}
+
+/* An upper bound on numerator degree + denominator degree of e as a rational function of its
+   symbols and atoms (capped at 2^40), for the Schwartz-Zippel bound of probabilistic answers. */
+static int64_t degree_bound(sp_engine_t *S, sp_expr_t root)
+{
+    uint32_t *cone;
+    size_t m = sp_expr_cone(S->E, &root, 1, &cone);
+    if (cone == NULL)
+        return INT64_C(1) << 40;
+    int64_t *d = flint_malloc((m ? m : 1) * sizeof(int64_t));
+    const int64_t cap = INT64_C(1) << 40;
+    for (size_t i = 0; i < m; i++) {
+        sp_expr_t e = cone[i];
+        const sp_node_t *nd = sp_expr_node(S->E, e);
+        int64_t r = 0;
+        switch ((sp_op_t)nd->op) {
+        case SP_OP_SYM: r = 1; break;
+        case SP_OP_CONST: r = 0; break;
+        case SP_OP_NEG: r = d[sp_bsearch_u32(cone, m, sp_expr_arg(S->E, e, 0))]; break;
+        case SP_OP_POW: {
+            int64_t k = nd->param < 0 ? -nd->param : nd->param;
+            int64_t a = d[sp_bsearch_u32(cone, m, sp_expr_arg(S->E, e, 0))];
+            r = a > 0 && k > cap / a ? cap : a * k;
+            break;
+        }
+        case SP_OP_ADD: case SP_OP_MUL: case SP_OP_SUB: case SP_OP_DIV:
+            for (uint32_t k = 0; k < nd->nargs; k++)
+                r += d[sp_bsearch_u32(cone, m, sp_expr_arg(S->E, e, k))];
+            break;
+        default: {
+            /* an atom-level node: the degree of its normal form in symbols and atoms */
+            sp_nfid_t a = sp_nf_of_expr(S, e);
+            if (a == SP_NF_FAIL) {
+                r = cap;
+                break;
+            }
+            const sp_nf_struct *x = sp_nf_get(S, a);
+            const sp_poly_struct *ps[2] = {x->num, x->den};
+            for (int w = 0; w < 2; w++) {
+                int64_t mx = 0;
+                for (slong t = 0; t < ps[w]->len; t++) {
+                    int64_t dd = 0;
+                    for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, ps[w]->m[t]); k++) {
+                        int32_t ex = sp_mono_factors(&S->M, ps[w]->m[t])[k].exp;
+                        dd += ex < 0 ? -ex : ex;
+                    }
+                    mx = FLINT_MAX(mx, dd);
+                }
+                r += mx;
+            }
+        }
+        }
+        d[i] = r > cap ? cap : r;
+    }
+    int64_t out = d[sp_bsearch_u32(cone, m, root)];
+    flint_free(d);
+    flint_free(cone);
+    return out;
+}
+
 /* ---- the decision ------------------------------------------------------------------------- */
 
 static sp_answer_t finish(sp_result_t *res, sp_answer_t a, sp_why_t why)
@@ -595,6 +785,31 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
        rational functions differ), so look for the witness at once.  With atoms, fingerprints
        treat them as independent random functions and differ for every rewrite rule, so they
        say nothing: the normal forms decide first. */
+    int piecewise = (fl & SP_NODE_PIECEWISE) != 0;
+    int fp_points_agree = 0; /* points at which the rule-respecting fingerprints agreed */
+    if (!atom_free && !piecewise) {
+        /* atoms without case splits: equal normal forms give equal fingerprints, so a
+           difference is a strong hint and agreement at k points is Schwartz-Zippel evidence */
+        sp_expr_t roots[2];
+        roots[0] = a;
+        roots[1] = b;
+        slong npts = S->lim.probabilistic > 0 ? S->lim.probabilistic : 1;
+        for (slong k = 0; k < npts; k++) {
+            uint64_t fp[2];
+            if (!sp_fingerprint_nf(S, roots, 2, S->seed ^ S->queries ^ (uint64_t)(k * 7919), fp))
+                break;
+            if (fp[0] != fp[1]) {
+                if (wit_search(S, &w, S->lim.cex_tries, NULL, NULL, NULL, res,
+                               res ? &res->witness_tries : NULL)) {
+                    ans = finish(res, SP_DIFFERENT, SP_WHY_NONE);
+                    goto done;
+                }
+                fp_points_agree = -1;
+                break;
+            }
+            fp_points_agree++;
+        }
+    }
     if (atom_free) {
         uint64_t fp[2];
         sp_expr_t roots[2];
@@ -616,6 +831,35 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
     if (na == SP_NF_FAIL || nb == SP_NF_FAIL) {
         /* a limit stopped the proof; a certified witness still decides a difference */
         sp_why_t why = S->why != SP_WHY_NONE ? S->why : SP_WHY_LIMIT_TERMS;
+        if (S->lim.probabilistic > 0 && !piecewise && why != SP_WHY_UNDEFINED) {
+            /* --probabilistic: the exact proof ran out; fingerprints that respect the rules
+               agreed at every point (atom-free cones: plain fingerprints, which are exact
+               evaluations of the rational functions) */
+            slong pts = fp_points_agree;
+            if (atom_free) {
+                sp_expr_t roots[2];
+                roots[0] = a;
+                roots[1] = b;
+                pts = 0;
+                for (slong k = 0; k < S->lim.probabilistic; k++) {
+                    uint64_t fp[2];
+                    if (!sp_fingerprint(S->E, roots, 2, S->seed ^ S->queries ^ (uint64_t)(k * 7919), fp) ||
+                        fp[0] != fp[1])
+                        break;
+                    pts++;
+                }
+            }
+            if (pts == S->lim.probabilistic) {
+                int64_t deg = FLINT_MAX(degree_bound(S, a), degree_bound(S, b));
+                slong bits = 0;
+                while (bits < 62 && (INT64_C(1) << bits) < deg + 1)
+                    bits++;
+                ans = finish(res, SP_EQUAL, SP_WHY_NONE);
+                if (res)
+                    res->probabilistic_bits = pts * (62 - bits) > 0 ? pts * (62 - bits) : 0;
+                goto done;
+            }
+        }
         if (why != SP_WHY_LIMIT_TIME &&
             wit_search(S, &w, S->lim.cex_tries, NULL, NULL, NULL, res,
                        res ? &res->witness_tries : NULL))

@@ -41,6 +41,10 @@ typedef struct {
     slong max_ms;      /* wall-clock per query in milliseconds; 0 = none; default 0 */
     slong max_nodes;   /* expression nodes; 0 = none */
     slong cex_tries;   /* random points tried per witness search; default 200 */
+    slong probabilistic; /* 0: exact only (default).  k > 0: when a limit stops the exact proof
+                            of a query without piecewise operators, answer EQUAL if fingerprints
+                            (which respect the rewrite rules) agree at k random points; the
+                            result then carries the error bound */
 } sp_limits_t;
 
 void sp_limits_default(sp_limits_t *lim);
@@ -61,6 +65,8 @@ typedef struct {
     slong index;       /* for vector queries: the first element that is not EQUAL, else -1 */
     sp_cex_t cex;      /* filled when answer == SP_DIFFERENT */
     slong splits;      /* case-split branches explored */
+    slong probabilistic_bits; /* > 0: EQUAL from fingerprints only, with error probability
+                                 below 2^-probabilistic_bits (Schwartz-Zippel); 0: a proof */
     slong witness_tries;
 } sp_result_t;
 
@@ -81,6 +87,14 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
 /* Decide a[i] == b[i] for all i < n; stops at the first element that is not EQUAL. */
 sp_answer_t sp_equiv_vec(sp_engine_t *S, const sp_expr_t *a, const sp_expr_t *b, size_t n,
                          sp_result_t *res);
+
+/*
+ * A fingerprint of roots[0..n) modulo a 62-bit prime at the point derived from seed that agrees
+ * for expressions with equal normal forms (atoms are random values keyed by their canonical
+ * arguments; only atom arguments get normal forms).  Returns 0 if it could not be computed (a
+ * limit, or a division by zero modulo the prime).
+ */
+int sp_fingerprint_nf(sp_engine_t *S, const sp_expr_t *roots, slong n, uint64_t seed, uint64_t *out);
 
 /*
  * The canonical normal form of e, printed (numerator/denominator of polynomials over symbols and

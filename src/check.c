@@ -41,6 +41,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 65536;
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : 65536;
     C->opt.progress = o->progress;
+    C->opt.lim.probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
     C->opt.ndims = 0;
     C->opt.dims = flint_calloc((size_t)(o->ndims ? o->ndims : 1), sizeof(sp_dim_override_t));
     for (int i = 0; i < o->ndims; i++) {

@@ -64,6 +64,8 @@ typedef struct {
     char *cex;               /* the counterexample, "x[0,1] = 2, ..." */
     char *cex_values;        /* "plan = 3, model = 5 (exact)" */
     sp_why_t why;
+    int64_t prob_bits;       /* > 0: some element proved by fingerprints only (--probabilistic),
+                                the smallest per-query bound 2^-prob_bits */
     uint64_t key;            /* renaming-invariant hash of the queries (memoization) */
     int memo_of;             /* stage id proved earlier with the same key, or -1 */
 } sp_stage_t;
@@ -82,7 +84,6 @@ typedef struct {
     int ndims;
     int64_t max_elements;    /* per tensor after reduction */
     int64_t max_ranks;
-    int probabilistic;
     int progress;            /* progress bar on stderr */
 } sp_check_opts_t;
 

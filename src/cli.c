@@ -396,6 +396,16 @@ int sp_cli_check(int argc, char **argv, int explain)
                 opt.max_elements = x;
             else
                 opt.max_ranks = x;
+        } else if (!strcmp(a, "--probabilistic")) {
+            opt.probabilistic = 3;
+            if (v && parse_i64(v, &x)) {
+                if (x < 1 || x > 64) {
+                    fprintf(stderr, "shardproof: error: --probabilistic takes 1 to 64 points\n");
+                    goto out;
+                }
+                opt.probabilistic = (int)x;
+                i++;
+            }
         } else if (!strcmp(a, "--no-progress")) {
             progress = 0;
         } else if (path == NULL && (a[0] != '-' || !strcmp(a, "-"))) {

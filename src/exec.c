@@ -1230,7 +1230,7 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
                     sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
                     sp_mesh_rank_str(&C->mesh, peer, ps, sizeof ps);
                     errat(I, SP_DIAG_LAYOUT, e->loc,
-                          "recv on rank %s from rank %s without a matching send before it", rs, ps);
+                          "recv on rank %s from rank %s has no matching send before it in plan order (a deadlock)", rs, ps);
                     pval_free(x, I->nranks);
                     pval_free(res, I->nranks);
                     return SP_ERR_INPUT;

@@ -15,6 +15,8 @@ static void usage(FILE *f)
             "  check FILE [--plan NAME] [-j N] [--format text|json|sarif|junit] [--dot OUT]\n"
             "        [--seed N] [--dims NAME=SIZE,...] [--max-terms N] [--max-degree N]\n"
             "        [--max-splits N] [--max-ms N] [--max-elements N] [--max-ranks N]\n"
+            "        [--probabilistic [K]]  (EQUAL from K agreeing fingerprints when a limit\n"
+            "        stops an exact proof; the report states the error bound)\n"
             "        prove that the plan computes what the model computes\n"
             "  explain FILE [--plan NAME] [--dims ...]\n"
             "        print the reduced shapes, cut points and stages without proving\n"

@@ -110,7 +110,19 @@ static void text_report(const sp_check_t *C, FILE *out)
     header(C, out);
     const sp_stage_t *bad = first_bad(C);
     const char *verdict = c[SP_STAGE_FAILED] ? "NOT EQUIVALENT" : c[SP_STAGE_UNKNOWN] ? "UNKNOWN" : "EQUIVALENT";
+    int nprob = 0;
+    int64_t minbits = 0;
+    for (int i = 0; i < C->nstages; i++)
+        if (C->stages[i].prob_bits > 0) {
+            nprob++;
+            if (minbits == 0 || C->stages[i].prob_bits < minbits)
+                minbits = C->stages[i].prob_bits;
+        }
     fprintf(out, "\n%s\n", verdict);
+    if (nprob)
+        fprintf(out, "(probabilistic: %d stage%s proved by fingerprints only, each query's error "
+                     "probability below 2^-%lld; --probabilistic was given)\n",
+                nprob, nprob > 1 ? "s" : "", (long long)minbits);
     if (bad) {
         char pl[512], ml[512], rs[256], ix[128], sh[128], ls[512];
         loc_str(bad->plan_loc, pl, sizeof pl);
@@ -209,6 +221,8 @@ static void json_report(const sp_check_t *C, FILE *out)
         fprintf(out, ", \"model_loc\": ");
         json_loc(out, s->model_loc);
         fprintf(out, ", \"elements\": %lld", (long long)s->elements);
+        if (s->prob_bits > 0)
+            fprintf(out, ", \"probabilistic_error_bits\": %lld", (long long)s->prob_bits);
         if (s->memo_of >= 0)
             fprintf(out, ", \"memo_of\": %d", s->memo_of + 1);
         if (s->status == SP_STAGE_FAILED || s->status == SP_STAGE_UNKNOWN) {

@@ -265,8 +265,11 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
             continue;
         s->elements++;
         sp_answer_t ans = sp_equiv(S, a[i], b[i], &r);
-        if (ans == SP_EQUAL)
+        if (ans == SP_EQUAL) {
+            if (r.probabilistic_bits > 0 && (s->prob_bits == 0 || r.probabilistic_bits < s->prob_bits))
+                s->prob_bits = r.probabilistic_bits;
             continue;
+        }
         s->status = ans == SP_DIFFERENT ? SP_STAGE_FAILED : SP_STAGE_UNKNOWN;
         s->why = r.why;
         s->fail_rank = P.rank[i];

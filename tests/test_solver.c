@@ -320,6 +320,44 @@ static void test_solver_regress_pow_scalar_alias(void **state)
     sp_engine_free(S);
 }
 
+/* --probabilistic: a limit stops the exact proof; agreeing rule-respecting fingerprints answer
+   EQUAL with a stated bound, and a real difference is still refuted with a certificate. */
+static void test_solver_probabilistic_mode(void **state)
+{
+    (void)state;
+    sp_limits_t lim;
+    sp_limits_default(&lim);
+    lim.max_terms = 20;
+    /* five softmax-like fractions: their common denominator has 32 terms, over the limit */
+    const char *lhs = "exp(a)/(exp(a)+exp(b)) + exp(c)/(exp(c)+exp(d)) + exp(e)/(exp(e)+exp(f))"
+                      " + exp(g)/(exp(g)+exp(h)) + exp(i)/(exp(i)+exp(j))";
+    const char *rhs = "exp(a-b)/(exp(a-b)+1) + exp(c-d)/(exp(c-d)+1) + exp(e-f)/(exp(e-f)+1)"
+                      " + exp(g-h)/(exp(g-h)+1) + exp(i-j)/(exp(i-j)+1)";
+    const char *bad = "exp(a-b)/(exp(a-b)+1) + exp(c-d)/(exp(c-d)+1) + exp(e-f)/(exp(e-f)+1)"
+                      " + exp(g-h)/(exp(g-h)+1) + exp(i-j)/(exp(i-j)+2)";
+    for (int prob = 0; prob <= 1; prob++) {
+        lim.probabilistic = prob ? 3 : 0;
+        sp_engine_t *S = sp_engine_new(&lim, 5);
+        sp_ectx_struct *E = sp_engine_exprs(S);
+        sp_expr_t a = sp_expr_parse(E, lhs, NULL, 0), b = sp_expr_parse(E, rhs, NULL, 0);
+        sp_expr_t c = sp_expr_parse(E, bad, NULL, 0);
+        sp_result_t r;
+        sp_result_init(&r);
+        sp_answer_t ans = sp_equiv(S, a, b, &r);
+        if (prob) {
+            assert_int_equal(ans, SP_EQUAL);
+            assert_true(r.probabilistic_bits > 100);
+        } else {
+            assert_int_equal(ans, SP_UNKNOWN);
+            assert_int_equal(r.why, SP_WHY_LIMIT_TERMS);
+        }
+        assert_int_equal(sp_equiv(S, a, c, &r), SP_DIFFERENT);
+        assert_int_equal(r.probabilistic_bits, 0);
+        sp_result_clear(&r);
+        sp_engine_free(S);
+    }
+}
+
 static void test_solver_limits_give_unknown(void **state)
 {
     (void)state;
@@ -402,6 +440,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_solver_deep_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solver_normal_form_is_canonical, setup, teardown),
         cmocka_unit_test(test_solver_regress_pow_scalar_alias),
+        cmocka_unit_test(test_solver_probabilistic_mode),
         cmocka_unit_test(test_solver_limits_give_unknown),
         cmocka_unit_test(test_solver_random_polynomial_identities),
     };

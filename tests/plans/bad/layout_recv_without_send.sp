@@ -1,4 +1,4 @@
-# expect: layout_recv_without_send.sp:16:7: error: recv on rank (dp=0, tp=0) from rank (dp=1, tp=0) without a matching send before it
+# expect: layout_recv_without_send.sp:16:7: error: recv on rank (dp=0, tp=0) from rank (dp=1, tp=0) has no matching send before it in plan order (a deadlock)
 # a recv with no matching send before it
 dim B = 4, H = 4, F = 8
 model m {

@@ -1,0 +1,41 @@
+# pipeline_tp.sp: the MLP split over two pipeline stages with tensor parallelism inside them:
+# stage 0 runs the column-parallel first linear, sends its activation shard to the same tensor-
+# parallel rank of stage 1, which runs the row-parallel second linear and all-reduces over tp.
+# Forward and backward; gradients stay on their stage.
+
+dim B = 4, H = 4, F = 8
+
+model mlp {
+  input x  : [B, H]
+  param w1 : [H, F]
+  param w2 : [F, H]
+  h    = matmul(x, w1)
+  a    = relu(h)
+  y    = matmul(a, w2)
+  loss = mean(y)
+  output loss
+  train sgd(lr = 1/64)
+}
+
+plan pp2_tp2 of mlp {
+  mesh pp = 2, tp = 2
+  x  : [B, H]
+  w1 : [H, F@tp]
+  w2 : [F@tp, H]
+  on pp = 0 {
+    h = matmul(x, w1)
+    send(relu(h), pp = 1)
+  }
+  on pp = 1 {
+    a  = recv(pp = 0)                     ~ a : [B, F@tp]
+    y  = all_reduce(matmul(a, w2), sum, tp)
+    output loss = sum(y) / (B*H) : []
+    gy = mul(y, 0) + 1/(B*H)
+    output grad.w2 = matmul(transpose(a, 0, 1), gy) : [F@tp, H]
+    send(matmul(gy, transpose(w2, 0, 1)), pp = 0)
+  }
+  on pp = 0 {
+    ga = recv(pp = 1)
+    output grad.w1 = matmul(transpose(x, 0, 1), where(gt(h, 0), ga, 0)) : [H, F@tp]
+  }
+}
