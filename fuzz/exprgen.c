@@ -313,6 +313,7 @@ static sp_expr_t random_node(xg_t *g, sp_expr_t root)
     X(R_CLAMP_WIDE, "clamp(e, min(e,m), max(e,m))", XG_PIECE)                 \
     X(R_SQRT_SQ, "sqrt(e)^2 [hard]", XG_ROOT | XG_HARD)                       \
     X(R_EXP_LOG, "exp(log(e))", XG_TRANSC)                                    \
+    X(R_MUL_DIV_M, "(e*m)/m", XG_DIV)                                         \
     X(R_ADD_ASSOC, "a+b+c -> a+(b+c)", XG_ARITH)                              \
     X(R_ADD_FLAT, "a+(b+c) -> a+b+c", XG_ARITH)                               \
     X(R_ADD_SUBNEG, "a+b -> a-(-b)", XG_ARITH)                                \
@@ -333,6 +334,7 @@ static sp_expr_t random_node(xg_t *g, sp_expr_t root)
     X(R_POW_SQ, "(a+b)^2 -> a^2+2ab+b^2", XG_POW)                             \
     X(R_POW_SPLIT, "a^k -> a*a^(k-1), a^-k -> 1/a^k", XG_POW)                 \
     X(R_POW_POW, "a^(jk) -> (a^j)^k", XG_POW)                                 \
+    X(R_POW_EXPLOG, "a^k -> exp(k*log(a))", XG_TRANSC | XG_POW)               \
     X(R_EXP_SUM, "exp(a+b) -> exp(a)exp(b)", XG_TRANSC)                       \
     X(R_EXP_SUB, "exp(a-b) -> exp(a)/exp(b)", XG_TRANSC)                      \
     X(R_EXP_NEG, "exp(-a) -> 1/exp(a)", XG_TRANSC)                            \
@@ -481,6 +483,13 @@ static sp_expr_t apply_rule(xg_t *g, int id, sp_expr_t e)
     }
     case R_SQRT_SQ: return pw(g, un(g, SP_OP_SQRT, e), 2);
     case R_EXP_LOG: return un(g, SP_OP_EXP, un(g, SP_OP_LOG, e));
+    case R_MUL_DIV_M: {
+        /* a common factor that may vanish: equal wherever both sides are defined */
+        sp_expr_t m = xg_small(g);
+        if (is_const_zero(g, m))
+            m = sub(g, g->sym[0], K(g, 1, 1));
+        return dv(g, mul(g, e, m), m);
+    }
 
     case R_ADD_ASSOC: case R_MUL_ASSOC: {
         sp_op_t want = id == R_ADD_ASSOC ? SP_OP_ADD : SP_OP_MUL;
@@ -629,6 +638,14 @@ static sp_expr_t apply_rule(xg_t *g, int id, sp_expr_t e)
         if (k == 0 || k % 2 != 0)
             return SP_EXPR_NONE;
         return pw(g, pw(g, ARG(e, 0), 2), k / 2);
+    }
+    case R_POW_EXPLOG: {
+        if (op != SP_OP_POW)
+            return SP_EXPR_NONE;
+        slong k = sp_expr_node(g->E, e)->param;
+        if (k == 0 || FLINT_ABS(k) > 8)
+            return SP_EXPR_NONE;
+        return un(g, SP_OP_EXP, mul(g, K(g, k, 1), un(g, SP_OP_LOG, ARG(e, 0))));
     }
     case R_EXP_SUM: {
         if (op != SP_OP_EXP || OP(ARG(e, 0)) != SP_OP_ADD)
@@ -882,7 +899,7 @@ static sp_expr_t apply_rule(xg_t *g, int id, sp_expr_t e)
 }
 
 /* Generic rules apply to any node; the others need a particular operator. */
-static int rule_is_generic(int id) { return id <= R_EXP_LOG; }
+static int rule_is_generic(int id) { return id <= R_MUL_DIV_M; }
 
 sp_expr_t xg_rewrite_root(xg_t *g, sp_expr_t e)
 {
@@ -1008,7 +1025,19 @@ sp_expr_t xg_perturb(xg_t *g, sp_expr_t e)
 {
     for (int t = 0; t < 8; t++) {
         sp_expr_t target = random_node(g, e);
-        sp_expr_t p = xg_chance(&g->rng, 1, 10) ? add(g, target, K(g, 1, 1000)) : perturb_node(g, target);
+        sp_expr_t p;
+        uint32_t how = xg_below(&g->rng, 10);
+        if (how == 0) {
+            p = add(g, target, K(g, 1, 1000));
+        } else if (how == 1) {
+            /* differs only on a hyperplane (or a point): the engine needs the tie to see it */
+            sp_expr_t u = g->sym[xg_below(&g->rng, (uint32_t)g->nvars)];
+            sp_expr_t v = xg_chance(&g->rng, 1, 2) ? g->sym[xg_below(&g->rng, (uint32_t)g->nvars)]
+                                                   : xg_const(g, 0);
+            p = add(g, target, mul(g, cmp(g, SP_CMP_EQ, u, v), xg_const(g, 1)));
+        } else {
+            p = perturb_node(g, target);
+        }
         if (p == SP_EXPR_NONE || p == target)
             continue;
         sp_expr_t out = replace(g->E, e, target, p);

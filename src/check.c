@@ -42,6 +42,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : 65536;
     C->opt.progress = o->progress;
     C->opt.lim.probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
+    C->opt.infer = o->infer_lineage;
     C->opt.ndims = 0;
     C->opt.dims = flint_calloc((size_t)(o->ndims ? o->ndims : 1), sizeof(sp_dim_override_t));
     for (int i = 0; i < o->ndims; i++) {
@@ -86,6 +87,13 @@ static void reset_run(sp_check_t *C)
     for (int i = 0; i < C->ncuts; i++)
         flint_free(C->cuts[i]);
     C->ncuts = 0;
+    for (int i = 0; i < C->ninferred; i++) {
+        flint_free(C->inferred[i].model_name);
+        sp_layout_clear(&C->inferred[i].layout);
+    }
+    flint_free(C->inferred);
+    C->inferred = NULL;
+    C->ninferred = 0;
     for (int i = 0; i < C->npassed; i++) {
         flint_free(C->passed[i]);
         flint_free(C->passed_on[i]);

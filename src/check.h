@@ -85,7 +85,16 @@ typedef struct {
     int64_t max_elements;    /* per tensor after reduction */
     int64_t max_ranks;
     int progress;            /* progress bar on stderr */
+    int infer;               /* infer lineage for plan assignments without it */
 } sp_check_opts_t;
+
+/* A lineage the checker inferred for the occ-th execution of an assignment (--infer-lineage). */
+typedef struct {
+    const sp_ast_stmt_t *stmt;
+    int occ;
+    char *model_name;
+    sp_layout_t layout;
+} sp_inferred_t;
 
 typedef struct sp_check {
     sp_check_opts_t opt;
@@ -120,6 +129,8 @@ typedef struct sp_check {
     /* results */
     double seconds;
     int collect_only;        /* first plan pass: collect cut names, make no stages */
+    sp_inferred_t *inferred;
+    int ninferred;
 } sp_check_t;
 
 /* reduce.c */

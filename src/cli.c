@@ -406,6 +406,8 @@ int sp_cli_check(int argc, char **argv, int explain)
                 opt.probabilistic = (int)x;
                 i++;
             }
+        } else if (!strcmp(a, "--infer-lineage")) {
+            opt.infer_lineage = 1;
         } else if (!strcmp(a, "--no-progress")) {
             progress = 0;
         } else if (path == NULL && (a[0] != '-' || !strcmp(a, "-"))) {

@@ -7,6 +7,9 @@
 
 #include "sbuf.h"
 #include "check.h"
+#include "eval.h"
+
+#include <flint/nmod_vec.h>
 
 /*
  * The interpreter runs a body once for all ranks at once: every statement computes one tensor
@@ -71,6 +74,9 @@ typedef struct {
     int nalias;
     int train_seen;
     int outputs_seen;
+    const sp_ast_stmt_t **occ_stmt; /* lineage inference: occurrences of each statement */
+    int *occ_n;
+    int nocc;
 } interp_t;
 
 static sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b);
@@ -674,8 +680,20 @@ static int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t le
  * stage, and for a lineage cut replace the plan value by the distribution of the model's fresh
  * value.  Returns the (possibly replaced) value.
  */
+static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
+                            const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
+                            const sp_layout_t *given, pval_t *val);
+
 static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
                           const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
+{
+    return relate_l(I, kind, pname, ploc, mname, mloc, al, NULL, val);
+}
+
+/* al (a layout in the source) or given (an inferred one) */
+static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
+                            const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
+                            const sp_layout_t *given, pval_t *val)
 {
     sp_check_t *C = I->C;
     int mixed;
@@ -692,7 +710,9 @@ static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, 
     }
     sp_layout_t L;
     sp_layout_init(&L);
-    if (al) {
+    if (given) {
+        sp_layout_copy(&L, given);
+    } else if (al) {
         if (!resolve_layout(I, al, &L))
             return SP_ERR_INPUT;
     } else {
@@ -783,6 +803,21 @@ static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, 
 }
 
 /* ---- calls -------------------------------------------------------------------------------- */
+
+/* Is name a model input or parameter (or an element of a parameter array)? */
+static int is_param_or_input(const sp_check_t *C, const char *name)
+{
+    const sp_ast_block_t *b = &C->model->body;
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        if (s->kind != SP_STMT_INPUT && s->kind != SP_STMT_PARAM)
+            continue;
+        size_t l = strlen(s->name.str);
+        if (strcmp(s->name.str, name) == 0 || (strncmp(s->name.str, name, l) == 0 && name[l] == '['))
+            return 1;
+    }
+    return strncmp(name, "adam.", 5) == 0 || strncmp(name, "momentum.", 9) == 0;
+}
 
 static const sp_ast_stmt_t *find_func(sp_check_t *C, const char *name)
 {
@@ -1676,6 +1711,186 @@ static sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
     return SP_OK;
 }
 
+/* ---- lineage inference (--infer-lineage) --------------------------------------------------- */
+
+/*
+ * In the first plan pass, an assignment without lineage is matched against the model: its value
+ * on every active rank is fingerprinted (rule-respecting fingerprints modulo a prime, so equal
+ * normal forms agree), and compared with every model tensor under every layout that shards each
+ * dim over at most one mesh axis, with or without one pending sum.  A unique match becomes a cut
+ * point for the second pass, exactly as if the plan had written `~ T : L`; the stage then
+ * proves it exactly, so a wrong guess costs a failed or unknown stage, never a wrong verdict.
+ */
+static int fp_tensor(sp_check_t *C, const sp_tensor_t *t, uint64_t *out)
+{
+    int64_t n = sp_tensor_numel(t);
+    return n == 0 || sp_fingerprint_nf(C->S, t->v, n, C->opt.seed ^ UINT64_C(0xf1f1), out);
+}
+
+static int const_tensor(const sp_check_t *C, const sp_tensor_t *t)
+{
+    for (int64_t i = 0; i < sp_tensor_numel(t); i++)
+        if (C->E->nodes[t->v[i]].op != SP_OP_CONST)
+            return 0;
+    return 1;
+}
+
+static void record_inferred(sp_check_t *C, const sp_ast_stmt_t *s, int occ, const char *name,
+                            const sp_layout_t *L)
+{
+    C->inferred = flint_realloc(C->inferred, (size_t)(C->ninferred + 1) * sizeof(*C->inferred));
+    sp_inferred_t *x = &C->inferred[C->ninferred++];
+    x->stmt = s;
+    x->occ = occ;
+    x->model_name = sp_strdup(name);
+    sp_layout_init(&x->layout);
+    sp_layout_copy(&x->layout, L);
+}
+
+static void infer_lineage(interp_t *I, const sp_ast_stmt_t *s, int occ, const char *pname,
+                          const sp_tensor_t *val)
+{
+    sp_check_t *C = I->C;
+    const sp_mesh_t *m = &C->mesh;
+    int64_t nr = I->nranks;
+    uint64_t **pfp = flint_calloc((size_t)nr, sizeof(uint64_t *));
+    int ok = 1, nd = -1;
+    for (int64_t r = 0; r < nr && ok; r++) {
+        if (!I->active[r] || val[r].ndim < 0)
+            continue;
+        if (const_tensor(C, &val[r]))
+            ok = 0;
+        nd = val[r].ndim;
+        pfp[r] = flint_malloc((size_t)(sp_tensor_numel(&val[r]) + 1) * sizeof(uint64_t));
+        ok = ok && fp_tensor(C, &val[r], pfp[r]);
+    }
+    const char *best = NULL;
+    sp_layout_t bestL;
+    sp_layout_init(&bestL);
+    int nmatch = 0;
+    for (int t = 0; t < C->nmvals && ok && nd >= 0; t++) {
+        const sp_binding_t *mb = &C->mvals[t];
+        const sp_tensor_t *mt = &mb->t[0];
+        if (mt->ndim != nd || is_param_or_input(C, mb->name) || strncmp(mb->name, "next.", 5) == 0)
+            continue;
+        int64_t mn = sp_tensor_numel(mt);
+        uint64_t *mfp = flint_malloc((size_t)(mn + 1) * sizeof(uint64_t));
+        if (!fp_tensor(C, mt, mfp)) {
+            flint_free(mfp);
+            continue;
+        }
+        /* layouts: each dim on one axis or none (mixed radix over naxes+1), then partial */
+        int64_t combos = 1;
+        for (int d = 0; d < nd; d++)
+            combos *= m->naxes + 1;
+        for (int64_t cmb = 0; cmb < combos && nmatch < 2; cmb++) {
+            for (int pa = -1; pa < m->naxes && nmatch < 2; pa++) {
+                sp_layout_t L;
+                sp_layout_init(&L);
+                L.ndim = nd;
+                int64_t c = cmb;
+                uint8_t used[SP_MAX_AXES] = {0};
+                int bad = 0;
+                for (int d = 0; d < nd; d++) {
+                    L.size[d] = mt->shape[d];
+                    int ax = (int)(c % (m->naxes + 1)) - 1;
+                    c /= m->naxes + 1;
+                    if (ax >= 0) {
+                        if (used[ax] || m->size[ax] == 1)
+                            bad = 1;
+                        used[ax] = 1;
+                        L.axes[d].n = 1;
+                        L.axes[d].axis[0] = ax;
+                    }
+                }
+                if (pa >= 0) {
+                    if (used[pa] || m->size[pa] == 1)
+                        bad = 1;
+                    L.npartial = 1;
+                    L.pop[0] = SP_RED_SUM;
+                    L.paxes[0].n = 1;
+                    L.paxes[0].axis[0] = pa;
+                }
+                for (int64_t r = 0; r < nr && !bad; r++) {
+                    if (!pfp[r])
+                        continue;
+                    int64_t ls[SP_MAX_DIMS];
+                    sp_layout_local_shape(m, &L, r, ls);
+                    for (int d = 0; d < nd && !bad; d++)
+                        bad = ls[d] != val[r].shape[d];
+                }
+                /* compare element fingerprints (a partial sum: the group's sum) */
+                nmod_t mod;
+                nmod_init(&mod, SP_FP_PRIME);
+                for (int64_t r = 0; r < nr && !bad; r++) {
+                    if (!pfp[r])
+                        continue;
+                    if (pa >= 0 && sp_axes_index(m, &L.paxes[0], r) != 0)
+                        continue;
+                    int64_t ls[SP_MAX_DIMS], off[SP_MAX_DIMS];
+                    for (int d = 0; d < nd; d++) {
+                        int64_t st, en;
+                        sp_layout_range(m, &L, d, r, &st, &en);
+                        off[d] = st;
+                        ls[d] = en - st;
+                    }
+                    int64_t n = sp_tensor_numel(&val[r]);
+                    for (int64_t i = 0; i < n && !bad; i++) {
+                        int64_t rem = i, pos = 0, stride = 1;
+                        for (int d = nd - 1; d >= 0; d--) {
+                            int64_t ix = rem % ls[d];
+                            rem /= ls[d];
+                            pos += (ix + off[d]) * stride;
+                            stride *= mt->shape[d];
+                        }
+                        uint64_t v = pfp[r][i];
+                        if (pa >= 0) {
+                            v = 0;
+                            for (int64_t k = 0; k < m->size[pa]; k++) {
+                                int64_t q = sp_axes_member(m, &L.paxes[0], r, k);
+                                if (!pfp[q]) {
+                                    bad = 1;
+                                    break;
+                                }
+                                v = nmod_add(v, pfp[q][i], mod);
+                            }
+                        }
+                        bad = bad || v != mfp[pos];
+                    }
+                }
+                if (!bad) {
+                    if (best == NULL || (strcmp(mb->name, pname) == 0 && strcmp(best, pname) != 0)) {
+                        best = mb->name;
+                        sp_layout_clear(&bestL);
+                        sp_layout_copy(&bestL, &L);
+                    }
+                    nmatch++;
+                    sp_layout_clear(&L);
+                    break; /* the first layout that fits this tensor */
+                }
+                sp_layout_clear(&L);
+            }
+        }
+        flint_free(mfp);
+    }
+    if (ok && best) {
+        record_inferred(C, s, occ, best, &bestL);
+        add_cut(C, best);
+    }
+    sp_layout_clear(&bestL);
+    for (int64_t r = 0; r < nr; r++)
+        flint_free(pfp[r]);
+    flint_free(pfp);
+}
+
+static const sp_inferred_t *find_inferred(const sp_check_t *C, const sp_ast_stmt_t *s, int occ)
+{
+    for (int i = 0; i < C->ninferred; i++)
+        if (C->inferred[i].stmt == s && C->inferred[i].occ == occ)
+            return &C->inferred[i];
+    return NULL;
+}
+
 static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
 {
     sp_status_t st;
@@ -1761,6 +1976,32 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
                   "'%s' is assigned twice (a model is single assignment)", nm);
             pval_free(v, I->nranks);
             return SP_ERR_INPUT;
+        }
+    }
+    int occ = 0;
+    if (I->is_plan && !s->lineage && I->C->opt.infer) {
+        /* occurrence number of this statement (loops run it several times) */
+        for (int k = 0; k < I->nocc; k++)
+            if (I->occ_stmt[k] == s)
+                occ = ++I->occ_n[k];
+        if (occ == 0) {
+            I->occ_stmt = flint_realloc(I->occ_stmt, (size_t)(I->nocc + 1) * sizeof(*I->occ_stmt));
+            I->occ_n = flint_realloc(I->occ_n, (size_t)(I->nocc + 1) * sizeof(int));
+            I->occ_stmt[I->nocc] = s;
+            I->occ_n[I->nocc++] = 0;
+        }
+        if (I->C->collect_only) {
+            infer_lineage(I, s, occ, nm, v);
+        } else {
+            const sp_inferred_t *inf = find_inferred(I->C, s, occ);
+            if (inf) {
+                st = relate_l(I, SP_STAGE_LINEAGE, nm, s->targets[0]->loc, inf->model_name,
+                              s->targets[0]->loc, NULL, &inf->layout, &v);
+                if (st != SP_OK) {
+                    pval_free(v, I->nranks);
+                    return st;
+                }
+            }
         }
     }
     if (s->lineage && I->is_plan) {
@@ -2446,6 +2687,8 @@ static void interp_clear(interp_t *I)
     flint_free(I->tape);
     flint_free(I->vid_of_binding);
     flint_free(I->alias);
+    flint_free(I->occ_stmt);
+    flint_free(I->occ_n);
     if (I->is_plan) {
         for (int k = 0; k < I->npvals; k++) {
             flint_free(I->pvals[k].name);

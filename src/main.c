@@ -17,6 +17,7 @@ static void usage(FILE *f)
             "        [--max-splits N] [--max-ms N] [--max-elements N] [--max-ranks N]\n"
             "        [--probabilistic [K]]  (EQUAL from K agreeing fingerprints when a limit\n"
             "        stops an exact proof; the report states the error bound)\n"
+            "        [--infer-lineage]  (cut where plan tensors match model tensors)\n"
             "        prove that the plan computes what the model computes\n"
             "  explain FILE [--plan NAME] [--dims ...]\n"
             "        print the reduced shapes, cut points and stages without proving\n"

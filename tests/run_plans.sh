@@ -5,6 +5,7 @@
 #   tests/plans/bad/*.sp    '# expect: FILE:L:C: error: MSG' (exit 2, that exact first diagnostic),
 #                           run from inside tests/plans/bad so FILE is the bare name
 #   tests/plans/regress/*.sp  like bad/ or ok/, by their expect line
+# A line '# args: ...' adds command-line options for that file.
 # With VALGRIND=1 every run goes through valgrind (zero errors, zero leaks).
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -26,9 +27,12 @@ check_one() { # kind path
     dir=$(dirname "$path")
     file=$(basename "$path")
     expect=$(grep -a -m1 '^# expect:' "$path" | sed 's/^# expect: *//')
+    local args
+    args=$(grep -a -m1 '^# args:' "$path" | sed 's/^# args: *//')
     out=$(mktemp)
     err=$(mktemp)
-    run "$dir" "$file" >"$out" 2>"$err"
+    # shellcheck disable=SC2086
+    run "$dir" "$file" $args >"$out" 2>"$err"
     rc=$?
     local ok=1 why=""
     if [ "$rc" = 99 ]; then
