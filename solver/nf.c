@@ -334,6 +334,39 @@ static sp_nfid_t make_poly_take(sp_engine_t *S, sp_poly_t num)
     return intern_take(S, num, one);
 }
 
+/* num/den (consumed) already coprime, den without monomial content and not a monomial: only
+   the leading coefficient needs normalizing. */
+static sp_nfid_t make_take_reduced(sp_engine_t *S, sp_poly_t num, sp_poly_t den)
+{
+    fmpq_t lc;
+    fmpq_init(lc);
+    fmpq_set(lc, sp_poly_lead(&S->M, den));
+    if (!fmpq_is_one(lc)) {
+        sp_poly_scalar_div(den, den, lc);
+        sp_poly_scalar_div(num, num, lc);
+    }
+    fmpq_clear(lc);
+    return intern_take(S, num, den);
+}
+
+/* Do p and q have no variable in common?  (No use of S->stamp: rebuilds may be running.) */
+static int disjoint_vars(sp_engine_t *S, const sp_poly_t p, const sp_poly_t q)
+{
+    sp_poly_t none;
+    sp_poly_init(none);
+    uint32_t *vp;
+    slong np = collect_vars(S, p, none, &vp);
+    int disjoint = 1;
+    for (slong i = 0; i < q->len && disjoint; i++)
+        for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, q->m[i]) && disjoint; k++) {
+            uint32_t v = sp_mono_factors(&S->M, q->m[i])[k].var;
+            if (bsearch(&v, vp, (size_t)np, sizeof(uint32_t), cmp_u32v))
+                disjoint = 0;
+        }
+    flint_free(vp);
+    return disjoint;
+}
+
 /* ---- arithmetic --------------------------------------------------------------------------- */
 
 sp_nfid_t sp_nf_const(sp_engine_t *S, const fmpq_t c)
@@ -405,6 +438,14 @@ sp_nfid_t sp_nf_add(sp_engine_t *S, sp_nfid_t a, sp_nfid_t b)
         sp_poly_clear(d);
         return fail(S, SP_WHY_LIMIT_TERMS);
     }
+    /* p/q + r/s with gcd(p,q) = gcd(r,s) = 1: a common factor of ps + rq and qs divides both q
+       and s.  If one denominator is 1, or the two share no variable, there is none, and the
+       expensive gcd is skipped (sums of softmax-like fractions hit this case). */
+    x = &S->nf[a];
+    y = &S->nf[b];
+    if (!sp_poly_is_zero(n) && d->len > 1 &&
+        (sp_poly_is_one(x->den) || sp_poly_is_one(y->den) || disjoint_vars(S, x->den, y->den)))
+        return make_take_reduced(S, n, d);
     return make_take(S, n, d);
 }
 
