@@ -2,11 +2,12 @@
 # Called from the top-level Makefile as `$(MAKE) -f fuzz/fuzz.mk <target> MODE=$(MODE)`, from
 # the project root.  See fuzz/README.md.
 #
-#   fuzz        libFuzzer binaries build/fuzz/fuzz_<target> (clang-14, ASan+UBSan+fuzzer)
+#   fuzz        libFuzzer binaries build/fuzz/fuzz_<h> for every fuzz/fuzz_<h>.c (clang-14,
+#               ASan+UBSan+fuzzer)
 #   fuzz-smoke  diff_fuzz --seed 1 for about a minute, then every seed corpus and regression file
 #               through the standalone replayers (gcc, MODE flags, linked with libshardproof.a)
 #   fuzz-open   the reproducers of finds not fixed yet (fuzz/regress/open/): expected to fail
-#   fuzz-run    run both libFuzzer harnesses for FUZZ_SECONDS each (working corpora in
+#   fuzz-run    run every libFuzzer harness for FUZZ_SECONDS each (working corpora in
 #               fuzz/corpus-work/, which git ignores)
 #   bench       bench/bench.mk's bench target
 
@@ -19,7 +20,7 @@ LF := build/fuzz
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-stringop-overread
 CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-INC := -Iinclude -Isolver -Ifuzz
+INC := -Iinclude -Isolver -Isrc -Ifuzz
 ifeq ($(MODE),release)
   OPT := -O2 -g
 else ifeq ($(MODE),debug)
@@ -43,19 +44,27 @@ else
 endif
 SMOKE_MAX_MS ?= 1000
 
+# Open finds are silenced by these while fuzzing goes on (fuzz-open runs without them).
+export UBSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/ubsan.supp:print_stacktrace=1
+export LSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/lsan.supp:print_suppressions=0
+
 SOLVER_SRC := $(sort $(wildcard solver/*.c))
-HARNESSES := engine expr_parse
-FUZZ_COMMON := fuzz/exprgen.c
-FUZZ_HDR := fuzz/exprgen.h $(wildcard solver/*.h)
+LIB_SRC := $(SOLVER_SRC) $(sort $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c)))
+# Every fuzz/fuzz_<h>.c is a harness; these need only solver/ (the others need src/ too).
+HARNESSES := $(sort $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c)))
+ENGINE_HARNESSES := engine expr_parse
 
 # How the gcc binaries get the engine: FUZZ_LINK=lib links build/$(MODE)/libshardproof.a (the
 # default, built by the top-level Makefile); FUZZ_LINK=solver compiles solver/*.c here, for when
-# the library does not build because some src/ file is in flux (fuzz-smoke falls back to it).
+# the library does not build because some src/ file is in flux (fuzz-smoke falls back to it;
+# then only the engine harnesses are replayed).
 FUZZ_LINK ?= lib
 ifeq ($(FUZZ_LINK),lib)
   ENGINE := $(B)/libshardproof.a
+  REPLAYED := $(HARNESSES)
 else
   ENGINE := $(SOLVER_SRC:solver/%.c=$(FZ)/solver/%.o)
+  REPLAYED := $(ENGINE_HARNESSES)
 endif
 
 .PHONY: FORCE
@@ -70,26 +79,37 @@ endif
 
 # ---- libFuzzer (clang) ---------------------------------------------------------------------------
 
-# pointer-overflow and nonnull-attribute stay recoverable so fuzz/ubsan.supp can silence an open find (see there).
+# pointer-overflow and nonnull-attribute stay recoverable so fuzz/ubsan.supp can silence an
+# open find (see there); every other UBSan check aborts.
 LF_FLAGS := $(CSTD) -O1 -g -DSP_DEBUG -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
             -fsanitize-recover=pointer-overflow,nonnull-attribute $(INC) -MMD -MP
-export UBSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/ubsan.supp:print_stacktrace=1
-export LSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/lsan.supp:print_suppressions=0
 LF_SAN := -fsanitize=fuzzer-no-link,address,undefined
-LF_SOLVER_OBJ := $(SOLVER_SRC:solver/%.c=$(LF)/solver/%.o)
+LF_SOLVER_OBJ := $(SOLVER_SRC:%.c=$(LF)/lib/%.o)
+LF_LIB_OBJ := $(LIB_SRC:%.c=$(LF)/lib/%.o)
 
 fuzz: $(HARNESSES:%=$(LF)/fuzz_%)
 	@echo "fuzz: built $(HARNESSES:%=$(LF)/fuzz_%); see fuzz/README.md to run them"
 
-$(LF)/solver/%.o: solver/%.c
+$(LF)/lib/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CLANG) $(LF_FLAGS) $(LF_SAN) -Wno-unused-command-line-argument -c $< -o $@
+	$(CLANG) $(LF_FLAGS) $(LF_SAN) -c $< -o $@
 
 $(LF)/obj/%.o: fuzz/%.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(LF_FLAGS) $(LF_SAN) -Wall -Wextra -Werror -Wno-unused-parameter -c $< -o $@
 
-$(LF)/fuzz_%: $(LF)/obj/fuzz_%.o $(LF)/obj/exprgen.o $(LF_SOLVER_OBJ)
+$(LF)/libsolver.a: $(LF_SOLVER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LF)/libshardproof.a: $(LF_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LF)/fuzz_engine $(LF)/fuzz_expr_parse: $(LF)/fuzz_%: $(LF)/obj/fuzz_%.o $(LF)/obj/exprgen.o $(LF)/libsolver.a
+	$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
+
+$(LF)/fuzz_%: $(LF)/obj/fuzz_%.o $(LF)/libshardproof.a
 	$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
 
 # ---- gcc: diff_fuzz and the replayers --------------------------------------------------------------
@@ -110,7 +130,7 @@ $(FZ)/diff_fuzz: $(FZ)/obj/diff_fuzz.o $(FZ)/obj/exprgen.o $(ENGINE)
 $(FZ)/replay_%: $(FZ)/obj/replay.o $(FZ)/obj/fuzz_%.o $(FZ)/obj/exprgen.o $(ENGINE)
 	$(CC) $(LDASAN) -o $@ $^ $(LDLIBS)
 
-fuzz-tools: $(FZ)/diff_fuzz $(HARNESSES:%=$(FZ)/replay_%)
+fuzz-tools: $(FZ)/diff_fuzz $(REPLAYED:%=$(FZ)/replay_%)
 
 # The library first (through the top-level Makefile); if it does not build, the solver sources.
 fuzz-smoke:
@@ -124,8 +144,12 @@ fuzz-smoke:
 fuzz-smoke-run: fuzz-tools
 	$(FZ)/diff_fuzz --seed 1 --iters $(SMOKE_ITERS) --max-ms $(SMOKE_MAX_MS)
 	$(FZ)/diff_fuzz --replay $(sort $(wildcard fuzz/regress/pairs/*.txt))
-	$(FZ)/replay_engine fuzz/corpus/engine $(wildcard fuzz/regress/engine)
-	$(FZ)/replay_expr_parse fuzz/corpus/expr_parse $(wildcard fuzz/regress/expr_parse)
+	@for h in $(REPLAYED); do \
+	  dirs=$$(for d in fuzz/corpus/$$h fuzz/regress/$$h; do [ -d $$d ] && echo $$d; done); \
+	  [ -z "$$dirs" ] && continue; \
+	  echo "$(FZ)/replay_$$h $$dirs"; \
+	  $(FZ)/replay_$$h $$dirs || exit 1; \
+	done
 	@echo "fuzz-smoke: passed"
 
 # Reproducers of open finds: each is expected to fail until the engine is fixed; then it moves
@@ -136,7 +160,7 @@ fuzz-open: fuzz-tools
 	@export LSAN_OPTIONS= UBSAN_OPTIONS=halt_on_error=1 SP_FUZZ_STRICT=1; \
 	for f in $(sort $(wildcard fuzz/regress/open/pairs/*.txt)); do \
 	  if $(FZ)/diff_fuzz --replay $$f >/dev/null 2>&1; then echo "fixed: $$f"; else echo "open:  $$f"; fi; done; \
-	for h in $(HARNESSES); do for f in $$(ls fuzz/regress/open/$$h/* 2>/dev/null); do \
+	for h in $(REPLAYED); do for f in $$(ls fuzz/regress/open/$$h/* 2>/dev/null); do \
 	  if $(FZ)/replay_$$h $$f >/dev/null 2>&1 && \
 	     { ! [ -x $(LF)/fuzz_$$h ] || $(LF)/fuzz_$$h $$f >/dev/null 2>&1; }; then \
 	    echo "fixed: $$f"; else echo "open:  $$f"; fi; done; done; \
@@ -152,13 +176,14 @@ fuzz-run: fuzz
 	@for h in $(HARNESSES); do \
 	  mkdir -p fuzz/corpus-work/$$h fuzz/corpus-work/$$h-crashes; \
 	  echo "== fuzz_$$h for $(FUZZ_SECONDS) s"; \
+	  seeds=$$([ -d fuzz/corpus/$$h ] && echo fuzz/corpus/$$h); \
 	  $(LF)/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
 	    -artifact_prefix=fuzz/corpus-work/$$h-crashes/ -print_final_stats=1 \
-	    fuzz/corpus-work/$$h fuzz/corpus/$$h || exit 1; \
+	    fuzz/corpus-work/$$h $$seeds || exit 1; \
 	done
 
 bench:
 	@if [ -f bench/bench.mk ]; then $(MAKE) -f bench/bench.mk bench MODE=$(MODE); \
 	else echo "bench: bench/bench.mk does not exist yet"; exit 1; fi
 
--include $(wildcard $(LF)/solver/*.d $(LF)/obj/*.d $(FZ)/obj/*.d $(FZ)/solver/*.d)
+-include $(wildcard $(LF)/lib/solver/*.d $(LF)/lib/src/*.d $(LF)/obj/*.d $(FZ)/obj/*.d $(FZ)/solver/*.d)

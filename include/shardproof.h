@@ -72,6 +72,10 @@ void shardproof_dot(const shardproof_t *c, FILE *out);
 void shardproof_print_diagnostics(const shardproof_t *c, FILE *out);
 size_t shardproof_error_count(const shardproof_t *c);
 
+/* After shardproof_prepare: write each stage's query as SMT-LIB2 (QF_UFNRA; unsat = equal) into
+   DIR/stage-<id>.smt2.  Returns 0 with a message in err on an I/O error. */
+int shardproof_export_smt2(shardproof_t *c, const char *dir, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

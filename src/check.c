@@ -284,3 +284,8 @@ shardproof_verdict_t shardproof_prepare(shardproof_t *C, const char *path, const
 void shardproof_print_diagnostics(const shardproof_t *C, FILE *out) { sp_diags_print(out, C->d); }
 
 size_t shardproof_error_count(const shardproof_t *C) { return sp_diags_error_count(C->d); }
+
+int shardproof_export_smt2(shardproof_t *C, const char *dir, char *err, size_t errlen)
+{
+    return sp_stages_export_smt2(C, dir, err, errlen);
+}

@@ -145,5 +145,6 @@ const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
 /* stage.c */
 void sp_stage_clear(sp_stage_t *s);
 sp_status_t sp_stages_solve(sp_check_t *C);
+int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errlen);
 
 #endif

@@ -308,6 +308,18 @@ static int parse_i64(const char *s, long long *out)
 
 int sp_cli_check(int argc, char **argv, int explain)
 {
+    const char *smt2_dir = NULL;
+    if (explain == 2) {
+        /* shardproof smt2 FILE DIR [options] */
+        if (argc < 2) {
+            fprintf(stderr, "shardproof: error: smt2 needs FILE and DIR\n");
+            return SP_EXIT_USAGE;
+        }
+        smt2_dir = argv[1];
+        for (int i = 1; i + 1 < argc; i++)
+            argv[i] = argv[i + 1];
+        argc--;
+    }
     shardproof_options_t opt;
     shardproof_options_default(&opt);
     const char *path = NULL, *dot = NULL;
@@ -437,7 +449,15 @@ int sp_cli_check(int argc, char **argv, int explain)
     shardproof_verdict_t v = explain ? shardproof_prepare(c, shown, text, len)
                                      : shardproof_check(c, shown, text, len);
     shardproof_print_diagnostics(c, stderr);
-    if (v != SHARDPROOF_BAD_INPUT && v != SHARDPROOF_INTERNAL) {
+    if (smt2_dir && v != SHARDPROOF_BAD_INPUT && v != SHARDPROOF_INTERNAL) {
+        char err[512];
+        if (!shardproof_export_smt2(c, smt2_dir, err, sizeof err)) {
+            fprintf(stderr, "shardproof: error: %s\n", err);
+            v = SHARDPROOF_BAD_INPUT;
+        } else {
+            printf("wrote the stage queries of %s to %s/stage-*.smt2\n", shown, smt2_dir);
+        }
+    } else if (v != SHARDPROOF_BAD_INPUT && v != SHARDPROOF_INTERNAL) {
         if (explain)
             shardproof_explain(c, stdout);
         else

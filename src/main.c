@@ -19,6 +19,8 @@ static void usage(FILE *f)
             "        stops an exact proof; the report states the error bound)\n"
             "        [--infer-lineage]  (cut where plan tensors match model tensors)\n"
             "        prove that the plan computes what the model computes\n"
+            "  smt2 FILE DIR [--plan NAME] [--dims ...]\n"
+            "        write every stage's query as SMT-LIB2 (for Z3 / cvc5) into DIR\n"
             "  explain FILE [--plan NAME] [--dims ...]\n"
             "        print the reduced shapes, cut points and stages without proving\n"
             "  equiv FILE [--seed N] [--smt2 DIR]\n"
@@ -42,6 +44,8 @@ int main(int argc, char **argv)
         return sp_cli_check(argc - 2, argv + 2, 0);
     if (strcmp(cmd, "explain") == 0)
         return sp_cli_check(argc - 2, argv + 2, 1);
+    if (strcmp(cmd, "smt2") == 0)
+        return sp_cli_check(argc - 2, argv + 2, 2);
     if (strcmp(cmd, "equiv") == 0)
         return sp_cli_equiv(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "nf.h"
+#include "smt2.h"
 #include "sbuf.h"
 
 void sp_stage_clear(sp_stage_t *s)
@@ -422,4 +423,34 @@ sp_status_t sp_stages_solve(sp_check_t *C)
     flint_free(rep);
     flint_free(todo);
     return SP_OK;
+}
+
+/* Write each stage's query (all its element pairs) as an SMT-LIB2 script DIR/stage-<id>.smt2. */
+int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errlen)
+{
+    for (int i = 0; i < C->nstages; i++) {
+        pairs_t P;
+        if (!build_pairs(C, &C->stages[i], &P)) {
+            pairs_free(&P);
+            snprintf(err, errlen, "stage %d: could not build its queries", i + 1);
+            return 0;
+        }
+        char *text = sp_smt2_query(C->E, P.plan, P.model, P.n);
+        pairs_free(&P);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/stage-%d.smt2", dir, i + 1);
+        FILE *f = fopen(path, "w");
+        if (f == NULL) {
+            flint_free(text);
+            snprintf(err, errlen, "cannot write %s", path);
+            return 0;
+        }
+        fprintf(f, "; shardproof stage %d: plan '%s' ~ model '%s' (%s:%u)\n", i + 1,
+                C->stages[i].plan_name, C->stages[i].model_name,
+                C->stages[i].plan_loc.file ? C->stages[i].plan_loc.file : "?", C->stages[i].plan_loc.line);
+        fputs(text, f);
+        fclose(f);
+        flint_free(text);
+    }
+    return 1;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <unistd.h>
 
 #include "../include/shardproof.h"
 
@@ -101,6 +102,30 @@ static void test_check_bad_input_diagnostics(void **state)
     shardproof_free(c);
 }
 
+static void test_check_smt2_export(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = slurp("docs/examples/c12.sp", &len);
+    shardproof_t *c = shardproof_new(NULL);
+    assert_int_equal(shardproof_prepare(c, "c12.sp", text, len), SHARDPROOF_EQUIVALENT);
+    char dir[] = "/tmp/shardproof-smt2-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char err[256];
+    assert_true(shardproof_export_smt2(c, dir, err, sizeof err));
+    char path[512];
+    snprintf(path, sizeof path, "%s/stage-1.smt2", dir);
+    size_t n;
+    char *q = slurp(path, &n);
+    assert_non_null(strstr(q, "; shardproof stage 1: plan 'y' ~ model 'y'"));
+    assert_non_null(strstr(q, "(check-sat)"));
+    free(q);
+    remove(path);
+    rmdir(dir);
+    shardproof_free(c);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,6 +133,7 @@ int main(void)
         cmocka_unit_test(test_check_bug_located),
         cmocka_unit_test(test_check_reports_identical_across_jobs),
         cmocka_unit_test(test_check_bad_input_diagnostics),
+        cmocka_unit_test(test_check_smt2_export),
     };
     return cmocka_run_group_tests_name("check", tests, NULL, NULL);
 }
