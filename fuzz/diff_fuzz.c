@@ -45,6 +45,7 @@ typedef struct {
     int verbose;
     int hard;         /* also rewrite with rules the engine is not expected to prove */
     long max_ms;
+    long budget_ms;   /* a query slower than this (wall ms) is a find; 0: 4 max_ms + 10 s */
     long max_finds;
     const char *save_dir;
     int npoints;
@@ -164,8 +165,9 @@ static long check_pair(opts_t *o, long pair, kind_t kind, sp_engine_t *S, sp_exp
     o->ans[ans]++;
     if (ans == SP_UNKNOWN && (unsigned)res.why < 16)
         o->why[res.why]++;
-    if (o->max_ms > 0 && dt > 4.0 * (double)o->max_ms + 10000.0) {
-        char msg[128];
+    if ((o->max_ms > 0 && dt > 4.0 * (double)o->max_ms + 10000.0) ||
+        (o->budget_ms > 0 && dt > (double)o->budget_ms)) {
+        char msg[160];
         snprintf(msg, sizeof msg, "query took %.0f ms with max_ms %ld (limit not respected)", dt, o->max_ms);
         report(o, pair, kind, E, a, b, &res, msg, NULL);
     }
@@ -351,6 +353,7 @@ static int replay_file(opts_t *o, const char *path)
     char *lines[2] = {NULL, NULL};
     int nl = 0;
     kind_t kind = K_ANY;
+    long max_ms = o->max_ms, budget = 0, save_ms = o->max_ms, save_budget = o->budget_ms;
     char *buf = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -358,8 +361,13 @@ static int replay_file(opts_t *o, const char *path)
         while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
             buf[--len] = 0;
         if (buf[0] == '#') {
+            const char *d;
             if (strstr(buf, "kind: equal"))
                 kind = K_EQUAL;
+            if ((d = strstr(buf, "max-ms:")) != NULL)
+                max_ms = strtol(d + 7, NULL, 10);
+            if ((d = strstr(buf, "budget-ms:")) != NULL)
+                budget = strtol(d + 10, NULL, 10);
             continue;
         }
         if (len == 0 || nl == 2)
@@ -374,6 +382,8 @@ static int replay_file(opts_t *o, const char *path)
         rc = 1;
     } else {
         sp_limits_t lim;
+        o->max_ms = max_ms;
+        o->budget_ms = budget ? budget : o->budget_ms;
         set_limits(o, &lim);
         sp_engine_t *S = sp_engine_new(&lim, o->seed);
         sp_ectx_struct *E = sp_engine_exprs(S);
@@ -420,6 +430,8 @@ static int replay_file(opts_t *o, const char *path)
         }
         sp_engine_free(S);
     }
+    o->max_ms = save_ms;
+    o->budget_ms = save_budget;
     free(lines[0]);
     free(lines[1]);
     return rc;
@@ -535,7 +547,7 @@ static int run_deep(opts_t *o, long n, const char *only)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: diff_fuzz [--seed N] [--iters K] [--pair I] [--verbose] [--hard] [--max-ms M]\n"
+            "usage: diff_fuzz [--seed N] [--iters K] [--pair I] [--verbose] [--hard] [--max-ms M] [--budget-ms B]\n"
             "                 [--points P] [--max-finds F] [--save DIR] [--stats] [--warm] [--show-missed]\n"
             "                 [--leak-check] [--deep N [--deep-op KIND]] [--replay FILE...]\n");
 }
@@ -566,6 +578,8 @@ int main(int argc, char **argv)
             o.only_pair = strtol(argv[++i], NULL, 10);
         else if (!strcmp(a, "--max-ms") && more)
             o.max_ms = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--budget-ms") && more)
+            o.budget_ms = strtol(argv[++i], NULL, 10);
         else if (!strcmp(a, "--points") && more)
             o.npoints = atoi(argv[++i]);
         else if (!strcmp(a, "--max-finds") && more)

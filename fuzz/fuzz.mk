@@ -161,11 +161,11 @@ fuzz-open: fuzz-tools
 	for f in $(sort $(wildcard fuzz/regress/open/pairs/*.txt)); do \
 	  if $(FZ)/diff_fuzz --replay $$f >/dev/null 2>&1; then echo "fixed: $$f"; else echo "open:  $$f"; fi; done; \
 	for h in $(REPLAYED); do for f in $$(ls fuzz/regress/open/$$h/* 2>/dev/null); do \
-	  if $(FZ)/replay_$$h $$f >/dev/null 2>&1 && \
-	     { ! [ -x $(LF)/fuzz_$$h ] || $(LF)/fuzz_$$h $$f >/dev/null 2>&1; }; then \
+	  if timeout 120 $(FZ)/replay_$$h $$f >/dev/null 2>&1 && \
+	     { ! [ -x $(LF)/fuzz_$$h ] || $(LF)/fuzz_$$h -timeout=20 $$f >/dev/null 2>&1; }; then \
 	    echo "fixed: $$f"; else echo "open:  $$f"; fi; done; done; \
 	grep -v '^#' fuzz/regress/open/deep.txt 2>/dev/null | while read n op ms; do \
-	  if $(FZ)/diff_fuzz --deep $$n --deep-op $$op --max-ms $$ms >/dev/null 2>&1; then \
+	  if timeout 300 $(FZ)/diff_fuzz --deep $$n --deep-op $$op --max-ms $$ms >/dev/null 2>&1; then \
 	    echo "fixed: deep $$op $$n"; else echo "open:  deep $$op $$n"; fi; done
 	@[ "$(MODE)" = asan ] || echo "fuzz-open: MODE=$(MODE) has no sanitizers: leak and UB finds show as fixed; use MODE=asan"
 

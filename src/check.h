@@ -56,6 +56,7 @@ typedef struct {
     /* results */
     sp_stage_status_t status;
     int64_t elements;        /* element comparisons made */
+    int64_t symmetric;       /* element comparisons skipped: a rank identical up to renaming */
     int64_t fail_rank;       /* first failing rank (for partial: the group's first member) */
     int64_t fail_index;      /* flat index into the local tensor */
     int64_t fail_shape[SP_MAX_DIMS];

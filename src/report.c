@@ -149,12 +149,17 @@ static void text_report(const sp_check_t *C, FILE *out)
         if (more > 0)
             fprintf(out, "  (%d more failing stage%s: --format json lists them)\n", more, more > 1 ? "s" : "");
     }
-    int64_t elems = 0;
-    for (int i = 0; i < C->nstages; i++)
+    int64_t elems = 0, sym = 0;
+    for (int i = 0; i < C->nstages; i++) {
         elems += C->stages[i].elements;
-    fprintf(out, "\nsummary: %d stages: %d proved, %d memoized, %d failed, %d unknown; %lld element checks\n",
+        sym += C->stages[i].symmetric;
+    }
+    fprintf(out, "\nsummary: %d stages: %d proved, %d memoized, %d failed, %d unknown; %lld element checks",
             C->nstages, c[SP_STAGE_PROVED], c[SP_STAGE_MEMO], c[SP_STAGE_FAILED], c[SP_STAGE_UNKNOWN],
             (long long)elems);
+    if (sym)
+        fprintf(out, " (%lld more covered by rank symmetry)", (long long)sym);
+    fprintf(out, "\n");
 }
 
 static void json_str(FILE *out, const char *s)

@@ -255,9 +255,43 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
         s->status = SP_STAGE_UNKNOWN;
         s->why = SP_WHY_LIMIT_NODES;
     }
+    /* symmetry: a rank whose queries equal an earlier rank's up to renaming of symbols asks
+       the same questions; it is skipped (those pairs were all proved, or we stopped) */
+    uint8_t *skip = flint_calloc((size_t)(P.n ? P.n : 1), 1);
+    if (ok && P.n > 0) {
+        stage_key_t *rk = NULL;
+        int64_t *rlo = NULL;
+        int nrk = 0;
+        for (int64_t lo = 0; lo < P.n;) {
+            int64_t hi = lo;
+            while (hi < P.n && P.rank[hi] == P.rank[lo])
+                hi++;
+            pairs_t sub = {P.plan + lo, P.model + lo, P.rank + lo, P.index + lo, hi - lo};
+            rk = flint_realloc(rk, (size_t)(nrk + 1) * sizeof(stage_key_t));
+            rlo = flint_realloc(rlo, (size_t)(nrk + 1) * sizeof(int64_t));
+            make_key(C->E, &sub, &rk[nrk]);
+            rlo[nrk] = lo;
+            for (int k = 0; k < nrk; k++)
+                if (key_equal(&rk[k], &rk[nrk])) {
+                    for (int64_t i = lo; i < hi; i++)
+                        skip[i] = 1;
+                    break;
+                }
+            nrk++;
+            lo = hi;
+        }
+        for (int k = 0; k < nrk; k++)
+            key_free(&rk[k]);
+        flint_free(rk);
+        flint_free(rlo);
+    }
     sp_result_t r;
     sp_result_init(&r);
     for (int64_t i = 0; i < P.n && ok; i++) {
+        if (skip[i]) {
+            s->symmetric++;
+            continue;
+        }
         /* replicas ask the same question: skip pairs seen before in this stage */
         int dup = 0;
         for (int64_t j = i - 1; j >= 0 && j >= i - 64 && !dup; j--)
@@ -301,6 +335,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
         break;
     }
     sp_result_clear(&r);
+    flint_free(skip);
     flint_free(a);
     flint_free(b);
     sp_engine_free(S);
