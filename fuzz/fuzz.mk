@@ -36,11 +36,11 @@ LDLIBS := -lflint-arb -lflint -lmpfr -lgmp -ljansson -lpthread -lm
 # diff_fuzz iterations for about one minute of smoke run (measured on a 2-core VM, see README),
 # with a 1 s limit per query so a slow machine stays near that
 ifeq ($(MODE),release)
-  SMOKE_ITERS ?= 3000
+  SMOKE_ITERS ?= 5000
 else ifeq ($(MODE),debug)
-  SMOKE_ITERS ?= 1200
+  SMOKE_ITERS ?= 2500
 else
-  SMOKE_ITERS ?= 1000
+  SMOKE_ITERS ?= 2500
 endif
 SMOKE_MAX_MS ?= 1000
 
@@ -155,7 +155,8 @@ fuzz-smoke-run: fuzz-tools
 # Reproducers of open finds: each is expected to fail until the engine is fixed; then it moves
 # to fuzz/regress/<harness>/ (see fuzz/README.md).  Runs without the suppression files and the
 # harness exemptions; harness inputs also go through the clang binaries when `make fuzz` built
-# them (UBSan's NULL + 0 checks exist only in clang).
+# them (UBSan's NULL + 0 checks exist only in clang).  Deep chains run with the release
+# diff_fuzz when it exists (under ASan the time limit stops them before the stack overflows).
 fuzz-open: fuzz-tools
 	@export LSAN_OPTIONS= UBSAN_OPTIONS=halt_on_error=1 SP_FUZZ_STRICT=1; \
 	for f in $(sort $(wildcard fuzz/regress/open/pairs/*.txt)); do \
@@ -164,8 +165,9 @@ fuzz-open: fuzz-tools
 	  if timeout 120 $(FZ)/replay_$$h $$f >/dev/null 2>&1 && \
 	     { ! [ -x $(LF)/fuzz_$$h ] || $(LF)/fuzz_$$h -timeout=20 $$f >/dev/null 2>&1; }; then \
 	    echo "fixed: $$f"; else echo "open:  $$f"; fi; done; done; \
+	df=$(FZ)/diff_fuzz; [ -x build/release/fuzz/diff_fuzz ] && df=build/release/fuzz/diff_fuzz; \
 	grep -v '^#' fuzz/regress/open/deep.txt 2>/dev/null | while read n op ms; do \
-	  if timeout 300 $(FZ)/diff_fuzz --deep $$n --deep-op $$op --max-ms $$ms >/dev/null 2>&1; then \
+	  if timeout 300 $$df --deep $$n --deep-op $$op --max-ms $$ms >/dev/null 2>&1; then \
 	    echo "fixed: deep $$op $$n"; else echo "open:  deep $$op $$n"; fi; done
 	@[ "$(MODE)" = asan ] || echo "fuzz-open: MODE=$(MODE) has no sanitizers: leak and UB finds show as fixed; use MODE=asan"
 

@@ -73,6 +73,8 @@ static void check_different(sp_engine_t *S, sp_expr_t a, sp_expr_t b, const sp_r
 static void check_equal(sp_engine_t *S, sp_expr_t a, sp_expr_t b, xg_rng_t *rng)
 {
     sp_ectx_struct *E = sp_engine_exprs(S);
+    if (a == b)
+        return;
     slong ns = E->nsyms ? E->nsyms : 1;
     fmpq *vals = _fmpq_vec_init(ns);
     for (int p = 0; p < 4; p++) {

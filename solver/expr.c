@@ -367,6 +367,38 @@ sp_expr_t sp_expr_nary(sp_ectx_t E, sp_op_t op, const sp_expr_t *args, uint32_t 
             return SP_EXPR_NONE;
         return intern(E, op, 0, args, n);
     }
+    /* x + 0 = x and x * 1 = x: drop the neutral constants (always valid, no domain changes) */
+    if (op == SP_OP_ADD || op == SP_OP_MUL) {
+        uint32_t keep = 0;
+        int neutral_seen = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (args[i] != SP_EXPR_NONE && args[i] < E->len && E->nodes[args[i]].op == SP_OP_CONST) {
+                const fmpq *c = E->consts + E->nodes[args[i]].param;
+                if (op == SP_OP_ADD ? fmpq_is_zero(c) : fmpq_is_one(c)) {
+                    neutral_seen = 1;
+                    continue;
+                }
+            }
+            keep++;
+        }
+        if (neutral_seen && keep < n) {
+            if (keep == 0)
+                return sp_expr_const_si(E, op == SP_OP_ADD ? 0 : 1, 1);
+            sp_expr_t *w = flint_malloc(keep * sizeof(sp_expr_t));
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                if (args[i] != SP_EXPR_NONE && args[i] < E->len && E->nodes[args[i]].op == SP_OP_CONST) {
+                    const fmpq *c = E->consts + E->nodes[args[i]].param;
+                    if (op == SP_OP_ADD ? fmpq_is_zero(c) : fmpq_is_one(c))
+                        continue;
+                }
+                w[k++] = args[i];
+            }
+            sp_expr_t r = sp_expr_nary(E, op, w, keep);
+            flint_free(w);
+            return r;
+        }
+    }
     sp_expr_t small[8];
     sp_expr_t *v = n <= 8 ? small : flint_malloc(n * sizeof(sp_expr_t));
     if (v == NULL) {
@@ -427,53 +459,74 @@ sp_expr_t sp_expr_clamp(sp_ectx_t E, sp_expr_t x, sp_expr_t lo, sp_expr_t hi)
 
 /* ---- cone --------------------------------------------------------------------------------- */
 
+/* Open-addressing set of node ids, for cones much smaller than the store. */
+typedef struct {
+    uint32_t *slot;
+    size_t size, n;
+} idset_t;
+
+static int idset_add(idset_t *S, uint32_t id)
+{
+    if (2 * (S->n + 1) > S->size) {
+        size_t size = S->size ? 2 * S->size : 256;
+        uint32_t *t = flint_calloc(size, sizeof(uint32_t));
+        for (size_t i = 0; i < S->size; i++)
+            if (S->slot[i]) {
+                size_t j = (size_t)mix64(S->slot[i]) & (size - 1);
+                while (t[j])
+                    j = (j + 1) & (size - 1);
+                t[j] = S->slot[i];
+            }
+        flint_free(S->slot);
+        S->slot = t;
+        S->size = size;
+    }
+    size_t j = (size_t)mix64(id) & (S->size - 1);
+    while (S->slot[j]) {
+        if (S->slot[j] == id)
+            return 0;
+        j = (j + 1) & (S->size - 1);
+    }
+    S->slot[j] = id;
+    S->n++;
+    return 1;
+}
+
 size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, uint32_t **out)
 {
     *out = NULL;
-    uint8_t *mark = flint_calloc(E->len ? E->len : 1, 1);
-    size_t cap = 64, sp = 0, cnt = 0;
+    idset_t seen = {NULL, 0, 0};
+    size_t cap = 64, sp = 0;
     uint32_t *stack = flint_malloc(cap * sizeof(uint32_t));
-    if (mark == NULL || stack == NULL) {
-        flint_free(mark);
-        flint_free(stack);
-        return 0;
-    }
+    uint32_t *res = flint_malloc(64 * sizeof(uint32_t));
+    size_t rcap = 64, cnt = 0;
     for (size_t i = 0; i < nroots; i++) {
-        if (roots[i] == 0 || roots[i] >= E->len || mark[roots[i]])
+        if (roots[i] == 0 || roots[i] >= E->len || !idset_add(&seen, roots[i]))
             continue;
-        mark[roots[i]] = 1;
-        cnt++;
         stack[sp++] = roots[i];
         while (sp > 0) {
             uint32_t id = stack[--sp];
+            if (cnt == rcap) {
+                rcap *= 2;
+                res = flint_realloc(res, rcap * sizeof(uint32_t));
+            }
+            res[cnt++] = id;
             const sp_node_t *nd = &E->nodes[id];
             for (uint32_t k = 0; k < nd->nargs; k++) {
                 uint32_t a = E->argv[nd->args + k];
-                if (mark[a])
+                if (!idset_add(&seen, a))
                     continue;
-                mark[a] = 1;
-                cnt++;
                 if (sp == cap) {
-                    uint32_t *s2 = flint_realloc(stack, 2 * cap * sizeof(uint32_t));
-                    if (s2 == NULL) {
-                        flint_free(mark);
-                        flint_free(stack);
-                        return 0;
-                    }
-                    stack = s2;
                     cap *= 2;
+                    stack = flint_realloc(stack, cap * sizeof(uint32_t));
                 }
                 stack[sp++] = a;
             }
         }
     }
     flint_free(stack);
-    uint32_t *res = flint_malloc((cnt ? cnt : 1) * sizeof(uint32_t));
-    size_t k = 0;
-    for (uint32_t id = 1; id < E->len && k < cnt; id++)
-        if (mark[id])
-            res[k++] = id;
-    flint_free(mark);
+    flint_free(seen.slot);
+    qsort(res, cnt, sizeof(uint32_t), cmp_u32);
     *out = res;
     return cnt;
 }

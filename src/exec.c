@@ -1546,22 +1546,53 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
         if (st != SP_OK)
             return st;
         if (e->op == SP_BIN_POW) {
-            int64_t k;
-            if (!is_int_expr(I, e->b) || !eval_int(I, e->b, 0, &k)) {
-                if (!is_int_expr(I, e->b))
-                    errat(I, SP_DIAG_SHAPE, e->b->loc, "exponent must be an integer");
+            if (!is_int_expr(I, e->b)) {
+                errat(I, SP_DIAG_SHAPE, e->b->loc, "exponent must be an integer");
                 pval_free(a, I->nranks);
                 return SP_ERR_INPUT;
             }
-            sp_attr_t at;
-            memset(&at, 0, sizeof at);
-            fmpq_init(at.num);
-            fmpq_set_si(at.num, k, 1);
-            at.kind = SP_ATTR_NUM;
-            st = apply_simple(I, e->loc, "pow", &a, &av, 1, &at, 1, out, vid);
-            fmpq_clear(at.num);
+            /* the exponent may differ between ranks (rank.tp): apply it rank by rank */
+            uint8_t *save = flint_malloc((size_t)I->nranks);
+            memcpy(save, I->active, (size_t)I->nranks);
+            pval_t res = pval_new(I->nranks);
+            st = SP_OK;
+            for (int64_t r = 0; r < I->nranks && st == SP_OK; r++) {
+                if (!save[r])
+                    continue;
+                int64_t k;
+                if (!eval_int(I, e->b, r, &k)) {
+                    st = SP_ERR_INPUT;
+                    break;
+                }
+                sp_attr_t at;
+                memset(&at, 0, sizeof at);
+                fmpq_init(at.num);
+                fmpq_set_si(at.num, k, 1);
+                at.kind = SP_ATTR_NUM;
+                memset(I->active, 0, (size_t)I->nranks);
+                I->active[r] = 1;
+                pval_t one = NULL;
+                int ov = -1;
+                st = apply_simple(I, e->loc, "pow", &a, &av, 1, &at, 1, &one, &ov);
+                fmpq_clear(at.num);
+                if (st == SP_OK) {
+                    res[r] = one[r];
+                    sp_tensor_init(&one[r]);
+                    one[r].ndim = -1;
+                    if (r == 0)
+                        *vid = ov;
+                }
+                pval_free(one, I->nranks);
+            }
+            memcpy(I->active, save, (size_t)I->nranks);
+            flint_free(save);
             pval_free(a, I->nranks);
-            return st;
+            if (st != SP_OK) {
+                pval_free(res, I->nranks);
+                return st;
+            }
+            *out = res;
+            return SP_OK;
         }
         st = eval(I, e->b, &b, &bv);
         if (st == SP_OK) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gen/gen.h"
 
 static void usage(FILE *f)
 {
@@ -23,6 +24,9 @@ static void usage(FILE *f)
             "        write every stage's query as SMT-LIB2 (for Z3 / cvc5) into DIR\n"
             "  explain FILE [--plan NAME] [--dims ...]\n"
             "        print the reduced shapes, cut points and stages without proving\n"
+            "  gen MODEL [--preset 8b|70b|405b] [--dp N] [--tp N] [--sp] [--pp N] [--nm N]\n"
+            "        [--layers N] [--optim sgd|adam] [--bug NAME|list] [-o OUT]\n"
+            "        write a model and a plan of a built-in family (llama3; docs/workloads.md)\n"
             "  equiv FILE [--seed N] [--smt2 DIR]\n"
             "        decide each query 'LHS == RHS' (or '[a, b] == [c, d]') of FILE exactly\n"
             "  version\n"
@@ -46,6 +50,8 @@ int main(int argc, char **argv)
         return sp_cli_check(argc - 2, argv + 2, 1);
     if (strcmp(cmd, "smt2") == 0)
         return sp_cli_check(argc - 2, argv + 2, 2);
+    if (strcmp(cmd, "gen") == 0)
+        return sp_gen_main(argc - 2, argv + 2);
     if (strcmp(cmd, "equiv") == 0)
         return sp_cli_equiv(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

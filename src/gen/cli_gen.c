@@ -1,0 +1,139 @@
+/* cli_gen.c: the `shardproof gen` subcommand. */
+#include <errno.h>
+#include <flint/flint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+static void gen_usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: shardproof gen llama3 [--preset 8b|70b|405b] [--dp N] [--tp N] [--sp] [--pp N]\n"
+        "                             [--nm N] [--layers N] [--batch N] [--optim sgd|adam]\n"
+        "                             [--bug NAME] [-o OUT]\n"
+        "       shardproof gen llama3 --bug list\n"
+        "\n"
+        "Writes a .sp file (dims, the Llama-3 model trained with SGD or Adam, one plan) for the\n"
+        "given parallelism: --dp data parallel, --tp tensor parallel (Megatron), --sp sequence\n"
+        "parallel (with --tp), --pp pipeline stages, --nm micro-batches (gradient accumulation).\n"
+        "--bug plants a known bug; the file then starts with its expected verdict and line.\n");
+}
+
+/* a positive integer option value */
+static int int_arg(const char *opt, const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < 1 || v > 100000) {
+        fprintf(stderr, "shardproof: error: %s expects a positive integer, got '%s'\n", opt, s);
+        return 0;
+    }
+    *out = (int)v;
+    return 1;
+}
+
+int sp_gen_main(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        gen_usage(argc < 1 ? stderr : stdout);
+        return argc < 1 ? 2 : 0;
+    }
+    if (strcmp(argv[0], "llama3") != 0) {
+        fprintf(stderr, "shardproof: error: unknown model family '%s' (llama3)\n", argv[0]);
+        return 2;
+    }
+    sp_gen_opts_t o;
+    sp_gen_opts_init(&o);
+    const char *outpath = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_val = i + 1 < argc;
+        if (strcmp(a, "--sp") == 0) {
+            o.sp = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            gen_usage(stdout);
+            return 0;
+        }
+        const char *known[] = {"--preset", "--dp",    "--tp",  "--pp", "--nm", "--layers",
+                               "--batch",  "--optim", "--bug", "-o",   NULL};
+        int k;
+        for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
+            ;
+        if (!known[k]) {
+            fprintf(stderr, "shardproof: error: unknown option '%s'\n", a);
+            gen_usage(stderr);
+            return 2;
+        }
+        if (!has_val) {
+            fprintf(stderr, "shardproof: error: %s needs a value\n", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        int ok = 1;
+        if (strcmp(a, "--preset") == 0)
+            o.preset = v;
+        else if (strcmp(a, "--dp") == 0)
+            ok = int_arg(a, v, &o.dp);
+        else if (strcmp(a, "--tp") == 0)
+            ok = int_arg(a, v, &o.tp);
+        else if (strcmp(a, "--pp") == 0)
+            ok = int_arg(a, v, &o.pp);
+        else if (strcmp(a, "--nm") == 0)
+            ok = int_arg(a, v, &o.nm);
+        else if (strcmp(a, "--layers") == 0)
+            ok = int_arg(a, v, &o.layers);
+        else if (strcmp(a, "--batch") == 0)
+            ok = int_arg(a, v, &o.batch);
+        else if (strcmp(a, "--optim") == 0)
+            o.optim = v;
+        else if (strcmp(a, "--bug") == 0)
+            o.bug = v;
+        else
+            outpath = v;
+        if (!ok)
+            return 2;
+    }
+    if (o.bug && strcmp(o.bug, "list") == 0) {
+        for (int i = 0; sp_gen_llama3_bugs[i].name; i++)
+            printf("%-26s %s%s%s%s\n", sp_gen_llama3_bugs[i].name, sp_gen_llama3_bugs[i].what,
+                   sp_gen_llama3_bugs[i].needs[0] ? " (needs " : "", sp_gen_llama3_bugs[i].needs,
+                   sp_gen_llama3_bugs[i].needs[0] ? ")" : "");
+        return 0;
+    }
+    sp_sbuf_t b;
+    sp_sbuf_init(&b);
+    char err[256];
+    if (sp_gen_llama3(&b, &o, err, sizeof err) < 0) {
+        fprintf(stderr, "shardproof: error: %s\n", err);
+        sp_sbuf_clear(&b);
+        return 2;
+    }
+    FILE *f = stdout;
+    if (outpath && strcmp(outpath, "-") != 0) {
+        f = fopen(outpath, "w");
+        if (!f) {
+            fprintf(stderr, "shardproof: error: cannot write '%s': %s\n", outpath, strerror(errno));
+            sp_sbuf_clear(&b);
+            return 2;
+        }
+    }
+    int rc = 0;
+    if (fwrite(b.s, 1, b.len, f) != b.len)
+        rc = 2;
+    if (f != stdout) {
+        if (fclose(f) != 0)
+            rc = 2;
+    } else if (fflush(f) != 0) {
+        rc = 2;
+    }
+    if (rc)
+        fprintf(stderr, "shardproof: error: writing the output failed\n");
+    sp_sbuf_clear(&b);
+    return rc;
+}

@@ -1,0 +1,51 @@
+/* gen.h: generators of model + plan text for built-in workload families (shardproof gen). */
+#ifndef SP_GEN_H
+#define SP_GEN_H
+
+#include <stddef.h>
+
+#include "sbuf.h"
+
+/*
+ * What to generate.  Every count is at least 1; sp needs tp > 1; nm > 1 means micro-batches
+ * (with pp > 1: a pipeline; with pp = 1: gradient accumulation).  layers = 0 and batch = 0 take
+ * the preset's layer count and the default global batch (2 * dp * nm sequences).  bug = NULL
+ * gives the correct plan; otherwise one of sp_gen_llama3_bugs.
+ */
+typedef struct {
+    const char *preset; /* "8b", "70b", "405b" */
+    int dp, tp, sp, pp, nm;
+    int layers;
+    int batch;
+    const char *optim; /* "sgd" or "adam" */
+    const char *bug;
+} sp_gen_opts_t;
+
+void sp_gen_opts_init(sp_gen_opts_t *o);
+
+/* A bug the generator can plant: its name, what it changes, and what it needs. */
+typedef struct {
+    const char *name;
+    const char *what;
+    const char *needs;
+} sp_gen_bug_t;
+
+/* The llama3 family's bugs, terminated by an entry with name NULL. */
+extern const sp_gen_bug_t sp_gen_llama3_bugs[];
+
+/*
+ * Append the complete .sp text of the llama3 family (dims, the model with its optimizer, one
+ * plan) for the options to out.  With a bug, the text starts with two comment lines, the second
+ * "# expect: NOT EQUIVALENT at line N" (N the plan line shardproof reports).  Returns 0, or -1
+ * with a one-line message in err for options that make no plan (nothing is appended then).
+ */
+int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errlen);
+
+/*
+ * `shardproof gen FAMILY [options]`: argv[0] is the family (argv as main's argv + 2).  Writes
+ * the text to standard output or to -o FILE.  Returns the process exit code (0, or 2 for bad
+ * usage).
+ */
+int sp_gen_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,1567 @@
+/* llama3.c: the llama3 workload family: a Llama-3 model and its DP/TP/SP/PP training plan. */
+#include <flint/flint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+/*
+ * The model: one-hot tokens [B, S, V] through a token embedding, L decoder layers (RMSNorm, RoPE
+ * with per-position cos/sin tables, causal grouped-query attention, SwiGLU MLP, residuals), a
+ * final RMSNorm, an untied LM head and the cross-entropy loss (mean over the B*S tokens), trained
+ * by `train sgd` (or adam).  Model tensors of layer l are named NAME[l]; x[l] is the residual
+ * stream entering layer l.
+ *
+ * The plan (Megatron-LM's algorithms): batch sharded over dp; column-parallel QKV and gate/up
+ * projections, row-parallel output/down projections with their all-reduce (or, with sequence
+ * parallelism, all-gather before and reduce-scatter after, the residual stream and norms
+ * sequence-sharded); a vocab-parallel embedding (all-reduce of the partial lookups) and
+ * vocab-parallel cross-entropy (max and sum all-reduces over tp); an explicit backward pass with
+ * the conjugate collectives; layers split over pipeline stages with send/recv of activations and
+ * gradients (without sequence parallelism, each tp rank sends its sequence chunk and the receiver
+ * all-gathers: Megatron's scatter-gather optimization); micro-batches with gradient accumulation;
+ * gradient all-reduce over dp (and over tp for norm weights under sequence parallelism); the
+ * optimizer step on each rank's shard.
+ *
+ * Cut points.  Nearly every tensor is related to its model tensor (`~ NAME : layout`), so every
+ * stage is a small query and repeated layers are memoized.  A lineage relates a whole model
+ * tensor, so with micro-batches each segment between cut points runs as a loop over the
+ * micro-batches that slices its inputs (`x_m = slice(x, 0, mb*(B/dp/NM), ...)`), and the plan
+ * concatenates the segment's per-micro-batch outputs before cutting; within a stage the
+ * micro-batches therefore advance one segment at a time (the values are those of any schedule;
+ * the concatenation keeps every element's expression identical to the model's, which the engine
+ * needs for the attention backward, see docs/workloads.md).  Across a pipeline boundary the
+ * sender does not cut: the receiver cuts what it received, so a mis-wired transfer fails at the
+ * receiving line.
+ *
+ * Generation.  Plan text is produced by "groups": a segment's statements, written with $key
+ * references to the group's batch inputs and earlier statements and $MACRO references to the
+ * configuration (see expand()).  Without micro-batches a group is its statements; with them,
+ * a `for mb` loop.  The line of every statement is tracked so that a planted bug can announce
+ * the plan line shardproof reports.
+ */
+
+/* ---- presets -------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    int layers;
+    long hidden, heads, kv_heads, ffn, vocab;
+} preset_t;
+
+static const preset_t presets[] = {
+    {"8b", 32, 4096, 32, 8, 14336, 128256},
+    {"70b", 80, 8192, 64, 8, 28672, 128256},
+    {"405b", 126, 16384, 128, 8, 53248, 128256},
+};
+
+#define SEQ_LEN 8192L
+#define EPS "1e-5"
+#define LR "3e-4"
+
+const sp_gen_bug_t sp_gen_llama3_bugs[] = {
+    {"tp_allreduce_identity",
+     "the attention block's row-parallel all-reduce (reduce-scatter with --sp) replaced by the "
+     "identity "
+     "(the local shard of the partial sums)",
+     "--tp >= 2"},
+    {"tp_allgather_instead",
+     "the attention block's row-parallel all-reduce replaced by an all-gather of each rank's "
+     "sequence "
+     "chunk of its partial sums (reduce-scatter + all-gather without the reduction)",
+     "--tp >= 2, no --sp"},
+    {"bwd_allreduce_identity",
+     "the backward all-reduce (reduce-scatter with --sp) of the attention input gradient grad.h1 "
+     "replaced by the identity",
+     "--tp >= 2"},
+    {"pp_wrong_peer",
+     "the first pipeline boundary's activation send/recv wired to the next tp rank's peer",
+     "--pp >= 2, --tp >= 2"},
+    {"eps_one_rank", "the MLP RMSNorm's eps is 1/(100000 + rank) on one rank (tp, else dp)",
+     "--tp >= 2 or --dp >= 2"},
+    {"pow1", "the square in the final RMSNorm is pow(x, 2 - rank): pow 1 on rank 1 (tp, else dp)",
+     "--tp >= 2 or --dp >= 2"},
+    {"eps_all", "the MLP RMSNorm's eps is 1e-6 instead of 1e-5 on every rank", ""},
+    {"attn_scale_one_rank",
+     "tp rank 1 (else dp rank 1) multiplies its queries by 2: softmax scale 2/sqrt(HD) there",
+     "--tp >= 2 or --dp >= 2"},
+    {"attn_scale_all", "attention scale 1/HD instead of 1/sqrt(HD) on every rank", ""},
+    {"grad_early",
+     "the LM head's weight-gradient reduction is launched before the last micro-batch's "
+     "contribution is accumulated",
+     "--nm >= 2"},
+    {"sp_norm_grad_not_reduced",
+     "under sequence parallelism the MLP RMSNorm weight gradient is not all-reduced over tp "
+     "(each rank keeps its sequence shard's part)",
+     "--sp"},
+    {"fanout_extra_copy",
+     "the fan-out sum of the attention input gradient grad.h1 (from q, k and v) adds the v "
+     "branch twice",
+     ""},
+    {"loss_mean_per_microbatch",
+     "each micro-batch's (rank's) loss and logits gradient are the mean over its own tokens, and "
+     "nothing divides by the number of micro-batches and ranks: scaled by dp * nm",
+     "--dp >= 2 or --nm >= 2"},
+    {NULL, NULL, NULL},
+};
+
+/* ---- the generator state ----------------------------------------------------------------------
+ */
+
+typedef struct {
+    sp_sbuf_t *b;
+    int line; /* number of the next line written */
+    int ind;  /* indentation level (two spaces each) */
+    int bug_line;
+    const char *bug_desc;
+    int fail;
+    char fail_msg[160];
+    /* configuration */
+    int dp, tp, sp, pp, nm, L, batch, adam;
+    const preset_t *P;
+    const char *bug;
+    int bug_axis_tp; /* rank-specific bugs: 1 on tp, 0 on dp */
+    /* the current layer index as text (forward "l", backward "3-i", or a literal) */
+    char il[32], il1[32];
+    /* text pieces of the configuration */
+    char BD[16];  /* the batch dim of a layout: "B@dp" or "B" */
+    char LX[64];  /* the residual stream: [B@dp, S@tp, H] under sp */
+    char LF[64];  /* full-sequence activations: [B@dp, S, H] */
+    char LFP[96]; /* their partial sums over tp */
+    char LQ[64], LK[64], LHQ[64], LHK[64], LFF[64], LV[64];
+    char LLOSS[48]; /* the loss: [] partial(sum@dp) */
+    char lb[32];    /* the local batch extent in reshapes (the micro-batch with nm > 1) */
+    char mbx[32];   /* the micro-batch extent for slices: "B/dp/2" */
+} gen_t;
+
+static int bug_is(const gen_t *g, const char *name)
+{
+    return g->bug && strcmp(g->bug, name) == 0;
+}
+
+static void gfail(gen_t *g, const char *fmt, ...)
+{
+    if (g->fail)
+        return;
+    g->fail = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->fail_msg, sizeof g->fail_msg, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- lines ---------------------------------------------------------------------------------- */
+
+#define LINE_MAX_LEN 4096
+#define LINEAGE_COL 60
+
+static void put_line(gen_t *g, const char *text)
+{
+    for (int i = 0; i < g->ind && *text; i++)
+        sp_sbuf_puts(g->b, "  ");
+    sp_sbuf_puts(g->b, text);
+    sp_sbuf_putc(g->b, '\n');
+    g->line++;
+}
+
+static void linef(gen_t *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void linef(gen_t *g, const char *fmt, ...)
+{
+    char buf[LINE_MAX_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof buf)
+        gfail(g, "internal error: generated line too long");
+    put_line(g, buf);
+}
+
+/* A statement `lhs` with an optional lineage `~ cut : lay` aligned at LINEAGE_COL and an optional
+   trailing comment.  Records the line when it carries the planted bug. */
+static void stmt_line(gen_t *g, const char *lhs, const char *cut, const char *lay, const char *note,
+                      int is_bug)
+{
+    char buf[LINE_MAX_LEN];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "%s", lhs);
+    if (cut && *cut) {
+        size_t col = (size_t)(2 * g->ind) + n;
+        while (col < LINEAGE_COL && n + 1 < sizeof buf) {
+            buf[n++] = ' ';
+            col++;
+        }
+        n += (size_t)snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, " ~ %s : %s", cut, lay);
+    }
+    if (note && *note && n < sizeof buf)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "   # %s", note);
+    if (n >= sizeof buf)
+        gfail(g, "internal error: generated line too long");
+    if (is_bug && !g->bug_line) /* the first in plan order is the one reported */
+        g->bug_line = g->line;
+    put_line(g, buf);
+}
+
+static void open_block(gen_t *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void open_block(gen_t *g, const char *fmt, ...)
+{
+    char buf[LINE_MAX_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(buf);
+    snprintf(buf + n, sizeof buf - n, " {");
+    put_line(g, buf);
+    g->ind++;
+}
+
+static void close_block(gen_t *g)
+{
+    g->ind--;
+    put_line(g, "}");
+}
+
+/* ---- groups --------------------------------------------------------------------------------- */
+
+enum {
+    K_VAL,   /* a batch value: concatenated over micro-batches */
+    K_SUM,   /* summed over micro-batches (weight gradients, the loss) */
+    K_SEND,  /* send(value, dest) */
+    K_EARLY, /* (bug) with micro-batches: before the last one, inside `if mb == NM-1` */
+};
+
+#define GMAX 16
+#define NAME_LEN 64
+#define EXPR_LEN 1024
+
+typedef struct {
+    char key[16], full[NAME_LEN];
+} gin_t;
+
+typedef struct {
+    int kind;
+    char key[16], full[NAME_LEN];
+    char expr[EXPR_LEN]; /* template */
+    char cut[NAME_LEN];  /* model tensor, "" for none */
+    char lay[128];
+    char dest[64]; /* K_SEND: "pp = 1" */
+    const char *note;
+    int bug;
+} gst_t;
+
+typedef struct {
+    int nin, nst;
+    gin_t in[GMAX];
+    gst_t st[GMAX];
+} grp_t;
+
+/* the value of a configuration macro, NULL if name is none */
+static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
+{
+    if (strcmp(name, "l") == 0)
+        return g->il;
+    if (strcmp(name, "l1") == 0)
+        return g->il1;
+    if (strcmp(name, "LB") == 0)
+        return g->lb;
+    if (strcmp(name, "EPS") == 0)
+        return EPS;
+    if (strcmp(name, "NHl") == 0 || strcmp(name, "NKVl") == 0 || strcmp(name, "QDl") == 0 ||
+        strcmp(name, "KDl") == 0) {
+        size_t k = strlen(name) - 1;
+        snprintf(tmp, n, "%.*s%s", (int)k, name, g->tp > 1 ? "/tp" : "");
+        return tmp;
+    }
+    return NULL;
+}
+
+/*
+ * Expand a template: $name is a group input or an earlier statement of the group (first `upto`
+ * statements) -- its full name, or with local != 0 its per-micro-batch name NAME_m -- or a
+ * configuration macro: $l and $l1 (the layer index and index + 1), $LB (local batch extent), $EPS,
+ * $NHl $NKVl $QDl $KDl (NH/tp ...).  G may be NULL (macros only).
+ */
+static void expand(gen_t *g, const grp_t *G, int upto, int local, const char *t, char *out,
+                   size_t n)
+{
+    size_t k = 0;
+    for (const char *p = t; *p;) {
+        if (*p != '$') {
+            if (k + 1 < n)
+                out[k++] = *p;
+            p++;
+            continue;
+        }
+        p++;
+        char name[32];
+        size_t m = 0;
+        while ((*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                (*p >= '0' && *p <= '9')) &&
+               m + 1 < sizeof name)
+            name[m++] = *p++;
+        name[m] = 0;
+        char rep[NAME_LEN + 8], tmp[32];
+        const char *r = NULL;
+        for (int i = 0; G && i < G->nin && !r; i++)
+            if (strcmp(G->in[i].key, name) == 0) {
+                if (local)
+                    snprintf(rep, sizeof rep, "%s_m", name);
+                else
+                    snprintf(rep, sizeof rep, "%s", G->in[i].full);
+                r = rep;
+            }
+        for (int i = 0; G && i < upto && !r; i++)
+            if (strcmp(G->st[i].key, name) == 0) {
+                if (local)
+                    snprintf(rep, sizeof rep, "%s_m%s", name,
+                             G->st[i].kind == K_VAL && G->st[i].cut[0] ? "[mb]" : "");
+                else
+                    snprintf(rep, sizeof rep, "%s", G->st[i].full);
+                r = rep;
+            }
+        if (!r)
+            r = macro(g, name, tmp, sizeof tmp);
+        if (!r) {
+            gfail(g, "internal error: unknown template name '$%s'", name);
+            r = name;
+        }
+        for (const char *q = r; *q; q++)
+            if (k + 1 < n)
+                out[k++] = *q;
+    }
+    if (k + 1 >= n)
+        gfail(g, "internal error: template expansion too long");
+    out[k] = 0;
+}
+
+static void grp_init(grp_t *G)
+{
+    memset(G, 0, sizeof *G);
+}
+
+static void grp_in(gen_t *g, grp_t *G, const char *key, const char *full)
+{
+    if (G->nin == GMAX) {
+        gfail(g, "internal error: group too large");
+        return;
+    }
+    gin_t *in = &G->in[G->nin++];
+    snprintf(in->key, sizeof in->key, "%s", key);
+    expand(g, NULL, 0, 0, full, in->full, sizeof in->full);
+}
+
+static gst_t *grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *full,
+                     const char *expr, const char *cut, const char *lay)
+{
+    static gst_t dummy;
+    if (G->nst == GMAX) {
+        gfail(g, "internal error: group too large");
+        return &dummy;
+    }
+    gst_t *s = &G->st[G->nst++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    snprintf(s->key, sizeof s->key, "%s", key);
+    expand(g, NULL, 0, 0, full, s->full, sizeof s->full);
+    snprintf(s->expr, sizeof s->expr, "%s", expr);
+    if (cut)
+        expand(g, NULL, 0, 0, cut, s->cut, sizeof s->cut);
+    if (lay)
+        snprintf(s->lay, sizeof s->lay, "%s", lay);
+    return s;
+}
+
+static void grp_emit(gen_t *g, const grp_t *G)
+{
+    char e[EXPR_LEN], lhs[EXPR_LEN + 2 * NAME_LEN];
+    if (g->nm == 1) {
+        for (int i = 0; i < G->nst; i++) {
+            const gst_t *s = &G->st[i];
+            expand(g, G, i, 0, s->expr, e, sizeof e);
+            if (s->kind == K_SEND) {
+                snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
+                stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+            } else if (s->kind == K_EARLY) {
+                gfail(g, "internal error: K_EARLY without micro-batches");
+            } else {
+                snprintf(lhs, sizeof lhs, "%s = %s", s->full, e);
+                stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+            }
+        }
+        return;
+    }
+    open_block(g, "for mb in 0..%d", g->nm);
+    for (int i = 0; i < G->nin; i++)
+        linef(g, "%s_m = slice(%s, 0, mb*(%s), (mb+1)*(%s))", G->in[i].key, G->in[i].full, g->mbx,
+              g->mbx);
+    for (int i = 0; i < G->nst; i++) {
+        const gst_t *s = &G->st[i];
+        expand(g, G, i, 1, s->expr, e, sizeof e);
+        switch (s->kind) {
+        case K_SEND:
+            snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
+            stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+            break;
+        case K_EARLY:
+            open_block(g, "if mb == %d", g->nm - 1);
+            snprintf(lhs, sizeof lhs, "%s = %s", s->full, e);
+            stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+            close_block(g);
+            break;
+        case K_SUM:
+            if (s->cut[0])
+                snprintf(lhs, sizeof lhs, "%s_acc += %s", s->key, e);
+            else
+                snprintf(lhs, sizeof lhs, "%s += %s", s->full, e);
+            stmt_line(g, lhs, NULL, NULL, s->cut[0] ? NULL : s->note, 0);
+            break;
+        default:
+            snprintf(lhs, sizeof lhs, "%s_m%s = %s", s->key, s->cut[0] ? "[mb]" : "", e);
+            stmt_line(g, lhs, NULL, NULL, s->cut[0] ? NULL : s->note, 0);
+            break;
+        }
+    }
+    close_block(g);
+    /* reassemble each cut value from its micro-batches, then cut */
+    for (int i = 0; i < G->nst; i++) {
+        const gst_t *s = &G->st[i];
+        if ((s->kind != K_VAL && s->kind != K_SUM) || !s->cut[0])
+            continue;
+        size_t n = 0;
+        if (s->kind == K_SUM) {
+            n = (size_t)snprintf(lhs, sizeof lhs, "%s = %s_acc", s->full, s->key);
+        } else {
+            n = (size_t)snprintf(lhs, sizeof lhs, "%s = concat(", s->full);
+            for (int mb = 0; mb < g->nm && n < sizeof lhs; mb++)
+                n += (size_t)snprintf(lhs + n, sizeof lhs - n, "%s%s_m[%d]", mb ? ", " : "", s->key,
+                                      mb);
+            if (n < sizeof lhs)
+                n += (size_t)snprintf(lhs + n, sizeof lhs - n, ", dim = 0)");
+        }
+        if (n >= sizeof lhs)
+            gfail(g, "internal error: generated line too long");
+        stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+    }
+}
+
+/* ---- plan pieces ---------------------------------------------------------------------------- */
+
+/* "all_reduce(X, sum, tp)" or, under sequence parallelism, "reduce_scatter(X, 1, sum, tp)" */
+static void reduce_tp(const gen_t *g, const char *x, char *out, size_t n)
+{
+    if (g->sp)
+        snprintf(out, n, "reduce_scatter(%s, 1, sum, tp)", x);
+    else
+        snprintf(out, n, "all_reduce(%s, sum, tp)", x);
+}
+
+/* the rank axis of rank-specific bugs */
+static const char *bug_rank(const gen_t *g)
+{
+    return g->bug_axis_tp ? "rank.tp" : "rank.dp";
+}
+
+static void set_layer(gen_t *g, const char *il, const char *il1)
+{
+    snprintf(g->il, sizeof g->il, "%s", il);
+    snprintf(g->il1, sizeof g->il1, "%s", il1);
+}
+
+/* the last forward group of a layer: the residual add, or the send to the next stage */
+static void fwd_out_group(gen_t *g, int send_to)
+{
+    grp_t G;
+    grp_init(&G);
+    grp_in(g, &G, "r", "r[$l]");
+    grp_in(g, &G, "d", "d[$l]");
+    if (send_to < 0) {
+        grp_st(g, &G, K_VAL, "x", "x[$l1]", "$r + $d", "x[$l1]", g->LX);
+    } else {
+        gst_t *s;
+        if (g->tp > 1 && !g->sp)
+            s = grp_st(g, &G, K_SEND, "x", "x",
+                       "slice($r + $d, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", NULL, NULL);
+        else
+            s = grp_st(g, &G, K_SEND, "x", "x", "$r + $d", NULL, NULL);
+        if (bug_is(g, "pp_wrong_peer") && send_to == 1)
+            snprintf(s->dest, sizeof s->dest, "pp = %d, tp = (rank.tp + 1) %% tp", send_to);
+        else
+            snprintf(s->dest, sizeof s->dest, "pp = %d", send_to);
+        s->note =
+            bug_is(g, "pp_wrong_peer") && send_to == 1 ? "BUG: wrong tp peer" : "to the next stage";
+    }
+    grp_emit(g, &G);
+}
+
+static void layer_fwd(gen_t *g, int send_to, int last_index)
+{
+    char e[EXPR_LEN];
+    grp_t G;
+    gst_t *s;
+
+    /* attention block */
+    grp_init(&G);
+    grp_in(g, &G, "x", "x[$l]");
+    grp_st(g, &G, K_VAL, g->sp ? "h1s" : "h1", g->sp ? "h1s[$l]" : "h1[$l]",
+           "rmsnorm($x, wn1[$l], eps = $EPS)", "h1[$l]", g->sp ? g->LX : g->LF);
+    grp_emit(g, &G);
+    if (g->sp) {
+        grp_init(&G);
+        grp_in(g, &G, "h1s", "h1s[$l]");
+        grp_st(g, &G, K_VAL, "h1", "h1[$l]", "all_gather($h1s, 1, tp)", "h1[$l]", g->LF);
+        grp_emit(g, &G);
+    }
+    grp_init(&G);
+    grp_in(g, &G, "h1", "h1[$l]");
+    grp_st(g, &G, K_VAL, "q", "q[$l]", "matmul($h1, wq[$l])", "q[$l]", g->LQ);
+    grp_st(g, &G, K_VAL, "k", "k[$l]", "matmul($h1, wk[$l])", "k[$l]", g->LK);
+    grp_st(g, &G, K_VAL, "v", "v[$l]", "matmul($h1, wv[$l])", "v[$l]", g->LK);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "q", "q[$l]");
+    grp_in(g, &G, "k", "k[$l]");
+    grp_in(g, &G, "v", "v[$l]");
+    grp_st(g, &G, K_VAL, "qh", "qh[$l]", "transpose(reshape($q, [$LB, S, $NHl, HD]), 1, 2)", NULL,
+           NULL);
+    grp_st(g, &G, K_VAL, "kh", "kh[$l]", "transpose(reshape($k, [$LB, S, $NKVl, HD]), 1, 2)", NULL,
+           NULL);
+    grp_st(g, &G, K_VAL, "vh", "vh[$l]", "transpose(reshape($v, [$LB, S, $NKVl, HD]), 1, 2)",
+           "vh[$l]", g->LHK);
+    grp_st(g, &G, K_VAL, "qr", "qr[$l]", "rope($qh, cos, sin)", "qr[$l]", g->LHQ);
+    grp_st(g, &G, K_VAL, "kr", "kr[$l]", "rope($kh, cos, sin)", "kr[$l]", g->LHK);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "qr", "qr[$l]");
+    grp_in(g, &G, "kr", "kr[$l]");
+    grp_in(g, &G, "vh", "vh[$l]");
+    if (bug_is(g, "attn_scale_one_rank")) {
+        snprintf(e, sizeof e, "attention($qr * (1 + %s), $kr, $vh, causal = 1)", bug_rank(g));
+        s = grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
+        s->bug = 1;
+        s->note = "BUG: queries doubled on rank 1";
+    } else if (bug_is(g, "attn_scale_all")) {
+        s = grp_st(g, &G, K_VAL, "o", "o[$l]", "attention($qr, $kr, $vh, causal = 1, scale = 1/HD)",
+                   "o[$l]", g->LHQ);
+        s->bug = 1;
+        s->note = "BUG: 1/HD instead of 1/sqrt(HD)";
+    } else {
+        grp_st(g, &G, K_VAL, "o", "o[$l]", "attention($qr, $kr, $vh, causal = 1)", "o[$l]", g->LHQ);
+    }
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "o", "o[$l]");
+    grp_st(g, &G, K_VAL, "oc", "oc[$l]", "reshape(transpose($o, 1, 2), [$LB, S, $QDl])", "oc[$l]",
+           g->LQ);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "oc", "oc[$l]");
+    if (g->tp > 1)
+        grp_st(g, &G, K_VAL, "ao", "ao[$l]", "matmul($oc, wo[$l])", "a[$l]", g->LFP);
+    else
+        grp_st(g, &G, K_VAL, "a", "a[$l]", "matmul($oc, wo[$l])", "a[$l]", g->LX);
+    grp_emit(g, &G);
+    if (g->tp > 1) {
+        grp_init(&G);
+        grp_in(g, &G, "ao", "ao[$l]");
+        if (bug_is(g, "tp_allreduce_identity")) {
+            if (g->sp)
+                s = grp_st(g, &G, K_VAL, "a", "a[$l]",
+                           "slice($ao, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", "a[$l]", g->LX);
+            else
+                s = grp_st(g, &G, K_VAL, "a", "a[$l]", "$ao", "a[$l]", g->LX);
+            s->bug = 1;
+            s->note = g->sp ? "BUG: reduce-scatter replaced by the local chunk"
+                            : "BUG: all-reduce replaced by the identity";
+        } else if (bug_is(g, "tp_allgather_instead")) {
+            s = grp_st(g, &G, K_VAL, "a", "a[$l]",
+                       "all_gather(slice($ao, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp)), 1, tp)",
+                       "a[$l]", g->LX);
+            s->bug = 1;
+            s->note = "BUG: all-gather instead of all-reduce";
+        } else {
+            reduce_tp(g, "$ao", e, sizeof e);
+            grp_st(g, &G, K_VAL, "a", "a[$l]", e, "a[$l]", g->LX);
+        }
+        grp_emit(g, &G);
+    }
+    grp_init(&G);
+    grp_in(g, &G, "x", "x[$l]");
+    grp_in(g, &G, "a", "a[$l]");
+    grp_st(g, &G, K_VAL, "r", "r[$l]", "$x + $a", "r[$l]", g->LX);
+    grp_emit(g, &G);
+
+    /* MLP block */
+    grp_init(&G);
+    grp_in(g, &G, "r", "r[$l]");
+    if (bug_is(g, "eps_one_rank") || bug_is(g, "eps_all")) {
+        if (bug_is(g, "eps_all"))
+            snprintf(e, sizeof e, "rmsnorm($r, wn2[$l], eps = 1e-6)");
+        else
+            snprintf(e, sizeof e, "rmsnorm($r, wn2[$l], eps = 1/(100000 + %s))", bug_rank(g));
+        s = grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]", e, "h2[$l]",
+                   g->sp ? g->LX : g->LF);
+        s->bug = 1;
+        s->note =
+            bug_is(g, "eps_all") ? "BUG: eps 1e-6 instead of 1e-5" : "BUG: eps differs on rank 1";
+    } else {
+        grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]",
+               "rmsnorm($r, wn2[$l], eps = $EPS)", "h2[$l]", g->sp ? g->LX : g->LF);
+    }
+    grp_emit(g, &G);
+    if (g->sp) {
+        grp_init(&G);
+        grp_in(g, &G, "h2s", "h2s[$l]");
+        grp_st(g, &G, K_VAL, "h2", "h2[$l]", "all_gather($h2s, 1, tp)", "h2[$l]", g->LF);
+        grp_emit(g, &G);
+    }
+    grp_init(&G);
+    grp_in(g, &G, "h2", "h2[$l]");
+    grp_st(g, &G, K_VAL, "g", "g[$l]", "matmul($h2, wg[$l])", "g[$l]", g->LFF);
+    grp_st(g, &G, K_VAL, "u", "u[$l]", "matmul($h2, wu[$l])", "u[$l]", g->LFF);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "g", "g[$l]");
+    grp_in(g, &G, "u", "u[$l]");
+    grp_st(g, &G, K_VAL, "m", "m[$l]", "silu($g) * $u", "m[$l]", g->LFF);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "m", "m[$l]");
+    if (g->tp > 1)
+        grp_st(g, &G, K_VAL, "mo", "mo[$l]", "matmul($m, wd[$l])", "d[$l]", g->LFP);
+    else
+        grp_st(g, &G, K_VAL, "d", "d[$l]", "matmul($m, wd[$l])", "d[$l]", g->LX);
+    grp_emit(g, &G);
+    if (g->tp > 1) {
+        grp_init(&G);
+        grp_in(g, &G, "mo", "mo[$l]");
+        reduce_tp(g, "$mo", e, sizeof e);
+        grp_st(g, &G, K_VAL, "d", "d[$l]", e, "d[$l]", g->LX);
+        grp_emit(g, &G);
+    }
+
+    /* the residual add; the last layer of a non-last stage sends it instead */
+    if (send_to < 0) {
+        fwd_out_group(g, -1);
+    } else if (last_index < 0) {
+        fwd_out_group(g, send_to);
+    } else {
+        open_block(g, "if %s < %d", g->il, last_index);
+        fwd_out_group(g, -1);
+        g->ind--;
+        put_line(g, "} else {");
+        g->ind++;
+        fwd_out_group(g, send_to);
+        close_block(g);
+    }
+}
+
+/* the last backward group of a layer: grad.x[l] (or its send to the previous stage) and the
+   first norm's weight gradient */
+static void bwd_out_group(gen_t *g, int send_to)
+{
+    grp_t G;
+    grp_init(&G);
+    grp_in(g, &G, "x", "x[$l]");
+    grp_in(g, &G, "gr", "gr[$l]");
+    grp_in(g, &G, "gh1", "gh1[$l]");
+    if (send_to < 0) {
+        grp_st(g, &G, K_VAL, "gx", "gx[$l]", "$gr + rmsnorm_grad_x($x, wn1[$l], $gh1, eps = $EPS)",
+               "grad.x[$l]", g->LX);
+    } else {
+        gst_t *s;
+        if (g->tp > 1 && !g->sp)
+            s = grp_st(g, &G, K_SEND, "gx", "gx",
+                       "slice($gr + rmsnorm_grad_x($x, wn1[$l], $gh1, eps = $EPS), 1, "
+                       "rank.tp*(S/tp), (rank.tp+1)*(S/tp))",
+                       NULL, NULL);
+        else
+            s = grp_st(g, &G, K_SEND, "gx", "gx",
+                       "$gr + rmsnorm_grad_x($x, wn1[$l], $gh1, eps = $EPS)", NULL, NULL);
+        snprintf(s->dest, sizeof s->dest, "pp = %d", send_to);
+        s->note = "to the previous stage";
+    }
+    grp_st(g, &G, K_SUM, "gwn1", "gwn1[$l]", "rmsnorm_grad_w($x, wn1[$l], $gh1, eps = $EPS)", NULL,
+           NULL);
+    grp_emit(g, &G);
+}
+
+static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
+{
+    char e[EXPR_LEN];
+    grp_t G;
+    gst_t *s;
+    const char *gy = g->sp ? "$gdf" : "$gy";
+
+    /* MLP block: x[l+1] = r + d, d = matmul(m, wd) */
+    grp_init(&G);
+    grp_in(g, &G, "gy", "gx[$l1]");
+    grp_in(g, &G, "m", "m[$l]");
+    if (g->sp)
+        grp_st(g, &G, K_VAL, "gdf", "gdf[$l]", "all_gather($gy, 1, tp)", NULL, NULL);
+    snprintf(e, sizeof e, "matmul(%s, transpose(wd[$l], 0, 1))", gy);
+    grp_st(g, &G, K_VAL, "gm", "gm[$l]", e, "grad.m[$l]", g->LFF);
+    snprintf(e, sizeof e, "matmul_grad_b($m, wd[$l], %s)", gy);
+    grp_st(g, &G, K_SUM, "gwd", "gwd[$l]", e, NULL, NULL);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "g", "g[$l]");
+    grp_in(g, &G, "u", "u[$l]");
+    grp_in(g, &G, "gm", "gm[$l]");
+    grp_st(g, &G, K_VAL, "gg", "gg[$l]", "silu_grad($g, $gm * $u)", "grad.g[$l]", g->LFF);
+    grp_st(g, &G, K_VAL, "gu", "gu[$l]", "$gm * silu($g)", "grad.u[$l]", g->LFF);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "h2", "h2[$l]");
+    grp_in(g, &G, "gg", "gg[$l]");
+    grp_in(g, &G, "gu", "gu[$l]");
+    grp_st(g, &G, K_SUM, "gwg", "gwg[$l]", "matmul_grad_b($h2, wg[$l], $gg)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwu", "gwu[$l]", "matmul_grad_b($h2, wu[$l], $gu)", NULL, NULL);
+    grp_st(g, &G, K_VAL, g->tp > 1 ? "gh2p" : "gh2", g->tp > 1 ? "gh2p[$l]" : "gh2[$l]",
+           "matmul($gg, transpose(wg[$l], 0, 1)) + matmul($gu, transpose(wu[$l], 0, 1))",
+           "grad.h2[$l]", g->tp > 1 ? g->LFP : g->LX);
+    grp_emit(g, &G);
+    if (g->tp > 1) {
+        grp_init(&G);
+        grp_in(g, &G, "gh2p", "gh2p[$l]");
+        reduce_tp(g, "$gh2p", e, sizeof e);
+        grp_st(g, &G, K_VAL, "gh2", "gh2[$l]", e, "grad.h2[$l]", g->LX);
+        grp_emit(g, &G);
+    }
+
+    grp_init(&G);
+    grp_in(g, &G, "gy", "gx[$l1]");
+    grp_in(g, &G, "r", "r[$l]");
+    grp_in(g, &G, "gh2", "gh2[$l]");
+    grp_st(g, &G, K_VAL, "gr", "gr[$l]", "$gy + rmsnorm_grad_x($r, wn2[$l], $gh2, eps = $EPS)",
+           "grad.r[$l]", g->LX);
+    grp_st(g, &G, K_SUM, "gwn2", "gwn2[$l]", "rmsnorm_grad_w($r, wn2[$l], $gh2, eps = $EPS)", NULL,
+           NULL);
+    grp_emit(g, &G);
+
+    /* attention block: r = x + a, a = matmul(oc, wo) */
+    const char *ga = g->sp ? "$gaf" : "$gr";
+    grp_init(&G);
+    grp_in(g, &G, "gr", "gr[$l]");
+    grp_in(g, &G, "oc", "oc[$l]");
+    if (g->sp)
+        grp_st(g, &G, K_VAL, "gaf", "gaf[$l]", "all_gather($gr, 1, tp)", NULL, NULL);
+    snprintf(e, sizeof e, "matmul(%s, transpose(wo[$l], 0, 1))", ga);
+    grp_st(g, &G, K_VAL, "goc", "goc[$l]", e, "grad.oc[$l]", g->LQ);
+    snprintf(e, sizeof e, "matmul_grad_b($oc, wo[$l], %s)", ga);
+    grp_st(g, &G, K_SUM, "gwo", "gwo[$l]", e, NULL, NULL);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "goc", "goc[$l]");
+    grp_st(g, &G, K_VAL, "go", "go[$l]", "transpose(reshape($goc, [$LB, S, $NHl, HD]), 1, 2)",
+           "grad.o[$l]", g->LHQ);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "qr", "qr[$l]");
+    grp_in(g, &G, "kr", "kr[$l]");
+    grp_in(g, &G, "vh", "vh[$l]");
+    grp_in(g, &G, "go", "go[$l]");
+    grp_st(g, &G, K_VAL, "gqr", "gqr[$l]", "attention_grad_q($qr, $kr, $vh, $go, causal = 1)",
+           "grad.qr[$l]", g->LHQ);
+    grp_st(g, &G, K_VAL, "gkr", "gkr[$l]", "attention_grad_k($qr, $kr, $vh, $go, causal = 1)",
+           "grad.kr[$l]", g->LHK);
+    grp_st(g, &G, K_VAL, "gvh", "gvh[$l]", "attention_grad_v($qr, $kr, $vh, $go, causal = 1)",
+           "grad.vh[$l]", g->LHK);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "gqr", "gqr[$l]");
+    grp_in(g, &G, "gkr", "gkr[$l]");
+    grp_in(g, &G, "gvh", "gvh[$l]");
+    grp_st(g, &G, K_VAL, "gq", "gq[$l]",
+           "reshape(transpose(rope_grad($gqr, cos, sin), 1, 2), [$LB, S, $QDl])", "grad.q[$l]",
+           g->LQ);
+    grp_st(g, &G, K_VAL, "gk", "gk[$l]",
+           "reshape(transpose(rope_grad($gkr, cos, sin), 1, 2), [$LB, S, $KDl])", "grad.k[$l]",
+           g->LK);
+    grp_st(g, &G, K_VAL, "gv", "gv[$l]", "reshape(transpose($gvh, 1, 2), [$LB, S, $KDl])",
+           "grad.v[$l]", g->LK);
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "h1", "h1[$l]");
+    grp_in(g, &G, "gq", "gq[$l]");
+    grp_in(g, &G, "gk", "gk[$l]");
+    grp_in(g, &G, "gv", "gv[$l]");
+    grp_st(g, &G, K_SUM, "gwq", "gwq[$l]", "matmul_grad_b($h1, wq[$l], $gq)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwk", "gwk[$l]", "matmul_grad_b($h1, wk[$l], $gk)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwv", "gwv[$l]", "matmul_grad_b($h1, wv[$l], $gv)", NULL, NULL);
+    s = grp_st(
+        g, &G, K_VAL, g->tp > 1 ? "gh1p" : "gh1", g->tp > 1 ? "gh1p[$l]" : "gh1[$l]",
+        bug_is(g, "fanout_extra_copy")
+            ? "matmul($gq, transpose(wq[$l], 0, 1)) + matmul($gk, transpose(wk[$l], 0, 1)) + "
+              "matmul($gv, transpose(wv[$l], 0, 1)) + matmul($gv, transpose(wv[$l], 0, 1))"
+            : "matmul($gq, transpose(wq[$l], 0, 1)) + matmul($gk, transpose(wk[$l], 0, 1)) + "
+              "matmul($gv, transpose(wv[$l], 0, 1))",
+        "grad.h1[$l]", g->tp > 1 ? g->LFP : g->LX);
+    if (bug_is(g, "fanout_extra_copy")) {
+        s->bug = 1;
+        s->note = "BUG: the v branch added twice";
+    }
+    grp_emit(g, &G);
+    if (g->tp > 1) {
+        grp_init(&G);
+        grp_in(g, &G, "gh1p", "gh1p[$l]");
+        if (bug_is(g, "bwd_allreduce_identity")) {
+            if (g->sp)
+                s = grp_st(g, &G, K_VAL, "gh1", "gh1[$l]",
+                           "slice($gh1p, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", "grad.h1[$l]",
+                           g->LX);
+            else
+                s = grp_st(g, &G, K_VAL, "gh1", "gh1[$l]", "$gh1p", "grad.h1[$l]", g->LX);
+            s->bug = 1;
+            s->note = g->sp ? "BUG: reduce-scatter replaced by the local chunk"
+                            : "BUG: all-reduce replaced by the identity";
+        } else {
+            reduce_tp(g, "$gh1p", e, sizeof e);
+            grp_st(g, &G, K_VAL, "gh1", "gh1[$l]", e, "grad.h1[$l]", g->LX);
+        }
+        grp_emit(g, &G);
+    }
+
+    if (send_to < 0) {
+        bwd_out_group(g, -1);
+    } else if (first_index_cond < 0) {
+        bwd_out_group(g, send_to);
+    } else {
+        open_block(g, "if i < %d", first_index_cond);
+        bwd_out_group(g, -1);
+        g->ind--;
+        put_line(g, "} else {");
+        g->ind++;
+        bwd_out_group(g, send_to);
+        close_block(g);
+    }
+}
+
+/* forward from the last layer's output x[L]: final norm, LM head, vocab-parallel cross-entropy
+   and its backward down to grad.x[L] */
+static void head(gen_t *g)
+{
+    char e[EXPR_LEN];
+    grp_t G;
+    gst_t *s;
+    int tp = g->tp > 1;
+
+    set_layer(g, "", "");
+    grp_init(&G);
+    snprintf(e, sizeof e, "x[%d]", g->L);
+    grp_in(g, &G, "x", e);
+    /* the final RMSNorm written out, as in the reference implementation */
+    if (bug_is(g, "pow1")) {
+        snprintf(e, sizeof e,
+                 "$x * rsqrt(mean(pow($x, 2 - %s), dim = -1, keepdim = 1) + $EPS) * wnf",
+                 bug_rank(g));
+        s = grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf", e, "hf",
+                   g->sp ? g->LX : g->LF);
+        s->bug = 1;
+        s->note = "BUG: pow 1 on rank 1";
+    } else {
+        grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf",
+               "$x * rsqrt(mean(pow($x, 2), dim = -1, keepdim = 1) + $EPS) * wnf", "hf",
+               g->sp ? g->LX : g->LF);
+    }
+    grp_emit(g, &G);
+    if (g->sp) {
+        grp_init(&G);
+        grp_in(g, &G, "hfs", "hfs");
+        grp_st(g, &G, K_VAL, "hf", "hf", "all_gather($hfs, 1, tp)", "hf", g->LF);
+        grp_emit(g, &G);
+    }
+    grp_init(&G);
+    grp_in(g, &G, "hf", "hf");
+    grp_st(g, &G, K_VAL, "lg", "lg", "matmul($hf, wout)", "logits", g->LV);
+    grp_emit(g, &G);
+
+    /* vocab-parallel cross-entropy: the max, the sum of exponentials, the target logit and the
+       target mass (1 for one-hot targets) are all-reduced over tp */
+    grp_init(&G);
+    grp_in(g, &G, "lg", "lg");
+    grp_in(g, &G, "tgt", "tgt");
+    grp_st(g, &G, K_VAL, "mx", "mx",
+           tp ? "all_reduce(amax($lg, dim = -1), max, tp)" : "amax($lg, dim = -1)", NULL, NULL);
+    grp_st(g, &G, K_VAL, "ex", "ex", "exp($lg - unsqueeze($mx, -1))", NULL, NULL);
+    grp_st(g, &G, K_VAL, "se", "se",
+           tp ? "all_reduce(sum($ex, dim = -1), sum, tp)" : "sum($ex, dim = -1)", NULL, NULL);
+    grp_st(g, &G, K_VAL, "ts", "ts",
+           tp ? "all_reduce(sum($tgt, dim = -1), sum, tp)" : "sum($tgt, dim = -1)", NULL, NULL);
+    grp_st(g, &G, K_VAL, "tl", "tl",
+           tp ? "all_reduce(sum($lg * $tgt, dim = -1), sum, tp)" : "sum($lg * $tgt, dim = -1)",
+           NULL, NULL);
+    if (bug_is(g, "loss_mean_per_microbatch")) {
+        /* the mean over the micro-batch's own tokens */
+        snprintf(e, sizeof e, "sum((log($se) + $mx) * $ts - $tl) / ((%s)*S)", g->lb);
+        s = grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
+        s->bug = 1;
+        s->note = "BUG: mean over the micro-batch's tokens";
+        snprintf(e, sizeof e, "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / ((%s)*S)",
+                 g->lb);
+        grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+    } else {
+        s = grp_st(g, &G, K_SUM, "lp", "lp", "sum((log($se) + $mx) * $ts - $tl) / (B*S)", "loss",
+                   g->LLOSS);
+        s->note = "mean over all B*S tokens";
+        grp_st(g, &G, K_VAL, "glg", "glg",
+               "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)", "grad.logits",
+               g->LV);
+    }
+    grp_emit(g, &G);
+
+    grp_init(&G);
+    grp_in(g, &G, "hf", "hf");
+    grp_in(g, &G, "glg", "glg");
+    if (bug_is(g, "grad_early")) {
+        s = grp_st(g, &G, K_EARLY, "rwout", "rwout",
+                   g->dp > 1 ? "all_reduce(gwout, sum, dp)" : "gwout * 1", "grad.wout", NULL);
+        snprintf(s->lay, sizeof s->lay, "[H, %s]", tp ? "V@tp" : "V");
+        s->bug = 1;
+        s->note = "BUG: reduced before the last micro-batch's contribution";
+    }
+    grp_st(g, &G, K_SUM, "gwout", "gwout", "matmul_grad_b($hf, wout, $glg)", NULL, NULL);
+    grp_st(g, &G, K_VAL, tp ? "ghfp" : "ghf", tp ? "ghfp" : "ghf",
+           "matmul($glg, transpose(wout, 0, 1))", "grad.hf", tp ? g->LFP : g->LX);
+    grp_emit(g, &G);
+    if (tp) {
+        grp_init(&G);
+        grp_in(g, &G, "ghfp", "ghfp");
+        reduce_tp(g, "$ghfp", e, sizeof e);
+        grp_st(g, &G, K_VAL, "ghf", "ghf", e, "grad.hf", g->LX);
+        grp_emit(g, &G);
+    }
+    grp_init(&G);
+    snprintf(e, sizeof e, "x[%d]", g->L);
+    grp_in(g, &G, "x", e);
+    grp_in(g, &G, "ghf", "ghf");
+    char full[32], cut[40];
+    snprintf(full, sizeof full, "gx[%d]", g->L);
+    snprintf(cut, sizeof cut, "grad.x[%d]", g->L);
+    grp_st(g, &G, K_VAL, "gx", full, "rmsnorm_grad_x($x, wnf, $ghf, eps = $EPS)", cut, g->LX);
+    grp_st(g, &G, K_SUM, "gwnf", "gwnf", "rmsnorm_grad_w($x, wnf, $ghf, eps = $EPS)", NULL, NULL);
+    grp_emit(g, &G);
+}
+
+static void embed_fwd(gen_t *g)
+{
+    char e[EXPR_LEN];
+    grp_t G;
+    set_layer(g, "", "");
+    grp_init(&G);
+    grp_in(g, &G, "tok", "tok");
+    if (g->tp > 1)
+        grp_st(g, &G, K_VAL, "xe", "xe", "embedding($tok, emb)", "x[0]", g->LFP);
+    else
+        grp_st(g, &G, K_VAL, "x", "x[0]", "embedding($tok, emb)", "x[0]", g->LX);
+    grp_emit(g, &G);
+    if (g->tp > 1) {
+        grp_init(&G);
+        grp_in(g, &G, "xe", "xe");
+        reduce_tp(g, "$xe", e, sizeof e);
+        grp_st(g, &G, K_VAL, "x", "x[0]", e, "x[0]", g->LX);
+        grp_emit(g, &G);
+    }
+}
+
+static void embed_bwd(gen_t *g)
+{
+    grp_t G;
+    set_layer(g, "", "");
+    grp_init(&G);
+    grp_in(g, &G, "tok", "tok");
+    grp_in(g, &G, "gx", "gx[0]");
+    grp_st(g, &G, K_SUM, "gemb", "gemb",
+           g->sp ? "embedding_grad($tok, emb, all_gather($gx, 1, tp))"
+                 : "embedding_grad($tok, emb, $gx)",
+           NULL, NULL);
+    grp_emit(g, &G);
+}
+
+/* receive the activation x[lo] (forward) or the gradient grad.x[hi] (backward) */
+static void recv_group(gen_t *g, int fwd, int idx, int from)
+{
+    char full[32], cut[40], e[256], src[96];
+    grp_t G;
+    set_layer(g, "", "");
+    grp_init(&G);
+    snprintf(full, sizeof full, "%s[%d]", fwd ? "x" : "gx", idx);
+    snprintf(cut, sizeof cut, "%sx[%d]", fwd ? "" : "grad.", idx);
+    int wrong = fwd && bug_is(g, "pp_wrong_peer") && from == 0;
+    if (wrong)
+        snprintf(src, sizeof src, "recv(pp = %d, tp = (rank.tp + tp - 1) %% tp)", from);
+    else
+        snprintf(src, sizeof src, "recv(pp = %d)", from);
+    if (g->tp > 1 && !g->sp)
+        snprintf(e, sizeof e, "all_gather(%s, 1, tp)", src);
+    else
+        snprintf(e, sizeof e, "%s", src);
+    gst_t *s = grp_st(g, &G, K_VAL, fwd ? "x" : "gx", full, e, cut, g->LX);
+    if (wrong) {
+        s->bug = 1;
+        s->note = "BUG: from the wrong tp peer";
+    } else {
+        s->note = fwd ? "from the previous stage" : "from the next stage";
+    }
+    grp_emit(g, &G);
+}
+
+/* ---- parameters: layouts, reductions, outputs ----------------------------------------------- */
+
+typedef struct {
+    const char *name, *grad; /* parameter, its accumulated gradient in the plan */
+    const char *lay_tp;      /* layout with tp */
+    const char *lay;         /* without */
+    int norm;                /* a norm weight: partial over the sequence shards under sp */
+} param_t;
+
+static const param_t layer_params[] = {
+    {"wn1", "gwn1", "[H]", "[H]", 1},          {"wq", "gwq", "[H, QD@tp]", "[H, QD]", 0},
+    {"wk", "gwk", "[H, KD@tp]", "[H, KD]", 0}, {"wv", "gwv", "[H, KD@tp]", "[H, KD]", 0},
+    {"wo", "gwo", "[QD@tp, H]", "[QD, H]", 0}, {"wn2", "gwn2", "[H]", "[H]", 1},
+    {"wg", "gwg", "[H, F@tp]", "[H, F]", 0},   {"wu", "gwu", "[H, F@tp]", "[H, F]", 0},
+    {"wd", "gwd", "[F@tp, H]", "[F, H]", 0},
+};
+#define NLP ((int)(sizeof layer_params / sizeof layer_params[0]))
+
+static const param_t emb_param = {"emb", "gemb", "[V@tp, H]", "[V, H]", 0};
+static const param_t wnf_param = {"wnf", "gwnf", "[H]", "[H]", 1};
+static const param_t wout_param = {"wout", "gwout", "[H, V@tp]", "[H, V]", 0};
+
+/* Reduce one parameter's gradient (over dp, and tp for norm weights under sp), then output the
+   gradient and the optimizer's update.  idx is "" or "[l]". */
+static void param_out(gen_t *g, const param_t *p, const char *idx)
+{
+    const char *lay = g->tp > 1 ? p->lay_tp : p->lay;
+    char grad[64], red[64], lhs[256], cut[64];
+    snprintf(grad, sizeof grad, "%s%s", p->grad, idx);
+    snprintf(red, sizeof red, "r%s%s", p->grad + 1, idx);
+    snprintf(cut, sizeof cut, "grad.%s%s", p->name, idx);
+    int over_tp = p->norm && g->sp;
+    int early = bug_is(g, "grad_early") && p == &wout_param;
+    int bug_sp = bug_is(g, "sp_norm_grad_not_reduced") && strcmp(p->name, "wn2") == 0;
+    const char *src = grad;
+    if (early) {
+        src = red; /* reduced (too early) inside the micro-batch loop */
+    } else if (bug_sp) {
+        if (g->dp > 1)
+            snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, dp)", red, grad);
+        else
+            snprintf(lhs, sizeof lhs, "%s = %s * 1", red, grad);
+        stmt_line(g, lhs, cut, lay, "BUG: not reduced over tp", 1);
+        src = red;
+    } else if (g->dp > 1 || over_tp) {
+        const char *axes = g->dp > 1 && over_tp ? "[dp, tp]" : g->dp > 1 ? "dp" : "tp";
+        snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
+        stmt_line(g, lhs, cut, lay, NULL, 0);
+        src = red;
+    }
+    linef(g, "output grad.%s%s = %s : %s", p->name, idx, src, lay);
+    if (g->adam) {
+        /* Adam at step 1: bias corrections 1 - 0.9 and 1 - 0.95; beta1 0.9, beta2 0.95, eps 1e-8 */
+        linef(g, "mt_%s%s = 0.9 * adam.m.%s%s + 0.1 * %s", p->name, idx, p->name, idx, src);
+        linef(g, "vt_%s%s = 0.95 * adam.v.%s%s + 0.05 * %s * %s", p->name, idx, p->name, idx, src,
+              src);
+        linef(g, "output next.adam.m.%s%s = mt_%s%s : %s, next.adam.v.%s%s = vt_%s%s : %s", p->name,
+              idx, p->name, idx, lay, p->name, idx, p->name, idx, lay);
+        linef(g,
+              "output next.%s%s = %s%s - " LR
+              " * (mt_%s%s / 0.1) / (sqrt(vt_%s%s / 0.05) + 1e-8) : %s",
+              p->name, idx, p->name, idx, p->name, idx, p->name, idx, lay);
+    } else {
+        linef(g, "output next.%s%s = %s%s - " LR " * %s : %s", p->name, idx, p->name, idx, src,
+              lay);
+    }
+}
+
+static void layer_params_out(gen_t *g, int lo, int hi)
+{
+    if (hi - lo > 1)
+        open_block(g, "for l in %d..%d", lo, hi);
+    char idx[32];
+    if (hi - lo > 1)
+        snprintf(idx, sizeof idx, "[l]");
+    else
+        snprintf(idx, sizeof idx, "[%d]", lo);
+    for (int i = 0; i < NLP; i++)
+        param_out(g, &layer_params[i], idx);
+    if (hi - lo > 1)
+        close_block(g);
+}
+
+/* ---- the stages ------------------------------------------------------------------------------ */
+
+static int stage_lo(const gen_t *g, int k)
+{
+    return k * g->L / g->pp;
+}
+
+static void stage_fwd_layers(gen_t *g, int k)
+{
+    int lo = stage_lo(g, k), hi = stage_lo(g, k + 1);
+    int send_to = k + 1 < g->pp ? k + 1 : -1;
+    char a[16], b[16];
+    if (hi - lo == 1) {
+        snprintf(a, sizeof a, "%d", lo);
+        snprintf(b, sizeof b, "%d", lo + 1);
+        set_layer(g, a, b);
+        linef(g, "# ---- layer %d: forward", lo);
+        layer_fwd(g, send_to, -1);
+        return;
+    }
+    linef(g, "# ---- layers %d..%d: forward", lo, hi - 1);
+    open_block(g, "for l in %d..%d", lo, hi);
+    set_layer(g, "l", "l+1");
+    layer_fwd(g, send_to, send_to >= 0 ? hi - 1 : -1);
+    close_block(g);
+}
+
+static void stage_bwd_layers(gen_t *g, int k)
+{
+    int lo = stage_lo(g, k), hi = stage_lo(g, k + 1);
+    int send_to = k > 0 ? k - 1 : -1;
+    char a[16], b[16];
+    if (hi - lo == 1) {
+        snprintf(a, sizeof a, "%d", lo);
+        snprintf(b, sizeof b, "%d", lo + 1);
+        set_layer(g, a, b);
+        linef(g, "# ---- layer %d: backward", lo);
+        layer_bwd(g, send_to, -1);
+        return;
+    }
+    linef(g, "# ---- layers %d..%d: backward, last layer first (layer %d-i)", lo, hi - 1, hi - 1);
+    open_block(g, "for i in 0..%d", hi - lo);
+    snprintf(a, sizeof a, "%d-i", hi - 1);
+    snprintf(b, sizeof b, "%d-i", hi);
+    set_layer(g, a, b);
+    layer_bwd(g, send_to, send_to >= 0 ? hi - lo - 1 : -1);
+    close_block(g);
+}
+
+static void loss_out(gen_t *g)
+{
+    if (g->dp > 1)
+        linef(g, "output loss = all_reduce(lp, sum, dp) : []");
+    else
+        linef(g, "output loss = lp : []");
+}
+
+static void plan_body(gen_t *g)
+{
+    /* mesh and layouts */
+    char mesh[128] = "";
+    size_t n = 0;
+    if (g->pp > 1)
+        n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%spp = %d", n ? ", " : "", g->pp);
+    if (g->dp > 1)
+        n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%sdp = %d", n ? ", " : "", g->dp);
+    if (g->tp > 1)
+        n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%stp = %d", n ? ", " : "", g->tp);
+    if (n == 0)
+        snprintf(mesh, sizeof mesh, "dp = 1");
+    linef(g, "mesh %s", mesh);
+    const char *V = g->tp > 1 ? "V@tp" : "V";
+    linef(g, "tok : [%s, S, %s]", g->BD, V);
+    linef(g, "tgt : [%s, S, %s]", g->BD, V);
+    linef(g, "cos : [S, HD/2]");
+    linef(g, "sin : [S, HD/2]");
+    linef(g, "emb : %s", g->tp > 1 ? emb_param.lay_tp : emb_param.lay);
+    open_block(g, "for l in 0..%d", g->L);
+    for (int i = 0; i < NLP; i++)
+        linef(g, "%s[l] : %s", layer_params[i].name,
+              g->tp > 1 ? layer_params[i].lay_tp : layer_params[i].lay);
+    close_block(g);
+    linef(g, "wnf : [H]");
+    linef(g, "wout : %s", g->tp > 1 ? wout_param.lay_tp : wout_param.lay);
+    if (g->adam) {
+        const param_t *ps[] = {&emb_param, &wnf_param, &wout_param};
+        for (int i = 0; i < 3; i++) {
+            const char *lay = g->tp > 1 ? ps[i]->lay_tp : ps[i]->lay;
+            linef(g, "adam.m.%s : %s; adam.v.%s : %s", ps[i]->name, lay, ps[i]->name, lay);
+        }
+        open_block(g, "for l in 0..%d", g->L);
+        for (int i = 0; i < NLP; i++) {
+            const char *lay = g->tp > 1 ? layer_params[i].lay_tp : layer_params[i].lay;
+            linef(g, "adam.m.%s[l] : %s; adam.v.%s[l] : %s", layer_params[i].name, lay,
+                  layer_params[i].name, lay);
+        }
+        close_block(g);
+    }
+
+    int P = g->pp;
+    /* forward, stage by stage */
+    for (int k = 0; k < P; k++) {
+        put_line(g, "");
+        if (P > 1)
+            open_block(g, "on pp = %d", k);
+        if (k == 0) {
+            linef(g, "# ---- embedding (vocab-parallel)");
+            embed_fwd(g);
+        } else {
+            recv_group(g, 1, stage_lo(g, k), k - 1);
+        }
+        stage_fwd_layers(g, k);
+        if (k == P - 1) {
+            linef(g, "# ---- final norm, LM head, cross-entropy and their backward");
+            head(g);
+            loss_out(g);
+            stage_bwd_layers(g, k);
+            if (k == 0) {
+                linef(g, "# ---- embedding backward");
+                embed_bwd(g);
+            }
+            linef(g, "# ---- gradient reduction and the optimizer step");
+            layer_params_out(g, stage_lo(g, k), stage_lo(g, k + 1));
+            param_out(g, &wnf_param, "");
+            param_out(g, &wout_param, "");
+            if (k == 0)
+                param_out(g, &emb_param, "");
+        }
+        if (P > 1)
+            close_block(g);
+    }
+    /* backward of the other stages, last to first */
+    for (int k = P - 2; k >= 0; k--) {
+        put_line(g, "");
+        open_block(g, "on pp = %d", k);
+        recv_group(g, 0, stage_lo(g, k + 1), k + 1);
+        stage_bwd_layers(g, k);
+        if (k == 0) {
+            linef(g, "# ---- embedding backward");
+            embed_bwd(g);
+        }
+        linef(g, "# ---- gradient reduction and the optimizer step");
+        layer_params_out(g, stage_lo(g, k), stage_lo(g, k + 1));
+        if (k == 0)
+            param_out(g, &emb_param, "");
+        close_block(g);
+    }
+}
+
+/* ---- the model ------------------------------------------------------------------------------ */
+
+static void model_text(gen_t *g)
+{
+    int L = g->L;
+    put_line(g, "model llama3 {");
+    g->ind++;
+    linef(g, "input tok : [B, S, V]                   # one-hot token ids");
+    linef(g, "input tgt : [B, S, V]                   # one-hot next-token targets");
+    linef(g, "input cos : [S, HD/2]                   # RoPE tables: one symbol per position, "
+             "frequency");
+    linef(g, "input sin : [S, HD/2]");
+    linef(g, "param emb : [V, H]                      # token embedding");
+    linef(g, "param wn1[%d] : [H]", L);
+    linef(g, "param wq[%d] : [H, QD]", L);
+    linef(g, "param wk[%d] : [H, KD]", L);
+    linef(g, "param wv[%d] : [H, KD]", L);
+    linef(g, "param wo[%d] : [QD, H]", L);
+    linef(g, "param wn2[%d] : [H]", L);
+    linef(g, "param wg[%d] : [H, F]", L);
+    linef(g, "param wu[%d] : [H, F]", L);
+    linef(g, "param wd[%d] : [F, H]", L);
+    linef(g, "param wnf : [H]");
+    linef(g, "param wout : [H, V]                     # LM head (untied)");
+    put_line(g, "");
+    linef(g, "x[0] = embedding(tok, emb)");
+    open_block(g, "for l in 0..%d", L);
+    linef(g, "h1[l] = rmsnorm(x[l], wn1[l], eps = " EPS ")");
+    linef(g, "q[l] = matmul(h1[l], wq[l])");
+    linef(g, "k[l] = matmul(h1[l], wk[l])");
+    linef(g, "v[l] = matmul(h1[l], wv[l])");
+    linef(g, "qh[l] = transpose(reshape(q[l], [B, S, NH, HD]), 1, 2)     # [B, NH, S, HD]");
+    linef(g, "kh[l] = transpose(reshape(k[l], [B, S, NKV, HD]), 1, 2)    # [B, NKV, S, HD]");
+    linef(g, "vh[l] = transpose(reshape(v[l], [B, S, NKV, HD]), 1, 2)");
+    linef(g, "qr[l] = rope(qh[l], cos, sin)");
+    linef(g, "kr[l] = rope(kh[l], cos, sin)");
+    linef(g, "o[l] = attention(qr[l], kr[l], vh[l], causal = 1)   # GQA, scale 1/sqrt(HD)");
+    linef(g, "oc[l] = reshape(transpose(o[l], 1, 2), [B, S, QD])");
+    linef(g, "a[l] = matmul(oc[l], wo[l])");
+    linef(g, "r[l] = x[l] + a[l]");
+    linef(g, "h2[l] = rmsnorm(r[l], wn2[l], eps = " EPS ")");
+    linef(g, "g[l] = matmul(h2[l], wg[l])");
+    linef(g, "u[l] = matmul(h2[l], wu[l])");
+    linef(g, "m[l] = silu(g[l]) * u[l]                # SwiGLU");
+    linef(g, "d[l] = matmul(m[l], wd[l])");
+    linef(g, "x[l+1] = r[l] + d[l]");
+    close_block(g);
+    linef(g, "hf = rmsnorm(x[%d], wnf, eps = " EPS ")", L);
+    linef(g, "logits = matmul(hf, wout)");
+    linef(g, "loss = cross_entropy(logits, tgt)       # mean over the B*S tokens");
+    linef(g, "output loss");
+    if (g->adam)
+        linef(g, "train adam(lr = " LR ", beta1 = 0.9, beta2 = 0.95, eps = 1e-8)");
+    else
+        linef(g, "train sgd(lr = " LR ")");
+    g->ind--;
+    put_line(g, "}");
+}
+
+/* ---- entry ---------------------------------------------------------------------------------- */
+
+void sp_gen_opts_init(sp_gen_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->preset = "8b";
+    o->dp = o->tp = o->pp = o->nm = 1;
+    o->optim = "sgd";
+}
+
+static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen)
+{
+    g->P = NULL;
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (strcmp(presets[i].name, o->preset) == 0)
+            g->P = &presets[i];
+    if (!g->P) {
+        snprintf(err, errlen, "unknown preset '%s' (8b, 70b, 405b)", o->preset);
+        return -1;
+    }
+    if (o->dp < 1 || o->tp < 1 || o->pp < 1 || o->nm < 1 || o->dp > 64 || o->tp > 64 ||
+        o->pp > 64 || o->nm > 64) {
+        snprintf(err, errlen, "--dp, --tp, --pp and --nm must be between 1 and 64");
+        return -1;
+    }
+    g->dp = o->dp;
+    g->tp = o->tp;
+    g->sp = o->sp;
+    g->pp = o->pp;
+    g->nm = o->nm;
+    g->L = o->layers ? o->layers : g->P->layers;
+    if (g->L < 1 || g->L > 1000) {
+        snprintf(err, errlen, "--layers must be between 1 and 1000");
+        return -1;
+    }
+    if (g->sp && g->tp < 2) {
+        snprintf(err, errlen, "--sp (sequence parallelism) needs --tp >= 2");
+        return -1;
+    }
+    if (g->pp > g->L) {
+        snprintf(err, errlen, "--pp %d needs at least %d layers (--layers)", g->pp, g->pp);
+        return -1;
+    }
+    const preset_t *P = g->P;
+    if (P->kv_heads % g->tp || P->heads % g->tp || P->ffn % g->tp || P->vocab % g->tp ||
+        SEQ_LEN % g->tp) {
+        snprintf(err, errlen,
+                 "--tp %d does not divide the kv heads (%ld), heads, FFN or vocabulary", g->tp,
+                 P->kv_heads);
+        return -1;
+    }
+    g->batch = o->batch ? o->batch : 2 * g->dp * g->nm;
+    if (g->batch % (g->dp * g->nm)) {
+        snprintf(err, errlen, "--batch %d is not a multiple of dp * nm = %d", g->batch,
+                 g->dp * g->nm);
+        return -1;
+    }
+    if (o->optim && strcmp(o->optim, "sgd") != 0 && strcmp(o->optim, "adam") != 0) {
+        snprintf(err, errlen, "unknown optimizer '%s' (sgd, adam)", o->optim);
+        return -1;
+    }
+    g->adam = o->optim && strcmp(o->optim, "adam") == 0;
+    g->bug = o->bug;
+    g->bug_desc = NULL;
+    if (o->bug) {
+        for (int i = 0; sp_gen_llama3_bugs[i].name; i++)
+            if (strcmp(sp_gen_llama3_bugs[i].name, o->bug) == 0)
+                g->bug_desc = sp_gen_llama3_bugs[i].what;
+        if (!g->bug_desc) {
+            snprintf(err, errlen, "unknown bug '%s' (shardproof gen llama3 --bug list)", o->bug);
+            return -1;
+        }
+        const char *b = o->bug;
+        const char *need = NULL;
+        g->bug_axis_tp = g->tp > 1;
+        if ((!strcmp(b, "tp_allreduce_identity") || !strcmp(b, "bwd_allreduce_identity")) &&
+            g->tp < 2)
+            need = "--tp >= 2";
+        else if (!strcmp(b, "tp_allgather_instead") && (g->tp < 2 || g->sp))
+            need = "--tp >= 2 without --sp";
+        else if (!strcmp(b, "pp_wrong_peer") && (g->pp < 2 || g->tp < 2))
+            need = "--pp >= 2 and --tp >= 2";
+        else if ((!strcmp(b, "eps_one_rank") || !strcmp(b, "pow1") ||
+                  !strcmp(b, "attn_scale_one_rank")) &&
+                 g->tp < 2 && g->dp < 2)
+            need = "--tp >= 2 or --dp >= 2";
+        else if (!strcmp(b, "grad_early") && g->nm < 2)
+            need = "--nm >= 2";
+        else if (!strcmp(b, "sp_norm_grad_not_reduced") && !g->sp)
+            need = "--sp";
+        else if (!strcmp(b, "loss_mean_per_microbatch") && g->dp < 2 && g->nm < 2)
+            need = "--dp >= 2 or --nm >= 2";
+        if (need) {
+            snprintf(err, errlen, "bug '%s' needs %s", b, need);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void setup_text(gen_t *g)
+{
+    snprintf(g->BD, sizeof g->BD, "%s", g->dp > 1 ? "B@dp" : "B");
+    const char *T = g->tp > 1 ? "@tp" : "";
+    snprintf(g->LX, sizeof g->LX, "[%s, S%s, H]", g->BD, g->sp ? "@tp" : "");
+    snprintf(g->LF, sizeof g->LF, "[%s, S, H]", g->BD);
+    snprintf(g->LFP, sizeof g->LFP, "[%s, S, H] partial(sum@tp)", g->BD);
+    snprintf(g->LQ, sizeof g->LQ, "[%s, S, QD%s]", g->BD, T);
+    snprintf(g->LK, sizeof g->LK, "[%s, S, KD%s]", g->BD, T);
+    snprintf(g->LHQ, sizeof g->LHQ, "[%s, NH%s, S, HD]", g->BD, T);
+    snprintf(g->LHK, sizeof g->LHK, "[%s, NKV%s, S, HD]", g->BD, T);
+    snprintf(g->LFF, sizeof g->LFF, "[%s, S, F%s]", g->BD, T);
+    snprintf(g->LV, sizeof g->LV, "[%s, S, V%s]", g->BD, T);
+    snprintf(g->LLOSS, sizeof g->LLOSS, "%s", g->dp > 1 ? "[] partial(sum@dp)" : "[]");
+    const char *lb = g->dp > 1 ? "B/dp" : "B";
+    if (g->nm > 1) {
+        snprintf(g->mbx, sizeof g->mbx, "%s/%d", lb, g->nm);
+        snprintf(g->lb, sizeof g->lb, "%s/%d", lb, g->nm);
+    } else {
+        snprintf(g->mbx, sizeof g->mbx, "%s", lb);
+        snprintf(g->lb, sizeof g->lb, "%s", lb);
+    }
+}
+
+static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
+{
+    if (o->bug) {
+        linef(g, "# llama3 --bug %s: %s", o->bug, g->bug_desc);
+        if (with_expect)
+            linef(g, "# expect: NOT EQUIVALENT at line @@BUGLINE@@");
+    }
+    char cmd[256];
+    size_t n = (size_t)snprintf(cmd, sizeof cmd, "shardproof gen llama3 --preset %s", g->P->name);
+    if (g->dp > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --dp %d", g->dp);
+    if (g->tp > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --tp %d", g->tp);
+    if (g->sp)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --sp");
+    if (g->pp > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --pp %d", g->pp);
+    if (g->nm > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --nm %d", g->nm);
+    if (o->layers)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --layers %d", g->L);
+    if (o->batch)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --batch %d", g->batch);
+    if (g->adam)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --optim adam");
+    if (o->bug)
+        snprintf(cmd + n, sizeof cmd - n, " --bug %s", o->bug);
+    linef(g, "# Generated by: %s", cmd);
+    linef(g,
+          "# Llama-3 %s (%d of %d layers): hidden %ld, %ld query heads, %ld kv heads, FFN %ld, "
+          "vocabulary %ld,",
+          g->P->name, g->L, g->P->layers, g->P->hidden, g->P->heads, g->P->kv_heads, g->P->ffn,
+          g->P->vocab);
+    linef(g, "# sequence %ld, global batch %d sequences; trained with %s.", SEQ_LEN, g->batch,
+          g->adam ? "Adam" : "SGD");
+    char par[256];
+    n = (size_t)snprintf(par, sizeof par, "# Plan:");
+    if (g->dp > 1)
+        n += (size_t)snprintf(par + n, sizeof par - n, " data parallel %d,", g->dp);
+    if (g->tp > 1)
+        n += (size_t)snprintf(par + n, sizeof par - n, " tensor parallel %d%s,", g->tp,
+                              g->sp ? " with sequence parallelism" : "");
+    if (g->pp > 1)
+        n += (size_t)snprintf(par + n, sizeof par - n, " %d pipeline stages,", g->pp);
+    if (g->nm > 1)
+        n += (size_t)snprintf(par + n, sizeof par - n, " %d micro-batches,", g->nm);
+    if (n == 7)
+        n += (size_t)snprintf(par + n, sizeof par - n, " a single device,");
+    snprintf(par + n, sizeof par - n, " forward, backward, optimizer step.");
+    put_line(g, par);
+    linef(g, "# Run: shardproof check FILE (see docs/workloads.md)");
+    put_line(g, "");
+    /* dims: the order steers shape reduction to small, distinct sizes */
+    const preset_t *P = g->P;
+    linef(g, "dim NKV = %ld, HD = %ld, NH = %ld, B = %d, S = %ld, H = %ld, F = %ld, V = %ld",
+          P->kv_heads, P->hidden / P->heads, P->heads, g->batch, SEQ_LEN, P->hidden, P->ffn,
+          P->vocab);
+    linef(g, "dim QD = NH*HD, KD = NKV*HD, G = NH/NKV      # G: query heads per kv head");
+    put_line(g, "");
+}
+
+int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errlen)
+{
+    gen_t g;
+    memset(&g, 0, sizeof g);
+    if (check_opts(&g, o, err, errlen) < 0)
+        return -1;
+    setup_text(&g);
+    /* the header first, to learn its length, then the rest numbered after it */
+    sp_sbuf_t hb, bb;
+    sp_sbuf_init(&hb);
+    sp_sbuf_init(&bb);
+    g.b = &hb;
+    g.line = 1;
+    header_text(&g, o, 1);
+    g.b = &bb;
+    model_text(&g);
+    put_line(&g, "");
+    char pname[96];
+    size_t pn = (size_t)snprintf(pname, sizeof pname, "llama3");
+    if (g.dp > 1)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_dp%d", g.dp);
+    if (g.tp > 1)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_tp%d%s", g.tp, g.sp ? "_sp" : "");
+    if (g.pp > 1)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_pp%d", g.pp);
+    if (g.nm > 1)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_nm%d", g.nm);
+    if (pn == 6)
+        snprintf(pname + pn, sizeof pname - pn, "_single");
+    linef(&g, "plan %s of llama3 {", pname);
+    g.ind = 1;
+    plan_body(&g);
+    g.ind = 0;
+    put_line(&g, "}");
+    int rc = 0;
+    if (g.fail) {
+        snprintf(err, errlen, "%s", g.fail_msg);
+        rc = -1;
+    } else if (o->bug && !g.bug_line) {
+        snprintf(err, errlen, "bug '%s' does not apply to this configuration", o->bug);
+        rc = -1;
+    } else if (hb.failed || bb.failed) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) {
+        const char *h = hb.s ? hb.s : "";
+        const char *ph = strstr(h, "@@BUGLINE@@");
+        if (ph) {
+            sp_sbuf_printf(out, "%.*s%d%s", (int)(ph - h), h, g.bug_line,
+                           ph + strlen("@@BUGLINE@@"));
+        } else {
+            sp_sbuf_puts(out, h);
+        }
+        sp_sbuf_puts(out, bb.s ? bb.s : "");
+    }
+    sp_sbuf_clear(&hb);
+    sp_sbuf_clear(&bb);
+    return rc;
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# gen_matrix.sh: the test matrix of `shardproof gen llama3`.
+#   - every parallelism alone and combined must verify EQUIVALENT (exit 0);
+#   - every planted bug (--bug NAME) must be NOT EQUIVALENT (exit 1) with the first failing plan
+#     line the one its '# expect: NOT EQUIVALENT at line N' header announces;
+#   - the generated corpus files (tests/plans/ok/llama3_*.sp, tests/plans/bugs/llama3_*.sp) must
+#     be what the generator writes now (run with --update to rewrite them).
+# usage: tests/gen_matrix.sh [SHARDPROOF] [--update]     (default build/release/shardproof)
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$root/build/release/shardproof
+update=0
+for a in "$@"; do
+    case $a in
+    --update) update=1 ;;
+    *) bin=$(cd "$(dirname "$a")" && pwd)/$(basename "$a") ;;
+    esac
+done
+if ! "$bin" gen llama3 --help >/dev/null 2>&1; then
+    echo "gen_matrix: '$bin gen' is not available (is sp_gen_main wired into src/main.c?)" >&2
+    exit 2
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# ---- configurations that must verify EQUIVALENT (all --preset 8b, --layers 2 unless given)
+equiv=(
+    "--dp 2"
+    "--tp 2"
+    "--tp 2 --sp"
+    "--pp 2 --nm 2"
+    "--nm 2"
+    "--dp 2 --tp 2 --pp 2 --nm 2"
+    "--dp 2 --tp 2 --sp --pp 2 --nm 2"
+    "--tp 4"
+    "--pp 2 --layers 3"
+    "--pp 4 --nm 2 --layers 4"
+    "--dp 2 --tp 2 --optim adam"
+    "--preset 70b --tp 2 --sp --pp 2"
+    "--preset 405b --tp 2 --pp 2 --nm 2"
+)
+for cfg in "${equiv[@]}"; do
+    args="--layers 2 $cfg"
+    t0=$(now)
+    # shellcheck disable=SC2086
+    if ! "$bin" gen llama3 $args >"$tmp/plan.sp" 2>"$tmp/err"; then
+        bad "gen llama3 $args: $(head -1 "$tmp/err")"
+        continue
+    fi
+    "$bin" check "$tmp/plan.sp" --no-progress >"$tmp/out" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+        pass=$((pass + 1))
+        printf 'ok   %-44s EQUIVALENT       %6ss\n' "$cfg" "$(elapsed "$t0")"
+    else
+        bad "$cfg: exit $rc, expected 0 (EQUIVALENT): $(grep -m1 -E '^(NOT EQUIVALENT|UNKNOWN)|error' "$tmp/out")"
+    fi
+done
+
+# ---- planted bugs: NOT EQUIVALENT at the announced line
+big="--dp 2 --tp 2 --pp 2 --nm 2"
+spbig="--dp 2 --tp 2 --sp --pp 2 --nm 2"
+bugs=(
+    "tp_allreduce_identity|$big"
+    "tp_allreduce_identity|$spbig"
+    "tp_allgather_instead|$big"
+    "bwd_allreduce_identity|$big"
+    "bwd_allreduce_identity|$spbig"
+    "pp_wrong_peer|$big"
+    "pp_wrong_peer|$spbig"
+    "eps_one_rank|$big"
+    "eps_one_rank|--dp 2"
+    "pow1|$big"
+    "pow1|$spbig"
+    "eps_all|$big"
+    "attn_scale_one_rank|$big"
+    "attn_scale_all|$big"
+    "grad_early|$big"
+    "grad_early|--nm 2"
+    "sp_norm_grad_not_reduced|$spbig"
+    "fanout_extra_copy|$big"
+    "loss_mean_per_microbatch|$big"
+    "loss_mean_per_microbatch|--dp 2"
+)
+for entry in "${bugs[@]}"; do
+    b=${entry%%|*}
+    cfg=${entry#*|}
+    args="--layers 2 $cfg --bug $b"
+    t0=$(now)
+    # shellcheck disable=SC2086
+    if ! "$bin" gen llama3 $args >"$tmp/bug.sp" 2>"$tmp/err"; then
+        bad "gen llama3 $args: $(head -1 "$tmp/err")"
+        continue
+    fi
+    line=$(grep -m1 '^# expect: NOT EQUIVALENT at line ' "$tmp/bug.sp" | sed 's/.* line //')
+    "$bin" check "$tmp/bug.sp" --no-progress >"$tmp/out" 2>&1
+    rc=$?
+    got=$(grep -m1 '^  plan line:' "$tmp/out" | sed 's/.*bug\.sp:\([0-9]*\):.*/\1/')
+    if [ $rc = 1 ] && [ -n "$line" ] && [ "$got" = "$line" ]; then
+        pass=$((pass + 1))
+        printf 'ok   %-24s %-32s NOT EQ. line %-4s %6ss\n' "$b" "$cfg" "$line" "$(elapsed "$t0")"
+    else
+        bad "$b ($cfg): exit $rc (expected 1), failing line '$got' (expected '$line')"
+    fi
+done
+
+# ---- the generated corpus files
+corpus=(
+    "ok/llama3_dp2_tp2_pp2_nm2.sp|--dp 2 --tp 2 --pp 2 --nm 2"
+    "bugs/llama3_tp_allreduce_identity.sp|--tp 2 --bug tp_allreduce_identity"
+    "bugs/llama3_tp_allgather_instead.sp|--tp 2 --bug tp_allgather_instead"
+    "bugs/llama3_bwd_allreduce_identity.sp|--tp 2 --sp --bug bwd_allreduce_identity"
+    "bugs/llama3_pp_wrong_peer.sp|--tp 2 --pp 2 --bug pp_wrong_peer"
+    "bugs/llama3_eps_one_rank.sp|--tp 2 --bug eps_one_rank"
+    "bugs/llama3_pow1.sp|--tp 2 --sp --bug pow1"
+    "bugs/llama3_eps_all.sp|--dp 2 --bug eps_all"
+    "bugs/llama3_attn_scale_one_rank.sp|--tp 2 --bug attn_scale_one_rank"
+    "bugs/llama3_attn_scale_all.sp|--tp 2 --bug attn_scale_all"
+    "bugs/llama3_grad_early.sp|--dp 2 --pp 2 --nm 2 --bug grad_early"
+    "bugs/llama3_sp_norm_grad_not_reduced.sp|--tp 2 --sp --bug sp_norm_grad_not_reduced"
+    "bugs/llama3_fanout_extra_copy.sp|--tp 2 --bug fanout_extra_copy"
+    "bugs/llama3_loss_mean_per_microbatch.sp|--dp 2 --nm 2 --bug loss_mean_per_microbatch"
+)
+for entry in "${corpus[@]}"; do
+    f=$root/tests/plans/${entry%%|*}
+    args="--layers 2 ${entry#*|}"
+    # shellcheck disable=SC2086
+    if ! "$bin" gen llama3 $args >"$tmp/gen.sp" 2>"$tmp/err"; then
+        bad "gen llama3 $args: $(head -1 "$tmp/err")"
+        continue
+    fi
+    if [ $update = 1 ]; then
+        cp "$tmp/gen.sp" "$f"
+        echo "wrote ${f#"$root"/}"
+        pass=$((pass + 1))
+    elif cmp -s "$tmp/gen.sp" "$f"; then
+        pass=$((pass + 1))
+    else
+        bad "${f#"$root"/} is not what 'shardproof gen llama3 $args' writes (tests/gen_matrix.sh --update)"
+    fi
+done
+
+echo "gen matrix: $pass passed, $fail failed"
+[ "$fail" = 0 ]
