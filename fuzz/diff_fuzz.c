@@ -52,6 +52,7 @@ typedef struct {
     int warm;         /* replay: warm up the first engine too (see warm_up) */
     int leak_check;   /* under ASan: a leak check after every pair */
     int show_missed;  /* print UNKNOWN pairs that a random point proves different */
+    int deep_expect_equal; /* --deep: the equal query must be proved (a performance check) */
     /* counters */
     long pairs, n_equal_kind, n_pert_kind, ans[3], disagreements;
     long why[16];
@@ -441,7 +442,7 @@ static int replay_file(opts_t *o, const char *path)
 
 /*
  * Robustness (issue 5): chains of depth n of every operator must not overflow the stack or
- * ignore the time limit.  Each chain c is compared with c + 0 (equal) and 2c (different), then
+ * ignore the time limit.  Each chain c is compared with (c + x0) - x0 (equal) and 2c, then
  * printed and evaluated.  The answers are not checked (limits give UNKNOWN); a crash is the find.
  */
 static const char *const deep_kinds[] = {"neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid",
@@ -494,7 +495,7 @@ static int run_deep(opts_t *o, long n, const char *only)
             e = deep_step(E, kind, e, x, i);
         if (!strcmp(kind, "log-sqrt"))
             e = sp_expr_unary(E, SP_OP_LOG, e);
-        sp_expr_t same = sp_expr_add(E, e, sp_expr_const_si(E, 0, 1));
+        sp_expr_t same = sp_expr_sub(E, sp_expr_add(E, e, x), x); /* c + 0 is folded to c */
         sp_expr_t twice = sp_expr_mul(E, e, sp_expr_const_si(E, 2, 1));
         sp_result_t r1, r2;
         sp_result_init(&r1);
@@ -513,7 +514,11 @@ static int run_deep(opts_t *o, long n, const char *only)
             _fmpq_vec_clear(v, E->nsyms ? E->nsyms : 1);
         }
         if (a1 == SP_DIFFERENT) {
-            printf("diff_fuzz: DISAGREEMENT: deep %s: c and c + 0 answered DIFFERENT\n", kind);
+            printf("diff_fuzz: DISAGREEMENT: deep %s: c and (c + x0) - x0 answered DIFFERENT\n", kind);
+            o->disagreements++;
+        }
+        if (a1 != SP_EQUAL && o->deep_expect_equal) {
+            printf("diff_fuzz: deep %s: c and (c + x0) - x0 not proved EQUAL (--deep-expect-equal)\n", kind);
             o->disagreements++;
         }
         char *txt = sp_expr_print(E, e, 60);
@@ -526,7 +531,7 @@ static int run_deep(opts_t *o, long n, const char *only)
         fmpq_clear(out);
         _fmpq_vec_clear(vals, E->nsyms);
         double slow = FLINT_MAX(q1 - q0, q2 - q1);
-        printf("deep %-8s n=%ld: c vs c+0 %s%s%s (%.0f ms), c vs 2c %s%s%s (%.0f ms), exact eval %d, %.0f ms; %s\n",
+        printf("deep %-8s n=%ld: c vs (c+x0)-x0 %s%s%s (%.0f ms), c vs 2c %s%s%s (%.0f ms), exact eval %d, %.0f ms; %s\n",
                kind, n, answer_names[a1], a1 == SP_UNKNOWN ? " " : "", a1 == SP_UNKNOWN ? sp_why_name(r1.why) : "",
                q1 - q0, answer_names[a2], a2 == SP_UNKNOWN ? " " : "", a2 == SP_UNKNOWN ? sp_why_name(r2.why) : "",
                q2 - q1, (int)st, now_ms() - t0, txt);
@@ -549,7 +554,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: diff_fuzz [--seed N] [--iters K] [--pair I] [--verbose] [--hard] [--max-ms M] [--budget-ms B]\n"
             "                 [--points P] [--max-finds F] [--save DIR] [--stats] [--warm] [--show-missed]\n"
-            "                 [--leak-check] [--deep N [--deep-op KIND]] [--replay FILE...]\n");
+            "                 [--leak-check] [--deep N [--deep-op KIND] [--deep-expect-equal]]\n"
+            "                 [--replay FILE...]\n");
 }
 
 int main(int argc, char **argv)
@@ -590,6 +596,8 @@ int main(int argc, char **argv)
             o.verbose = 1;
         else if (!strcmp(a, "--deep") && more)
             deep = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--deep-expect-equal"))
+            o.deep_expect_equal = 1;
         else if (!strcmp(a, "--deep-op") && more)
             deep_op = argv[++i];
         else if (!strcmp(a, "--show-missed"))

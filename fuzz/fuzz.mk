@@ -166,8 +166,8 @@ fuzz-open: fuzz-tools
 	     { ! [ -x $(LF)/fuzz_$$h ] || $(LF)/fuzz_$$h -timeout=20 $$f >/dev/null 2>&1; }; then \
 	    echo "fixed: $$f"; else echo "open:  $$f"; fi; done; done; \
 	df=$(FZ)/diff_fuzz; [ -x build/release/fuzz/diff_fuzz ] && df=build/release/fuzz/diff_fuzz; \
-	grep -v '^#' fuzz/regress/open/deep.txt 2>/dev/null | while read n op ms; do \
-	  if timeout 300 $$df --deep $$n --deep-op $$op --max-ms $$ms >/dev/null 2>&1; then \
+	grep -v '^#' fuzz/regress/open/deep.txt 2>/dev/null | while read n op ms flag; do \
+	  if timeout 300 $$df --deep $$n --deep-op $$op --max-ms $$ms $$flag >/dev/null 2>&1; then \
 	    echo "fixed: deep $$op $$n"; else echo "open:  deep $$op $$n"; fi; done
 	@[ "$(MODE)" = asan ] || echo "fuzz-open: MODE=$(MODE) has no sanitizers: leak and UB finds show as fixed; use MODE=asan"
 

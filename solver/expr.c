@@ -925,7 +925,7 @@ static sp_expr_t rd_primary(rd_t *r)
         return SP_EXPR_NONE;
     }
     r->pos++;
-    sp_expr_t e = rd_call(r, name, len, r->args + base, n);
+    sp_expr_t e = rd_call(r, name, len, r->args ? r->args + base : NULL, n);
     r->nargs = base;
     return e;
 }

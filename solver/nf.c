@@ -806,7 +806,8 @@ sp_nfid_t sp_nf_log(sp_engine_t *S, sp_nfid_t a)
     const sp_vpow_t *f = sp_mono_factors(&S->M, pg);
     uint32_t nf = sp_mono_nfactors(&S->M, pg);
     sp_vpow_t *copy = flint_malloc((nf ? nf : 1) * sizeof(sp_vpow_t));
-    memcpy(copy, f, nf * sizeof(sp_vpow_t));
+    if (nf)
+        memcpy(copy, f, nf * sizeof(sp_vpow_t));
     for (uint32_t i = 0; i < nf && r != SP_NF_FAIL; i++) {
         const sp_var_t *v = &S->var[copy[i].var];
         sp_nfid_t arg = sp_var_arg(S, copy[i].var, 0);
@@ -1377,7 +1378,11 @@ static sp_nfid_t apply_poly(sp_engine_t *S, const sp_poly_struct *p0, uint32_t s
         acc = sp_nf_add(S, acc, t);
     }
     sp_poly_clear(p);
-    sp_nfid_t r = acc == SP_NF_FAIL ? SP_NF_FAIL : sp_nf_add(S, acc, make_poly_take(S, same));
+    if (acc == SP_NF_FAIL) {
+        sp_poly_clear(same);
+        return SP_NF_FAIL;
+    }
+    sp_nfid_t r = sp_nf_add(S, acc, make_poly_take(S, same));
     return r;
 }
 

@@ -26,6 +26,8 @@ void sp_mstore_init(sp_mstore_t *M)
 {
     memset(M, 0, sizeof(*M));
     M->max_degree = 1 << 20;
+    M->falloc = 16; /* never NULL: factor pointers are formed even for empty monomials */
+    M->f = flint_malloc(M->falloc * sizeof(sp_vpow_t));
     sp_mono_intern(M, NULL, 0); /* id 0: the unit */
 }
 
