@@ -30,7 +30,7 @@ cvc5v=$(command -v cvc5 >/dev/null && cvc5 --version | head -1 || echo "cvc5 bin
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- machine: $(nproc) CPUs, $cpu, $mem RAM, $(uname -sr); load average at start: $(cut -d" " -f1-3 /proc/loadavg)"
     echo "- solvers: $z3v (C API: libz3 $(dpkg-query -W -f '${Version}' libz3-dev 2>/dev/null || echo '?')), $cvc5v"
-    echo "- command: \`bench/run.sh ${args[*]:-}\` (driver: \`$bin ${args[*]:-}\`)"
+    echo "- command: \`bench/run.sh${args[*]:+ ${args[*]}}\` (driver: \`$bin${args[*]:+ ${args[*]}}\`)"
     echo
 } | tee "$out"
 "$bin" ${args[@]+"${args[@]}"} | tee -a "$out"

@@ -15,7 +15,6 @@
 #include <flint/flint.h>
 
 #include "ops.h"
-#include "sbuf.h"
 
 /*
  * Overview (docs/nnscaler.md has the user-level description).
