@@ -158,42 +158,39 @@ static void strides(const sp_tensor_t *t, int64_t *st)
     }
 }
 
-/* Copy the box of `src` starting at off[] with the shape of `dst` into dst. */
-static void copy_box(sp_tensor_t *dst, const sp_tensor_t *src, const int64_t *off)
+/*
+ * Move the elements of the box of `big` that starts at off[] and has the shape of `small`:
+ * into small (extract = 1) or from small into big (extract = 0).
+ */
+static void box_move(sp_tensor_t *big, sp_tensor_t *small, const int64_t *off, int extract)
 {
-    int64_t sst[SP_MAX_DIMS], idx[SP_MAX_DIMS] = {0};
-    strides(src, sst);
-    int64_t n = sp_tensor_numel(dst);
+    int64_t st[SP_MAX_DIMS], idx[SP_MAX_DIMS] = {0};
+    strides(big, st);
+    int64_t n = sp_tensor_numel(small);
     for (int64_t i = 0; i < n; i++) {
         int64_t p = 0;
-        for (int d = 0; d < dst->ndim; d++)
-            p += (idx[d] + off[d]) * sst[d];
-        dst->v[i] = src->v[p];
-        for (int d = dst->ndim - 1; d >= 0; d--) {
-            if (++idx[d] < dst->shape[d])
+        for (int d = 0; d < small->ndim; d++)
+            p += (idx[d] + off[d]) * st[d];
+        if (extract)
+            small->v[i] = big->v[p];
+        else
+            big->v[p] = small->v[i];
+        for (int d = small->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < small->shape[d])
                 break;
             idx[d] = 0;
         }
     }
 }
 
-/* Place src into dst at offset off (dst allocated). */
+static void copy_box(sp_tensor_t *dst, const sp_tensor_t *src, const int64_t *off)
+{
+    box_move((sp_tensor_t *)src, dst, off, 1); /* src is only read */
+}
+
 static void place_box(sp_tensor_t *dst, const sp_tensor_t *src, const int64_t *off)
 {
-    int64_t dst_st[SP_MAX_DIMS], idx[SP_MAX_DIMS] = {0};
-    strides(dst, dst_st);
-    int64_t n = sp_tensor_numel(src);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t p = 0;
-        for (int d = 0; d < src->ndim; d++)
-            p += (idx[d] + off[d]) * dst_st[d];
-        dst->v[p] = src->v[i];
-        for (int d = src->ndim - 1; d >= 0; d--) {
-            if (++idx[d] < src->shape[d])
-                break;
-            idx[d] = 0;
-        }
-    }
+    box_move(dst, (sp_tensor_t *)src, off, 0); /* src is only read */
 }
 
 int sp_layout_project(const sp_mesh_t *m, const sp_layout_t *L, int64_t rank,
