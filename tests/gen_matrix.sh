@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gen_matrix.sh: the test matrix of `shardproof gen llama3`.
-#   - every parallelism alone and combined must verify EQUIVALENT (exit 0);
+#   - every parallelism alone and combined, and every harmless --variant, must verify EQUIVALENT
+#     (exit 0);
 #   - every planted bug (--bug NAME) must be NOT EQUIVALENT (exit 1) with the first failing plan
 #     line the one its '# expect: NOT EQUIVALENT at line N' header announces;
 #   - the generated corpus files (tests/plans/ok/llama3_*.sp, tests/plans/bugs/llama3_*.sp) must
@@ -43,6 +44,12 @@ equiv=(
     "--dp 2 --tp 2 --optim adam"
     "--preset 70b --tp 2 --sp --pp 2"
     "--preset 405b --tp 2 --pp 2 --nm 2"
+    "--dp 2 --optim adam --zero 1"
+    "--dp 2 --tp 2 --optim adam --zero 2 --clip 1.0"
+    "--dp 2 --tp 2 --sp --pp 2 --nm 2 --optim adam --zero 3"
+    "--dp 2 --optim adam --zero 3 --clip 1.0"
+    "--dp 2 --nm 2 --clip 1.0"
+    "--dp 2 --optim adam --zero 2 --variant zero2_allreduce"
 )
 for cfg in "${equiv[@]}"; do
     args="--layers 2 $cfg"
@@ -125,6 +132,7 @@ corpus=(
     "bugs/llama3_sp_norm_grad_not_reduced.sp|--tp 2 --sp --bug sp_norm_grad_not_reduced"
     "bugs/llama3_fanout_extra_copy.sp|--tp 2 --bug fanout_extra_copy"
     "bugs/llama3_loss_mean_per_microbatch.sp|--dp 2 --nm 2 --bug loss_mean_per_microbatch"
+    "bugs/llama3_variant_zero2_allreduce.sp|--dp 2 --tp 2 --optim adam --zero 2 --variant zero2_allreduce"
 )
 for entry in "${corpus[@]}"; do
     f=$root/tests/plans/${entry%%|*}

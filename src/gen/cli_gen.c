@@ -60,8 +60,9 @@ int sp_gen_main(int argc, char **argv)
             gen_usage(stdout);
             return 0;
         }
-        const char *known[] = {"--preset", "--dp",    "--tp",  "--pp", "--nm", "--layers",
-                               "--batch",  "--optim", "--bug", "-o",   NULL};
+        const char *known[] = {"--preset", "--dp",   "--tp",   "--pp",      "--nm", "--layers",
+                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip",
+                               "-o",       NULL};
         int k;
         for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
             ;
@@ -94,16 +95,27 @@ int sp_gen_main(int argc, char **argv)
             o.optim = v;
         else if (strcmp(a, "--bug") == 0)
             o.bug = v;
+        else if (strcmp(a, "--variant") == 0)
+            o.variant = v;
+        else if (strcmp(a, "--clip") == 0)
+            o.clip = v;
+        else if (strcmp(a, "--zero") == 0) {
+            if (strlen(v) != 1 || v[0] < '0' || v[0] > '3') {
+                fprintf(stderr, "shardproof: error: --zero expects 0, 1, 2 or 3, got '%s'\n", v);
+                return 2;
+            }
+            o.zero = v[0] - '0';
+        }
         else
             outpath = v;
         if (!ok)
             return 2;
     }
-    if (o.bug && strcmp(o.bug, "list") == 0) {
-        for (int i = 0; sp_gen_llama3_bugs[i].name; i++)
-            printf("%-26s %s%s%s%s\n", sp_gen_llama3_bugs[i].name, sp_gen_llama3_bugs[i].what,
-                   sp_gen_llama3_bugs[i].needs[0] ? " (needs " : "", sp_gen_llama3_bugs[i].needs,
-                   sp_gen_llama3_bugs[i].needs[0] ? ")" : "");
+    if ((o.bug && strcmp(o.bug, "list") == 0) || (o.variant && strcmp(o.variant, "list") == 0)) {
+        const sp_gen_bug_t *l = o.bug ? sp_gen_llama3_bugs : sp_gen_llama3_variants;
+        for (int i = 0; l[i].name; i++)
+            printf("%-26s %s%s%s%s\n", l[i].name, l[i].what, l[i].needs[0] ? " (needs " : "",
+                   l[i].needs, l[i].needs[0] ? ")" : "");
         return 0;
     }
     sp_sbuf_t b;

@@ -18,7 +18,10 @@ typedef struct {
     int layers;
     int batch;
     const char *optim; /* "sgd" or "adam" */
+    int zero;          /* ZeRO stage 0..3 over dp (needs dp > 1 and adam when > 0) */
+    const char *clip;  /* grad-norm clipping threshold as a number literal, NULL for none */
     const char *bug;
+    const char *variant; /* a harmless variant (sp_gen_llama3_variants), NULL for none */
 } sp_gen_opts_t;
 
 void sp_gen_opts_init(sp_gen_opts_t *o);
@@ -32,6 +35,9 @@ typedef struct {
 
 /* The llama3 family's bugs, terminated by an entry with name NULL. */
 extern const sp_gen_bug_t sp_gen_llama3_bugs[];
+
+/* The llama3 family's harmless (performance-only) variants: they must verify EQUIVALENT. */
+extern const sp_gen_bug_t sp_gen_llama3_variants[];
 
 /*
  * Append the complete .sp text of the llama3 family (dims, the model with its optimizer, one

@@ -107,6 +107,14 @@ const sp_gen_bug_t sp_gen_llama3_bugs[] = {
     {NULL, NULL, NULL},
 };
 
+const sp_gen_bug_t sp_gen_llama3_variants[] = {
+    {"zero2_allreduce",
+     "under ZeRO-2/3 each gradient is all-reduced over dp and the rank keeps its shard, instead "
+     "of the reduce-scatter to the shard's owner",
+     "--zero 2|3"},
+    {NULL, NULL, NULL},
+};
+
 /* ---- the generator state ----------------------------------------------------------------------
  */
 
@@ -120,8 +128,13 @@ typedef struct {
     char fail_msg[160];
     /* configuration */
     int dp, tp, sp, pp, nm, L, batch, adam;
+    int zero;         /* ZeRO stage 0..3 (over dp) */
+    const char *clip; /* grad-norm clipping threshold (text), NULL for none */
+    int bwd;          /* emitting a backward pass (names of ZeRO-3 gathered parameters) */
+    int mute;         /* > 0: lines are not written (names are still computed) */
     const preset_t *P;
     const char *bug;
+    const char *variant; /* a harmless (performance-only) variant, NULL for none */
     int bug_axis_tp; /* rank-specific bugs: 1 on tp, 0 on dp */
     /* the current layer index as text (forward "l", backward "3-i", or a literal) */
     char il[32], il1[32];
@@ -139,6 +152,70 @@ typedef struct {
 static int bug_is(const gen_t *g, const char *name)
 {
     return g->bug && strcmp(g->bug, name) == 0;
+}
+
+static int variant_is(const gen_t *g, const char *name)
+{
+    return g->variant && strcmp(g->variant, name) == 0;
+}
+
+/* ---- parameters ------------------------------------------------------------------------------ */
+
+/* A trained parameter: its name, the plan's accumulated gradient, its dims, the dim sharded over
+   tp (-1: replicated over tp) and whether it is a norm weight (its gradient is partial over the
+   sequence shards under sp).  Under ZeRO the first dim not sharded over tp is sharded over dp. */
+typedef struct {
+    const char *name, *grad;
+    const char *dim[2];
+    int nd, tpdim, norm;
+} param_t;
+
+static const param_t layer_params[] = {
+    {"wn1", "gwn1", {"H", NULL}, 1, -1, 1}, {"wq", "gwq", {"H", "QD"}, 2, 1, 0},
+    {"wk", "gwk", {"H", "KD"}, 2, 1, 0},    {"wv", "gwv", {"H", "KD"}, 2, 1, 0},
+    {"wo", "gwo", {"QD", "H"}, 2, 0, 0},    {"wn2", "gwn2", {"H", NULL}, 1, -1, 1},
+    {"wg", "gwg", {"H", "F"}, 2, 1, 0},     {"wu", "gwu", {"H", "F"}, 2, 1, 0},
+    {"wd", "gwd", {"F", "H"}, 2, 0, 0},
+};
+#define NLP ((int)(sizeof layer_params / sizeof layer_params[0]))
+
+static const param_t emb_param = {"emb", "gemb", {"V", "H"}, 2, 0, 0};
+static const param_t wnf_param = {"wnf", "gwnf", {"H", NULL}, 1, -1, 1};
+static const param_t wout_param = {"wout", "gwout", {"H", "V"}, 2, 1, 0};
+
+static const param_t *param_find(const char *name)
+{
+    for (int i = 0; i < NLP; i++)
+        if (strcmp(layer_params[i].name, name) == 0)
+            return &layer_params[i];
+    const param_t *o[] = {&emb_param, &wnf_param, &wout_param};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(o[i]->name, name) == 0)
+            return o[i];
+    return NULL;
+}
+
+static int param_is_layer(const param_t *p)
+{
+    return p >= layer_params && p < layer_params + NLP;
+}
+
+/* the dim sharded over dp under ZeRO */
+static int param_zdim(const param_t *p)
+{
+    return p->tpdim == 0 ? 1 : 0;
+}
+
+/* the layout of a parameter (zsh: its ZeRO shard over dp) */
+static void param_lay(const gen_t *g, const param_t *p, int zsh, char *out, size_t n)
+{
+    size_t k = (size_t)snprintf(out, n, "[");
+    for (int i = 0; i < p->nd && k < n; i++)
+        k += (size_t)snprintf(out + k, n - k, "%s%s%s%s", i ? ", " : "", p->dim[i],
+                              g->tp > 1 && i == p->tpdim ? "@tp" : "",
+                              zsh && i == param_zdim(p) ? "@dp" : "");
+    if (k < n)
+        snprintf(out + k, n - k, "]");
 }
 
 static void gfail(gen_t *g, const char *fmt, ...)
@@ -159,6 +236,8 @@ static void gfail(gen_t *g, const char *fmt, ...)
 
 static void put_line(gen_t *g, const char *text)
 {
+    if (g->mute)
+        return;
     for (int i = 0; i < g->ind && *text; i++)
         sp_sbuf_puts(g->b, "  ");
     sp_sbuf_puts(g->b, text);
@@ -203,7 +282,7 @@ static void stmt_line(gen_t *g, const char *lhs, const char *cut, const char *la
         n += (size_t)snprintf(buf + n, sizeof buf - n, "   # %s", note);
     if (n >= sizeof buf)
         gfail(g, "internal error: generated line too long");
-    if (is_bug && !g->bug_line) /* the first in plan order is the one reported */
+    if (is_bug && !g->bug_line && !g->mute) /* the first in plan order is the one reported */
         g->bug_line = g->line;
     put_line(g, buf);
 }
@@ -278,6 +357,18 @@ static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
         return g->lb;
     if (strcmp(name, "EPS") == 0)
         return EPS;
+    if (strncmp(name, "P_", 2) == 0) {
+        /* a parameter; under ZeRO-3 its copy all-gathered for this pass (NAMEf / NAMEb) */
+        const param_t *p = param_find(name + 2);
+        if (!p)
+            return NULL;
+        const char *sfx = g->zero == 3 ? (g->bwd ? "b" : "f") : "";
+        if (param_is_layer(p))
+            snprintf(tmp, n, "%s%s[%s]", p->name, sfx, g->il);
+        else
+            snprintf(tmp, n, "%s%s", p->name, sfx);
+        return tmp;
+    }
     if (strcmp(name, "NHl") == 0 || strcmp(name, "NKVl") == 0 || strcmp(name, "QDl") == 0 ||
         strcmp(name, "KDl") == 0) {
         size_t k = strlen(name) - 1;
@@ -312,7 +403,7 @@ static void expand(gen_t *g, const grp_t *G, int upto, int local, const char *t,
                m + 1 < sizeof name)
             name[m++] = *p++;
         name[m] = 0;
-        char rep[NAME_LEN + 8], tmp[32];
+        char rep[NAME_LEN + 8], tmp[64];
         const char *r = NULL;
         for (int i = 0; G && i < G->nin && !r; i++)
             if (strcmp(G->in[i].key, name) == 0) {
@@ -458,6 +549,33 @@ static void grp_emit(gen_t *g, const grp_t *G)
 
 /* ---- plan pieces ---------------------------------------------------------------------------- */
 
+/* ZeRO-3: all-gather the parameters a pass uses before it runs (forward and backward each) */
+static void zero3_gather(gen_t *g, const param_t *const *ps, int n, int bwd)
+{
+    g->bwd = bwd;
+    if (g->zero != 3)
+        return;
+    char name[64], tmp[64], src[64];
+    for (int i = 0; i < n; i++) {
+        const param_t *p = ps[i];
+        snprintf(name, sizeof name, "P_%s", p->name);
+        const char *dst = macro(g, name, tmp, sizeof tmp);
+        if (param_is_layer(p))
+            snprintf(src, sizeof src, "%s[%s]", p->name, g->il);
+        else
+            snprintf(src, sizeof src, "%s", p->name);
+        linef(g, "%s = all_gather(%s, %d, dp)", dst, src, param_zdim(p));
+    }
+}
+
+static void zero3_gather_layer(gen_t *g, int bwd)
+{
+    const param_t *ps[NLP];
+    for (int i = 0; i < NLP; i++)
+        ps[i] = &layer_params[i];
+    zero3_gather(g, ps, NLP, bwd);
+}
+
 /* "all_reduce(X, sum, tp)" or, under sequence parallelism, "reduce_scatter(X, 1, sum, tp)" */
 static void reduce_tp(const gen_t *g, const char *x, char *out, size_t n)
 {
@@ -511,11 +629,12 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     grp_t G;
     gst_t *s;
 
+    zero3_gather_layer(g, 0);
     /* attention block */
     grp_init(&G);
     grp_in(g, &G, "x", "x[$l]");
     grp_st(g, &G, K_VAL, g->sp ? "h1s" : "h1", g->sp ? "h1s[$l]" : "h1[$l]",
-           "rmsnorm($x, wn1[$l], eps = $EPS)", "h1[$l]", g->sp ? g->LX : g->LF);
+           "rmsnorm($x, $P_wn1, eps = $EPS)", "h1[$l]", g->sp ? g->LX : g->LF);
     grp_emit(g, &G);
     if (g->sp) {
         grp_init(&G);
@@ -525,9 +644,9 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     }
     grp_init(&G);
     grp_in(g, &G, "h1", "h1[$l]");
-    grp_st(g, &G, K_VAL, "q", "q[$l]", "matmul($h1, wq[$l])", "q[$l]", g->LQ);
-    grp_st(g, &G, K_VAL, "k", "k[$l]", "matmul($h1, wk[$l])", "k[$l]", g->LK);
-    grp_st(g, &G, K_VAL, "v", "v[$l]", "matmul($h1, wv[$l])", "v[$l]", g->LK);
+    grp_st(g, &G, K_VAL, "q", "q[$l]", "matmul($h1, $P_wq)", "q[$l]", g->LQ);
+    grp_st(g, &G, K_VAL, "k", "k[$l]", "matmul($h1, $P_wk)", "k[$l]", g->LK);
+    grp_st(g, &G, K_VAL, "v", "v[$l]", "matmul($h1, $P_wv)", "v[$l]", g->LK);
     grp_emit(g, &G);
 
     grp_init(&G);
@@ -572,9 +691,9 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     grp_init(&G);
     grp_in(g, &G, "oc", "oc[$l]");
     if (g->tp > 1)
-        grp_st(g, &G, K_VAL, "ao", "ao[$l]", "matmul($oc, wo[$l])", "a[$l]", g->LFP);
+        grp_st(g, &G, K_VAL, "ao", "ao[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LFP);
     else
-        grp_st(g, &G, K_VAL, "a", "a[$l]", "matmul($oc, wo[$l])", "a[$l]", g->LX);
+        grp_st(g, &G, K_VAL, "a", "a[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LX);
     grp_emit(g, &G);
     if (g->tp > 1) {
         grp_init(&G);
@@ -611,9 +730,9 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     grp_in(g, &G, "r", "r[$l]");
     if (bug_is(g, "eps_one_rank") || bug_is(g, "eps_all")) {
         if (bug_is(g, "eps_all"))
-            snprintf(e, sizeof e, "rmsnorm($r, wn2[$l], eps = 1e-6)");
+            snprintf(e, sizeof e, "rmsnorm($r, $P_wn2, eps = 1e-6)");
         else
-            snprintf(e, sizeof e, "rmsnorm($r, wn2[$l], eps = 1/(100000 + %s))", bug_rank(g));
+            snprintf(e, sizeof e, "rmsnorm($r, $P_wn2, eps = 1/(100000 + %s))", bug_rank(g));
         s = grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]", e, "h2[$l]",
                    g->sp ? g->LX : g->LF);
         s->bug = 1;
@@ -621,7 +740,7 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
             bug_is(g, "eps_all") ? "BUG: eps 1e-6 instead of 1e-5" : "BUG: eps differs on rank 1";
     } else {
         grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]",
-               "rmsnorm($r, wn2[$l], eps = $EPS)", "h2[$l]", g->sp ? g->LX : g->LF);
+               "rmsnorm($r, $P_wn2, eps = $EPS)", "h2[$l]", g->sp ? g->LX : g->LF);
     }
     grp_emit(g, &G);
     if (g->sp) {
@@ -632,8 +751,8 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     }
     grp_init(&G);
     grp_in(g, &G, "h2", "h2[$l]");
-    grp_st(g, &G, K_VAL, "g", "g[$l]", "matmul($h2, wg[$l])", "g[$l]", g->LFF);
-    grp_st(g, &G, K_VAL, "u", "u[$l]", "matmul($h2, wu[$l])", "u[$l]", g->LFF);
+    grp_st(g, &G, K_VAL, "g", "g[$l]", "matmul($h2, $P_wg)", "g[$l]", g->LFF);
+    grp_st(g, &G, K_VAL, "u", "u[$l]", "matmul($h2, $P_wu)", "u[$l]", g->LFF);
     grp_emit(g, &G);
 
     grp_init(&G);
@@ -645,9 +764,9 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     grp_init(&G);
     grp_in(g, &G, "m", "m[$l]");
     if (g->tp > 1)
-        grp_st(g, &G, K_VAL, "mo", "mo[$l]", "matmul($m, wd[$l])", "d[$l]", g->LFP);
+        grp_st(g, &G, K_VAL, "mo", "mo[$l]", "matmul($m, $P_wd)", "d[$l]", g->LFP);
     else
-        grp_st(g, &G, K_VAL, "d", "d[$l]", "matmul($m, wd[$l])", "d[$l]", g->LX);
+        grp_st(g, &G, K_VAL, "d", "d[$l]", "matmul($m, $P_wd)", "d[$l]", g->LX);
     grp_emit(g, &G);
     if (g->tp > 1) {
         grp_init(&G);
@@ -683,22 +802,22 @@ static void bwd_out_group(gen_t *g, int send_to)
     grp_in(g, &G, "gr", "gr[$l]");
     grp_in(g, &G, "gh1", "gh1[$l]");
     if (send_to < 0) {
-        grp_st(g, &G, K_VAL, "gx", "gx[$l]", "$gr + rmsnorm_grad_x($x, wn1[$l], $gh1, eps = $EPS)",
+        grp_st(g, &G, K_VAL, "gx", "gx[$l]", "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)",
                "grad.x[$l]", g->LX);
     } else {
         gst_t *s;
         if (g->tp > 1 && !g->sp)
             s = grp_st(g, &G, K_SEND, "gx", "gx",
-                       "slice($gr + rmsnorm_grad_x($x, wn1[$l], $gh1, eps = $EPS), 1, "
+                       "slice($gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS), 1, "
                        "rank.tp*(S/tp), (rank.tp+1)*(S/tp))",
                        NULL, NULL);
         else
             s = grp_st(g, &G, K_SEND, "gx", "gx",
-                       "$gr + rmsnorm_grad_x($x, wn1[$l], $gh1, eps = $EPS)", NULL, NULL);
+                       "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)", NULL, NULL);
         snprintf(s->dest, sizeof s->dest, "pp = %d", send_to);
         s->note = "to the previous stage";
     }
-    grp_st(g, &G, K_SUM, "gwn1", "gwn1[$l]", "rmsnorm_grad_w($x, wn1[$l], $gh1, eps = $EPS)", NULL,
+    grp_st(g, &G, K_SUM, "gwn1", "gwn1[$l]", "rmsnorm_grad_w($x, $P_wn1, $gh1, eps = $EPS)", NULL,
            NULL);
     grp_emit(g, &G);
 }
@@ -710,15 +829,17 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     gst_t *s;
     const char *gy = g->sp ? "$gdf" : "$gy";
 
+    zero3_gather_layer(g, 1);
+
     /* MLP block: x[l+1] = r + d, d = matmul(m, wd) */
     grp_init(&G);
     grp_in(g, &G, "gy", "gx[$l1]");
     grp_in(g, &G, "m", "m[$l]");
     if (g->sp)
         grp_st(g, &G, K_VAL, "gdf", "gdf[$l]", "all_gather($gy, 1, tp)", NULL, NULL);
-    snprintf(e, sizeof e, "matmul(%s, transpose(wd[$l], 0, 1))", gy);
+    snprintf(e, sizeof e, "matmul(%s, transpose($P_wd, 0, 1))", gy);
     grp_st(g, &G, K_VAL, "gm", "gm[$l]", e, "grad.m[$l]", g->LFF);
-    snprintf(e, sizeof e, "matmul_grad_b($m, wd[$l], %s)", gy);
+    snprintf(e, sizeof e, "matmul_grad_b($m, $P_wd, %s)", gy);
     grp_st(g, &G, K_SUM, "gwd", "gwd[$l]", e, NULL, NULL);
     grp_emit(g, &G);
 
@@ -734,10 +855,10 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     grp_in(g, &G, "h2", "h2[$l]");
     grp_in(g, &G, "gg", "gg[$l]");
     grp_in(g, &G, "gu", "gu[$l]");
-    grp_st(g, &G, K_SUM, "gwg", "gwg[$l]", "matmul_grad_b($h2, wg[$l], $gg)", NULL, NULL);
-    grp_st(g, &G, K_SUM, "gwu", "gwu[$l]", "matmul_grad_b($h2, wu[$l], $gu)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwg", "gwg[$l]", "matmul_grad_b($h2, $P_wg, $gg)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwu", "gwu[$l]", "matmul_grad_b($h2, $P_wu, $gu)", NULL, NULL);
     grp_st(g, &G, K_VAL, g->tp > 1 ? "gh2p" : "gh2", g->tp > 1 ? "gh2p[$l]" : "gh2[$l]",
-           "matmul($gg, transpose(wg[$l], 0, 1)) + matmul($gu, transpose(wu[$l], 0, 1))",
+           "matmul($gg, transpose($P_wg, 0, 1)) + matmul($gu, transpose($P_wu, 0, 1))",
            "grad.h2[$l]", g->tp > 1 ? g->LFP : g->LX);
     grp_emit(g, &G);
     if (g->tp > 1) {
@@ -752,9 +873,9 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     grp_in(g, &G, "gy", "gx[$l1]");
     grp_in(g, &G, "r", "r[$l]");
     grp_in(g, &G, "gh2", "gh2[$l]");
-    grp_st(g, &G, K_VAL, "gr", "gr[$l]", "$gy + rmsnorm_grad_x($r, wn2[$l], $gh2, eps = $EPS)",
+    grp_st(g, &G, K_VAL, "gr", "gr[$l]", "$gy + rmsnorm_grad_x($r, $P_wn2, $gh2, eps = $EPS)",
            "grad.r[$l]", g->LX);
-    grp_st(g, &G, K_SUM, "gwn2", "gwn2[$l]", "rmsnorm_grad_w($r, wn2[$l], $gh2, eps = $EPS)", NULL,
+    grp_st(g, &G, K_SUM, "gwn2", "gwn2[$l]", "rmsnorm_grad_w($r, $P_wn2, $gh2, eps = $EPS)", NULL,
            NULL);
     grp_emit(g, &G);
 
@@ -765,9 +886,9 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     grp_in(g, &G, "oc", "oc[$l]");
     if (g->sp)
         grp_st(g, &G, K_VAL, "gaf", "gaf[$l]", "all_gather($gr, 1, tp)", NULL, NULL);
-    snprintf(e, sizeof e, "matmul(%s, transpose(wo[$l], 0, 1))", ga);
+    snprintf(e, sizeof e, "matmul(%s, transpose($P_wo, 0, 1))", ga);
     grp_st(g, &G, K_VAL, "goc", "goc[$l]", e, "grad.oc[$l]", g->LQ);
-    snprintf(e, sizeof e, "matmul_grad_b($oc, wo[$l], %s)", ga);
+    snprintf(e, sizeof e, "matmul_grad_b($oc, $P_wo, %s)", ga);
     grp_st(g, &G, K_SUM, "gwo", "gwo[$l]", e, NULL, NULL);
     grp_emit(g, &G);
 
@@ -809,16 +930,16 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     grp_in(g, &G, "gq", "gq[$l]");
     grp_in(g, &G, "gk", "gk[$l]");
     grp_in(g, &G, "gv", "gv[$l]");
-    grp_st(g, &G, K_SUM, "gwq", "gwq[$l]", "matmul_grad_b($h1, wq[$l], $gq)", NULL, NULL);
-    grp_st(g, &G, K_SUM, "gwk", "gwk[$l]", "matmul_grad_b($h1, wk[$l], $gk)", NULL, NULL);
-    grp_st(g, &G, K_SUM, "gwv", "gwv[$l]", "matmul_grad_b($h1, wv[$l], $gv)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwq", "gwq[$l]", "matmul_grad_b($h1, $P_wq, $gq)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwk", "gwk[$l]", "matmul_grad_b($h1, $P_wk, $gk)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwv", "gwv[$l]", "matmul_grad_b($h1, $P_wv, $gv)", NULL, NULL);
     s = grp_st(
         g, &G, K_VAL, g->tp > 1 ? "gh1p" : "gh1", g->tp > 1 ? "gh1p[$l]" : "gh1[$l]",
         bug_is(g, "fanout_extra_copy")
-            ? "matmul($gq, transpose(wq[$l], 0, 1)) + matmul($gk, transpose(wk[$l], 0, 1)) + "
-              "matmul($gv, transpose(wv[$l], 0, 1)) + matmul($gv, transpose(wv[$l], 0, 1))"
-            : "matmul($gq, transpose(wq[$l], 0, 1)) + matmul($gk, transpose(wk[$l], 0, 1)) + "
-              "matmul($gv, transpose(wv[$l], 0, 1))",
+            ? "matmul($gq, transpose($P_wq, 0, 1)) + matmul($gk, transpose($P_wk, 0, 1)) + "
+              "matmul($gv, transpose($P_wv, 0, 1)) + matmul($gv, transpose($P_wv, 0, 1))"
+            : "matmul($gq, transpose($P_wq, 0, 1)) + matmul($gk, transpose($P_wk, 0, 1)) + "
+              "matmul($gv, transpose($P_wv, 0, 1))",
         "grad.h1[$l]", g->tp > 1 ? g->LFP : g->LX);
     if (bug_is(g, "fanout_extra_copy")) {
         s->bug = 1;
@@ -870,13 +991,15 @@ static void head(gen_t *g)
     int tp = g->tp > 1;
 
     set_layer(g, "", "");
+    const param_t *hp[] = {&wnf_param, &wout_param};
+    zero3_gather(g, hp, 2, 0);
     grp_init(&G);
     snprintf(e, sizeof e, "x[%d]", g->L);
     grp_in(g, &G, "x", e);
     /* the final RMSNorm written out, as in the reference implementation */
     if (bug_is(g, "pow1")) {
         snprintf(e, sizeof e,
-                 "$x * rsqrt(mean(pow($x, 2 - %s), dim = -1, keepdim = 1) + $EPS) * wnf",
+                 "$x * rsqrt(mean(pow($x, 2 - %s), dim = -1, keepdim = 1) + $EPS) * $P_wnf",
                  bug_rank(g));
         s = grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf", e, "hf",
                    g->sp ? g->LX : g->LF);
@@ -884,7 +1007,7 @@ static void head(gen_t *g)
         s->note = "BUG: pow 1 on rank 1";
     } else {
         grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf",
-               "$x * rsqrt(mean(pow($x, 2), dim = -1, keepdim = 1) + $EPS) * wnf", "hf",
+               "$x * rsqrt(mean(pow($x, 2), dim = -1, keepdim = 1) + $EPS) * $P_wnf", "hf",
                g->sp ? g->LX : g->LF);
     }
     grp_emit(g, &G);
@@ -896,7 +1019,7 @@ static void head(gen_t *g)
     }
     grp_init(&G);
     grp_in(g, &G, "hf", "hf");
-    grp_st(g, &G, K_VAL, "lg", "lg", "matmul($hf, wout)", "logits", g->LV);
+    grp_st(g, &G, K_VAL, "lg", "lg", "matmul($hf, $P_wout)", "logits", g->LV);
     grp_emit(g, &G);
 
     /* vocab-parallel cross-entropy: the max, the sum of exponentials, the target logit and the
@@ -943,9 +1066,9 @@ static void head(gen_t *g)
         s->bug = 1;
         s->note = "BUG: reduced before the last micro-batch's contribution";
     }
-    grp_st(g, &G, K_SUM, "gwout", "gwout", "matmul_grad_b($hf, wout, $glg)", NULL, NULL);
+    grp_st(g, &G, K_SUM, "gwout", "gwout", "matmul_grad_b($hf, $P_wout, $glg)", NULL, NULL);
     grp_st(g, &G, K_VAL, tp ? "ghfp" : "ghf", tp ? "ghfp" : "ghf",
-           "matmul($glg, transpose(wout, 0, 1))", "grad.hf", tp ? g->LFP : g->LX);
+           "matmul($glg, transpose($P_wout, 0, 1))", "grad.hf", tp ? g->LFP : g->LX);
     grp_emit(g, &G);
     if (tp) {
         grp_init(&G);
@@ -961,8 +1084,8 @@ static void head(gen_t *g)
     char full[32], cut[40];
     snprintf(full, sizeof full, "gx[%d]", g->L);
     snprintf(cut, sizeof cut, "grad.x[%d]", g->L);
-    grp_st(g, &G, K_VAL, "gx", full, "rmsnorm_grad_x($x, wnf, $ghf, eps = $EPS)", cut, g->LX);
-    grp_st(g, &G, K_SUM, "gwnf", "gwnf", "rmsnorm_grad_w($x, wnf, $ghf, eps = $EPS)", NULL, NULL);
+    grp_st(g, &G, K_VAL, "gx", full, "rmsnorm_grad_x($x, $P_wnf, $ghf, eps = $EPS)", cut, g->LX);
+    grp_st(g, &G, K_SUM, "gwnf", "gwnf", "rmsnorm_grad_w($x, $P_wnf, $ghf, eps = $EPS)", NULL, NULL);
     grp_emit(g, &G);
 }
 
@@ -971,12 +1094,14 @@ static void embed_fwd(gen_t *g)
     char e[EXPR_LEN];
     grp_t G;
     set_layer(g, "", "");
+    const param_t *ep[] = {&emb_param};
+    zero3_gather(g, ep, 1, 0);
     grp_init(&G);
     grp_in(g, &G, "tok", "tok");
     if (g->tp > 1)
-        grp_st(g, &G, K_VAL, "xe", "xe", "embedding($tok, emb)", "x[0]", g->LFP);
+        grp_st(g, &G, K_VAL, "xe", "xe", "embedding($tok, $P_emb)", "x[0]", g->LFP);
     else
-        grp_st(g, &G, K_VAL, "x", "x[0]", "embedding($tok, emb)", "x[0]", g->LX);
+        grp_st(g, &G, K_VAL, "x", "x[0]", "embedding($tok, $P_emb)", "x[0]", g->LX);
     grp_emit(g, &G);
     if (g->tp > 1) {
         grp_init(&G);
@@ -991,12 +1116,14 @@ static void embed_bwd(gen_t *g)
 {
     grp_t G;
     set_layer(g, "", "");
+    const param_t *ep[] = {&emb_param};
+    zero3_gather(g, ep, 1, 1);
     grp_init(&G);
     grp_in(g, &G, "tok", "tok");
     grp_in(g, &G, "gx", "gx[0]");
     grp_st(g, &G, K_SUM, "gemb", "gemb",
-           g->sp ? "embedding_grad($tok, emb, all_gather($gx, 1, tp))"
-                 : "embedding_grad($tok, emb, $gx)",
+           g->sp ? "embedding_grad($tok, $P_emb, all_gather($gx, 1, tp))"
+                 : "embedding_grad($tok, $P_emb, $gx)",
            NULL, NULL);
     grp_emit(g, &G);
 }
@@ -1031,85 +1158,168 @@ static void recv_group(gen_t *g, int fwd, int idx, int from)
 
 /* ---- parameters: layouts, reductions, outputs ----------------------------------------------- */
 
-typedef struct {
-    const char *name, *grad; /* parameter, its accumulated gradient in the plan */
-    const char *lay_tp;      /* layout with tp */
-    const char *lay;         /* without */
-    int norm;                /* a norm weight: partial over the sequence shards under sp */
-} param_t;
-
-static const param_t layer_params[] = {
-    {"wn1", "gwn1", "[H]", "[H]", 1},          {"wq", "gwq", "[H, QD@tp]", "[H, QD]", 0},
-    {"wk", "gwk", "[H, KD@tp]", "[H, KD]", 0}, {"wv", "gwv", "[H, KD@tp]", "[H, KD]", 0},
-    {"wo", "gwo", "[QD@tp, H]", "[QD, H]", 0}, {"wn2", "gwn2", "[H]", "[H]", 1},
-    {"wg", "gwg", "[H, F@tp]", "[H, F]", 0},   {"wu", "gwu", "[H, F@tp]", "[H, F]", 0},
-    {"wd", "gwd", "[F@tp, H]", "[F, H]", 0},
-};
-#define NLP ((int)(sizeof layer_params / sizeof layer_params[0]))
-
-static const param_t emb_param = {"emb", "gemb", "[V@tp, H]", "[V, H]", 0};
-static const param_t wnf_param = {"wnf", "gwnf", "[H]", "[H]", 1};
-static const param_t wout_param = {"wout", "gwout", "[H, V@tp]", "[H, V]", 0};
-
-/* Reduce one parameter's gradient (over dp, and tp for norm weights under sp), then output the
-   gradient and the optimizer's update.  idx is "" or "[l]". */
-static void param_out(gen_t *g, const param_t *p, const char *idx)
+/* Reduce one parameter's gradient (over dp, and tp for norm weights under sp) and write the
+   gradient output.  idx is "" or "[l]".  Writes to src the name of the gradient the optimizer
+   uses (the rank's dp shard under ZeRO) and, with --clip, accumulates its sum of squares into
+   sst (tp-sharded parameters) or ssr (parameters replicated over tp). */
+static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src, size_t srclen)
 {
-    const char *lay = g->tp > 1 ? p->lay_tp : p->lay;
-    char grad[64], red[64], lhs[256], cut[64];
+    char lay[64], lays[64], grad[64], red[64], sh[64], lhs[512], cut[64], sl[160];
+    param_lay(g, p, 0, lay, sizeof lay);
+    param_lay(g, p, 1, lays, sizeof lays);
     snprintf(grad, sizeof grad, "%s%s", p->grad, idx);
     snprintf(red, sizeof red, "r%s%s", p->grad + 1, idx);
+    snprintf(sh, sizeof sh, "s%s%s", p->grad + 1, idx);
     snprintf(cut, sizeof cut, "grad.%s%s", p->name, idx);
+    int zd = param_zdim(p);
+    const char *D = p->dim[zd];
     int over_tp = p->norm && g->sp;
-    int early = bug_is(g, "grad_early") && p == &wout_param;
-    int bug_sp = bug_is(g, "sp_norm_grad_not_reduced") && strcmp(p->name, "wn2") == 0;
-    const char *src = grad;
-    if (early) {
-        src = red; /* reduced (too early) inside the micro-batch loop */
-    } else if (bug_sp) {
-        if (g->dp > 1)
-            snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, dp)", red, grad);
-        else
-            snprintf(lhs, sizeof lhs, "%s = %s * 1", red, grad);
-        stmt_line(g, lhs, cut, lay, "BUG: not reduced over tp", 1);
-        src = red;
-    } else if (g->dp > 1 || over_tp) {
-        const char *axes = g->dp > 1 && over_tp ? "[dp, tp]" : g->dp > 1 ? "dp" : "tp";
-        snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
+    const char *clipsrc = grad;
+    snprintf(src, srclen, "%s", grad);
+    if (g->zero == 0) {
+        int early = bug_is(g, "grad_early") && p == &wout_param;
+        int bug_sp = bug_is(g, "sp_norm_grad_not_reduced") && strcmp(p->name, "wn2") == 0;
+        if (early) {
+            snprintf(src, srclen, "%s", red); /* reduced (too early) inside the micro-batch loop */
+        } else if (bug_sp) {
+            if (g->dp > 1)
+                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, dp)", red, grad);
+            else
+                snprintf(lhs, sizeof lhs, "%s = %s * 1", red, grad);
+            stmt_line(g, lhs, cut, lay, "BUG: not reduced over tp", 1);
+            snprintf(src, srclen, "%s", red);
+        } else if (g->dp > 1 || over_tp) {
+            const char *axes = g->dp > 1 && over_tp ? "[dp, tp]" : g->dp > 1 ? "dp" : "tp";
+            snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
+            stmt_line(g, lhs, cut, lay, NULL, 0);
+            snprintf(src, srclen, "%s", red);
+        } else if (g->clip) {
+            /* a cut, so that the norm is taken over the gradients' fresh symbols */
+            snprintf(lhs, sizeof lhs, "%s = %s", red, grad);
+            stmt_line(g, lhs, cut, lay, NULL, 0);
+            snprintf(src, srclen, "%s", red);
+        }
+        clipsrc = src;
+        linef(g, "output grad.%s%s = %s : %s", p->name, idx, src, lay);
+    } else if (g->zero == 1) {
+        /* ZeRO-1: the full gradient on every dp rank; the optimizer updates the rank's shard */
+        snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad,
+                 over_tp ? "[dp, tp]" : "dp");
         stmt_line(g, lhs, cut, lay, NULL, 0);
-        src = red;
-    }
-    linef(g, "output grad.%s%s = %s : %s", p->name, idx, src, lay);
-    if (g->adam) {
-        /* Adam at step 1: bias corrections 1 - 0.9 and 1 - 0.95; beta1 0.9, beta2 0.95, eps 1e-8 */
-        linef(g, "mt_%s%s = 0.9 * adam.m.%s%s + 0.1 * %s", p->name, idx, p->name, idx, src);
-        linef(g, "vt_%s%s = 0.95 * adam.v.%s%s + 0.05 * %s * %s", p->name, idx, p->name, idx, src,
-              src);
-        linef(g, "output next.adam.m.%s%s = mt_%s%s : %s, next.adam.v.%s%s = vt_%s%s : %s", p->name,
-              idx, p->name, idx, lay, p->name, idx, p->name, idx, lay);
-        linef(g,
-              "output next.%s%s = %s%s - " LR
-              " * (mt_%s%s / 0.1) / (sqrt(vt_%s%s / 0.05) + 1e-8) : %s",
-              p->name, idx, p->name, idx, p->name, idx, p->name, idx, lay);
+        linef(g, "output grad.%s%s = %s : %s", p->name, idx, red, lay);
+        linef(g, "%s = slice(%s, %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))", sh, red, zd, D, D);
+        clipsrc = red;
+        snprintf(src, srclen, "%s", sh);
     } else {
-        linef(g, "output next.%s%s = %s%s - " LR " * %s : %s", p->name, idx, p->name, idx, src,
-              lay);
+        /* ZeRO-2/3: each dp rank receives only its shard of the reduced gradient */
+        const char *in = grad;
+        char tg[64];
+        if (over_tp) {
+            snprintf(tg, sizeof tg, "t%s%s", p->grad + 1, idx);
+            linef(g, "%s = all_reduce(%s, sum, tp)", tg, grad);
+            in = tg;
+        }
+        if (variant_is(g, "zero2_allreduce")) {
+            snprintf(lhs, sizeof lhs,
+                     "%s = slice(all_reduce(%s, sum, dp), %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))",
+                     sh, in, zd, D, D);
+            snprintf(sl, sizeof sl, "VARIANT: all-reduce, then keep the own shard");
+            stmt_line(g, lhs, cut, lays, sl, 1);
+        } else {
+            snprintf(lhs, sizeof lhs, "%s = reduce_scatter(%s, %d, sum, dp)", sh, in, zd);
+            stmt_line(g, lhs, cut, lays, NULL, 0);
+        }
+        linef(g, "output grad.%s%s = %s : %s", p->name, idx, sh, lays);
+        clipsrc = sh;
+        snprintf(src, srclen, "%s", sh);
+    }
+    if (g->clip)
+        linef(g, "%s += sum(pow(%s, 2))", g->tp > 1 && p->tpdim >= 0 ? "sst" : "ssr", clipsrc);
+}
+
+/* The optimizer step of one parameter from its reduced gradient src (the rank's shard under
+   ZeRO), scaled by the clipping factor sc with --clip. */
+static void param_update(gen_t *g, const param_t *p, const char *idx, const char *src)
+{
+    char lay[64], lays[64], gv[96], w[160], n[64];
+    param_lay(g, p, 0, lay, sizeof lay);
+    param_lay(g, p, 1, lays, sizeof lays);
+    int zd = param_zdim(p);
+    const char *D = p->dim[zd];
+    if (g->clip)
+        snprintf(gv, sizeof gv, "(%s * sc)", src);
+    else
+        snprintf(gv, sizeof gv, "%s", src);
+    snprintf(n, sizeof n, "%s%s", p->name, idx);
+    if (g->zero == 1 || g->zero == 2)
+        snprintf(w, sizeof w, "slice(%s, %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))", n, zd, D, D);
+    else
+        snprintf(w, sizeof w, "%s", n);
+    const char *ol = g->zero ? lays : lay; /* optimizer state and updated shard */
+    if (!g->adam) {
+        linef(g, "output next.%s = %s - " LR " * %s : %s", n, w, gv, lay);
+        return;
+    }
+    /* Adam at step 1: bias corrections 1 - 0.9 and 1 - 0.95; beta1 0.9, beta2 0.95, eps 1e-8 */
+    linef(g, "mt_%s = 0.9 * adam.m.%s + 0.1 * %s", n, n, gv);
+    linef(g, "vt_%s = 0.95 * adam.v.%s + 0.05 * %s * %s", n, n, gv, gv);
+    linef(g, "output next.adam.m.%s = mt_%s : %s, next.adam.v.%s = vt_%s : %s", n, n, ol, n, n, ol);
+    if (g->zero == 1 || g->zero == 2) {
+        linef(g, "nw_%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8)", n, w, n, n);
+        linef(g, "output next.%s = all_gather(nw_%s, %d, dp) : %s", n, n, zd, lay);
+    } else {
+        linef(g, "output next.%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8) : %s", n,
+              w, n, n, ol);
     }
 }
 
-static void layer_params_out(gen_t *g, int lo, int hi)
+/* reduce and update the parameters of layers lo..hi-1 and, given, the others (NULL-terminated);
+   with --clip, all reductions first, then the global gradient norm, then the updates */
+static void params_out(gen_t *g, int lo, int hi, const param_t *const *others)
 {
-    if (hi - lo > 1)
-        open_block(g, "for l in %d..%d", lo, hi);
-    char idx[32];
-    if (hi - lo > 1)
+    char idx[32], src[64];
+    int loop = hi - lo > 1;
+    if (loop)
         snprintf(idx, sizeof idx, "[l]");
     else
         snprintf(idx, sizeof idx, "[%d]", lo);
-    for (int i = 0; i < NLP; i++)
-        param_out(g, &layer_params[i], idx);
-    if (hi - lo > 1)
-        close_block(g);
+    for (int phase = g->clip ? 0 : 2; phase < 3; phase++) {
+        if (phase == 1) {
+            /* the global gradient norm: squares of tp shards summed over tp, of ZeRO-2/3 shards
+               over dp; the replicated (norm) weights counted once */
+            char tot[128];
+            if (g->tp > 1)
+                snprintf(tot, sizeof tot, "all_reduce(sst, sum, tp) + ssr");
+            else
+                snprintf(tot, sizeof tot, "ssr");
+            if (g->zero >= 2)
+                linef(g, "gn2 = all_reduce(%s, sum, dp)", tot);
+            else
+                linef(g, "gn2 = %s", tot);
+            linef(g, "sc = minimum(1, %s / (sqrt(gn2) + 1e-6))      # the clipping factor", g->clip);
+            continue;
+        }
+        if (loop)
+            open_block(g, "for l in %d..%d", lo, hi);
+        /* with --clip the update phase only recomputes the names of the reduced gradients */
+        int mute = g->clip && phase == 2;
+        for (int i = 0; i < NLP; i++) {
+            g->mute += mute;
+            param_reduce(g, &layer_params[i], idx, src, sizeof src);
+            g->mute -= mute;
+            if (phase == 2)
+                param_update(g, &layer_params[i], idx, src);
+        }
+        if (loop)
+            close_block(g);
+        for (int i = 0; others[i]; i++) {
+            g->mute += mute;
+            param_reduce(g, others[i], "", src, sizeof src);
+            g->mute -= mute;
+            if (phase == 2)
+                param_update(g, others[i], "", src);
+        }
+    }
 }
 
 /* ---- the stages ------------------------------------------------------------------------------ */
@@ -1188,23 +1398,29 @@ static void plan_body(gen_t *g)
     linef(g, "tgt : [%s, S, %s]", g->BD, V);
     linef(g, "cos : [S, HD/2]");
     linef(g, "sin : [S, HD/2]");
-    linef(g, "emb : %s", g->tp > 1 ? emb_param.lay_tp : emb_param.lay);
+    char lay[64], lay2[64];
+    param_lay(g, &emb_param, g->zero == 3, lay, sizeof lay);
+    linef(g, "emb : %s", lay);
     open_block(g, "for l in 0..%d", g->L);
-    for (int i = 0; i < NLP; i++)
-        linef(g, "%s[l] : %s", layer_params[i].name,
-              g->tp > 1 ? layer_params[i].lay_tp : layer_params[i].lay);
+    for (int i = 0; i < NLP; i++) {
+        param_lay(g, &layer_params[i], g->zero == 3, lay, sizeof lay);
+        linef(g, "%s[l] : %s", layer_params[i].name, lay);
+    }
     close_block(g);
-    linef(g, "wnf : [H]");
-    linef(g, "wout : %s", g->tp > 1 ? wout_param.lay_tp : wout_param.lay);
+    param_lay(g, &wnf_param, g->zero == 3, lay, sizeof lay);
+    param_lay(g, &wout_param, g->zero == 3, lay2, sizeof lay2);
+    linef(g, "wnf : %s", lay);
+    linef(g, "wout : %s", lay2);
     if (g->adam) {
+        /* optimizer state: sharded over dp under ZeRO */
         const param_t *ps[] = {&emb_param, &wnf_param, &wout_param};
         for (int i = 0; i < 3; i++) {
-            const char *lay = g->tp > 1 ? ps[i]->lay_tp : ps[i]->lay;
+            param_lay(g, ps[i], g->zero >= 1, lay, sizeof lay);
             linef(g, "adam.m.%s : %s; adam.v.%s : %s", ps[i]->name, lay, ps[i]->name, lay);
         }
         open_block(g, "for l in 0..%d", g->L);
         for (int i = 0; i < NLP; i++) {
-            const char *lay = g->tp > 1 ? layer_params[i].lay_tp : layer_params[i].lay;
+            param_lay(g, &layer_params[i], g->zero >= 1, lay, sizeof lay);
             linef(g, "adam.m.%s[l] : %s; adam.v.%s[l] : %s", layer_params[i].name, lay,
                   layer_params[i].name, lay);
         }
@@ -1234,11 +1450,8 @@ static void plan_body(gen_t *g)
                 embed_bwd(g);
             }
             linef(g, "# ---- gradient reduction and the optimizer step");
-            layer_params_out(g, stage_lo(g, k), stage_lo(g, k + 1));
-            param_out(g, &wnf_param, "");
-            param_out(g, &wout_param, "");
-            if (k == 0)
-                param_out(g, &emb_param, "");
+            const param_t *others[] = {&wnf_param, &wout_param, k == 0 ? &emb_param : NULL, NULL};
+            params_out(g, stage_lo(g, k), stage_lo(g, k + 1), others);
         }
         if (P > 1)
             close_block(g);
@@ -1254,9 +1467,8 @@ static void plan_body(gen_t *g)
             embed_bwd(g);
         }
         linef(g, "# ---- gradient reduction and the optimizer step");
-        layer_params_out(g, stage_lo(g, k), stage_lo(g, k + 1));
-        if (k == 0)
-            param_out(g, &emb_param, "");
+        const param_t *others[] = {k == 0 ? &emb_param : NULL, NULL};
+        params_out(g, stage_lo(g, k), stage_lo(g, k + 1), others);
         close_block(g);
     }
 }
@@ -1312,10 +1524,13 @@ static void model_text(gen_t *g)
     linef(g, "logits = matmul(hf, wout)");
     linef(g, "loss = cross_entropy(logits, tgt)       # mean over the B*S tokens");
     linef(g, "output loss");
+    char clip[64] = "";
+    if (g->clip)
+        snprintf(clip, sizeof clip, ", clip = %s", g->clip);
     if (g->adam)
-        linef(g, "train adam(lr = " LR ", beta1 = 0.9, beta2 = 0.95, eps = 1e-8)");
+        linef(g, "train adam(lr = " LR ", beta1 = 0.9, beta2 = 0.95, eps = 1e-8%s)", clip);
     else
-        linef(g, "train sgd(lr = " LR ")");
+        linef(g, "train sgd(lr = " LR "%s)", clip);
     g->ind--;
     put_line(g, "}");
 }
@@ -1382,6 +1597,50 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         return -1;
     }
     g->adam = o->optim && strcmp(o->optim, "adam") == 0;
+    g->zero = o->zero;
+    if (g->zero < 0 || g->zero > 3) {
+        snprintf(err, errlen, "--zero must be 0, 1, 2 or 3");
+        return -1;
+    }
+    if (g->zero && (g->dp < 2 || !g->adam)) {
+        snprintf(err, errlen, "--zero %d shards the Adam state over dp: it needs --dp >= 2 and "
+                 "--optim adam", g->zero);
+        return -1;
+    }
+    g->clip = o->clip;
+    if (g->clip) {
+        const char *c = g->clip;
+        int ok = *c >= '0' && *c <= '9' && strlen(c) < 32;
+        for (; *c && ok; c++)
+            ok = (*c >= '0' && *c <= '9') || *c == '.';
+        if (!ok) {
+            snprintf(err, errlen, "--clip expects a positive decimal number, got '%s'", g->clip);
+            return -1;
+        }
+        if (g->pp > 1) {
+            snprintf(err, errlen, "--clip with --pp is not generated (the norm spans the stages)");
+            return -1;
+        }
+    }
+    g->variant = o->variant;
+    if (o->variant && o->bug) {
+        snprintf(err, errlen, "--bug and --variant cannot be combined");
+        return -1;
+    }
+    if (o->variant) {
+        int known = 0;
+        for (int i = 0; sp_gen_llama3_variants[i].name; i++)
+            known |= strcmp(sp_gen_llama3_variants[i].name, o->variant) == 0;
+        if (!known) {
+            snprintf(err, errlen, "unknown variant '%s' (shardproof gen llama3 --variant list)",
+                     o->variant);
+            return -1;
+        }
+        if (!strcmp(o->variant, "zero2_allreduce") && g->zero < 2) {
+            snprintf(err, errlen, "variant '%s' needs --zero 2 or 3", o->variant);
+            return -1;
+        }
+    }
     g->bug = o->bug;
     g->bug_desc = NULL;
     if (o->bug) {
@@ -1406,10 +1665,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                   !strcmp(b, "attn_scale_one_rank")) &&
                  g->tp < 2 && g->dp < 2)
             need = "--tp >= 2 or --dp >= 2";
-        else if (!strcmp(b, "grad_early") && g->nm < 2)
-            need = "--nm >= 2";
-        else if (!strcmp(b, "sp_norm_grad_not_reduced") && !g->sp)
-            need = "--sp";
+        else if (!strcmp(b, "grad_early") && (g->nm < 2 || g->zero))
+            need = "--nm >= 2 (without --zero)";
+        else if (!strcmp(b, "sp_norm_grad_not_reduced") && (!g->sp || g->zero))
+            need = "--sp (without --zero)";
         else if (!strcmp(b, "loss_mean_per_microbatch") && g->dp < 2 && g->nm < 2)
             need = "--dp >= 2 or --nm >= 2";
         if (need) {
@@ -1450,6 +1709,13 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         linef(g, "# llama3 --bug %s: %s", o->bug, g->bug_desc);
         if (with_expect)
             linef(g, "# expect: NOT EQUIVALENT at line @@BUGLINE@@");
+    } else if (o->variant) {
+        for (int i = 0; sp_gen_llama3_variants[i].name; i++)
+            if (!strcmp(sp_gen_llama3_variants[i].name, o->variant))
+                linef(g, "# llama3 --variant %s (performance-only, must not be flagged): %s",
+                      o->variant, sp_gen_llama3_variants[i].what);
+        if (with_expect)
+            linef(g, "# expect: EQUIVALENT");
     }
     char cmd[256];
     size_t n = (size_t)snprintf(cmd, sizeof cmd, "shardproof gen llama3 --preset %s", g->P->name);
@@ -1469,6 +1735,12 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --batch %d", g->batch);
     if (g->adam)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --optim adam");
+    if (g->zero)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --zero %d", g->zero);
+    if (g->clip)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --clip %s", g->clip);
+    if (o->variant)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --variant %s", o->variant);
     if (o->bug)
         snprintf(cmd + n, sizeof cmd - n, " --bug %s", o->bug);
     linef(g, "# Generated by: %s", cmd);
@@ -1482,7 +1754,11 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
     char par[256];
     n = (size_t)snprintf(par, sizeof par, "# Plan:");
     if (g->dp > 1)
-        n += (size_t)snprintf(par + n, sizeof par - n, " data parallel %d,", g->dp);
+        n += (size_t)snprintf(par + n, sizeof par - n, " data parallel %d%s,", g->dp,
+                              g->zero == 1   ? " with ZeRO-1"
+                              : g->zero == 2 ? " with ZeRO-2"
+                              : g->zero == 3 ? " with ZeRO-3"
+                                             : "");
     if (g->tp > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " tensor parallel %d%s,", g->tp,
                               g->sp ? " with sequence parallelism" : "");
@@ -1492,7 +1768,8 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         n += (size_t)snprintf(par + n, sizeof par - n, " %d micro-batches,", g->nm);
     if (n == 7)
         n += (size_t)snprintf(par + n, sizeof par - n, " a single device,");
-    snprintf(par + n, sizeof par - n, " forward, backward, optimizer step.");
+    snprintf(par + n, sizeof par - n, " forward, backward,%s optimizer step.",
+             g->clip ? " grad-norm clipping," : "");
     put_line(g, par);
     linef(g, "# Run: shardproof check FILE (see docs/workloads.md)");
     put_line(g, "");
@@ -1543,8 +1820,9 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
     if (g.fail) {
         snprintf(err, errlen, "%s", g.fail_msg);
         rc = -1;
-    } else if (o->bug && !g.bug_line) {
-        snprintf(err, errlen, "bug '%s' does not apply to this configuration", o->bug);
+    } else if ((o->bug || o->variant) && !g.bug_line) {
+        snprintf(err, errlen, "%s '%s' does not apply to this configuration",
+                 o->bug ? "bug" : "variant", o->bug ? o->bug : o->variant);
         rc = -1;
     } else if (hb.failed || bb.failed) {
         snprintf(err, errlen, "out of memory");
