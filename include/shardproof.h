@@ -45,6 +45,9 @@ typedef struct {
                                   report states the error bound */
     int infer_lineage;         /* cut plan assignments without lineage where they match a model
                                   tensor (fingerprints), each cut then proved exactly */
+    int shard_index, shard_count; /* shard_count > 1: prove only the stage groups of shard
+                                  shard_index (0-based) of shard_count, a deterministic subset;
+                                  the others stay pending (see shardproof_write_partial) */
 } shardproof_options_t;
 
 void shardproof_options_default(shardproof_options_t *opt);
@@ -75,6 +78,24 @@ size_t shardproof_error_count(const shardproof_t *c);
 /* After shardproof_prepare: write each stage's query as SMT-LIB2 (QF_UFNRA; unsat = equal) into
    DIR/stage-<id>.smt2.  Returns 0 with a message in err on an I/O error. */
 int shardproof_export_smt2(shardproof_t *c, const char *dir, char *err, size_t errlen);
+
+/*
+ * Partial reports (--shard i/N, shardproof merge).  After a sharded shardproof_check, write the
+ * results of every stage as a JSON partial report; `args` (nargs strings) are the check options
+ * that merge must reuse, `text` the input (hashed, so that merge detects a changed file).
+ */
+void shardproof_write_partial(const shardproof_t *c, FILE *out, const char *text, size_t len,
+                              const char *const *args, int nargs);
+
+/*
+ * After shardproof_prepare on the same input and options: take every stage's result from the
+ * partial reports parts[0..nparts) (JSON texts named names[i]), which must be the shards 0..N-1
+ * of one sharded run on this input.  Returns the verdict (as shardproof_check would), or
+ * SHARDPROOF_BAD_INPUT with a message in err.
+ */
+shardproof_verdict_t shardproof_merge_partials(shardproof_t *c, const char *text, size_t len,
+                                               const char *const *parts, const char *const *names,
+                                               int nparts, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

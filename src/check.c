@@ -43,6 +43,10 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.progress = o->progress;
     C->opt.lim.probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
     C->opt.infer = o->infer_lineage;
+    if (o->shard_count > 1 && o->shard_index >= 0 && o->shard_index < o->shard_count) {
+        C->opt.shard_count = o->shard_count;
+        C->opt.shard_index = o->shard_index;
+    }
     C->opt.ndims = 0;
     C->opt.dims = flint_calloc((size_t)(o->ndims ? o->ndims : 1), sizeof(sp_dim_override_t));
     for (int i = 0; i < o->ndims; i++) {

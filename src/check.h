@@ -3,6 +3,7 @@
 #define SP_CHECK_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "diag.h"
 #include "mesh.h"
@@ -87,6 +88,7 @@ typedef struct {
     int64_t max_ranks;
     int progress;            /* progress bar on stderr */
     int infer;               /* infer lineage for plan assignments without it */
+    int shard_index, shard_count; /* shard_count > 1: solve only this shard's stage groups */
 } sp_check_opts_t;
 
 /* A lineage the checker inferred for the occ-th execution of an assignment (--infer-lineage). */
@@ -146,6 +148,12 @@ const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
 /* stage.c */
 void sp_stage_clear(sp_stage_t *s);
 sp_status_t sp_stages_solve(sp_check_t *C);
+/* Group the stages by renaming-invariant key: sets every stage's key, and rep[i] (the first
+   stage of i's group); rep is allocated (nstages entries), NULL if out of memory. */
+int *sp_stages_group(sp_check_t *C);
 int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errlen);
+
+/* report.c: s as a JSON string (quoted, escaped) */
+void sp_json_str(FILE *out, const char *s);
 
 #endif

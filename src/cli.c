@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,7 +307,25 @@ static int parse_i64(const char *s, long long *out)
     return 1;
 }
 
-int sp_cli_check(int argc, char **argv, int explain)
+/* shardproof merge: the partial reports to take the stage results from */
+typedef struct {
+    const char *const *texts, *const *names;
+    int n;
+} merge_in_t;
+
+/* The options that change results: a partial report records them for merge. */
+static int result_option(const char *a)
+{
+    static const char *const opts[] = {"--plan", "--seed", "--dims", "--max-terms", "--max-degree",
+                                       "--max-splits", "--max-ms", "--max-elements", "--max-ranks",
+                                       "--probabilistic", "--infer-lineage"};
+    for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
+        if (!strcmp(a, opts[k]))
+            return 1;
+    return 0;
+}
+
+static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
 {
     const char *smt2_dir = NULL;
     if (explain == 2) {
@@ -326,10 +345,18 @@ int sp_cli_check(int argc, char **argv, int explain)
     shardproof_format_t fmt = SHARDPROOF_FORMAT_TEXT;
     const char **dims = flint_calloc((size_t)argc + 1, sizeof(char *));
     char **owned = flint_calloc((size_t)argc + 1, sizeof(char *));
-    int ndims = 0, nowned = 0, rc = SP_EXIT_USAGE;
+    const char **kept = flint_calloc((size_t)argc + 1, sizeof(char *));
+    int ndims = 0, nowned = 0, nkept = 0, rc = SP_EXIT_USAGE;
     int progress = isatty(2);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        if (result_option(a)) {
+            kept[nkept++] = a;
+            /* the value too (for --probabilistic only when it is a number) */
+            if (i + 1 < argc && strcmp(a, "--infer-lineage") &&
+                (strcmp(a, "--probabilistic") || (argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')))
+                kept[nkept++] = argv[i + 1];
+        }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long x;
 #define NEEDV()                                                                                      \
@@ -422,6 +449,18 @@ int sp_cli_check(int argc, char **argv, int explain)
             opt.infer_lineage = 1;
         } else if (!strcmp(a, "--no-progress")) {
             progress = 0;
+        } else if (!strcmp(a, "--shard") && !explain) {
+            NEEDV();
+            long long si, sn;
+            char tail;
+            if (sscanf(v, "%lld/%lld%c", &si, &sn, &tail) != 2 || sn < 1 || sn > (1 << 20) ||
+                si < 0 || si >= sn) {
+                fprintf(stderr, "shardproof: error: --shard takes I/N with 0 <= I < N (for example "
+                                "--shard 0/4)\n");
+                goto out;
+            }
+            opt.shard_index = (int)si;
+            opt.shard_count = sn > 1 ? (int)sn : 0;
         } else if (path == NULL && (a[0] != '-' || !strcmp(a, "-"))) {
             path = a;
         } else {
@@ -435,6 +474,11 @@ int sp_cli_check(int argc, char **argv, int explain)
                 explain ? "explain" : "check");
         goto out;
     }
+    if (opt.shard_count > 1 && (fmt != SHARDPROOF_FORMAT_TEXT || dot)) {
+        fprintf(stderr, "shardproof: error: --shard writes a partial report (JSON) for "
+                        "'shardproof merge'; give --format and --dot to merge\n");
+        goto out;
+    }
     opt.dims = dims;
     opt.ndims = ndims;
     opt.progress = progress && !explain;
@@ -446,9 +490,22 @@ int sp_cli_check(int argc, char **argv, int explain)
     }
     shardproof_t *c = shardproof_new(&opt);
     const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    shardproof_verdict_t v = explain ? shardproof_prepare(c, shown, text, len)
-                                     : shardproof_check(c, shown, text, len);
+    shardproof_verdict_t v = explain || M ? shardproof_prepare(c, shown, text, len)
+                                          : shardproof_check(c, shown, text, len);
     shardproof_print_diagnostics(c, stderr);
+    if (M && v == SHARDPROOF_EQUIVALENT) {
+        char err[1024];
+        v = shardproof_merge_partials(c, text, len, M->texts, M->names, M->n, err, sizeof err);
+        if (v == SHARDPROOF_BAD_INPUT)
+            fprintf(stderr, "shardproof: error: %s\n", err);
+    }
+    if (opt.shard_count > 1 && v != SHARDPROOF_BAD_INPUT && v != SHARDPROOF_INTERNAL) {
+        shardproof_write_partial(c, stdout, text, len, kept, nkept);
+        fprintf(stderr, "shardproof: shard %d/%d of %s: %s\n", opt.shard_index, opt.shard_count,
+                shown, v == SHARDPROOF_NOT_EQUIVALENT ? "a stage fails"
+                       : v == SHARDPROOF_UNKNOWN      ? "a stage is undecided"
+                                                      : "its stages are proved");
+    } else
     if (smt2_dir && v != SHARDPROOF_BAD_INPUT && v != SHARDPROOF_INTERNAL) {
         char err[512];
         if (!shardproof_export_smt2(c, smt2_dir, err, sizeof err)) {
@@ -480,5 +537,95 @@ out:
         flint_free(owned[i]);
     flint_free(owned);
     flint_free(dims);
+    flint_free(kept);
+    return rc;
+}
+
+int sp_cli_check(int argc, char **argv, int explain) { return check_cmd(argc, argv, explain, NULL); }
+
+/*
+ * shardproof merge PART.json... [--format F] [--dot OUT] [-j N]: the input file and the options
+ * come from the partial reports; the input is executed again (no proving) and every stage takes
+ * its result from the shard that proved it.
+ */
+int sp_cli_merge(int argc, char **argv)
+{
+    char **texts = flint_calloc((size_t)argc + 1, sizeof(char *));
+    const char **names = flint_calloc((size_t)argc + 1, sizeof(char *));
+    char **cargv = flint_calloc((size_t)argc + 1, sizeof(char *));
+    int n = 0, nc = 0, rc = SP_EXIT_USAGE;
+    json_t *first = NULL;
+    char **cargs = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "--format") || !strcmp(a, "--dot") || !strcmp(a, "-j")) && i + 1 < argc) {
+            cargv[nc++] = argv[i++];
+            cargv[nc++] = argv[i];
+        } else if (!strcmp(a, "--no-progress")) {
+            cargv[nc++] = argv[i];
+        } else if (a[0] == '-' && a[1] != 0) {
+            fprintf(stderr, "shardproof: error: merge: unexpected argument '%s'\n", a);
+            goto out;
+        } else {
+            size_t len;
+            names[n] = a;
+            texts[n] = sp_cli_read_file(a, (size_t)256 << 20, &len);
+            if (texts[n] == NULL) {
+                fprintf(stderr, "%s: error: cannot read: %s\n", a, strerror(errno));
+                goto out;
+            }
+            n++;
+        }
+    }
+    if (n == 0) {
+        fprintf(stderr, "shardproof: error: merge needs the partial reports of check --shard I/N\n");
+        goto out;
+    }
+    /* the file and the options of the first report (merge checks that all agree) */
+    json_error_t je;
+    first = json_loads(texts[0], JSON_REJECT_DUPLICATES, &je);
+    if (first == NULL) {
+        fprintf(stderr, "%s:%d:%d: error: invalid JSON: %s\n", names[0], je.line, je.column, je.text);
+        goto out;
+    }
+    json_t *file = json_object_get(first, "file"), *args = json_object_get(first, "args");
+    if (first == NULL || !json_is_string(file) || !json_is_array(args) ||
+        json_array_size(args) > 4096) {
+        fprintf(stderr, "%s: error: not a partial report of check --shard I/N\n", names[0]);
+        goto out;
+    }
+    size_t na = json_array_size(args);
+    cargs = flint_calloc(na + (size_t)nc + 2, sizeof(char *));
+    for (size_t k = 0; k < na; k++) {
+        const char *v = json_string_value(json_array_get(args, k));
+        if (v == NULL) {
+            fprintf(stderr, "%s: error: args[%zu]: expected a string\n", names[0], k);
+            goto out;
+        }
+        cargs[k] = (char *)v;
+    }
+    for (int k = 1; k < n; k++) {
+        json_t *o = json_loads(texts[k], JSON_REJECT_DUPLICATES, &je);
+        int same = o && json_equal(json_object_get(o, "args"), args) &&
+                   json_equal(json_object_get(o, "file"), file);
+        json_decref(o);
+        if (!same) {
+            fprintf(stderr, "%s: error: file, args: not the same run as %s\n", names[k], names[0]);
+            goto out;
+        }
+    }
+    cargs[na] = (char *)json_string_value(file);
+    for (int k = 0; k < nc; k++)
+        cargs[na + 1 + (size_t)k] = cargv[k];
+    merge_in_t M = {(const char *const *)texts, names, n};
+    rc = check_cmd((int)na + 1 + nc, cargs, 0, &M);
+out:
+    json_decref(first);
+    for (int k = 0; k < n; k++)
+        flint_free(texts[k]);
+    flint_free(texts);
+    flint_free(names);
+    flint_free(cargv);
+    flint_free(cargs);
     return rc;
 }

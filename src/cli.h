@@ -26,6 +26,9 @@ int sp_cli_equiv(int argc, char **argv);
 /* shardproof check FILE [options] / shardproof explain FILE [options]. */
 int sp_cli_check(int argc, char **argv, int explain);
 
+/* shardproof merge PART.json...: combine the partial reports of check --shard I/N. */
+int sp_cli_merge(int argc, char **argv);
+
 /* Read a whole file (or stdin for "-"), NUL-terminated; NULL with errno on failure. */
 char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len);
 

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "gen/gen.h"
+#include "import/cli_import.h"
 
 static void usage(FILE *f)
 {
@@ -20,13 +21,22 @@ static void usage(FILE *f)
             "        stops an exact proof; the report states the error bound)\n"
             "        [--infer-lineage]  (cut where plan tensors match model tensors)\n"
             "        prove that the plan computes what the model computes\n"
+            "  check --nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [check options]\n"
+            "        import a pair of nnScaler plans (TrainVerify's tvplan JSON) and check it\n"
+            "        (explain --nnscaler ... likewise; docs/nnscaler.md)\n"
             "  smt2 FILE DIR [--plan NAME] [--dims ...]\n"
             "        write every stage's query as SMT-LIB2 (for Z3 / cvc5) into DIR\n"
             "  explain FILE [--plan NAME] [--dims ...]\n"
             "        print the reduced shapes, cut points and stages without proving\n"
+            "  import nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp]\n"
+            "        convert a pair of nnScaler plans into a model and a plan (docs/nnscaler.md)\n"
             "  gen MODEL [--preset 8b|70b|405b] [--dp N] [--tp N] [--sp] [--pp N] [--nm N]\n"
             "        [--layers N] [--optim sgd|adam] [--bug NAME|list] [-o OUT]\n"
             "        write a model and a plan of a built-in family (llama3; docs/workloads.md)\n"
+            "  check FILE --shard I/N [options]  (a deterministic subset of the stage groups;\n"
+            "        writes a partial report, JSON, for merge: one job of a Slurm array or MPI run)\n"
+            "  merge PART.json... [--format text|json|sarif|junit] [--dot OUT] [-j N]\n"
+            "        combine the partial reports of every shard into the report of the whole check\n"
             "  equiv FILE [--seed N] [--smt2 DIR]\n"
             "        decide each query 'LHS == RHS' (or '[a, b] == [c, d]') of FILE exactly\n"
             "  version\n"
@@ -44,16 +54,22 @@ int main(int argc, char **argv)
         return SP_EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "check") == 0)
-        return sp_cli_check(argc - 2, argv + 2, 0);
-    if (strcmp(cmd, "explain") == 0)
-        return sp_cli_check(argc - 2, argv + 2, 1);
+    if (strcmp(cmd, "check") == 0 || strcmp(cmd, "explain") == 0) {
+        int explain = cmd[0] == 'e';
+        if (sp_cli_nnscaler_requested(argc - 2, argv + 2))
+            return sp_cli_check_nnscaler(argc - 2, argv + 2, explain);
+        return sp_cli_check(argc - 2, argv + 2, explain);
+    }
+    if (strcmp(cmd, "import") == 0)
+        return sp_cli_import(argc - 2, argv + 2);
     if (strcmp(cmd, "smt2") == 0)
         return sp_cli_check(argc - 2, argv + 2, 2);
     if (strcmp(cmd, "gen") == 0)
         return sp_gen_main(argc - 2, argv + 2);
     if (strcmp(cmd, "equiv") == 0)
         return sp_cli_equiv(argc - 2, argv + 2);
+    if (strcmp(cmd, "merge") == 0)
+        return sp_cli_merge(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("shardproof %s\n", SP_VERSION);
         return 0;

@@ -162,7 +162,7 @@ static void text_report(const sp_check_t *C, FILE *out)
     fprintf(out, "\n");
 }
 
-static void json_str(FILE *out, const char *s)
+void sp_json_str(FILE *out, const char *s)
 {
     fputc('"', out);
     for (; s && *s; s++) {
@@ -180,7 +180,7 @@ static void json_str(FILE *out, const char *s)
 static void json_loc(FILE *out, sp_loc_t l)
 {
     fprintf(out, "{\"file\": ");
-    json_str(out, l.file);
+    sp_json_str(out, l.file);
     fprintf(out, ", \"line\": %u, \"column\": %u}", l.line, l.col);
 }
 
@@ -191,11 +191,11 @@ static void json_report(const sp_check_t *C, FILE *out)
     const char *verdict = c[SP_STAGE_FAILED] ? "NOT_EQUIVALENT" : c[SP_STAGE_UNKNOWN] ? "UNKNOWN" : "EQUIVALENT";
     fprintf(out, "{\n  \"tool\": \"shardproof\", \"version\": \"%s\", \"schema\": 1,\n", SP_VERSION);
     fprintf(out, "  \"file\": ");
-    json_str(out, C->path);
+    sp_json_str(out, C->path);
     fprintf(out, ", \"plan\": ");
-    json_str(out, C->plan->name.str);
+    sp_json_str(out, C->plan->name.str);
     fprintf(out, ", \"model\": ");
-    json_str(out, C->model->name.str);
+    sp_json_str(out, C->model->name.str);
     fprintf(out, ",\n  \"verdict\": \"%s\", \"seed\": %llu,\n  \"mesh\": {", verdict,
             (unsigned long long)C->opt.seed);
     for (int a = 0; a < C->mesh.naxes; a++)
@@ -203,7 +203,7 @@ static void json_report(const sp_check_t *C, FILE *out)
     fprintf(out, "},\n  \"dims\": [");
     for (int i = 0; i < C->ndims; i++) {
         fprintf(out, "%s{\"name\": ", i ? ", " : "");
-        json_str(out, C->dims[i].name);
+        sp_json_str(out, C->dims[i].name);
         fprintf(out, ", \"real\": %lld, \"reduced\": %lld}", (long long)C->dims[i].real,
                 (long long)C->dims[i].red);
     }
@@ -216,11 +216,11 @@ static void json_report(const sp_check_t *C, FILE *out)
         layout_str(C, &s->layout, ls, sizeof ls);
         fprintf(out, "    {\"id\": %d, \"kind\": \"%s\", \"status\": \"%s\", \"plan_tensor\": ", s->id + 1,
                 s->kind == SP_STAGE_OUTPUT ? "output" : "lineage", status_name(s->status));
-        json_str(out, s->plan_name);
+        sp_json_str(out, s->plan_name);
         fprintf(out, ", \"model_tensor\": ");
-        json_str(out, s->model_name);
+        sp_json_str(out, s->model_name);
         fprintf(out, ", \"layout\": ");
-        json_str(out, ls);
+        sp_json_str(out, ls);
         fprintf(out, ", \"plan_loc\": ");
         json_loc(out, s->plan_loc);
         fprintf(out, ", \"model_loc\": ");
@@ -235,21 +235,21 @@ static void json_report(const sp_check_t *C, FILE *out)
             sp_mesh_rank_str(&C->mesh, s->fail_rank, rs, sizeof rs);
             index_str(s, ix, sizeof ix);
             fprintf(out, ", \"rank\": ");
-            json_str(out, rs);
+            sp_json_str(out, rs);
             fprintf(out, ", \"element\": ");
-            json_str(out, ix);
+            sp_json_str(out, ix);
             fprintf(out, ", \"plan_value\": ");
-            json_str(out, s->plan_value);
+            sp_json_str(out, s->plan_value);
             fprintf(out, ", \"model_value\": ");
-            json_str(out, s->model_value);
+            sp_json_str(out, s->model_value);
             if (s->status == SP_STAGE_FAILED) {
                 fprintf(out, ", \"counterexample\": ");
-                json_str(out, s->cex);
+                sp_json_str(out, s->cex);
                 fprintf(out, ", \"values\": ");
-                json_str(out, s->cex_values);
+                sp_json_str(out, s->cex_values);
             } else {
                 fprintf(out, ", \"reason\": ");
-                json_str(out, sp_why_name(s->why));
+                sp_json_str(out, sp_why_name(s->why));
             }
         }
         fprintf(out, "}%s\n", i + 1 < C->nstages ? "," : "");
@@ -274,9 +274,9 @@ static void sarif_report(const sp_check_t *C, FILE *out)
         fprintf(out, "%s{\"ruleId\": \"%s\", \"level\": \"%s\", \"message\": {\"text\": ", first ? "" : ", ",
                 s->status == SP_STAGE_FAILED ? "not-equivalent" : "unknown",
                 s->status == SP_STAGE_FAILED ? "error" : "warning");
-        json_str(out, msg);
+        sp_json_str(out, msg);
         fprintf(out, "}, \"locations\": [{\"physicalLocation\": {\"artifactLocation\": {\"uri\": ");
-        json_str(out, s->plan_loc.file);
+        sp_json_str(out, s->plan_loc.file);
         fprintf(out, "}, \"region\": {\"startLine\": %u, \"startColumn\": %u}}}]}", s->plan_loc.line,
                 s->plan_loc.col);
         first = 0;

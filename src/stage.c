@@ -409,7 +409,7 @@ static void run_pool(sp_check_t *C, int *todo, int n)
         fprintf(stderr, "\r\033[K");
 }
 
-sp_status_t sp_stages_solve(sp_check_t *C)
+int *sp_stages_group(sp_check_t *C)
 {
     int n = C->nstages;
     stage_key_t *keys = flint_calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
@@ -418,31 +418,49 @@ sp_status_t sp_stages_solve(sp_check_t *C)
         pairs_t P;
         sp_stage_t *s = &C->stages[i];
         s->memo_of = -1;
+        rep[i] = i;
         if (!build_pairs(C, s, &P)) {
             pairs_free(&P);
-            rep[i] = i;
             continue;
         }
         make_key(C->E, &P, &keys[i]);
         pairs_free(&P);
         s->key = keys[i].hash;
-        rep[i] = i;
         for (int j = 0; j < i; j++)
             if (rep[j] == j && key_equal(&keys[i], &keys[j])) {
                 rep[i] = j;
                 break;
             }
     }
+    for (int i = 0; i < n; i++)
+        key_free(&keys[i]);
+    flint_free(keys);
+    return rep;
+}
+
+sp_status_t sp_stages_solve(sp_check_t *C)
+{
+    int n = C->nstages;
+    int *rep = sp_stages_group(C);
+    /* with --shard i/N, the groups whose representative is the k-th with k = i (mod N) */
+    uint8_t *mine = flint_malloc((size_t)(n ? n : 1));
+    int order = 0;
+    for (int i = 0; i < n; i++) {
+        if (rep[i] == i)
+            mine[i] = C->opt.shard_count <= 1 || order++ % C->opt.shard_count == C->opt.shard_index;
+        else
+            mine[i] = mine[rep[i]];
+    }
     /* representatives first, then members of groups whose representative was not proved */
     int *todo = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
     int nt = 0;
     for (int i = 0; i < n; i++)
-        if (rep[i] == i)
+        if (rep[i] == i && mine[i])
             todo[nt++] = i;
     run_pool(C, todo, nt);
     nt = 0;
     for (int i = 0; i < n; i++) {
-        if (rep[i] == i)
+        if (rep[i] == i || !mine[i])
             continue;
         if (C->stages[rep[i]].status == SP_STAGE_PROVED) {
             C->stages[i].status = SP_STAGE_MEMO;
@@ -452,9 +470,7 @@ sp_status_t sp_stages_solve(sp_check_t *C)
         }
     }
     run_pool(C, todo, nt);
-    for (int i = 0; i < n; i++)
-        key_free(&keys[i]);
-    flint_free(keys);
+    flint_free(mine);
     flint_free(rep);
     flint_free(todo);
     return SP_OK;

@@ -1,0 +1,258 @@
+/* shard.c: partial reports of a sharded check (--shard i/N) and their merge. */
+#include <flint/flint.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbuf.h"
+#include "../include/shardproof.h"
+#include "check.h"
+#include "cli.h"
+
+#define PARTIAL_FORMAT "shardproof-partial"
+#define PARTIAL_SCHEMA 1
+
+static const char *const status_names[] = {"pending", "proved", "failed", "unknown", "memoized"};
+
+/* FNV-1a over the input text: merge refuses partial reports of another input. */
+static uint64_t text_hash(const char *text, size_t len)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
+void shardproof_write_partial(const shardproof_t *C, FILE *out, const char *text, size_t len,
+                              const char *const *args, int nargs)
+{
+    fprintf(out, "{\n  \"format\": \"%s\", \"schema\": %d, \"version\": \"%s\",\n  \"file\": ",
+            PARTIAL_FORMAT, PARTIAL_SCHEMA, SP_VERSION);
+    sp_json_str(out, C->path);
+    fprintf(out, ", \"input_fnv1a64\": \"%016" PRIx64 "\",\n  \"args\": [", text_hash(text, len));
+    for (int i = 0; i < nargs; i++) {
+        fprintf(out, "%s", i ? ", " : "");
+        sp_json_str(out, args[i]);
+    }
+    fprintf(out, "],\n  \"shard\": %d, \"shards\": %d, \"stages\": %d,\n  \"results\": [\n",
+            C->opt.shard_index, C->opt.shard_count, C->nstages);
+    for (int i = 0; i < C->nstages; i++) {
+        const sp_stage_t *s = &C->stages[i];
+        fprintf(out, "    {\"id\": %d, \"key\": \"%016" PRIx64 "\", \"status\": \"%s\"", s->id + 1,
+                s->key, status_names[s->status]);
+        if (s->status != SP_STAGE_PENDING)
+            fprintf(out, ", \"elements\": %" PRId64 ", \"symmetric\": %" PRId64, s->elements,
+                    s->symmetric);
+        if (s->memo_of >= 0)
+            fprintf(out, ", \"memo_of\": %d", s->memo_of + 1);
+        if (s->prob_bits > 0)
+            fprintf(out, ", \"prob_bits\": %" PRId64, s->prob_bits);
+        if (s->status == SP_STAGE_FAILED || s->status == SP_STAGE_UNKNOWN) {
+            fprintf(out, ",\n     \"why\": %d, \"fail_rank\": %" PRId64 ", \"fail_index\": %" PRId64
+                         ", \"fail_shape\": [",
+                    (int)s->why, s->fail_rank, s->fail_index);
+            for (int d = 0; d < s->fail_ndim; d++)
+                fprintf(out, "%s%" PRId64, d ? ", " : "", s->fail_shape[d]);
+            const char *names[] = {"plan_value", "model_value", "cex", "cex_values"};
+            const char *vals[] = {s->plan_value, s->model_value, s->cex, s->cex_values};
+            fprintf(out, "]");
+            for (int k = 0; k < 4; k++)
+                if (vals[k]) {
+                    fprintf(out, ", \"%s\": ", names[k]);
+                    sp_json_str(out, vals[k]);
+                }
+        }
+        fprintf(out, "}%s\n", i + 1 < C->nstages ? "," : "");
+    }
+    fprintf(out, "  ]\n}\n");
+}
+
+/* ---- merge -------------------------------------------------------------------------------- */
+
+typedef struct {
+    json_t *root, *results;
+    const char *name;
+    int shard;
+} part_t;
+
+#define MERR(...)                                                                                \
+    do {                                                                                         \
+        snprintf(err, errlen, __VA_ARGS__);                                                      \
+        goto fail;                                                                               \
+    } while (0)
+
+static int json_int_in(json_t *o, const char *key, json_int_t lo, json_int_t hi, json_int_t *v)
+{
+    json_t *x = json_object_get(o, key);
+    if (!json_is_integer(x))
+        return 0;
+    *v = json_integer_value(x);
+    return *v >= lo && *v <= hi;
+}
+
+static char *flint_dup_or_null(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? sp_strdup(s) : NULL;
+}
+
+/* Copy one stage's result from its shard's entry r. */
+static int take_result(sp_stage_t *s, json_t *r, int nstages, char *err, size_t errlen,
+                       const char *name)
+{
+    const char *st = json_string_value(json_object_get(r, "status"));
+    int status = -1;
+    for (int k = 0; st && k < 5; k++)
+        if (!strcmp(st, status_names[k]))
+            status = k;
+    json_int_t v;
+    if (status <= 0)
+        MERR("%s: results[%d].status: expected proved, failed, unknown or memoized", name, s->id);
+    s->status = (sp_stage_status_t)status;
+    if (!json_int_in(r, "elements", 0, INT64_MAX, &v))
+        MERR("%s: results[%d].elements: expected a count", name, s->id);
+    s->elements = v;
+    if (!json_int_in(r, "symmetric", 0, INT64_MAX, &v))
+        MERR("%s: results[%d].symmetric: expected a count", name, s->id);
+    s->symmetric = v;
+    s->memo_of = -1;
+    if (json_object_get(r, "memo_of")) {
+        if (!json_int_in(r, "memo_of", 1, nstages, &v))
+            MERR("%s: results[%d].memo_of: expected a stage id", name, s->id);
+        s->memo_of = (int)v - 1;
+    }
+    if (json_object_get(r, "prob_bits")) {
+        if (!json_int_in(r, "prob_bits", 1, INT64_MAX, &v))
+            MERR("%s: results[%d].prob_bits: expected a positive number", name, s->id);
+        s->prob_bits = v;
+    }
+    if (status == SP_STAGE_FAILED || status == SP_STAGE_UNKNOWN) {
+        json_t *sh = json_object_get(r, "fail_shape");
+        if (!json_int_in(r, "why", 0, 64, &v))
+            MERR("%s: results[%d].why: expected a reason code", name, s->id);
+        s->why = (sp_why_t)v;
+        if (!json_int_in(r, "fail_rank", 0, INT64_MAX, &v))
+            MERR("%s: results[%d].fail_rank: expected a rank", name, s->id);
+        s->fail_rank = v;
+        if (!json_int_in(r, "fail_index", 0, INT64_MAX, &v))
+            MERR("%s: results[%d].fail_index: expected an index", name, s->id);
+        s->fail_index = v;
+        if (!json_is_array(sh) || json_array_size(sh) > SP_MAX_DIMS)
+            MERR("%s: results[%d].fail_shape: expected at most %d sizes", name, s->id, SP_MAX_DIMS);
+        s->fail_ndim = (int)json_array_size(sh);
+        for (int d = 0; d < s->fail_ndim; d++) {
+            json_t *x = json_array_get(sh, (size_t)d);
+            if (!json_is_integer(x) || json_integer_value(x) < 0)
+                MERR("%s: results[%d].fail_shape[%d]: expected a size", name, s->id, d);
+            s->fail_shape[d] = json_integer_value(x);
+        }
+        s->plan_value = flint_dup_or_null(r, "plan_value");
+        s->model_value = flint_dup_or_null(r, "model_value");
+        s->cex = flint_dup_or_null(r, "cex");
+        s->cex_values = flint_dup_or_null(r, "cex_values");
+    }
+    return 1;
+fail:
+    return 0;
+}
+
+shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text, size_t len,
+                                               const char *const *texts, const char *const *names,
+                                               int nparts, char *err, size_t errlen)
+{
+    shardproof_verdict_t verdict = SHARDPROOF_BAD_INPUT;
+    part_t *P = flint_calloc((size_t)(nparts ? nparts : 1), sizeof(part_t));
+    int *rep = NULL, *owner = NULL;
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016" PRIx64, text_hash(text, len));
+    json_int_t nshards = 0;
+    for (int k = 0; k < nparts; k++) {
+        json_error_t je;
+        const char *name = names[k];
+        P[k].name = name;
+        P[k].root = json_loads(texts[k], JSON_REJECT_DUPLICATES, &je);
+        if (P[k].root == NULL)
+            MERR("%s:%d:%d: invalid JSON: %s", name, je.line, je.column, je.text);
+        json_t *o = P[k].root;
+        const char *fmt = json_string_value(json_object_get(o, "format"));
+        json_int_t v;
+        if (fmt == NULL || strcmp(fmt, PARTIAL_FORMAT) != 0)
+            MERR("%s: format: not a shardproof partial report (made by check --shard i/N)", name);
+        if (!json_int_in(o, "schema", PARTIAL_SCHEMA, PARTIAL_SCHEMA, &v))
+            MERR("%s: schema: expected %d", name, PARTIAL_SCHEMA);
+        const char *h = json_string_value(json_object_get(o, "input_fnv1a64"));
+        if (h == NULL || strcmp(h, hash) != 0)
+            MERR("%s: input_fnv1a64: made from another version of %s (the file changed since)", name,
+                 C->path);
+        if (!json_int_in(o, "shards", 2, 1 << 20, &v))
+            MERR("%s: shards: expected a shard count of at least 2", name);
+        if (k > 0 && v != nshards)
+            MERR("%s: shards: %lld, but %s has %lld", name, (long long)v, names[0],
+                 (long long)nshards);
+        nshards = v;
+        if (!json_int_in(o, "shard", 0, nshards - 1, &v))
+            MERR("%s: shard: expected 0 to %lld", name, (long long)nshards - 1);
+        P[k].shard = (int)v;
+        for (int j = 0; j < k; j++)
+            if (P[j].shard == P[k].shard)
+                MERR("%s: shard %d/%lld is also in %s", name, P[k].shard, (long long)nshards,
+                     names[j]);
+        if (!json_int_in(o, "stages", C->nstages, C->nstages, &v))
+            MERR("%s: stages: expected %d stages (this input with these options has %d)", name,
+                 C->nstages, C->nstages);
+        P[k].results = json_object_get(o, "results");
+        if (!json_is_array(P[k].results) || json_array_size(P[k].results) != (size_t)C->nstages)
+            MERR("%s: results: expected %d entries", name, C->nstages);
+    }
+    if (nparts == 0 || nshards != nparts) {
+        for (int s = 0; s < nshards; s++) {
+            int found = 0;
+            for (int k = 0; k < nparts; k++)
+                found |= P[k].shard == s;
+            if (!found)
+                MERR("merge: shard %d/%lld is missing", s, (long long)nshards);
+        }
+        MERR("merge: no partial reports");
+    }
+    rep = sp_stages_group(C);
+    /* the owner of a stage group: its representative's order modulo the shard count (as in
+       sp_stages_solve) */
+    owner = flint_malloc((size_t)(C->nstages ? C->nstages : 1) * sizeof(int));
+    int order = 0;
+    for (int i = 0; i < C->nstages; i++)
+        owner[i] = rep[i] == i ? order++ % (int)nshards : owner[rep[i]];
+    for (int i = 0; i < C->nstages; i++) {
+        sp_stage_t *s = &C->stages[i];
+        for (int k = 0; k < nparts; k++) {
+            json_t *r = json_array_get(P[k].results, (size_t)i);
+            const char *key = json_string_value(json_object_get(r, "key"));
+            char want[32];
+            snprintf(want, sizeof want, "%016" PRIx64, s->key);
+            if (key == NULL || strcmp(key, want) != 0)
+                MERR("%s: results[%d].key: stage %d differs from this input's (other options?)",
+                     P[k].name, i, i + 1);
+            const char *st = json_string_value(json_object_get(r, "status"));
+            int pending = st && !strcmp(st, "pending");
+            if (P[k].shard != owner[i] && !pending)
+                MERR("%s: results[%d]: stage %d belongs to shard %d, not %d", P[k].name, i, i + 1,
+                     owner[i], P[k].shard);
+            if (P[k].shard == owner[i] && !take_result(s, r, C->nstages, err, errlen, P[k].name))
+                goto fail;
+        }
+    }
+    int failed = 0, unknown = 0;
+    for (int i = 0; i < C->nstages; i++) {
+        failed += C->stages[i].status == SP_STAGE_FAILED;
+        unknown += C->stages[i].status == SP_STAGE_UNKNOWN;
+    }
+    verdict = failed ? SHARDPROOF_NOT_EQUIVALENT : unknown ? SHARDPROOF_UNKNOWN : SHARDPROOF_EQUIVALENT;
+fail:
+    flint_free(rep);
+    flint_free(owner);
+    for (int k = 0; k < nparts; k++)
+        json_decref(P[k].root);
+    flint_free(P);
+    return verdict;
+}

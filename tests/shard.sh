@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# shard.sh: check --shard I/N on every shard, then merge, must give the report of the whole
+# check byte for byte (text and JSON) and the same exit code; merge rejects what it cannot trust.
+set -u
+bin=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+runs=0
+bad() { echo "shard: $*"; fail=1; }
+
+same_as_whole() { # FILE N [check options]
+    local f=$1 n=$2; shift 2
+    for fmt in text json; do
+        "$bin" check "$f" --no-progress --format $fmt "$@" >"$tmp/whole" 2>/dev/null
+        local want=$?
+        local parts=()
+        for ((i = 0; i < n; i++)); do
+            "$bin" check "$f" --no-progress --shard $i/$n "$@" >"$tmp/part$i.json" 2>/dev/null
+            local rc=$?
+            [ $rc = 0 ] || [ $rc = 1 ] || [ $rc = 3 ] || bad "$f shard $i/$n: exit $rc"
+            parts+=("$tmp/part$i.json")
+        done
+        # the shards in reverse order: merge must not depend on the order
+        local rev=()
+        for ((i = n - 1; i >= 0; i--)); do rev+=("${parts[$i]}"); done
+        "$bin" merge "${rev[@]}" --format $fmt --no-progress >"$tmp/merged" 2>"$tmp/err"
+        local got=$?
+        [ "$got" = "$want" ] || bad "$f ($n shards, $fmt): merge exit $got, whole check $want: $(head -2 "$tmp/err")"
+        cmp -s "$tmp/whole" "$tmp/merged" || bad "$f ($n shards, $fmt): merged report differs from the whole check's"
+        runs=$((runs + 1))
+    done
+}
+
+same_as_whole "$here/../docs/examples/llama_layer.sp" 3
+same_as_whole "$here/../docs/examples/mlp.sp" 2 --seed 5
+same_as_whole "$here/../docs/examples/pipeline_tp.sp" 100
+same_as_whole "$here/plans/bugs/llama3_attn_scale_all.sp" 4 --dims HD=6
+same_as_whole "$here/plans/bugs/mlp_row_allreduce_dropped.sp" 2
+
+# merge refuses: a missing shard, a shard twice, a changed input, other options, not a report
+f=$here/../docs/examples/mlp.sp
+cp "$f" "$tmp/in.sp"
+"$bin" check "$tmp/in.sp" --shard 0/2 >"$tmp/a.json" 2>/dev/null
+"$bin" check "$tmp/in.sp" --shard 1/2 >"$tmp/b.json" 2>/dev/null
+"$bin" check "$tmp/in.sp" --shard 1/2 --seed 9 >"$tmp/c.json" 2>/dev/null
+expect_error() { # MESSAGE merge-args...
+    local msg=$1; shift
+    "$bin" merge "$@" >/dev/null 2>"$tmp/err"
+    local rc=$?
+    [ $rc = 2 ] || bad "merge $*: exit $rc, expected 2"
+    grep -q -- "$msg" "$tmp/err" || bad "merge $*: expected '$msg', got: $(cat "$tmp/err")"
+    runs=$((runs + 1))
+}
+expect_error "shard 1/2 is missing" "$tmp/a.json"
+expect_error "is also in" "$tmp/a.json" "$tmp/a.json"
+expect_error "not the same run" "$tmp/a.json" "$tmp/c.json"
+echo '{"format": "shardproof-partial", "format": 1}' >"$tmp/dup.json"
+expect_error "duplicate" "$tmp/dup.json"
+echo '{"format": "other"}' >"$tmp/other.json"
+expect_error "not a partial report" "$tmp/other.json"
+expect_error "partial reports" --format text
+echo "# edited" >>"$tmp/in.sp"
+expect_error "the file changed since" "$tmp/a.json" "$tmp/b.json"
+"$bin" check "$f" --shard 2/2 >/dev/null 2>&1
+[ $? = 2 ] || bad "--shard 2/2 accepted"
+"$bin" check "$f" --shard 0/2 --format json >/dev/null 2>&1
+[ $? = 2 ] || bad "--shard with --format accepted"
+
+echo "shard: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
+[ $fail = 0 ]
