@@ -45,6 +45,9 @@ typedef struct {
                                   report states the error bound */
     int infer_lineage;         /* cut plan assignments without lineage where they match a model
                                   tensor (fingerprints), each cut then proved exactly */
+    int shape_index;           /* which reduction: 0 the smallest admissible sizes, k the k-th
+                                  next admissible size of every reduced dim (--shapes N runs
+                                  0..N-1) */
     int shard_index, shard_count; /* shard_count > 1: prove only the stage groups of shard
                                   shard_index (0-based) of shard_count, a deterministic subset;
                                   the others stay pending (see shardproof_write_partial) */

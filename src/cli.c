@@ -346,7 +346,7 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
     const char **dims = flint_calloc((size_t)argc + 1, sizeof(char *));
     char **owned = flint_calloc((size_t)argc + 1, sizeof(char *));
     const char **kept = flint_calloc((size_t)argc + 1, sizeof(char *));
-    int ndims = 0, nowned = 0, nkept = 0, rc = SP_EXIT_USAGE;
+    int ndims = 0, nowned = 0, nkept = 0, rc = SP_EXIT_USAGE, nshapes = 1;
     int progress = isatty(2);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -449,6 +449,13 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
             opt.infer_lineage = 1;
         } else if (!strcmp(a, "--no-progress")) {
             progress = 0;
+        } else if (!strcmp(a, "--shapes") && !explain) {
+            NEEDV();
+            if (!parse_i64(v, &x) || x < 1 || x > 64) {
+                fprintf(stderr, "shardproof: error: --shapes takes a number from 1 to 64\n");
+                goto out;
+            }
+            nshapes = (int)x;
         } else if (!strcmp(a, "--shard") && !explain) {
             NEEDV();
             long long si, sn;
@@ -474,6 +481,10 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
                 explain ? "explain" : "check");
         goto out;
     }
+    if (nshapes > 1 && (opt.shard_count > 1 || M || smt2_dir)) {
+        fprintf(stderr, "shardproof: error: --shapes cannot be combined with --shard, merge or smt2\n");
+        goto out;
+    }
     if (opt.shard_count > 1 && (fmt != SHARDPROOF_FORMAT_TEXT || dot)) {
         fprintf(stderr, "shardproof: error: --shard writes a partial report (JSON) for "
                         "'shardproof merge'; give --format and --dot to merge\n");
@@ -488,11 +499,25 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
         fprintf(stderr, "%s: error: cannot read: %s\n", path, strerror(errno));
         goto out;
     }
-    shardproof_t *c = shardproof_new(&opt);
     const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    shardproof_verdict_t v = explain || M ? shardproof_prepare(c, shown, text, len)
-                                          : shardproof_check(c, shown, text, len);
-    shardproof_print_diagnostics(c, stderr);
+    shardproof_t *c = NULL;
+    shardproof_verdict_t v = SHARDPROOF_EQUIVALENT;
+    /* --shapes N: reductions 0..N-1 in turn, up to the first that is not EQUIVALENT; the text
+       report shows every one, the other formats the last one run */
+    for (int k = 0; k < nshapes && v == SHARDPROOF_EQUIVALENT; k++) {
+        if (c != NULL) {
+            if (fmt == SHARDPROOF_FORMAT_TEXT) {
+                shardproof_report(c, stdout, fmt);
+                printf("\n-- shape %d of %d --\n\n", k + 1, nshapes);
+            }
+            shardproof_free(c);
+        }
+        opt.shape_index = k;
+        c = shardproof_new(&opt);
+        v = explain || M ? shardproof_prepare(c, shown, text, len)
+                         : shardproof_check(c, shown, text, len);
+        shardproof_print_diagnostics(c, stderr);
+    }
     if (M && v == SHARDPROOF_EQUIVALENT) {
         char err[1024];
         v = shardproof_merge_partials(c, text, len, M->texts, M->names, M->n, err, sizeof err);
@@ -505,8 +530,7 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
                 shown, v == SHARDPROOF_NOT_EQUIVALENT ? "a stage fails"
                        : v == SHARDPROOF_UNKNOWN      ? "a stage is undecided"
                                                       : "its stages are proved");
-    } else
-    if (smt2_dir && v != SHARDPROOF_BAD_INPUT && v != SHARDPROOF_INTERNAL) {
+    } else if (smt2_dir && v != SHARDPROOF_BAD_INPUT && v != SHARDPROOF_INTERNAL) {
         char err[512];
         if (!shardproof_export_smt2(c, smt2_dir, err, sizeof err)) {
             fprintf(stderr, "shardproof: error: %s\n", err);
@@ -519,6 +543,8 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
             shardproof_explain(c, stdout);
         else
             shardproof_report(c, stdout, fmt);
+        if (nshapes > 1 && fmt == SHARDPROOF_FORMAT_TEXT && v == SHARDPROOF_EQUIVALENT)
+            printf("\nEQUIVALENT at all %d shapes (--shapes %d)\n", nshapes, nshapes);
         if (dot) {
             FILE *f = fopen(dot, "w");
             if (f == NULL) {

@@ -15,7 +15,9 @@
  *     partial for both (uneven remainders are preserved);
  * and d is a multiple of every divisor k with N/k written in a dim or shape expression when k
  * divides N.  Dimensions defined by an expression of others (F = 4*H) follow from the reduced
- * sizes.  --dims NAME=V sets a reduced size directly.
+ * sizes.  --dims NAME=V sets a reduced size directly.  With --shapes N, reduction k (0..N-1)
+ * takes the k-th next admissible size instead of the smallest (the real size when there are
+ * fewer), so the same plan is checked at N different shapes.
  */
 
 int sp_dim_find(const sp_check_t *C, const char *name)
@@ -324,6 +326,7 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
         if (K.mult[i] > lo)
             lo = K.mult[i];
         int64_t found = D->real;
+        int skip = C->opt.shape_index; /* --shapes: the skip-th next admissible size */
         for (int64_t m = lo; m < D->real && m <= lo + 4096; m++) {
             if (m % K.mult[i] != 0)
                 continue;
@@ -337,7 +340,7 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
             int ok = 1;
             for (int k = 0; k < K.nuneven[i] && ok; k++)
                 ok = uneven_ok(m, D->real, K.uneven[i][k]);
-            if (ok) {
+            if (ok && skip-- == 0) {
                 found = m;
                 break;
             }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shard.sh: check --shard I/N on every shard, then merge, must give the report of the whole
+# shard.sh: --shapes N; check --shard I/N on every shard, then merge, must give the report of the whole
 # check byte for byte (text and JSON) and the same exit code; merge rejects what it cannot trust.
 set -u
 bin=$1
@@ -67,6 +67,17 @@ expect_error "the file changed since" "$tmp/a.json" "$tmp/b.json"
 [ $? = 2 ] || bad "--shard 2/2 accepted"
 "$bin" check "$f" --shard 0/2 --format json >/dev/null 2>&1
 [ $? = 2 ] || bad "--shard with --format accepted"
+
+# --shapes N: N reductions in turn; all EQUIVALENT for a correct plan, the first failing one for a bug
+out=$("$bin" check "$here/../docs/examples/llama_layer.sp" --shapes 2 --no-progress 2>&1)
+rc=$?
+[ $rc = 0 ] || bad "--shapes 2 on llama_layer.sp: exit $rc"
+echo "$out" | grep -q "EQUIVALENT at all 2 shapes" || bad "--shapes 2: no closing line"
+[ "$(echo "$out" | grep -c '^reduced dims:')" = 2 ] || bad "--shapes 2: expected 2 reports"
+[ "$(echo "$out" | grep '^reduced dims:' | sort -u | wc -l)" = 2 ] || bad "--shapes 2: the two reductions are the same"
+"$bin" check "$here/plans/bugs/llama3_attn_scale_all.sp" --shapes 2 --no-progress >/dev/null 2>&1
+[ $? = 1 ] || bad "--shapes 2 on a bug plan: not NOT EQUIVALENT"
+runs=$((runs + 2))
 
 echo "shard: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
 [ $fail = 0 ]
