@@ -50,6 +50,12 @@ equiv=(
     "--dp 2 --optim adam --zero 3 --clip 1.0"
     "--dp 2 --nm 2 --clip 1.0"
     "--dp 2 --optim adam --zero 2 --variant zero2_allreduce"
+    "--pp 2 --vpp 2 --layers 4"
+    "--dp 2 --tp 2 --pp 2 --vpp 2 --nm 2 --layers 4"
+    "--pp 2 --grad-accum 2"
+    "--tp 2 --pp 2 --layers 4 --partition 1,3"
+    "--pp 2 --layers 4 --variant unbalanced_partition"
+    "--dp 2 --variant single_rank_collective"
 )
 for cfg in "${equiv[@]}"; do
     args="--layers 2 $cfg"
@@ -80,6 +86,7 @@ bugs=(
     "bwd_allreduce_identity|$spbig"
     "pp_wrong_peer|$big"
     "pp_wrong_peer|$spbig"
+    "pp_wrong_peer|--tp 2 --pp 2 --vpp 2 --layers 4"
     "eps_one_rank|$big"
     "eps_one_rank|--dp 2"
     "pow1|$big"
@@ -132,6 +139,8 @@ corpus=(
     "bugs/llama3_sp_norm_grad_not_reduced.sp|--tp 2 --sp --bug sp_norm_grad_not_reduced"
     "bugs/llama3_fanout_extra_copy.sp|--tp 2 --bug fanout_extra_copy"
     "bugs/llama3_loss_mean_per_microbatch.sp|--dp 2 --nm 2 --bug loss_mean_per_microbatch"
+    "bugs/llama3_variant_unbalanced_partition.sp|--pp 2 --layers 4 --variant unbalanced_partition"
+    "bugs/llama3_variant_single_rank_collective.sp|--dp 2 --variant single_rank_collective"
     "bugs/llama3_variant_zero2_allreduce.sp|--dp 2 --tp 2 --optim adam --zero 2 --variant zero2_allreduce"
 )
 for entry in "${corpus[@]}"; do

@@ -61,7 +61,7 @@ int sp_gen_main(int argc, char **argv)
             return 0;
         }
         const char *known[] = {"--preset", "--dp",   "--tp",   "--pp",      "--nm", "--layers",
-                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip",
+                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip", "--vpp", "--grad-accum", "--partition", "--schedule",
                                "-o",       NULL};
         int k;
         for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
@@ -97,6 +97,14 @@ int sp_gen_main(int argc, char **argv)
             o.bug = v;
         else if (strcmp(a, "--variant") == 0)
             o.variant = v;
+        else if (strcmp(a, "--vpp") == 0)
+            ok = int_arg(a, v, &o.vpp);
+        else if (strcmp(a, "--grad-accum") == 0)
+            ok = int_arg(a, v, &o.grad_accum);
+        else if (strcmp(a, "--partition") == 0)
+            o.partition = v;
+        else if (strcmp(a, "--schedule") == 0)
+            o.schedule = v;
         else if (strcmp(a, "--clip") == 0)
             o.clip = v;
         else if (strcmp(a, "--zero") == 0) {

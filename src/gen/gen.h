@@ -18,6 +18,10 @@ typedef struct {
     int layers;
     int batch;
     const char *optim; /* "sgd" or "adam" */
+    int vpp;               /* virtual pipeline stages (interleaved chunks) per stage, >= 1 */
+    int grad_accum;        /* gradient-accumulation steps: sets nm (0: not given) */
+    const char *partition; /* layers per chunk, "1,3" (NULL: as even as possible) */
+    const char *schedule;  /* "gpipe" (NULL: gpipe) */
     int zero;          /* ZeRO stage 0..3 over dp (needs dp > 1 and adam when > 0) */
     const char *clip;  /* grad-norm clipping threshold as a number literal, NULL for none */
     const char *bug;

@@ -108,12 +108,22 @@ const sp_gen_bug_t sp_gen_llama3_bugs[] = {
 };
 
 const sp_gen_bug_t sp_gen_llama3_variants[] = {
+    {"single_rank_collective",
+     "without tensor parallelism the plan still runs Megatron's tp collectives, over a tp axis of "
+     "size 1 (single-rank groups)",
+     "--tp 1"},
+    {"unbalanced_partition",
+     "an unbalanced pipeline layer partition: the first stage gets all but one layer per other "
+     "stage",
+     "--pp >= 2, --layers > pp"},
     {"zero2_allreduce",
      "under ZeRO-2/3 each gradient is all-reduced over dp and the rank keeps its shard, instead "
      "of the reduce-scatter to the shard's owner",
      "--zero 2|3"},
     {NULL, NULL, NULL},
 };
+
+#define MAX_CHUNKS 256
 
 /* ---- the generator state ----------------------------------------------------------------------
  */
@@ -128,6 +138,9 @@ typedef struct {
     char fail_msg[160];
     /* configuration */
     int dp, tp, sp, pp, nm, L, batch, adam;
+    int tpx;          /* the tp axis and its collectives exist (tp > 1, or a size-1 tp variant) */
+    int vpp, nch;     /* virtual pipeline stages per stage; chunks pp * vpp */
+    int chunk_lo[MAX_CHUNKS + 1]; /* first layer of each chunk; chunk_lo[nch] = L */
     int zero;         /* ZeRO stage 0..3 (over dp) */
     const char *clip; /* grad-norm clipping threshold (text), NULL for none */
     int bwd;          /* emitting a backward pass (names of ZeRO-3 gathered parameters) */
@@ -212,7 +225,7 @@ static void param_lay(const gen_t *g, const param_t *p, int zsh, char *out, size
     size_t k = (size_t)snprintf(out, n, "[");
     for (int i = 0; i < p->nd && k < n; i++)
         k += (size_t)snprintf(out + k, n - k, "%s%s%s%s", i ? ", " : "", p->dim[i],
-                              g->tp > 1 && i == p->tpdim ? "@tp" : "",
+                              g->tpx && i == p->tpdim ? "@tp" : "",
                               zsh && i == param_zdim(p) ? "@dp" : "");
     if (k < n)
         snprintf(out + k, n - k, "]");
@@ -372,7 +385,7 @@ static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
     if (strcmp(name, "NHl") == 0 || strcmp(name, "NKVl") == 0 || strcmp(name, "QDl") == 0 ||
         strcmp(name, "KDl") == 0) {
         size_t k = strlen(name) - 1;
-        snprintf(tmp, n, "%.*s%s", (int)k, name, g->tp > 1 ? "/tp" : "");
+        snprintf(tmp, n, "%.*s%s", (int)k, name, g->tpx ? "/tp" : "");
         return tmp;
     }
     return NULL;
@@ -608,7 +621,7 @@ static void fwd_out_group(gen_t *g, int send_to)
         grp_st(g, &G, K_VAL, "x", "x[$l1]", "$r + $d", "x[$l1]", g->LX);
     } else {
         gst_t *s;
-        if (g->tp > 1 && !g->sp)
+        if (g->tpx && !g->sp)
             s = grp_st(g, &G, K_SEND, "x", "x",
                        "slice($r + $d, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", NULL, NULL);
         else
@@ -690,12 +703,12 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
 
     grp_init(&G);
     grp_in(g, &G, "oc", "oc[$l]");
-    if (g->tp > 1)
+    if (g->tpx)
         grp_st(g, &G, K_VAL, "ao", "ao[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LFP);
     else
         grp_st(g, &G, K_VAL, "a", "a[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LX);
     grp_emit(g, &G);
-    if (g->tp > 1) {
+    if (g->tpx) {
         grp_init(&G);
         grp_in(g, &G, "ao", "ao[$l]");
         if (bug_is(g, "tp_allreduce_identity")) {
@@ -763,12 +776,12 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
 
     grp_init(&G);
     grp_in(g, &G, "m", "m[$l]");
-    if (g->tp > 1)
+    if (g->tpx)
         grp_st(g, &G, K_VAL, "mo", "mo[$l]", "matmul($m, $P_wd)", "d[$l]", g->LFP);
     else
         grp_st(g, &G, K_VAL, "d", "d[$l]", "matmul($m, $P_wd)", "d[$l]", g->LX);
     grp_emit(g, &G);
-    if (g->tp > 1) {
+    if (g->tpx) {
         grp_init(&G);
         grp_in(g, &G, "mo", "mo[$l]");
         reduce_tp(g, "$mo", e, sizeof e);
@@ -806,7 +819,7 @@ static void bwd_out_group(gen_t *g, int send_to)
                "grad.x[$l]", g->LX);
     } else {
         gst_t *s;
-        if (g->tp > 1 && !g->sp)
+        if (g->tpx && !g->sp)
             s = grp_st(g, &G, K_SEND, "gx", "gx",
                        "slice($gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS), 1, "
                        "rank.tp*(S/tp), (rank.tp+1)*(S/tp))",
@@ -857,11 +870,11 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     grp_in(g, &G, "gu", "gu[$l]");
     grp_st(g, &G, K_SUM, "gwg", "gwg[$l]", "matmul_grad_b($h2, $P_wg, $gg)", NULL, NULL);
     grp_st(g, &G, K_SUM, "gwu", "gwu[$l]", "matmul_grad_b($h2, $P_wu, $gu)", NULL, NULL);
-    grp_st(g, &G, K_VAL, g->tp > 1 ? "gh2p" : "gh2", g->tp > 1 ? "gh2p[$l]" : "gh2[$l]",
+    grp_st(g, &G, K_VAL, g->tpx ? "gh2p" : "gh2", g->tpx ? "gh2p[$l]" : "gh2[$l]",
            "matmul($gg, transpose($P_wg, 0, 1)) + matmul($gu, transpose($P_wu, 0, 1))",
-           "grad.h2[$l]", g->tp > 1 ? g->LFP : g->LX);
+           "grad.h2[$l]", g->tpx ? g->LFP : g->LX);
     grp_emit(g, &G);
-    if (g->tp > 1) {
+    if (g->tpx) {
         grp_init(&G);
         grp_in(g, &G, "gh2p", "gh2p[$l]");
         reduce_tp(g, "$gh2p", e, sizeof e);
@@ -934,19 +947,19 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     grp_st(g, &G, K_SUM, "gwk", "gwk[$l]", "matmul_grad_b($h1, $P_wk, $gk)", NULL, NULL);
     grp_st(g, &G, K_SUM, "gwv", "gwv[$l]", "matmul_grad_b($h1, $P_wv, $gv)", NULL, NULL);
     s = grp_st(
-        g, &G, K_VAL, g->tp > 1 ? "gh1p" : "gh1", g->tp > 1 ? "gh1p[$l]" : "gh1[$l]",
+        g, &G, K_VAL, g->tpx ? "gh1p" : "gh1", g->tpx ? "gh1p[$l]" : "gh1[$l]",
         bug_is(g, "fanout_extra_copy")
             ? "matmul($gq, transpose($P_wq, 0, 1)) + matmul($gk, transpose($P_wk, 0, 1)) + "
               "matmul($gv, transpose($P_wv, 0, 1)) + matmul($gv, transpose($P_wv, 0, 1))"
             : "matmul($gq, transpose($P_wq, 0, 1)) + matmul($gk, transpose($P_wk, 0, 1)) + "
               "matmul($gv, transpose($P_wv, 0, 1))",
-        "grad.h1[$l]", g->tp > 1 ? g->LFP : g->LX);
+        "grad.h1[$l]", g->tpx ? g->LFP : g->LX);
     if (bug_is(g, "fanout_extra_copy")) {
         s->bug = 1;
         s->note = "BUG: the v branch added twice";
     }
     grp_emit(g, &G);
-    if (g->tp > 1) {
+    if (g->tpx) {
         grp_init(&G);
         grp_in(g, &G, "gh1p", "gh1p[$l]");
         if (bug_is(g, "bwd_allreduce_identity")) {
@@ -988,7 +1001,7 @@ static void head(gen_t *g)
     char e[EXPR_LEN];
     grp_t G;
     gst_t *s;
-    int tp = g->tp > 1;
+    int tp = g->tpx;
 
     set_layer(g, "", "");
     const param_t *hp[] = {&wnf_param, &wout_param};
@@ -1098,16 +1111,20 @@ static void embed_fwd(gen_t *g)
     zero3_gather(g, ep, 1, 0);
     grp_init(&G);
     grp_in(g, &G, "tok", "tok");
-    if (g->tp > 1)
+    if (g->tpx)
         grp_st(g, &G, K_VAL, "xe", "xe", "embedding($tok, $P_emb)", "x[0]", g->LFP);
     else
         grp_st(g, &G, K_VAL, "x", "x[0]", "embedding($tok, $P_emb)", "x[0]", g->LX);
     grp_emit(g, &G);
-    if (g->tp > 1) {
+    if (g->tpx) {
         grp_init(&G);
         grp_in(g, &G, "xe", "xe");
         reduce_tp(g, "$xe", e, sizeof e);
-        grp_st(g, &G, K_VAL, "x", "x[0]", e, "x[0]", g->LX);
+        gst_t *s = grp_st(g, &G, K_VAL, "x", "x[0]", e, "x[0]", g->LX);
+        if (variant_is(g, "single_rank_collective")) {
+            s->bug = 1;
+            s->note = "VARIANT: a collective over a single-rank group (and every tp one after)";
+        }
         grp_emit(g, &G);
     }
 }
@@ -1142,12 +1159,15 @@ static void recv_group(gen_t *g, int fwd, int idx, int from)
         snprintf(src, sizeof src, "recv(pp = %d, tp = (rank.tp + tp - 1) %% tp)", from);
     else
         snprintf(src, sizeof src, "recv(pp = %d)", from);
-    if (g->tp > 1 && !g->sp)
+    if (g->tpx && !g->sp)
         snprintf(e, sizeof e, "all_gather(%s, 1, tp)", src);
     else
         snprintf(e, sizeof e, "%s", src);
     gst_t *s = grp_st(g, &G, K_VAL, fwd ? "x" : "gx", full, e, cut, g->LX);
-    if (wrong) {
+    if (fwd && variant_is(g, "unbalanced_partition")) {
+        s->bug = 1;
+        s->note = "VARIANT: an unbalanced layer partition";
+    } else if (wrong) {
         s->bug = 1;
         s->note = "BUG: from the wrong tp peer";
     } else {
@@ -1234,7 +1254,7 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
         snprintf(src, srclen, "%s", sh);
     }
     if (g->clip)
-        linef(g, "%s += sum(pow(%s, 2))", g->tp > 1 && p->tpdim >= 0 ? "sst" : "ssr", clipsrc);
+        linef(g, "%s += sum(pow(%s, 2))", g->tpx && p->tpdim >= 0 ? "sst" : "ssr", clipsrc);
 }
 
 /* The optimizer step of one parameter from its reduced gradient src (the rank's shard under
@@ -1288,7 +1308,7 @@ static void params_out(gen_t *g, int lo, int hi, const param_t *const *others)
             /* the global gradient norm: squares of tp shards summed over tp, of ZeRO-2/3 shards
                over dp; the replicated (norm) weights counted once */
             char tot[128];
-            if (g->tp > 1)
+            if (g->tpx)
                 snprintf(tot, sizeof tot, "all_reduce(sst, sum, tp) + ssr");
             else
                 snprintf(tot, sizeof tot, "ssr");
@@ -1324,15 +1344,23 @@ static void params_out(gen_t *g, int lo, int hi, const param_t *const *others)
 
 /* ---- the stages ------------------------------------------------------------------------------ */
 
-static int stage_lo(const gen_t *g, int k)
+/* Chunks: the layers are cut into pp * vpp contiguous chunks (as --partition says, else as evenly
+   as possible); chunk c runs on pipeline stage c % pp (Megatron's interleaved schedule when
+   vpp > 1: stage k holds chunks k, k + pp, ...). */
+static int chunk_lo(const gen_t *g, int c)
 {
-    return k * g->L / g->pp;
+    return g->chunk_lo[c];
 }
 
-static void stage_fwd_layers(gen_t *g, int k)
+static int chunk_stage(const gen_t *g, int c)
 {
-    int lo = stage_lo(g, k), hi = stage_lo(g, k + 1);
-    int send_to = k + 1 < g->pp ? k + 1 : -1;
+    return c % g->pp;
+}
+
+static void stage_fwd_layers(gen_t *g, int c)
+{
+    int lo = chunk_lo(g, c), hi = chunk_lo(g, c + 1);
+    int send_to = c + 1 < g->nch ? chunk_stage(g, c + 1) : -1;
     char a[16], b[16];
     if (hi - lo == 1) {
         snprintf(a, sizeof a, "%d", lo);
@@ -1349,10 +1377,10 @@ static void stage_fwd_layers(gen_t *g, int k)
     close_block(g);
 }
 
-static void stage_bwd_layers(gen_t *g, int k)
+static void stage_bwd_layers(gen_t *g, int c)
 {
-    int lo = stage_lo(g, k), hi = stage_lo(g, k + 1);
-    int send_to = k > 0 ? k - 1 : -1;
+    int lo = chunk_lo(g, c), hi = chunk_lo(g, c + 1);
+    int send_to = c > 0 ? chunk_stage(g, c - 1) : -1;
     char a[16], b[16];
     if (hi - lo == 1) {
         snprintf(a, sizeof a, "%d", lo);
@@ -1369,6 +1397,27 @@ static void stage_bwd_layers(gen_t *g, int k)
     set_layer(g, a, b);
     layer_bwd(g, send_to, send_to >= 0 ? hi - lo - 1 : -1);
     close_block(g);
+}
+
+/* the gradient reduction and optimizer step of stage k: the layers of all its chunks, the final
+   norm and LM head on the last stage, the embedding on the first */
+static void stage_params(gen_t *g, int k)
+{
+    linef(g, "# ---- gradient reduction and the optimizer step");
+    const param_t *none[] = {NULL};
+    for (int c = k; c < g->nch; c += g->pp) {
+        const param_t *others[4] = {NULL, NULL, NULL, NULL};
+        int n = 0;
+        if (c + g->pp >= g->nch) { /* the stage's last chunk */
+            if (k == g->pp - 1) {
+                others[n++] = &wnf_param;
+                others[n++] = &wout_param;
+            }
+            if (k == 0)
+                others[n++] = &emb_param;
+        }
+        params_out(g, chunk_lo(g, c), chunk_lo(g, c + 1), n ? others : none);
+    }
 }
 
 static void loss_out(gen_t *g)
@@ -1388,12 +1437,12 @@ static void plan_body(gen_t *g)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%spp = %d", n ? ", " : "", g->pp);
     if (g->dp > 1)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%sdp = %d", n ? ", " : "", g->dp);
-    if (g->tp > 1)
+    if (g->tpx)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%stp = %d", n ? ", " : "", g->tp);
     if (n == 0)
         snprintf(mesh, sizeof mesh, "dp = 1");
     linef(g, "mesh %s", mesh);
-    const char *V = g->tp > 1 ? "V@tp" : "V";
+    const char *V = g->tpx ? "V@tp" : "V";
     linef(g, "tok : [%s, S, %s]", g->BD, V);
     linef(g, "tgt : [%s, S, %s]", g->BD, V);
     linef(g, "cos : [S, HD/2]");
@@ -1427,48 +1476,52 @@ static void plan_body(gen_t *g)
         close_block(g);
     }
 
-    int P = g->pp;
-    /* forward, stage by stage */
-    for (int k = 0; k < P; k++) {
+    /* forward, chunk by chunk; the last chunk runs the head and its own backward */
+    int P = g->pp, NC = g->nch;
+    for (int c = 0; c < NC; c++) {
+        int k = chunk_stage(g, c);
         put_line(g, "");
         if (P > 1)
             open_block(g, "on pp = %d", k);
-        if (k == 0) {
+        if (g->vpp > 1)
+            linef(g, "# ==== chunk %d (stage %d, virtual stage %d): forward", c, k, c / P);
+        if (c == 0) {
             linef(g, "# ---- embedding (vocab-parallel)");
             embed_fwd(g);
         } else {
-            recv_group(g, 1, stage_lo(g, k), k - 1);
+            recv_group(g, 1, chunk_lo(g, c), chunk_stage(g, c - 1));
         }
-        stage_fwd_layers(g, k);
-        if (k == P - 1) {
+        stage_fwd_layers(g, c);
+        if (c == NC - 1) {
             linef(g, "# ---- final norm, LM head, cross-entropy and their backward");
             head(g);
             loss_out(g);
-            stage_bwd_layers(g, k);
-            if (k == 0) {
+            stage_bwd_layers(g, c);
+            if (c == 0) {
                 linef(g, "# ---- embedding backward");
                 embed_bwd(g);
             }
-            linef(g, "# ---- gradient reduction and the optimizer step");
-            const param_t *others[] = {&wnf_param, &wout_param, k == 0 ? &emb_param : NULL, NULL};
-            params_out(g, stage_lo(g, k), stage_lo(g, k + 1), others);
+            if (c < P)
+                stage_params(g, k);
         }
         if (P > 1)
             close_block(g);
     }
-    /* backward of the other stages, last to first */
-    for (int k = P - 2; k >= 0; k--) {
+    /* backward of the other chunks, last to first */
+    for (int c = NC - 2; c >= 0; c--) {
+        int k = chunk_stage(g, c);
         put_line(g, "");
         open_block(g, "on pp = %d", k);
-        recv_group(g, 0, stage_lo(g, k + 1), k + 1);
-        stage_bwd_layers(g, k);
-        if (k == 0) {
+        if (g->vpp > 1)
+            linef(g, "# ==== chunk %d (stage %d, virtual stage %d): backward", c, k, c / P);
+        recv_group(g, 0, chunk_lo(g, c + 1), chunk_stage(g, c + 1));
+        stage_bwd_layers(g, c);
+        if (c == 0) {
             linef(g, "# ---- embedding backward");
             embed_bwd(g);
         }
-        linef(g, "# ---- gradient reduction and the optimizer step");
-        const param_t *others[] = {k == 0 ? &emb_param : NULL, NULL};
-        params_out(g, stage_lo(g, k), stage_lo(g, k + 1), others);
+        if (c < P)
+            stage_params(g, k);
         close_block(g);
     }
 }
@@ -1541,7 +1594,7 @@ void sp_gen_opts_init(sp_gen_opts_t *o)
 {
     memset(o, 0, sizeof *o);
     o->preset = "8b";
-    o->dp = o->tp = o->pp = o->nm = 1;
+    o->dp = o->tp = o->pp = o->nm = o->vpp = 1;
     o->optim = "sgd";
 }
 
@@ -1565,7 +1618,70 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
     g->sp = o->sp;
     g->pp = o->pp;
     g->nm = o->nm;
+    if (o->grad_accum) {
+        if (o->nm > 1 && o->nm != o->grad_accum) {
+            snprintf(err, errlen, "--grad-accum %d and --nm %d disagree (both set the number of "
+                     "micro-batches)", o->grad_accum, o->nm);
+            return -1;
+        }
+        if (o->grad_accum > 64) {
+            snprintf(err, errlen, "--grad-accum must be between 1 and 64");
+            return -1;
+        }
+        g->nm = o->grad_accum;
+    }
+    if (o->schedule && strcmp(o->schedule, "gpipe") != 0) {
+        if (strcmp(o->schedule, "1f1b") == 0)
+            snprintf(err, errlen,
+                     "--schedule 1f1b is not generated: a cut point relates a whole model tensor, "
+                     "so a stage advances all micro-batches segment by segment (see "
+                     "docs/workloads.md)");
+        else
+            snprintf(err, errlen, "unknown schedule '%s' (gpipe)", o->schedule);
+        return -1;
+    }
+    g->vpp = o->vpp ? o->vpp : 1;
+    if (g->vpp < 1 || g->vpp > 64 || (g->vpp > 1 && g->pp < 2)) {
+        snprintf(err, errlen, "--vpp must be between 1 and 64, and needs --pp >= 2 when > 1");
+        return -1;
+    }
+    g->nch = g->pp * g->vpp;
+    if (g->nch > MAX_CHUNKS) {
+        snprintf(err, errlen, "--pp * --vpp must be at most %d", MAX_CHUNKS);
+        return -1;
+    }
     g->L = o->layers ? o->layers : g->P->layers;
+    int unbalanced = o->variant && !strcmp(o->variant, "unbalanced_partition");
+    if (o->partition && unbalanced) {
+        snprintf(err, errlen, "--partition and --variant unbalanced_partition cannot be combined");
+        return -1;
+    }
+    if (o->partition) {
+        int c = 0, sum = 0;
+        const char *q = o->partition;
+        g->chunk_lo[0] = 0;
+        while (*q) {
+            char *end;
+            long v = strtol(q, &end, 10);
+            if (end == q || v < 1 || v > 1000 || c == g->nch || (*end && *end != ',')) {
+                snprintf(err, errlen, "--partition expects %d positive layer counts, one per "
+                         "chunk (pp * vpp), like 1,3", g->nch);
+                return -1;
+            }
+            sum += (int)v;
+            g->chunk_lo[++c] = sum;
+            q = *end ? end + 1 : end;
+        }
+        if (c != g->nch) {
+            snprintf(err, errlen, "--partition gives %d chunks, --pp * --vpp is %d", c, g->nch);
+            return -1;
+        }
+        if (o->layers && sum != g->L) {
+            snprintf(err, errlen, "--partition sums to %d layers, --layers is %d", sum, g->L);
+            return -1;
+        }
+        g->L = sum;
+    }
     if (g->L < 1 || g->L > 1000) {
         snprintf(err, errlen, "--layers must be between 1 and 1000");
         return -1;
@@ -1574,8 +1690,26 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         snprintf(err, errlen, "--sp (sequence parallelism) needs --tp >= 2");
         return -1;
     }
-    if (g->pp > g->L) {
-        snprintf(err, errlen, "--pp %d needs at least %d layers (--layers)", g->pp, g->pp);
+    if (g->nch > g->L) {
+        snprintf(err, errlen, "%d pipeline chunks (--pp * --vpp) need at least %d layers (--layers)",
+                 g->nch, g->nch);
+        return -1;
+    }
+    if (unbalanced && (g->pp < 2 || g->vpp > 1 || g->L <= g->pp)) {
+        snprintf(err, errlen, "variant 'unbalanced_partition' needs --pp >= 2 (no --vpp) and "
+                 "--layers > pp");
+        return -1;
+    }
+    if (!o->partition) {
+        for (int c = 0; c <= g->nch; c++)
+            g->chunk_lo[c] = c * g->L / g->nch;
+        if (unbalanced) /* the first stage gets all but one layer per other stage */
+            for (int c = 1; c < g->nch; c++)
+                g->chunk_lo[c] = g->L - (g->nch - c);
+    }
+    g->tpx = g->tp > 1 || (o->variant && !strcmp(o->variant, "single_rank_collective"));
+    if (o->variant && !strcmp(o->variant, "single_rank_collective") && g->tp > 1) {
+        snprintf(err, errlen, "variant 'single_rank_collective' needs --tp 1");
         return -1;
     }
     const preset_t *P = g->P;
@@ -1682,7 +1816,7 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
 static void setup_text(gen_t *g)
 {
     snprintf(g->BD, sizeof g->BD, "%s", g->dp > 1 ? "B@dp" : "B");
-    const char *T = g->tp > 1 ? "@tp" : "";
+    const char *T = g->tpx ? "@tp" : "";
     snprintf(g->LX, sizeof g->LX, "[%s, S%s, H]", g->BD, g->sp ? "@tp" : "");
     snprintf(g->LF, sizeof g->LF, "[%s, S, H]", g->BD);
     snprintf(g->LFP, sizeof g->LFP, "[%s, S, H] partial(sum@tp)", g->BD);
@@ -1727,8 +1861,14 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --sp");
     if (g->pp > 1)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --pp %d", g->pp);
-    if (g->nm > 1)
+    if (g->vpp > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --vpp %d", g->vpp);
+    if (o->grad_accum)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --grad-accum %d", g->nm);
+    else if (g->nm > 1)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --nm %d", g->nm);
+    if (o->partition)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --partition %s", o->partition);
     if (o->layers)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --layers %d", g->L);
     if (o->batch)
@@ -1762,7 +1902,10 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
     if (g->tp > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " tensor parallel %d%s,", g->tp,
                               g->sp ? " with sequence parallelism" : "");
-    if (g->pp > 1)
+    if (g->pp > 1 && g->vpp > 1)
+        n += (size_t)snprintf(par + n, sizeof par - n,
+                              " %d pipeline stages of %d interleaved chunks,", g->pp, g->vpp);
+    else if (g->pp > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " %d pipeline stages,", g->pp);
     if (g->nm > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " %d micro-batches,", g->nm);
@@ -1807,6 +1950,8 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_tp%d%s", g.tp, g.sp ? "_sp" : "");
     if (g.pp > 1)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_pp%d", g.pp);
+    if (g.vpp > 1)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_vpp%d", g.vpp);
     if (g.nm > 1)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_nm%d", g.nm);
     if (pn == 6)
