@@ -33,7 +33,7 @@ static int write_file(const char *path, const char *text)
 static void import_usage(void)
 {
     fprintf(stderr, "usage: shardproof import nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp]\n"
-                    "                                   [--trainverify-chunk-rule]\n");
+                    "                                   [--autograd-sum | --trainverify-chunk-rule]\n");
 }
 
 int sp_cli_import(int argc, char **argv)
@@ -49,6 +49,8 @@ int sp_cli_import(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--trainverify-chunk-rule")) {
             flags |= SP_NNSCALER_TV_CHUNK_RULE;
+        } else if (!strcmp(argv[i], "--autograd-sum")) {
+            flags |= SP_NNSCALER_AUTOGRAD_SUM;
         } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "shardproof: error: %s needs a file name\n", argv[i]);
@@ -113,6 +115,8 @@ int sp_cli_check_nnscaler(int argc, char **argv, int explain)
             have = 1;
         } else if (!strcmp(argv[i], "--trainverify-chunk-rule")) {
             flags |= SP_NNSCALER_TV_CHUNK_RULE;
+        } else if (!strcmp(argv[i], "--autograd-sum")) {
+            flags |= SP_NNSCALER_AUTOGRAD_SUM;
         } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "shardproof: error: %s needs a file name\n", argv[i]);

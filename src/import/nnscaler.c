@@ -1514,6 +1514,7 @@ typedef struct {
     int *pgrad_done;    /* per logical full: a plan output for grad of this param exists */
     smap_t cut_stage;   /* lineage target -> the pipeline stage that relates it */
     int tv_chunk;       /* SP_NNSCALER_TV_CHUNK_RULE */
+    int autograd_sum;   /* SP_NNSCALER_AUTOGRAD_SUM */
 } imp_t;
 
 static const char *const reserved[] = {
@@ -3109,9 +3110,85 @@ static void item_keys(imp_t *I, stage_t *st, item_t *it, int j, ikeys_t *K)
     }
 }
 
+/* "bw float (cid 195)", "adapter 573 (AllGatherSplitPrim)" */
+static const char *node_what(imp_t *I, node_t *n)
+{
+    if (n->kind == K_ADAPTER)
+        return ar_printf(I->X, "adapter %" PRId64 " (%s%s)", n->cid,
+                         n->nprims > 0 ? n->prims[0].cls : "no primitive",
+                         n->isfw ? "" : ", backward");
+    return ar_printf(I->X, "%s %s (cid %" PRId64 ")", n->kind == K_BW ? "bw" : "fw", n->name,
+                     n->cid);
+}
+
+/* the forward consumer slot whose gradient link is gtid: "fw float (cid 192)" or NULL */
+static const char *consumer_what(imp_t *I, stage_t *st, int j, node_t *n, int64_t gtid,
+                                 int64_t *ftid)
+{
+    node_t *f = mirror_of(I, st, j, n);
+    if (f == NULL)
+        return NULL;
+    for (int k = 0; k < f->nin; k++)
+        if (f->in[k].kind == SL_TID && f->in[k].grad == gtid) {
+            *ftid = f->in[k].tid;
+            return node_what(I, f);
+        }
+    return NULL;
+}
+
+/*
+ * A gradient of an activation (not a weight) produced by two nodes of one backward segment on one
+ * device.  Across segments this is how nnScaler states accumulation (a tensor sent to the next
+ * stage and also used locally gets the received gradient and the local one, which the segment's
+ * autograd sums; TrainVerify inserts a local_grad_accumulation).  Inside a segment nnScaler gives
+ * every consumer of a tensor its own copy through multiref, so each gradient tensor has one
+ * producer; none of TrainVerify's correct plans breaks that.  A plan that does gives one gradient
+ * sub-tensor two values, each only one consumer's contribution (autograd would sum them,
+ * TrainVerify's chunk rule keeps the first), so it is rejected unless SP_NNSCALER_AUTOGRAD_SUM
+ * says to verify the autograd reading.
+ */
+static void double_production(imp_t *I, stage_t *st, int j, item_t *first, item_t *second,
+                              int64_t key)
+{
+    plan_t *P = &I->P;
+    int64_t gtid = key_tid(key), ftid = -1;
+    node_t *a = first->n[j], *b = second->n[j];
+    sub_t *g = sub_of(P, gtid);
+    full_t *G = full_of_sub(P, gtid);
+    abuf_t r;
+    ab_init(&r);
+    for (int d = 0; g && d < g->ndim; d++)
+        ab_printf(&r, "%s%" PRId64 ":%" PRId64, d ? ", " : "", g->lo[d], g->hi[d]);
+    const char *ca = consumer_what(I, st, j, a, gtid, &ftid);
+    const char *cb = consumer_what(I, st, j, b, gtid, &ftid);
+    const char *why =
+        ca && cb ? ar_printf(I->X, "forward tensor %" PRId64 " has two differentiable consumers "
+                                   "in one segment, %s and %s, and no multiref, so ",
+                             ftid, ca, cb)
+                 : "";
+    die(I->X,
+        "%s: %s: %s produces gradient %" PRId64 " (%s[%s], value map %" PRId64 "/%" PRId64
+        "), which %s, %s, of the same segment already produced on device %d: %sthe plan gives "
+        "one gradient tensor two values, each only one consumer's contribution; this is not a "
+        "well-formed nnScaler plan (autograd over the segment would sum the two: --autograd-sum "
+        "verifies that reading; TrainVerify keeps the first; docs/nnscaler.md)",
+        P->file, b->path, node_what(I, b), gtid, G ? G->name : "?", r.s,
+        g ? g->vi : 0, g ? g->vn : 1, a->path, node_what(I, a), st->dev0 + j, why);
+}
+
+/* both nodes nested in the same segment (their paths share "devices[d].cells[c].nodes[") */
+static int same_segment(const node_t *a, const node_t *b)
+{
+    const char *pa = strstr(a->path, ".nodes["), *pb = strstr(b->path, ".nodes[");
+    return pa && pb && pa - a->path == pb - b->path &&
+           strncmp(a->path, b->path, (size_t)(pa - a->path)) == 0;
+}
+
 static void count_productions(imp_t *I, stage_t *st)
 {
     int tp = (int)I->P.tp;
+    imap_t first[MAXTP];
+    memset(first, 0, sizeof first);
     for (int i = 0; i < st->items.n; i++)
         for (int j = 0; j < tp; j++) {
             ikeys_t K;
@@ -3120,6 +3197,18 @@ static void count_productions(imp_t *I, stage_t *st)
                 if (K.out[q] >= 0) {
                     int *c = imap_slot(I->X, &st->prodcnt[j], K.out[q], 1);
                     *c = *c < 0 ? 1 : *c + 1;
+                    int64_t key = K.out[q], m = key % 64;
+                    if (m < 32 || m == 63)
+                        continue;
+                    full_t *G = full_of_sub(&I->P, key_tid(key));
+                    if (G == NULL || G->is_attr)
+                        continue;
+                    int f = imap_get(&first[j], key, -1);
+                    if (f < 0)
+                        imap_set(I->X, &first[j], key, i);
+                    else if (f != i && !I->autograd_sum &&
+                             same_segment(st->items.v[f].n[j], st->items.v[i].n[j]))
+                        double_production(I, st, j, &st->items.v[f], &st->items.v[i], key);
                 }
         }
     for (int j = 0; j < tp; j++) {
@@ -4438,6 +4527,7 @@ int sp_nnscaler_import_text_ex(const char *lname, const char *ltext, size_t llen
     I->X = X;
     I->DC.X = X;
     I->tv_chunk = (flags & SP_NNSCALER_TV_CHUNK_RULE) != 0;
+    I->autograd_sum = (flags & SP_NNSCALER_AUTOGRAD_SUM) != 0;
     if (setjmp(X->jb) == 0) {
         load_plan(X, &I->L, 0, lname, ltext, llen);
         load_plan(X, &I->P, 1, pname, ptext, plen);

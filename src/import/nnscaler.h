@@ -34,6 +34,15 @@ int sp_nnscaler_import_text(const char *lname, const char *ltext, size_t llen, c
  */
 #define SP_NNSCALER_TV_CHUNK_RULE 1
 
+/*
+ * SP_NNSCALER_AUTOGRAD_SUM: an activation gradient that two nodes of one device produce (a
+ * forward tensor with two differentiable consumers and no multiref, as in TrainVerify's br0) is
+ * the sum of both, as autograd over the segment computes it.  Without the flag (and without
+ * SP_NNSCALER_TV_CHUNK_RULE) such a plan is rejected: its IR does not say which value the
+ * gradient has (docs/nnscaler.md, "br0").
+ */
+#define SP_NNSCALER_AUTOGRAD_SUM 2
+
 int sp_nnscaler_import_ex(const char *logical_path, const char *parallel_path, int flags,
                           char **out, char *err, size_t errlen);
 int sp_nnscaler_import_text_ex(const char *lname, const char *ltext, size_t llen, const char *pname,
