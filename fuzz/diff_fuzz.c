@@ -49,7 +49,6 @@ typedef struct {
     long max_finds;
     const char *save_dir;
     int npoints;
-    int warm;         /* replay: warm up the first engine too (see warm_up) */
     int leak_check;   /* under ASan: a leak check after every pair */
     int show_missed;  /* print UNKNOWN pairs that a random point proves different */
     int deep_expect_equal; /* --deep: the equal query must be proved (a performance check) */
@@ -252,17 +251,6 @@ static long check_pair(opts_t *o, long pair, kind_t kind, sp_engine_t *S, sp_exp
     return o->disagreements - before;
 }
 
-/*
- * TODO(open find, fuzz/regress/open/pairs/ubsan-memcpy-null-sp_nf_log.txt): a fresh engine's
- * monomial store has no factor array yet, and sp_nf_log then does memcpy(copy, NULL, 0), which
- * UBSan aborts on in MODE=asan.  Until the engine is fixed, give every engine one factor first.
- */
-static void warm_up(sp_engine_t *S)
-{
-    char *t = sp_engine_print_nf(S, sp_expr_sym(sp_engine_exprs(S), "x0"), 0);
-    flint_free(t);
-}
-
 static void set_limits(const opts_t *o, sp_limits_t *lim)
 {
     sp_limits_default(lim);
@@ -282,7 +270,6 @@ static void run_pair(opts_t *o, long i)
     sp_ectx_struct *E = sp_engine_exprs(S);
     xg_t g;
     xg_init(&g, E, ps);
-    warm_up(S);
     kind_t kind = (i & 1) ? K_PERTURBED : K_EQUAL;
     static const unsigned flavors[] = {
         XG_ARITH | XG_POW,
@@ -415,8 +402,6 @@ static int replay_file(opts_t *o, const char *path)
                     a2 = sp_expr_parse(E2, lines[0], NULL, 0);
                     b2 = sp_expr_parse(E2, lines[1], NULL, 0);
                 }
-                if (rep > 0 || o->warm)
-                    warm_up(S2); /* the first run is cold, so open finds of that kind show */
                 xg_rng_t rng = {o->seed + (uint64_t)rep};
                 check_pair(o, -1, kind, S2, a2, b2, &rng);
                 if (rep > 0)
@@ -481,16 +466,12 @@ static int run_deep(opts_t *o, long n, const char *only)
     set_limits(o, &lim);
     for (size_t k = 0; k < sizeof deep_kinds / sizeof deep_kinds[0]; k++) {
         const char *kind = deep_kinds[k];
-        if (only != NULL ? strcmp(only, kind) != 0 : !strcmp(kind, "log-sqrt")) {
-            /* TODO(open find, fuzz/regress/open/README): log over a deep sqrt chain overflows
-               the stack in sp_nf_log's recursion; run it with --deep-op log-sqrt. */
+        if (only != NULL && strcmp(only, kind) != 0)
             continue;
-        }
         double t0 = now_ms();
         sp_engine_t *S = sp_engine_new(&lim, o->seed);
         sp_ectx_struct *E = sp_engine_exprs(S);
-        warm_up(S);
-        sp_expr_t x = sp_expr_sym(E, "x0"), e = x;
+            sp_expr_t x = sp_expr_sym(E, "x0"), e = x;
         for (long i = 0; i < n && e != SP_EXPR_NONE; i++)
             e = deep_step(E, kind, e, x, i);
         if (!strcmp(kind, "log-sqrt"))
@@ -553,7 +534,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: diff_fuzz [--seed N] [--iters K] [--pair I] [--verbose] [--hard] [--max-ms M] [--budget-ms B]\n"
-            "                 [--points P] [--max-finds F] [--save DIR] [--stats] [--warm] [--show-missed]\n"
+            "                 [--points P] [--max-finds F] [--save DIR] [--stats] [--show-missed]\n"
             "                 [--leak-check] [--deep N [--deep-op KIND] [--deep-expect-equal]]\n"
             "                 [--replay FILE...]\n");
 }
@@ -604,8 +585,6 @@ int main(int argc, char **argv)
             o.show_missed = 1;
         else if (!strcmp(a, "--leak-check"))
             o.leak_check = 1;
-        else if (!strcmp(a, "--warm"))
-            o.warm = 1;
         else if (!strcmp(a, "--hard"))
             o.hard = 1;
         else if (!strcmp(a, "--stats"))

@@ -5,7 +5,8 @@
 #   fuzz        libFuzzer binaries build/fuzz/fuzz_<h> for every fuzz/fuzz_<h>.c (clang-14,
 #               ASan+UBSan+fuzzer)
 #   fuzz-smoke  diff_fuzz --seed 1 for about a minute, then every seed corpus and regression file
-#               through the standalone replayers (gcc, MODE flags, linked with libshardproof.a)
+#               through the standalone replayers (gcc, MODE flags, linked with libshardproof.a),
+#               and in MODE=release the deep chains of fuzz/regress/deep.txt (about 10 s)
 #   fuzz-open   the reproducers of finds not fixed yet (fuzz/regress/open/): expected to fail
 #   fuzz-run    run every libFuzzer harness for FUZZ_SECONDS each (working corpora in
 #               fuzz/corpus-work/, which git ignores)
@@ -144,6 +145,10 @@ fuzz-smoke:
 fuzz-smoke-run: fuzz-tools
 	$(FZ)/diff_fuzz --seed 1 --iters $(SMOKE_ITERS) --max-ms $(SMOKE_MAX_MS)
 	$(FZ)/diff_fuzz --replay $(sort $(wildcard fuzz/regress/pairs/*.txt))
+	@if [ "$(MODE)" = release ]; then grep -v '^#' fuzz/regress/deep.txt | while read n op ms flag; do \
+	  echo "$(FZ)/diff_fuzz --deep $$n --deep-op $$op --max-ms $$ms $$flag"; \
+	  timeout 300 $(FZ)/diff_fuzz --deep $$n --deep-op $$op --max-ms $$ms $$flag || exit 1; done; \
+	else echo "fuzz-smoke: fuzz/regress/deep.txt runs in MODE=release only"; fi
 	@for h in $(REPLAYED); do \
 	  dirs=$$(for d in fuzz/corpus/$$h fuzz/regress/$$h; do [ -d $$d ] && echo $$d; done); \
 	  [ -z "$$dirs" ] && continue; \

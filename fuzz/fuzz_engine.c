@@ -112,8 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g.max_cone = 300;
 
     sp_expr_t st[STACK_CAP];
-    int sp = 0, npow = 0;
-    int strict = getenv("SP_FUZZ_STRICT") != NULL; /* no exemption for open finds (fuzz-open) */
+    int sp = 0;
 #define POP() (sp > 0 ? st[--sp] : g.sym[next(&r) % XG_MAXSYMS])
 #define PUSH(x)                                                                                    \
     do {                                                                                           \
@@ -148,11 +147,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 3: {
             uint8_t v = next(&r);
-            /* TODO(open find, fuzz/regress/open/pairs/nf-constant-power-tower-unbounded.txt):
-               towers of small powers grow constant coefficients 3x per level with no limit;
-               at most 6 powers per input until the engine bounds coefficient sizes. */
-            if (++npow > 6 && !strict)
-                break;
             slong k = (slong)(v % 9) - 4;
             if (v >= 0xf8)
                 k = (v & 1) ? 63 : -33;

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <arb_hypgeom.h>
 #include <flint/nmod.h>
@@ -27,6 +28,19 @@
  * [nan +/- inf] (balls).  A root that is SP_EXPR_NONE (a failed constructor) gives SP_EVAL_NOMEM.
  * Outputs are written after all inputs are read, so out may alias vals.
  */
+
+/* The evaluators look at the clock (when they have a deadline) every this many nodes. */
+#define CLOCK_EVERY 64
+
+/* Has the CLOCK_MONOTONIC deadline in ns passed?  0 is no deadline. */
+static int past(int64_t deadline_ns)
+{
+    if (deadline_ns == 0)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec > deadline_ns;
+}
 
 /* Exact values whose numerator or denominator exceed this many bits give SP_EVAL_NOMEM. */
 #define EXACT_MAX_BITS (UWORD(1) << 24)
@@ -107,7 +121,8 @@ static int severity(sp_eval_status_t s)
     case SP_EVAL_INEXACT: return 1;
     case SP_EVAL_UNDECIDED: return 2;
     case SP_EVAL_UNDEFINED: return 3;
-    default: return 4;
+    case SP_EVAL_NOMEM: return 4;
+    default: return 5;
     }
 }
 
@@ -288,8 +303,8 @@ static void fmpq_release(fmpq_t x)
     fmpq_init(x);
 }
 
-sp_eval_status_t sp_eval_exact(const sp_ectx_t E, const sp_expr_t *roots, slong n,
-                               const fmpq *vals, fmpq *out)
+static sp_eval_status_t eval_exact(const sp_ectx_t E, const sp_expr_t *roots, slong n,
+                                   const fmpq *vals, int64_t deadline_ns, fmpq *out)
 {
     if (n <= 0)
         return SP_EVAL_OK;
@@ -298,7 +313,8 @@ sp_eval_status_t sp_eval_exact(const sp_ectx_t E, const sp_expr_t *roots, slong 
     uint8_t *st = NULL;
     const fmpq **argp = NULL;
     sp_eval_status_t res = SP_EVAL_OK;
-    int ready = 0; /* the value array is initialised */
+    int ready = 0;     /* the value array is initialised */
+    int timed_out = 0; /* the loop stopped at the deadline: st[] is incomplete */
     if (!plan_init(&P, E, roots, n)) {
         res = SP_EVAL_NOMEM;
         goto cleanup;
@@ -315,6 +331,10 @@ sp_eval_status_t sp_eval_exact(const sp_ectx_t E, const sp_expr_t *roots, slong 
     ready = 1;
 
     for (size_t i = 0; i < P.n; i++) {
+        if (i % CLOCK_EVERY == CLOCK_EVERY - 1 && past(deadline_ns)) {
+            timed_out = 1;
+            break;
+        }
         const sp_node_t *nd = &E->nodes[P.ids[i]];
         const uint32_t *ap = P.apos + P.off[i];
         sp_eval_status_t s = SP_EVAL_OK;
@@ -348,7 +368,9 @@ sp_eval_status_t sp_eval_exact(const sp_ectx_t E, const sp_expr_t *roots, slong 
 cleanup:
     for (slong r = 0; r < n; r++) {
         uint32_t pos = ready ? P.rpos[r] : NOPOS;
-        sp_eval_status_t s = pos == NOPOS ? SP_EVAL_NOMEM : (sp_eval_status_t)st[pos];
+        sp_eval_status_t s = timed_out     ? SP_EVAL_TIMEOUT
+                             : pos == NOPOS ? SP_EVAL_NOMEM
+                                            : (sp_eval_status_t)st[pos];
         if (s == SP_EVAL_OK)
             fmpq_set(out + r, v + pos);
         else
@@ -363,6 +385,12 @@ cleanup:
     flint_free(argp);
     plan_clear(&P);
     return res;
+}
+
+sp_eval_status_t sp_eval_exact(const sp_ectx_t E, const sp_expr_t *roots, slong n,
+                               const fmpq *vals, fmpq *out)
+{
+    return eval_exact(E, roots, n, vals, 0, out);
 }
 
 /* ---- ball evaluation ------------------------------------------------------------------------ */
@@ -545,8 +573,8 @@ static void arb_release(arb_t x)
     arb_init(x);
 }
 
-sp_eval_status_t sp_eval_ball(const sp_ectx_t E, const sp_expr_t *roots, slong n,
-                              const fmpq *vals, slong prec, arb_ptr out)
+static sp_eval_status_t eval_ball(const sp_ectx_t E, const sp_expr_t *roots, slong n,
+                                  const fmpq *vals, slong prec, int64_t deadline_ns, arb_ptr out)
 {
     if (n <= 0)
         return SP_EVAL_OK;
@@ -557,7 +585,8 @@ sp_eval_status_t sp_eval_ball(const sp_ectx_t E, const sp_expr_t *roots, slong n
     uint8_t *st = NULL;
     const arb_struct **argp = NULL;
     sp_eval_status_t res = SP_EVAL_OK;
-    int ready = 0; /* the value array is initialised */
+    int ready = 0;     /* the value array is initialised */
+    int timed_out = 0; /* the loop stopped at the deadline: st[] is incomplete */
     if (!plan_init(&P, E, roots, n)) {
         res = SP_EVAL_NOMEM;
         goto cleanup;
@@ -574,6 +603,10 @@ sp_eval_status_t sp_eval_ball(const sp_ectx_t E, const sp_expr_t *roots, slong n
     ready = 1;
 
     for (size_t i = 0; i < P.n; i++) {
+        if (i % CLOCK_EVERY == CLOCK_EVERY - 1 && past(deadline_ns)) {
+            timed_out = 1;
+            break;
+        }
         const sp_node_t *nd = &E->nodes[P.ids[i]];
         const uint32_t *ap = P.apos + P.off[i];
         sp_eval_status_t s = SP_EVAL_OK;
@@ -619,7 +652,9 @@ sp_eval_status_t sp_eval_ball(const sp_ectx_t E, const sp_expr_t *roots, slong n
 cleanup:
     for (slong r = 0; r < n; r++) {
         uint32_t pos = ready ? P.rpos[r] : NOPOS;
-        sp_eval_status_t s = pos == NOPOS ? SP_EVAL_NOMEM : (sp_eval_status_t)st[pos];
+        sp_eval_status_t s = timed_out     ? SP_EVAL_TIMEOUT
+                             : pos == NOPOS ? SP_EVAL_NOMEM
+                                            : (sp_eval_status_t)st[pos];
         if (s == SP_EVAL_OK)
             arb_set(out + r, v + pos);
         else
@@ -636,6 +671,12 @@ cleanup:
     return res;
 }
 
+sp_eval_status_t sp_eval_ball(const sp_ectx_t E, const sp_expr_t *roots, slong n,
+                              const fmpq *vals, slong prec, arb_ptr out)
+{
+    return eval_ball(E, roots, n, vals, prec, 0, out);
+}
+
 /* ---- certificates --------------------------------------------------------------------------- */
 
 #define CERT_PREC_MIN 64
@@ -643,6 +684,12 @@ cleanup:
 
 int sp_eval_certify_differ(const sp_ectx_t E, sp_expr_t a, sp_expr_t b, const fmpq *vals,
                            char **va, char **vb, int *exact)
+{
+    return sp_eval_certify_differ_by(E, a, b, vals, 0, va, vb, exact);
+}
+
+int sp_eval_certify_differ_by(const sp_ectx_t E, sp_expr_t a, sp_expr_t b, const fmpq *vals,
+                              int64_t deadline_ns, char **va, char **vb, int *exact)
 {
     sp_expr_t roots[2] = {a, b};
     int differ = 0;
@@ -656,7 +703,7 @@ int sp_eval_certify_differ(const sp_ectx_t E, sp_expr_t a, sp_expr_t b, const fm
     fmpq q[2];
     fmpq_init(q + 0);
     fmpq_init(q + 1);
-    sp_eval_status_t s = sp_eval_exact(E, roots, 2, vals, q);
+    sp_eval_status_t s = eval_exact(E, roots, 2, vals, deadline_ns, q);
     if (s == SP_EVAL_OK) {
         differ = !fmpq_equal(q + 0, q + 1);
         if (differ) {
@@ -676,8 +723,8 @@ int sp_eval_certify_differ(const sp_ectx_t E, sp_expr_t a, sp_expr_t b, const fm
     /* transcendental values, or rationals too large for exact arithmetic: balls */
     arb_ptr x = _arb_vec_init(2);
     for (slong prec = CERT_PREC_MIN; prec <= CERT_PREC_MAX; prec *= 2) {
-        s = sp_eval_ball(E, roots, 2, vals, prec, x);
-        if (s == SP_EVAL_UNDEFINED || s == SP_EVAL_NOMEM)
+        s = eval_ball(E, roots, 2, vals, prec, deadline_ns, x);
+        if (s == SP_EVAL_UNDEFINED || s == SP_EVAL_NOMEM || s == SP_EVAL_TIMEOUT)
             break;
         if (s == SP_EVAL_OK && !arb_overlaps(x + 0, x + 1)) {
             differ = 1;

@@ -16,7 +16,8 @@ typedef enum {
     SP_EVAL_UNDEFINED,  /* division by zero, log/sqrt/rsqrt outside their domain */
     SP_EVAL_INEXACT,    /* exact evaluation met exp/log/sqrt/... whose value is not rational */
     SP_EVAL_UNDECIDED,  /* a comparison on balls that overlap even at the highest precision */
-    SP_EVAL_NOMEM
+    SP_EVAL_NOMEM,
+    SP_EVAL_TIMEOUT     /* the deadline passed (only the functions that take one) */
 } sp_eval_status_t;
 
 /*
@@ -44,6 +45,15 @@ sp_eval_status_t sp_eval_ball(const sp_ectx_t E, const sp_expr_t *roots, slong n
  */
 int sp_eval_certify_differ(const sp_ectx_t E, sp_expr_t a, sp_expr_t b, const fmpq *vals,
                            char **va, char **vb, int *exact);
+
+/*
+ * The same with a deadline: deadline_ns is a CLOCK_MONOTONIC time in nanoseconds (sp_now_ns),
+ * 0 for none.  The evaluators look at the clock every few nodes and give up (0, not certified)
+ * once it has passed, so one evaluation of a deep expression cannot overrun a query's max_ms
+ * by more than a few node operations.
+ */
+int sp_eval_certify_differ_by(const sp_ectx_t E, sp_expr_t a, sp_expr_t b, const fmpq *vals,
+                              int64_t deadline_ns, char **va, char **vb, int *exact);
 
 /*
  * Fingerprint: evaluation modulo the prime SP_FP_PRIME at a pseudo-random point derived from

@@ -494,6 +494,12 @@ static int idset_add(idset_t *S, uint32_t id)
 
 size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, uint32_t **out)
 {
+    return sp_expr_cone_skip(E, roots, nroots, NULL, 0, out);
+}
+
+size_t sp_expr_cone_skip(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots,
+                         const uint32_t *skip, size_t nskip, uint32_t **out)
+{
     *out = NULL;
     idset_t seen = {NULL, 0, 0};
     size_t cap = 64, sp = 0;
@@ -514,7 +520,7 @@ size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, ui
             const sp_node_t *nd = &E->nodes[id];
             for (uint32_t k = 0; k < nd->nargs; k++) {
                 uint32_t a = E->argv[nd->args + k];
-                if (!idset_add(&seen, a))
+                if ((a < nskip && skip[a] != 0) || !idset_add(&seen, a))
                     continue;
                 if (sp == cap) {
                     cap *= 2;
@@ -545,56 +551,111 @@ static int is_leaf(const sp_ectx_t E, sp_expr_t e)
 }
 
 /*
- * How a node prints: open, then its arguments separated by sep, then close.  Operators whose text
- * is wrapped in parentheses of their own (wrapped = 1) drop them at the top level.
+ * The printed text must read back as the same node (the reader is sp_expr_parse below) and must
+ * not nest deeper than the text it came from (the reader limits nesting), so:
+ *  - ADD and MUL of two arguments and SUB, DIV, POW, NEG print infix; ADD and MUL of more
+ *    arguments print as calls, add(a, b, c) (infix would read back nested);
+ *  - a DIV of two constants prints as div(a, b): the reader takes the literal a/b as one constant;
+ *  - a negative or fractional constant prints as its literal (-3, 1/2, -1/2), which the reader
+ *    folds into one constant; NEG of a constant prints -(c) so that it stays a NEG;
+ *  - parentheses only where precedence and left associativity need them, so that a left-nested
+ *    chain a + b + c prints without one level per link; the arguments of commutative ADD and MUL
+ *    are printed with the same-precedence one first for the same reason (their order does not
+ *    matter once read back: the constructor sorts them).
  */
-static int print_wrapped(const sp_ectx_t E, sp_expr_t e)
+static int is_call_form(const sp_ectx_t E, sp_expr_t e)
 {
-    switch ((sp_op_t)E->nodes[e].op) {
-    case SP_OP_ADD: case SP_OP_MUL: case SP_OP_SUB: case SP_OP_DIV: case SP_OP_NEG: case SP_OP_POW:
-        return 1;
-    case SP_OP_CONST:
-        return !is_leaf(E, e);
-    default:
+    const sp_node_t *nd = &E->nodes[e];
+    switch ((sp_op_t)nd->op) {
+    case SP_OP_ADD: case SP_OP_MUL:
+        return nd->nargs != 2;
+    case SP_OP_SUB: case SP_OP_POW: case SP_OP_NEG: case SP_OP_SYM: case SP_OP_CONST:
         return 0;
+    case SP_OP_DIV:
+        return E->nodes[E->argv[nd->args]].op == SP_OP_CONST &&
+               E->nodes[E->argv[nd->args + 1]].op == SP_OP_CONST;
+    default:
+        return 1;
     }
 }
 
-/* Text of e before its first argument (without the wrapping '(' when top is set). */
-static void print_open(sp_sbuf_t *b, const sp_ectx_t E, sp_expr_t e, int top)
+/* Precedence level of an infix node: 1 for + -, 2 for * /, 0 for anything else. */
+static int infix_level(const sp_ectx_t E, sp_expr_t e)
+{
+    if (is_call_form(E, e))
+        return 0;
+    switch ((sp_op_t)E->nodes[e].op) {
+    case SP_OP_ADD: case SP_OP_SUB: return 1;
+    case SP_OP_MUL: case SP_OP_DIV: return 2;
+    default: return 0;
+    }
+}
+
+/* Does child e need parentheses as the printed argument number pos of parent (0 = top)? */
+static int needs_paren(const sp_ectx_t E, sp_expr_t e, sp_expr_t parent, uint32_t pos)
+{
+    if (parent == SP_EXPR_NONE || is_call_form(E, parent) || is_call_form(E, e) || is_leaf(E, e))
+        return 0;
+    sp_op_t pop = (sp_op_t)E->nodes[parent].op, op = (sp_op_t)E->nodes[e].op;
+    if (op == SP_OP_CONST)
+        return 1; /* a negative or fractional literal inside an operator */
+    if (op == SP_OP_NEG || op == SP_OP_POW)
+        return pop == SP_OP_POW; /* -x^2 is -(x^2); x^2^3 does not read */
+    if (pop == SP_OP_POW || pop == SP_OP_NEG)
+        return 1;
+    int lp = infix_level(E, parent), lc = infix_level(E, e);
+    if (lc > lp)
+        return 0;
+    return lc < lp || pos != 0; /* same level: only the left operand goes bare */
+}
+
+/* The argument of e printed at position pos (ADD and MUL print a same-level argument first). */
+static sp_expr_t print_arg(const sp_ectx_t E, sp_expr_t e, uint32_t pos)
 {
     const sp_node_t *nd = &E->nodes[e];
-    int paren = print_wrapped(E, e) && !top;
+    if ((nd->op == SP_OP_ADD || nd->op == SP_OP_MUL) && nd->nargs == 2) {
+        sp_expr_t a = E->argv[nd->args], b = E->argv[nd->args + 1];
+        int l = infix_level(E, e);
+        if (infix_level(E, b) == l && infix_level(E, a) != l)
+            return pos == 0 ? b : a;
+    }
+    return E->argv[nd->args + pos];
+}
+
+/* Text of e before its first argument; paren: e is wrapped in parentheses. */
+static void print_open(sp_sbuf_t *b, const sp_ectx_t E, sp_expr_t e, int paren)
+{
+    const sp_node_t *nd = &E->nodes[e];
+    if (paren)
+        sp_sbuf_putc(b, '(');
     switch ((sp_op_t)nd->op) {
     case SP_OP_SYM:
         sp_sbuf_puts(b, E->names[nd->param]);
         break;
-    case SP_OP_CONST: {
-        char *s = fmpq_get_str(NULL, 10, E->consts + nd->param);
-        sp_sbuf_puts(b, paren ? "(" : "");
-        sp_sbuf_puts(b, s);
-        sp_sbuf_puts(b, paren ? ")" : "");
-        flint_free(s);
+    case SP_OP_CONST:
+        sp_sbuf_put_fmpq(b, E->consts + nd->param);
+        break;
+    case SP_OP_NEG: {
+        sp_expr_t a = E->argv[nd->args];
+        /* -(3) stays a NEG of 3; -3 would read back as the constant -3 */
+        sp_sbuf_puts(b, E->nodes[a].op == SP_OP_CONST && is_leaf(E, a) ? "-(" : "-");
         break;
     }
-    case SP_OP_NEG:
-        sp_sbuf_puts(b, paren ? "(-" : "-");
-        break;
     case SP_OP_CMP:
         sp_sbuf_printf(b, "%s(", sp_cmp_name((sp_cmp_t)nd->param));
         break;
     default:
-        if (print_wrapped(E, e))
-            sp_sbuf_puts(b, paren ? "(" : "");
-        else
+        if (is_call_form(E, e))
             sp_sbuf_printf(b, "%s(", sp_op_name((sp_op_t)nd->op));
         break;
     }
 }
 
-static const char *print_sep(sp_op_t op)
+static const char *print_sep(const sp_ectx_t E, sp_expr_t e)
 {
-    switch (op) {
+    if (is_call_form(E, e))
+        return ", ";
+    switch ((sp_op_t)E->nodes[e].op) {
     case SP_OP_ADD: return " + ";
     case SP_OP_MUL: return "*";
     case SP_OP_SUB: return " - ";
@@ -604,21 +665,24 @@ static const char *print_sep(sp_op_t op)
 }
 
 /* Text of e after its last argument. */
-static void print_close(sp_sbuf_t *b, const sp_ectx_t E, sp_expr_t e, int top)
+static void print_close(sp_sbuf_t *b, const sp_ectx_t E, sp_expr_t e, int paren)
 {
     const sp_node_t *nd = &E->nodes[e];
-    int paren = print_wrapped(E, e) && !top;
-    if (nd->op == SP_OP_SYM || nd->op == SP_OP_CONST)
-        return;
     if (nd->op == SP_OP_POW)
         sp_sbuf_printf(b, "^%lld", (long long)nd->param);
-    if (paren || !print_wrapped(E, e))
+    if (nd->op == SP_OP_NEG && E->nodes[E->argv[nd->args]].op == SP_OP_CONST &&
+        is_leaf(E, E->argv[nd->args]))
+        sp_sbuf_putc(b, ')');
+    if (nd->op != SP_OP_SYM && nd->op != SP_OP_CONST && is_call_form(E, e))
+        sp_sbuf_putc(b, ')');
+    if (paren)
         sp_sbuf_putc(b, ')');
 }
 
 typedef struct {
     sp_expr_t id;
-    uint32_t next; /* index of the next argument to print */
+    uint32_t next;  /* index of the next argument to print */
+    int paren;      /* the node is wrapped in parentheses */
 } print_frame_t;
 
 /*
@@ -640,20 +704,23 @@ char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen)
         sp_sbuf_puts(&out, "<out of memory>");
         return sp_sbuf_take(&out);
     }
-    print_open(&out, E, e, 1);
+    print_open(&out, E, e, 0);
     stack[sp].id = e;
+    stack[sp].paren = 0;
     stack[sp++].next = 0;
     while (sp > 0 && !out.truncated && !out.failed) {
         print_frame_t *f = &stack[sp - 1];
         const sp_node_t *nd = &E->nodes[f->id];
         if (f->next == nd->nargs) {
-            print_close(&out, E, f->id, sp == 1);
+            print_close(&out, E, f->id, f->paren);
             sp--;
             continue;
         }
         if (f->next > 0)
-            sp_sbuf_puts(&out, print_sep((sp_op_t)nd->op));
-        sp_expr_t a = E->argv[nd->args + f->next++];
+            sp_sbuf_puts(&out, print_sep(E, f->id));
+        uint32_t pos = f->next++;
+        sp_expr_t a = print_arg(E, f->id, pos);
+        int paren = needs_paren(E, a, f->id, pos);
         if (sp == cap) {
             print_frame_t *s2 = flint_realloc(stack, 2 * cap * sizeof(print_frame_t));
             if (s2 == NULL) {
@@ -665,8 +732,9 @@ char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen)
             stack = s2;
             cap *= 2;
         }
-        print_open(&out, E, a, 0);
+        print_open(&out, E, a, paren);
         stack[sp].id = a;
+        stack[sp].paren = paren;
         stack[sp++].next = 0;
     }
     flint_free(stack);
@@ -685,6 +753,7 @@ typedef struct {
     int failed;
     sp_expr_t *args; /* arguments of the calls being read, innermost last */
     size_t nargs, args_alloc;
+    int lit;         /* the last rd_unary read a bare number literal (-3 and 1/2 fold) */
 } rd_t;
 
 static void rd_error(rd_t *r, const char *fmt, ...)
@@ -711,29 +780,39 @@ static void rd_ws(rd_t *r)
 
 static sp_expr_t rd_expr(rd_t *r);
 
-/* Exact decimal: digits [. digits] [e[+-]digits] */
+/* Longest digit run a number may have: as long as the longest text sp_expr_print writes. */
+#define RD_MAX_DIGITS ((size_t)1 << 22)
+
+/* Exact decimal: digits [. digits] [e[+-]digits].  The digits are converted in one go (GMP's
+   conversion is subquadratic), so every constant the printer writes reads back. */
 static sp_expr_t rd_number(rd_t *r)
 {
-    size_t st = r->pos;
-    fmpz_t num, den;
-    fmpz_init(num);
-    fmpz_init_set_ui(den, 1);
-    while (isdigit((unsigned char)r->s[r->pos])) {
-        fmpz_mul_ui(num, num, 10);
-        fmpz_add_ui(num, num, (ulong)(r->s[r->pos] - '0'));
-        r->pos++;
-        if (r->pos - st > 4000)
-            break;
-    }
+    size_t st = r->pos, ni = 0, nf = 0;
+    while (isdigit((unsigned char)r->s[r->pos + ni]))
+        ni++;
+    r->pos += ni;
+    size_t fst = r->pos + 1;
     if (r->s[r->pos] == '.') {
         r->pos++;
-        while (isdigit((unsigned char)r->s[r->pos]) && r->pos - st < 4000) {
-            fmpz_mul_ui(num, num, 10);
-            fmpz_add_ui(num, num, (ulong)(r->s[r->pos] - '0'));
-            fmpz_mul_ui(den, den, 10);
-            r->pos++;
-        }
+        while (isdigit((unsigned char)r->s[r->pos + nf]))
+            nf++;
+        r->pos += nf;
     }
+    if (ni + nf > RD_MAX_DIGITS) {
+        rd_error(r, "number too long");
+        return SP_EXPR_NONE;
+    }
+    char *digits = flint_malloc(ni + nf + 1); /* ni >= 1: the caller saw a digit */
+    memcpy(digits, r->s + st, ni);
+    memcpy(digits + ni, r->s + fst, nf);
+    digits[ni + nf] = 0;
+    fmpz_t num, den;
+    fmpz_init(num);
+    fmpz_init(den);
+    fmpz_set_str(num, digits, 10);
+    flint_free(digits);
+    fmpz_set_ui(den, 10);
+    fmpz_pow_ui(den, den, nf);
     if (r->s[r->pos] == 'e' || r->s[r->pos] == 'E') {
         size_t save = r->pos;
         r->pos++;
@@ -941,9 +1020,25 @@ static sp_expr_t rd_unary(rd_t *r)
     if (r->s[r->pos] == '-') {
         r->pos++;
         e = rd_unary(r);
-        e = r->failed ? SP_EXPR_NONE : sp_expr_unary(r->E, SP_OP_NEG, e);
+        if (r->failed) {
+            e = SP_EXPR_NONE;
+        } else if (r->lit && e != SP_EXPR_NONE) {
+            /* -literal is the negative constant (how the printer writes one); -3^2 is not a
+               literal (rd_unary clears lit after ^), so it stays -(3^2) */
+            fmpq_t c;
+            fmpq_init(c);
+            fmpq_neg(c, sp_expr_const(r->E, e));
+            e = sp_expr_const_fmpq(r->E, c);
+            fmpq_clear(c);
+        } else {
+            e = sp_expr_unary(r->E, SP_OP_NEG, e);
+            r->lit = 0;
+        }
     } else {
+        rd_ws(r);
+        int lit = isdigit((unsigned char)r->s[r->pos]) != 0;
         e = rd_primary(r);
+        r->lit = lit && e != SP_EXPR_NONE && sp_expr_op(r->E, e) == SP_OP_CONST;
         rd_ws(r);
         if (!r->failed && r->s[r->pos] == '^') {
             r->pos++;
@@ -968,6 +1063,7 @@ static sp_expr_t rd_unary(rd_t *r)
                 }
             }
             e = sp_expr_pow(r->E, e, neg ? -k : k);
+            r->lit = 0;
         }
     }
     r->depth--;
@@ -977,6 +1073,7 @@ static sp_expr_t rd_unary(rd_t *r)
 static sp_expr_t rd_term(rd_t *r)
 {
     sp_expr_t e = rd_unary(r);
+    int elit = r->lit; /* e is a bare literal, nothing applied to it yet */
     for (;;) {
         rd_ws(r);
         char c = r->s[r->pos];
@@ -984,7 +1081,19 @@ static sp_expr_t rd_term(rd_t *r)
             return e;
         r->pos++;
         sp_expr_t f = rd_unary(r);
-        e = c == '*' ? sp_expr_mul(r->E, e, f) : sp_expr_div(r->E, e, f);
+        if (c == '/' && elit && r->lit && !r->failed && e != SP_EXPR_NONE && f != SP_EXPR_NONE &&
+            !fmpq_is_zero(sp_expr_const(r->E, f))) {
+            /* literal/literal is one rational constant (how the printer writes 1/2); a/0 and
+               anything else stay divisions */
+            fmpq_t q;
+            fmpq_init(q);
+            fmpq_div(q, sp_expr_const(r->E, e), sp_expr_const(r->E, f));
+            e = sp_expr_const_fmpq(r->E, q);
+            fmpq_clear(q);
+        } else {
+            e = c == '*' ? sp_expr_mul(r->E, e, f) : sp_expr_div(r->E, e, f);
+        }
+        elit = 0;
     }
 }
 
@@ -1004,7 +1113,7 @@ static sp_expr_t rd_expr(rd_t *r)
 
 sp_expr_t sp_expr_parse(sp_ectx_t E, const char *text, char *err, size_t errlen)
 {
-    rd_t r = {E, text, 0, 0, err, errlen, 0, NULL, 0, 0};
+    rd_t r = {E, text, 0, 0, err, errlen, 0, NULL, 0, 0, 0};
     if (err && errlen)
         err[0] = 0;
     sp_expr_t e = rd_expr(&r);

@@ -167,18 +167,30 @@ int sp_op_arity(sp_op_t op); /* -1 for n-ary */
 size_t sp_expr_cone(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots, uint32_t **out);
 
 /*
- * Print e in infix syntax that sp_expr_parse reads back.  At most maxlen characters are written
- * (then "..." ends the text); maxlen 0 means unlimited.  Returns a string the caller frees with
- * flint_free.  Iterative.
+ * The same, but the walk neither enters nor collects a node e below the roots with e < nskip and
+ * skip[e] != 0 (the roots are always collected).  With skip a cache of finished nodes, the cost
+ * is that of the unfinished part of the cone, so repeated queries over a growing DAG stay linear.
+ */
+size_t sp_expr_cone_skip(const sp_ectx_t E, const sp_expr_t *roots, size_t nroots,
+                         const uint32_t *skip, size_t nskip, uint32_t **out);
+
+/*
+ * Print e in infix syntax that sp_expr_parse reads back as the same node (unless the text was
+ * cut).  At most maxlen characters are written (then "..." ends the text); maxlen 0 means the
+ * default cap of 4 MiB.  Returns a string the caller frees with flint_free.  Iterative.
  */
 char *sp_expr_print(const sp_ectx_t E, sp_expr_t e, size_t maxlen);
 
 /*
- * Parse an expression in the print syntax: numbers (integers, a/b, decimals and 1e-5 read
- * exactly), identifiers (symbols, may contain . [ ] digits _), + - * / ^integer, parentheses,
- * and calls op(args) with the names of sp_op_name, plus lt le gt ge eq ne for comparisons.
- * Returns SP_EXPR_NONE on a syntax error and writes a message with the 0-based column to err
- * (errlen bytes) when err is not NULL.  Nesting depth is limited to 2000 (the reader recurses; 2000 levels fit the C stack under every sanitizer).
+ * Parse an expression in the print syntax: numbers (integers, decimals and 1e-5 read exactly),
+ * identifiers (symbols, may contain . [ ] digits _), + - * / ^integer, parentheses, and calls
+ * op(args) with the names of sp_op_name, plus lt le gt ge eq ne for comparisons.  A minus sign
+ * before a bare number literal and a quotient of two bare literals are read as one constant (-3,
+ * 1/2, -1/2; not -(3), 1/0 or -3^2), which is how sp_expr_print writes constants, so that
+ * parse(print(e)) is e.  + - and * / associate to the left.  Returns SP_EXPR_NONE on a syntax
+ * error and writes a message with the 0-based column to err (errlen bytes) when err is not NULL.
+ * Nesting depth is limited to 2000 (the reader recurses; 2000 levels fit the C stack under every
+ * sanitizer); the printer never nests deeper than the text that was read.
  */
 sp_expr_t sp_expr_parse(sp_ectx_t E, const char *text, char *err, size_t errlen);
 

@@ -104,13 +104,36 @@ static void nf_table_grow(sp_engine_t *S)
     S->nf_tsize = size;
 }
 
-/* Intern num/den, which must already be normalized; takes ownership of their contents. */
+/* The largest bit size of a numerator or denominator among p's coefficients. */
+static flint_bitcnt_t poly_coeff_bits(const sp_poly_t p)
+{
+    flint_bitcnt_t b = 0;
+    for (slong i = 0; i < p->len; i++) {
+        b = FLINT_MAX(b, fmpz_bits(fmpq_numref(p->c + i)));
+        b = FLINT_MAX(b, fmpz_bits(fmpq_denref(p->c + i)));
+    }
+    return b;
+}
+
+/* Is a coefficient of b bits within limits.max_coeff_bits? */
+static int coeff_bits_ok(const sp_engine_t *S, flint_bitcnt_t b)
+{
+    return S->lim.max_coeff_bits <= 0 || b <= (flint_bitcnt_t)S->lim.max_coeff_bits;
+}
+
+/* Intern num/den, which must already be normalized; takes ownership of their contents.  Every
+   normal form passes here, so the term and coefficient limits hold for all of them. */
 static sp_nfid_t intern_take(sp_engine_t *S, sp_poly_t num, sp_poly_t den)
 {
     if (S->lim.max_terms > 0 && (num->len > S->lim.max_terms || den->len > S->lim.max_terms)) {
         sp_poly_clear(num);
         sp_poly_clear(den);
         return fail(S, SP_WHY_LIMIT_TERMS);
+    }
+    if (!coeff_bits_ok(S, poly_coeff_bits(num)) || !coeff_bits_ok(S, poly_coeff_bits(den))) {
+        sp_poly_clear(num);
+        sp_poly_clear(den);
+        return fail(S, SP_WHY_LIMIT_COEFF);
     }
     uint64_t h = mixh(sp_poly_hash(num) * 7 + sp_poly_hash(den));
     if (S->nf_tsize) {
@@ -528,6 +551,12 @@ sp_nfid_t sp_nf_pow(sp_engine_t *S, sp_nfid_t a, slong k)
     }
     if (k > S->lim.max_degree)
         return fail(S, SP_WHY_LIMIT_DEGREE);
+    /* a coefficient of b > 1 bits to the k-th has at least k (b - 1) + 1 bits (for a single
+       term exactly what the power holds): refuse before GMP spends the time, since a tower
+       ((c^4)^3)^3... triples the size per level and one GMP power cannot be interrupted */
+    flint_bitcnt_t b = FLINT_MAX(poly_coeff_bits(S->nf[a].num), poly_coeff_bits(S->nf[a].den));
+    if (b > 1 && !coeff_bits_ok(S, (flint_bitcnt_t)k * (b - 1) + 1))
+        return fail(S, SP_WHY_LIMIT_COEFF);
     sp_poly_t n, d;
     sp_poly_init(n);
     sp_poly_init(d);
@@ -778,10 +807,36 @@ static uint32_t positive_part(sp_engine_t *S, uint32_t m, uint32_t *rest)
     return p;
 }
 
-sp_nfid_t sp_nf_log(sp_engine_t *S, sp_nfid_t a)
+/* A pending log(a) with its weight, for sp_nf_log's work list. */
+typedef struct {
+    sp_nfid_t a;
+    fmpq_t w;
+} log_item_t;
+
+typedef struct {
+    log_item_t *it;
+    slong n, alloc;
+} log_work_t;
+
+static void log_work_push(log_work_t *L, sp_nfid_t a, const fmpq_t w)
 {
-    if (a == SP_NF_FAIL)
-        return SP_NF_FAIL;
+    if (L->n == L->alloc) {
+        L->alloc = L->alloc ? 2 * L->alloc : 8;
+        L->it = flint_realloc(L->it, L->alloc * sizeof(log_item_t));
+    }
+    L->it[L->n].a = a;
+    fmpq_init(L->it[L->n].w);
+    fmpq_set(L->it[L->n].w, w);
+    L->n++;
+}
+
+/*
+ * log(a) except for the logs of the sqrt atoms a has as positive factors: those are pushed to L
+ * with weight w * e/2 (log(sqrt(u)^e) = (e/2) log(u)), so that nested sqrt atoms are unfolded
+ * by a loop, not by recursion.
+ */
+static sp_nfid_t log_step(sp_engine_t *S, sp_nfid_t a, const fmpq_t w, log_work_t *L)
+{
     const sp_nf_struct *x = &S->nf[a];
     if (sp_poly_is_zero(x->num))
         return fail(S, SP_WHY_UNDEFINED);
@@ -803,26 +858,29 @@ sp_nfid_t sp_nf_log(sp_engine_t *S, sp_nfid_t a)
         r = sp_nf_add(S, r, atom(S, SP_VAR_LOG, &cn, 1));
     }
     /* log of each positive atom power */
-    const sp_vpow_t *f = sp_mono_factors(&S->M, pg);
     uint32_t nf = sp_mono_nfactors(&S->M, pg);
     sp_vpow_t *copy = flint_malloc((nf ? nf : 1) * sizeof(sp_vpow_t));
     if (nf)
-        memcpy(copy, f, nf * sizeof(sp_vpow_t));
+        memcpy(copy, sp_mono_factors(&S->M, pg), nf * sizeof(sp_vpow_t));
+    fmpq_t e;
+    fmpq_init(e);
     for (uint32_t i = 0; i < nf && r != SP_NF_FAIL; i++) {
         const sp_var_t *v = &S->var[copy[i].var];
         sp_nfid_t arg = sp_var_arg(S, copy[i].var, 0);
-        fmpq_t e;
-        fmpq_init(e);
-        /* log(exp(t)^e) = e*t ; log(sqrt(u)^e) = (e/2) log(u) */
+        /* log(exp(t)^e) = e*t ; log(sqrt(u)^e) = (e/2) log(u), later */
         if (v->kind == SP_VAR_EXP) {
             fmpq_set_si(e, copy[i].exp, 1);
             r = sp_nf_add(S, r, sp_nf_scalar(S, arg, e));
         } else {
             fmpq_set_si(e, copy[i].exp, 2);
-            r = sp_nf_add(S, r, sp_nf_scalar(S, sp_nf_log(S, arg), e));
+            fmpq_mul(e, e, w);
+            if (!coeff_bits_ok(S, FLINT_MAX(fmpz_bits(fmpq_numref(e)), fmpz_bits(fmpq_denref(e)))))
+                r = fail(S, SP_WHY_LIMIT_COEFF);
+            else
+                log_work_push(L, arg, e);
         }
-        fmpq_clear(e);
     }
+    fmpq_clear(e);
     flint_free(copy);
     if (r == SP_NF_FAIL) {
         fmpq_clear(c);
@@ -857,6 +915,33 @@ sp_nfid_t sp_nf_log(sp_engine_t *S, sp_nfid_t a)
     }
     u = make_take(S, n, d);
     return sp_nf_add(S, r, atom(S, SP_VAR_LOG, &u, 1));
+}
+
+sp_nfid_t sp_nf_log(sp_engine_t *S, sp_nfid_t a)
+{
+    if (a == SP_NF_FAIL)
+        return SP_NF_FAIL;
+    /* log(a) = sum of w_i * log_step(a_i) over the work list; its length is the sqrt nesting
+       depth, which the input controls, so no recursion */
+    log_work_t L = {NULL, 0, 0};
+    fmpq_t one;
+    fmpq_init(one);
+    fmpq_one(one);
+    log_work_push(&L, a, one);
+    fmpq_clear(one);
+    sp_nfid_t r = sp_nf_si(S, 0);
+    for (slong steps = 0; L.n > 0; steps++) {
+        log_item_t it = L.it[--L.n]; /* moved out: the push below may reallocate */
+        if (r != SP_NF_FAIL && (steps & 1023) == 1023 && sp_engine_time_up(S))
+            r = SP_NF_FAIL;
+        if (r != SP_NF_FAIL) {
+            sp_nfid_t t = log_step(S, it.a, it.w, &L);
+            r = sp_nf_add(S, r, sp_nf_scalar(S, t, it.w));
+        }
+        fmpq_clear(it.w);
+    }
+    flint_free(L.it);
+    return r;
 }
 
 sp_nfid_t sp_nf_sqrt(sp_engine_t *S, sp_nfid_t a)
@@ -1245,8 +1330,11 @@ sp_nfid_t sp_nf_of_expr(sp_engine_t *S, sp_expr_t root)
         memset(S->cache + S->cache_alloc, 0, (a - S->cache_alloc) * sizeof(uint32_t));
         S->cache_alloc = a;
     }
+    /* with the cache, only the part of the cone not computed yet (callers such as
+       sp_fingerprint_nf ask for every atom node of a chain in turn) */
     uint32_t *cone;
-    size_t n = sp_expr_cone(S->E, &root, 1, &cone);
+    size_t n = use_cache ? sp_expr_cone_skip(S->E, &root, 1, S->cache, S->cache_alloc, &cone)
+                         : sp_expr_cone(S->E, &root, 1, &cone);
     if (cone == NULL)
         return fail(S, SP_WHY_LIMIT_NODES);
     sp_nfid_t *val = use_cache ? NULL : flint_malloc(n * sizeof(sp_nfid_t));
@@ -1506,9 +1594,7 @@ static void print_poly(const sp_engine_t *S, const sp_poly_struct *p, sp_sbuf_t 
         fmpq_abs(ac, c);
         int first = 1;
         if (!fmpq_is_one(ac) || m == 0) {
-            char *s = fmpq_get_str(NULL, 10, ac);
-            sp_sbuf_puts(b, s);
-            flint_free(s);
+            sp_sbuf_put_fmpq(b, ac);
             first = 0;
         }
         fmpq_clear(ac);

@@ -54,6 +54,26 @@ static void append(sp_sbuf_t *b, const char *s, size_t n)
 
 void sp_sbuf_putc(sp_sbuf_t *b, char c) { append(b, &c, 1); }
 
+void sp_sbuf_put_fmpq(sp_sbuf_t *b, const fmpq_t q)
+{
+    if (b->truncated || b->failed)
+        return;
+    /* sizeinbase may exceed the true digit count by one: only cut what surely does not fit */
+    size_t digits = fmpz_sizeinbase(fmpq_numref(q), 10) + fmpz_sizeinbase(fmpq_denref(q), 10);
+    if (b->cap && b->len + digits > b->cap + 3) {
+        b->len = b->len < b->cap ? b->len : b->cap;
+        b->truncated = 1;
+        if (!reserve(b, 3))
+            return;
+        memcpy(b->s + b->len, "...", 4);
+        b->len += 3;
+        return;
+    }
+    char *s = fmpq_get_str(NULL, 10, q);
+    sp_sbuf_puts(b, s);
+    flint_free(s);
+}
+
 void sp_sbuf_puts(sp_sbuf_t *b, const char *s) { append(b, s, strlen(s)); }
 
 void sp_sbuf_printf(sp_sbuf_t *b, const char *fmt, ...)

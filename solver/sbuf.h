@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flint/fmpq.h>
+
 /*
  * A NUL-terminated string being built.  When cap > 0, the text stops at cap characters and "..."
  * is appended once (truncated = 1).  On allocation failure the buffer keeps what it had and sets
@@ -25,6 +27,10 @@ void sp_sbuf_printf(sp_sbuf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* The decimal text of q ("-7", "1/3").  A number longer than the room left under cap is not
+   converted at all (a huge constant would cost time and memory the cap is there to bound): the
+   text is cut there. */
+void sp_sbuf_put_fmpq(sp_sbuf_t *b, const fmpq_t q);
 char *sp_sbuf_take(sp_sbuf_t *b);
 
 /* Copies of strings in memory from flint_malloc (free with flint_free); never NULL (FLINT aborts

@@ -15,7 +15,8 @@
 static const char *const why_names[] = {
     "none",          "limit max_terms", "limit max_degree",        "limit max_splits",
     "limit max_ms",  "limit max_nodes", "no certified counterexample found",
-    "case split with nonlinear conditions and no witness found", "expression undefined"};
+    "case split with nonlinear conditions and no witness found", "expression undefined",
+    "limit max_coeff_bits"};
 
 const char *sp_why_name(sp_why_t why)
 {
@@ -29,6 +30,7 @@ void sp_limits_default(sp_limits_t *lim)
     lim->max_splits = 4096;
     lim->max_ms = 0;
     lim->max_nodes = 0;
+    lim->max_coeff_bits = 65536;
     lim->cex_tries = 200;
     lim->probabilistic = 0;
 }
@@ -171,7 +173,7 @@ static int wit_certify(sp_engine_t *S, wit_t *w, sp_result_t *res)
 {
     char *va = NULL, *vb = NULL;
     int exact = 0;
-    if (!sp_eval_certify_differ(S->E, w->a, w->b, w->vals, &va, &vb, &exact))
+    if (!sp_eval_certify_differ_by(S->E, w->a, w->b, w->vals, S->deadline_ns, &va, &vb, &exact))
         return 0;
     if (res) {
         sp_result_clear(res);
@@ -206,7 +208,9 @@ static int wit_search(sp_engine_t *S, wit_t *w, slong tries, const sp_env_t *env
     fmpq_init(r);
     int found = 0;
     for (slong t = 0; t < tries && !found; t++) {
-        if ((t & 15) == 0 && sp_engine_time_up(S))
+        /* every try: one evaluation of a deep expression can take longer than max_ms (the
+           evaluators watch the deadline too) */
+        if (sp_engine_time_up(S))
             break;
         for (slong i = 0; i < w->nsyms; i++) {
             slong s = S->E->nodes[w->syms[i]].param;

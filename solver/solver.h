@@ -29,7 +29,8 @@ typedef enum {
     SP_WHY_LIMIT_NODES,    /* the expression store reached limits.max_nodes or memory ran out */
     SP_WHY_NO_WITNESS,     /* the normal forms differ but no certified counterexample was found */
     SP_WHY_NONLINEAR_CASE, /* a case split's conditions are nonlinear and no witness was found */
-    SP_WHY_UNDEFINED       /* no point was found where both sides are defined */
+    SP_WHY_UNDEFINED,      /* no point was found where both sides are defined */
+    SP_WHY_LIMIT_COEFF     /* a coefficient of a normal form exceeded limits.max_coeff_bits */
 } sp_why_t;
 
 const char *sp_why_name(sp_why_t why);
@@ -40,6 +41,10 @@ typedef struct {
     slong max_splits;  /* case-split branches per query; default 4096 */
     slong max_ms;      /* wall-clock per query in milliseconds; 0 = none; default 0 */
     slong max_nodes;   /* expression nodes; 0 = none */
+    slong max_coeff_bits; /* bits of the numerator or denominator of any rational coefficient
+                             of a normal form (and of the weights log builds); default 65536;
+                             0 = none.  Towers of small powers of constants otherwise grow
+                             without bound (one GMP power is not interruptible) */
     slong cex_tries;   /* random points tried per witness search; default 200 */
     slong probabilistic; /* 0: exact only (default).  k > 0: when a limit stops the exact proof
                             of a query without piecewise operators, answer EQUAL if fingerprints

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -376,6 +377,166 @@ static void test_solver_limits_give_unknown(void **state)
     sp_engine_free(S);
 }
 
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ((c^4)^-3)^-3... with `levels` powers of -3: the coefficient's size triples per level. */
+static sp_expr_t constant_tower(sp_ectx_struct *E, int levels)
+{
+    sp_expr_t t = sp_expr_pow(E, sp_expr_const_si(E, -1, 4), 4);
+    for (int i = 0; i < levels; i++)
+        t = sp_expr_pow(E, t, -3);
+    return t;
+}
+
+/* Fuzz find fuzz/regress/pairs/nf-constant-power-tower.txt: coefficients had no size limit. */
+static void test_solver_regress_constant_tower_limit(void **state)
+{
+    (void)state;
+    sp_limits_t lim;
+    sp_limits_default(&lim);
+    lim.max_ms = 200;
+    sp_engine_t *S = sp_engine_new(&lim, 7);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    sp_expr_t x = sp_expr_sym(E, "x0"), t = constant_tower(E, 16);
+    sp_expr_t a = sp_expr_mul(E, x, t);
+    sp_expr_t b = sp_expr_sub(E, sp_expr_add(E, sp_expr_mul(E, t, x), x), x);
+    sp_result_t r;
+    sp_result_init(&r);
+    double t0 = wall_ms();
+    assert_int_equal(sp_equiv(S, a, b, &r), SP_UNKNOWN);
+    assert_int_equal(r.why, SP_WHY_LIMIT_COEFF);
+    assert_string_equal(sp_why_name(r.why), "limit max_coeff_bits");
+    assert_true(wall_ms() - t0 < 10000); /* was ~2 s and 600 MB; 19 levels ~15 GB */
+    assert_null(sp_engine_print_nf(S, t, 300));
+    /* a few levels stay within the default and are proved */
+    sp_expr_t s = constant_tower(E, 3);
+    assert_int_equal(sp_equiv(S, sp_expr_mul(E, x, s),
+                              sp_expr_sub(E, sp_expr_add(E, sp_expr_mul(E, s, x), x), x), &r),
+                     SP_EQUAL);
+    sp_result_clear(&r);
+    sp_engine_free(S);
+    /* the limit is an option: a smaller one stops earlier, with the same answer */
+    lim.max_coeff_bits = 64;
+    S = sp_engine_new(&lim, 7);
+    E = sp_engine_exprs(S);
+    x = sp_expr_sym(E, "x0");
+    s = constant_tower(E, 3);
+    assert_int_equal(sp_equiv(S, sp_expr_mul(E, x, s),
+                              sp_expr_sub(E, sp_expr_add(E, sp_expr_mul(E, s, x), x), x), &r),
+                     SP_UNKNOWN);
+    assert_int_equal(r.why, SP_WHY_LIMIT_COEFF);
+    sp_result_clear(&r);
+    sp_engine_free(S);
+}
+
+/* Fuzz find fuzz/regress/deep.txt line 1: log over nested sqrt recursed once per level. */
+static void test_solver_regress_log_of_deep_sqrt(void **state)
+{
+    fx_t *f = *state;
+    expect_equal(f, P(f, "log(sqrt(sqrt(x)))"), P(f, "log(x)/4"));
+    expect_equal(f, P(f, "log(sqrt(exp(y)*sqrt(x)^3))"), P(f, "y/2 + 3*log(x)/4"));
+    expect_different(f, P(f, "log(sqrt(sqrt(x)))"), P(f, "log(x)/2"));
+    /* 200000 levels (the recursion overflowed an 8 MB stack): the normal form stops cleanly
+       when the weight 2^-k passes max_coeff_bits; with the limit off it is built in full */
+    sp_expr_t x = sp_expr_sym(f->E, "x"), e = x;
+    for (int i = 0; i < 200000; i++)
+        e = sp_expr_unary(f->E, SP_OP_SQRT, e);
+    assert_null(sp_engine_print_nf(f->S, sp_expr_unary(f->E, SP_OP_LOG, e), 100));
+    sp_limits_t lim;
+    sp_limits_default(&lim);
+    lim.max_coeff_bits = 0;
+    sp_engine_t *S = sp_engine_new(&lim, 5);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    x = sp_expr_sym(E, "x");
+    e = x;
+    for (int i = 0; i < 100000; i++)
+        e = sp_expr_unary(E, SP_OP_SQRT, e);
+    char *s = sp_engine_print_nf(S, sp_expr_unary(E, SP_OP_LOG, e), 0); /* 2^-100000 log(x) */
+    assert_non_null(s);
+    assert_true(strstr(s, "log(x)") != NULL);
+    flint_free(s);
+    sp_engine_free(S);
+}
+
+/* Fuzz find fuzz/regress/deep.txt line 2: max_ms was checked every 16 witness tries only, and
+   one exact evaluation of a deep product chain takes seconds. */
+static void test_solver_regress_deadline_inside_evaluation(void **state)
+{
+    (void)state;
+    sp_limits_t lim;
+    sp_limits_default(&lim);
+    lim.max_ms = 300;
+    sp_engine_t *S = sp_engine_new(&lim, 3);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    sp_expr_t x = sp_expr_sym(E, "x0"), c = x;
+    for (int i = 0; i < 300000; i++)
+        c = sp_expr_mul(E, c, x);
+    sp_result_t r;
+    sp_result_init(&r);
+    double t0 = wall_ms();
+    assert_int_equal(sp_equiv(S, c, sp_expr_sub(E, sp_expr_add(E, c, x), x), &r), SP_UNKNOWN);
+    double dt = wall_ms() - t0;
+    if (dt > 5000)
+        print_error("query took %.0f ms with max_ms 300\n", dt);
+    assert_true(dt < 5000); /* was 17.8 s (49 s on a loaded machine) */
+    sp_result_clear(&r);
+    sp_engine_free(S);
+}
+
+/* Fuzz find fuzz/regress/deep.txt line 3: fingerprints rebuilt a cone per atom node. */
+static void test_solver_regress_fingerprint_linear(void **state)
+{
+    fx_t *f = *state;
+    sp_expr_t x = sp_expr_sym(f->E, "x"), e = x;
+    for (int i = 0; i < 16000; i++)
+        e = sp_expr_unary(f->E, SP_OP_SQRT, e);
+    double t0 = wall_ms();
+    expect_equal(f, e, sp_expr_sub(f->E, sp_expr_add(f->E, e, x), x));
+    assert_true(wall_ms() - t0 < 5000); /* was 14.6 s, quadratic */
+}
+
+/* Fuzz finds fuzz/regress/expr_parse/roundtrip-*: the printed text reads back as the same node. */
+static void test_solver_print_parse_round_trip(void **state)
+{
+    fx_t *f = *state;
+    static const char *const texts[] = {
+        "0.5*x", "add(a, b, c)", "mul(a, b, c)/d", "-3", "-(3)", "-1/2", "1/2", "div(1, 2)",
+        "1/0", "2/-3", "-3^2", "(-3)^2", "--x", "-x^2", "(-x)^2", "x - -3", "a*(b/c)",
+        "a/(b*c)", "a - (b + c)", "x + y + x + x", "exp(x + exp(y))", "max(a, -b, 3/4)",
+        "where(gt(x, 0), -x, 1/3)", "123456789012345678901234567890e40"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        sp_expr_t e = P(f, texts[i]);
+        char *s = sp_expr_print(f->E, e, 0);
+        sp_expr_t e2 = P(f, s);
+        if (e2 != e)
+            print_error("'%s' printed as '%s' reads back as another node\n", texts[i], s);
+        assert_true(e2 == e);
+        flint_free(s);
+    }
+    /* 1500 minus signs and a 3000-link left chain fit the reader's nesting limit of 2000, and
+       so does their printed form */
+    char *t = malloc(8000);
+    memset(t, '-', 1500);
+    strcpy(t + 1500, "x");
+    sp_expr_t e = P(f, t);
+    char *s = sp_expr_print(f->E, e, 0);
+    assert_true(P(f, s) == e);
+    flint_free(s);
+    strcpy(t, "x+y");
+    for (int i = 0; i < 3000; i++)
+        strcat(t + 3 + 2 * i, "+x");
+    e = P(f, t);
+    s = sp_expr_print(f->E, e, 0);
+    assert_true(P(f, s) == e);
+    flint_free(s);
+    free(t);
+}
+
 /* Property: random polynomial identities built by expansion are EQUAL; perturbed ones are not. */
 static void test_solver_random_polynomial_identities(void **state)
 {
@@ -443,6 +604,11 @@ int main(void)
         cmocka_unit_test(test_solver_probabilistic_mode),
         cmocka_unit_test(test_solver_limits_give_unknown),
         cmocka_unit_test(test_solver_random_polynomial_identities),
+        cmocka_unit_test(test_solver_regress_constant_tower_limit),
+        cmocka_unit_test_setup_teardown(test_solver_regress_log_of_deep_sqrt, setup, teardown),
+        cmocka_unit_test(test_solver_regress_deadline_inside_evaluation),
+        cmocka_unit_test_setup_teardown(test_solver_regress_fingerprint_linear, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_print_parse_round_trip, setup, teardown),
     };
     return cmocka_run_group_tests_name("solver", tests, NULL, NULL);
 }
