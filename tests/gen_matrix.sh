@@ -3,7 +3,8 @@
 #   - every parallelism alone and combined, and every harmless --variant, must verify EQUIVALENT
 #     (exit 0);
 #   - every planted bug (--bug NAME) must be NOT EQUIVALENT (exit 1) with the first failing plan
-#     line the one its '# expect: NOT EQUIVALENT at line N' header announces;
+#     line the one its '# expect: NOT EQUIVALENT at line N' header announces, or, for a bug that
+#     makes the plan ill-formed, exit 2 with exactly the diagnostic its '# expect:' announces;
 #   - the generated corpus files (tests/plans/ok/llama3_*.sp, tests/plans/bugs/llama3_*.sp) must
 #     be what the generator writes now (run with --update to rewrite them).
 # usage: tests/gen_matrix.sh [SHARDPROOF] [--update]     (default build/release/shardproof)
@@ -55,6 +56,9 @@ equiv=(
     "--pp 2 --grad-accum 2"
     "--tp 2 --pp 2 --layers 4 --partition 1,3"
     "--pp 2 --layers 4 --variant unbalanced_partition"
+    "--dp 2 --nm 2 --loss-mask --label-smoothing 0.1"
+    "--dp 2 --tp 2 --pp 2 --nm 2 --tied --loss-mask"
+    "--tp 2 --sp --freeze wout,wq"
     "--dp 2 --variant single_rank_collective"
 )
 for cfg in "${equiv[@]}"; do
@@ -100,6 +104,14 @@ bugs=(
     "fanout_extra_copy|$big"
     "loss_mean_per_microbatch|$big"
     "loss_mean_per_microbatch|--dp 2"
+    "loss_mean_per_microbatch|--dp 2 --nm 2 --loss-mask"
+    "loss_mean_per_microbatch|$big --loss-mask --label-smoothing 0.1 --tied"
+    "tp_allreduce_dropped|--tp 2"
+    "tp_allreduce_dropped|--dp 2 --tp 2 --sp --pp 2"
+    "rope_grad_swapped|$big"
+    "rope_grad_swapped|--dp 2"
+    "frozen_input_grad_not_reduced|--tp 2 --freeze wout"
+    "frozen_input_grad_not_reduced|$spbig --freeze wout"
 )
 for entry in "${bugs[@]}"; do
     b=${entry%%|*}
@@ -107,13 +119,24 @@ for entry in "${bugs[@]}"; do
     args="--layers 2 $cfg --bug $b"
     t0=$(now)
     # shellcheck disable=SC2086
-    if ! "$bin" gen llama3 $args >"$tmp/bug.sp" 2>"$tmp/err"; then
+    if ! "$bin" gen llama3 $args -o "$tmp/bug.sp" 2>"$tmp/err"; then
         bad "gen llama3 $args: $(head -1 "$tmp/err")"
         continue
     fi
-    line=$(grep -m1 '^# expect: NOT EQUIVALENT at line ' "$tmp/bug.sp" | sed 's/.* line //')
-    "$bin" check "$tmp/bug.sp" --no-progress >"$tmp/out" 2>&1
+    expect=$(grep -m1 '^# expect: ' "$tmp/bug.sp" | sed 's/^# expect: //')
+    (cd "$tmp" && "$bin" check bug.sp --no-progress) >"$tmp/out" 2>"$tmp/err"
     rc=$?
+    if [[ "$expect" == *": error: "* ]]; then
+        # a bug that makes the plan ill-formed: exit 2 with exactly the announced diagnostic
+        if [ $rc = 2 ] && [ "$(head -1 "$tmp/err")" = "$expect" ]; then
+            pass=$((pass + 1))
+            printf 'ok   %-24s %-32s error %-11s %6ss\n' "$b" "$cfg" "${expect#bug.sp:}" "$(elapsed "$t0")"
+        else
+            bad "$b ($cfg): exit $rc (expected 2), first diagnostic '$(head -1 "$tmp/err")' (expected '$expect')"
+        fi
+        continue
+    fi
+    line=${expect#NOT EQUIVALENT at line }
     got=$(grep -m1 '^  plan line:' "$tmp/out" | sed 's/.*bug\.sp:\([0-9]*\):.*/\1/')
     if [ $rc = 1 ] && [ -n "$line" ] && [ "$got" = "$line" ]; then
         pass=$((pass + 1))
@@ -139,6 +162,10 @@ corpus=(
     "bugs/llama3_sp_norm_grad_not_reduced.sp|--tp 2 --sp --bug sp_norm_grad_not_reduced"
     "bugs/llama3_fanout_extra_copy.sp|--tp 2 --bug fanout_extra_copy"
     "bugs/llama3_loss_mean_per_microbatch.sp|--dp 2 --nm 2 --bug loss_mean_per_microbatch"
+    "bugs/llama3_tp_allreduce_dropped.sp|--tp 2 --bug tp_allreduce_dropped"
+    "bugs/llama3_rope_grad_swapped.sp|--tp 2 --bug rope_grad_swapped"
+    "bugs/llama3_frozen_input_grad_not_reduced.sp|--tp 2 --freeze wout --bug frozen_input_grad_not_reduced"
+    "bugs/llama3_loss_mean_masked.sp|--dp 2 --nm 2 --loss-mask --bug loss_mean_per_microbatch"
     "bugs/llama3_variant_unbalanced_partition.sp|--pp 2 --layers 4 --variant unbalanced_partition"
     "bugs/llama3_variant_single_rank_collective.sp|--dp 2 --variant single_rank_collective"
     "bugs/llama3_variant_zero2_allreduce.sp|--dp 2 --tp 2 --optim adam --zero 2 --variant zero2_allreduce"
@@ -147,15 +174,16 @@ for entry in "${corpus[@]}"; do
     f=$root/tests/plans/${entry%%|*}
     args="--layers 2 ${entry#*|}"
     # shellcheck disable=SC2086
-    if ! "$bin" gen llama3 $args >"$tmp/gen.sp" 2>"$tmp/err"; then
+    gf=$tmp/$(basename "$f") # the same name: an expected diagnostic names the file
+    if ! "$bin" gen llama3 $args -o "$gf" 2>"$tmp/err"; then
         bad "gen llama3 $args: $(head -1 "$tmp/err")"
         continue
     fi
     if [ $update = 1 ]; then
-        cp "$tmp/gen.sp" "$f"
+        cp "$gf" "$f"
         echo "wrote ${f#"$root"/}"
         pass=$((pass + 1))
-    elif cmp -s "$tmp/gen.sp" "$f"; then
+    elif cmp -s "$gf" "$f"; then
         pass=$((pass + 1))
     else
         bad "${f#"$root"/} is not what 'shardproof gen llama3 $args' writes (tests/gen_matrix.sh --update)"

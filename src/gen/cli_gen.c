@@ -56,12 +56,20 @@ int sp_gen_main(int argc, char **argv)
             o.sp = 1;
             continue;
         }
+        if (strcmp(a, "--loss-mask") == 0) {
+            o.loss_mask = 1;
+            continue;
+        }
+        if (strcmp(a, "--tied") == 0) {
+            o.tied = 1;
+            continue;
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             gen_usage(stdout);
             return 0;
         }
         const char *known[] = {"--preset", "--dp",   "--tp",   "--pp",      "--nm", "--layers",
-                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip", "--vpp", "--grad-accum", "--partition", "--schedule",
+                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip", "--vpp", "--grad-accum", "--partition", "--schedule", "--label-smoothing", "--freeze",
                                "-o",       NULL};
         int k;
         for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
@@ -105,6 +113,10 @@ int sp_gen_main(int argc, char **argv)
             o.partition = v;
         else if (strcmp(a, "--schedule") == 0)
             o.schedule = v;
+        else if (strcmp(a, "--label-smoothing") == 0)
+            o.label_smoothing = v;
+        else if (strcmp(a, "--freeze") == 0)
+            o.freeze = v;
         else if (strcmp(a, "--clip") == 0)
             o.clip = v;
         else if (strcmp(a, "--zero") == 0) {
@@ -125,6 +137,10 @@ int sp_gen_main(int argc, char **argv)
             printf("%-26s %s%s%s%s\n", l[i].name, l[i].what, l[i].needs[0] ? " (needs " : "",
                    l[i].needs, l[i].needs[0] ? ")" : "");
         return 0;
+    }
+    if (outpath && strcmp(outpath, "-") != 0) {
+        const char *base = strrchr(outpath, '/');
+        o.file = base ? base + 1 : outpath;
     }
     sp_sbuf_t b;
     sp_sbuf_init(&b);

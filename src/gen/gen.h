@@ -22,9 +22,14 @@ typedef struct {
     int grad_accum;        /* gradient-accumulation steps: sets nm (0: not given) */
     const char *partition; /* layers per chunk, "1,3" (NULL: as even as possible) */
     const char *schedule;  /* "gpipe" (NULL: gpipe) */
+    int loss_mask;               /* a loss mask input (mean over the unmasked tokens) */
+    const char *label_smoothing; /* a number literal in [0, 1), NULL for none */
+    int tied;                    /* tied embeddings: the LM head is emb transposed */
+    const char *freeze;          /* frozen parameters, "wout,wq" (NULL: none) */
     int zero;          /* ZeRO stage 0..3 over dp (needs dp > 1 and adam when > 0) */
     const char *clip;  /* grad-norm clipping threshold as a number literal, NULL for none */
     const char *bug;
+    const char *file;    /* the output's name in an expected diagnostic (NULL: "<stdin>") */
     const char *variant; /* a harmless variant (sp_gen_llama3_variants), NULL for none */
 } sp_gen_opts_t;
 

@@ -102,8 +102,22 @@ const sp_gen_bug_t sp_gen_llama3_bugs[] = {
      ""},
     {"loss_mean_per_microbatch",
      "each micro-batch's (rank's) loss and logits gradient are the mean over its own tokens, and "
-     "nothing divides by the number of micro-batches and ranks: scaled by dp * nm",
+     "nothing divides by the number of micro-batches and ranks: scaled by dp * nm; with "
+     "--loss-mask, the mean over its own unmasked tokens divided by dp * nm (a mean of means, "
+     "wrong for uneven masks)",
      "--dp >= 2 or --nm >= 2"},
+    {"tp_allreduce_dropped",
+     "the attention block's row-parallel all-reduce (reduce-scatter with --sp) dropped entirely: "
+     "its result is never defined, a clear error at its first use",
+     "--tp >= 2, --nm 1"},
+    {"rope_grad_swapped",
+     "the fused RoPE backward (q and k heads concatenated) hands k's slice of the result to q and "
+     "q's to k",
+     ""},
+    {"frozen_input_grad_not_reduced",
+     "the LM head is frozen and its column-parallel input gradient grad.hf is not all-reduced "
+     "(reduce-scattered with --sp) over tp",
+     "--tp >= 2, --freeze wout"},
     {NULL, NULL, NULL},
 };
 
@@ -142,6 +156,13 @@ typedef struct {
     int vpp, nch;     /* virtual pipeline stages per stage; chunks pp * vpp */
     int chunk_lo[MAX_CHUNKS + 1]; /* first layer of each chunk; chunk_lo[nch] = L */
     int zero;         /* ZeRO stage 0..3 (over dp) */
+    int mask;         /* a loss mask input: the loss is the mean over the unmasked tokens */
+    const char *ls;   /* label smoothing (text), NULL for none */
+    int tied;         /* the LM head is the transposed token embedding */
+    char frozen[16][8]; /* frozen parameters (model inputs, not trained) */
+    int nfrozen;
+    const char *bug_needle; /* an error bug: the diagnostic points at this text's last char */
+    int bug_col;
     const char *clip; /* grad-norm clipping threshold (text), NULL for none */
     int bwd;          /* emitting a backward pass (names of ZeRO-3 gathered parameters) */
     int mute;         /* > 0: lines are not written (names are still computed) */
@@ -172,6 +193,14 @@ static int variant_is(const gen_t *g, const char *name)
     return g->variant && strcmp(g->variant, name) == 0;
 }
 
+static int is_frozen(const gen_t *g, const char *name)
+{
+    for (int i = 0; i < g->nfrozen; i++)
+        if (strcmp(g->frozen[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 /* ---- parameters ------------------------------------------------------------------------------ */
 
 /* A trained parameter: its name, the plan's accumulated gradient, its dims, the dim sharded over
@@ -195,6 +224,8 @@ static const param_t layer_params[] = {
 static const param_t emb_param = {"emb", "gemb", {"V", "H"}, 2, 0, 0};
 static const param_t wnf_param = {"wnf", "gwnf", {"H", NULL}, 1, -1, 1};
 static const param_t wout_param = {"wout", "gwout", {"H", "V"}, 2, 1, 0};
+/* tied embeddings: the embedding's gradient with the LM head's contribution */
+static const param_t emb_tied_param = {"emb", "gembt", {"V", "H"}, 2, 0, 0};
 
 static const param_t *param_find(const char *name)
 {
@@ -295,8 +326,12 @@ static void stmt_line(gen_t *g, const char *lhs, const char *cut, const char *la
         n += (size_t)snprintf(buf + n, sizeof buf - n, "   # %s", note);
     if (n >= sizeof buf)
         gfail(g, "internal error: generated line too long");
-    if (is_bug && !g->bug_line && !g->mute) /* the first in plan order is the one reported */
+    if (is_bug && !g->bug_line && !g->mute) { /* the first in plan order is the one reported */
         g->bug_line = g->line;
+        const char *at = g->bug_needle ? strstr(buf, g->bug_needle) : NULL;
+        if (at)
+            g->bug_col = 2 * g->ind + (int)(at - buf) + (int)strlen(g->bug_needle);
+    }
     put_line(g, buf);
 }
 
@@ -375,7 +410,10 @@ static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
         const param_t *p = param_find(name + 2);
         if (!p)
             return NULL;
-        const char *sfx = g->zero == 3 ? (g->bwd ? "b" : "f") : "";
+        const char *sfx = g->zero != 3 || is_frozen(g, p->name) ? ""
+                          : g->bwd == 2                        ? "h"
+                          : g->bwd                             ? "b"
+                                                               : "f";
         if (param_is_layer(p))
             snprintf(tmp, n, "%s%s[%s]", p->name, sfx, g->il);
         else
@@ -470,6 +508,18 @@ static gst_t *grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *
                      const char *expr, const char *cut, const char *lay)
 {
     static gst_t dummy;
+    if (kind == K_SUM) {
+        /* a frozen parameter has no gradient */
+        const param_t *ps[] = {&layer_params[0], &layer_params[1], &layer_params[2],
+                               &layer_params[3], &layer_params[4], &layer_params[5],
+                               &layer_params[6], &layer_params[7], &layer_params[8],
+                               &emb_param,       &wnf_param,       &wout_param};
+        size_t kl = strcspn(full, "[");
+        for (int i = 0; i < 12; i++)
+            if (is_frozen(g, ps[i]->name) && strlen(ps[i]->grad) == kl &&
+                strncmp(full, ps[i]->grad, kl) == 0)
+                return &dummy;
+    }
     if (G->nst == GMAX) {
         gfail(g, "internal error: group too large");
         return &dummy;
@@ -571,6 +621,8 @@ static void zero3_gather(gen_t *g, const param_t *const *ps, int n, int bwd)
     char name[64], tmp[64], src[64];
     for (int i = 0; i < n; i++) {
         const param_t *p = ps[i];
+        if (is_frozen(g, p->name))
+            continue;
         snprintf(name, sizeof name, "P_%s", p->name);
         const char *dst = macro(g, name, tmp, sizeof tmp);
         if (param_is_layer(p))
@@ -720,6 +772,9 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
             s->bug = 1;
             s->note = g->sp ? "BUG: reduce-scatter replaced by the local chunk"
                             : "BUG: all-reduce replaced by the identity";
+        } else if (bug_is(g, "tp_allreduce_dropped")) {
+            /* no statement: a[l] is never defined; the residual add below reads it */
+            G.nst = 0;
         } else if (bug_is(g, "tp_allgather_instead")) {
             s = grp_st(g, &G, K_VAL, "a", "a[$l]",
                        "all_gather(slice($ao, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp)), 1, tp)",
@@ -735,7 +790,11 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     grp_init(&G);
     grp_in(g, &G, "x", "x[$l]");
     grp_in(g, &G, "a", "a[$l]");
-    grp_st(g, &G, K_VAL, "r", "r[$l]", "$x + $a", "r[$l]", g->LX);
+    s = grp_st(g, &G, K_VAL, "r", "r[$l]", "$x + $a", "r[$l]", g->LX);
+    if (bug_is(g, "tp_allreduce_dropped")) {
+        s->bug = 1;
+        s->note = "BUG: a[l] was never computed (its all-reduce is missing)";
+    }
     grp_emit(g, &G);
 
     /* MLP block */
@@ -928,12 +987,27 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     grp_in(g, &G, "gqr", "gqr[$l]");
     grp_in(g, &G, "gkr", "gkr[$l]");
     grp_in(g, &G, "gvh", "gvh[$l]");
-    grp_st(g, &G, K_VAL, "gq", "gq[$l]",
-           "reshape(transpose(rope_grad($gqr, cos, sin), 1, 2), [$LB, S, $QDl])", "grad.q[$l]",
-           g->LQ);
-    grp_st(g, &G, K_VAL, "gk", "gk[$l]",
-           "reshape(transpose(rope_grad($gkr, cos, sin), 1, 2), [$LB, S, $KDl])", "grad.k[$l]",
-           g->LK);
+    if (bug_is(g, "rope_grad_swapped")) {
+        /* a fused RoPE backward over [q heads, k heads] whose result is split the wrong way round:
+           q gets the slice starting where k's heads would be if k came first, and k q's first heads */
+        grp_st(g, &G, K_VAL, "gqk", "gqk[$l]", "rope_grad(concat($gqr, $gkr, dim = 1), cos, sin)",
+               NULL, NULL);
+        s = grp_st(g, &G, K_VAL, "gq", "gq[$l]",
+                   "reshape(transpose(slice($gqk, 1, $NKVl, $NKVl + $NHl), 1, 2), [$LB, S, $QDl])",
+                   "grad.q[$l]", g->LQ);
+        s->bug = 1;
+        s->note = "BUG: q and k slices of the fused RoPE backward swapped";
+        grp_st(g, &G, K_VAL, "gk", "gk[$l]",
+               "reshape(transpose(slice($gqk, 1, 0, $NKVl), 1, 2), [$LB, S, $KDl])", "grad.k[$l]",
+               g->LK);
+    } else {
+        grp_st(g, &G, K_VAL, "gq", "gq[$l]",
+               "reshape(transpose(rope_grad($gqr, cos, sin), 1, 2), [$LB, S, $QDl])", "grad.q[$l]",
+               g->LQ);
+        grp_st(g, &G, K_VAL, "gk", "gk[$l]",
+               "reshape(transpose(rope_grad($gkr, cos, sin), 1, 2), [$LB, S, $KDl])", "grad.k[$l]",
+               g->LK);
+    }
     grp_st(g, &G, K_VAL, "gv", "gv[$l]", "reshape(transpose($gvh, 1, 2), [$LB, S, $KDl])",
            "grad.v[$l]", g->LK);
     grp_emit(g, &G);
@@ -1004,8 +1078,10 @@ static void head(gen_t *g)
     int tp = g->tpx;
 
     set_layer(g, "", "");
-    const param_t *hp[] = {&wnf_param, &wout_param};
-    zero3_gather(g, hp, 2, 0);
+    const param_t *hp[] = {&wnf_param, g->tied ? &emb_param : &wout_param};
+    zero3_gather(g, hp, 2, 2);
+    /* the LM head's weight [H, V]: wout, or the transposed embedding */
+    const char *W = g->tied ? "transpose($P_emb, 0, 1)" : "$P_wout";
     grp_init(&G);
     snprintf(e, sizeof e, "x[%d]", g->L);
     grp_in(g, &G, "x", e);
@@ -1032,14 +1108,24 @@ static void head(gen_t *g)
     }
     grp_init(&G);
     grp_in(g, &G, "hf", "hf");
-    grp_st(g, &G, K_VAL, "lg", "lg", "matmul($hf, $P_wout)", "logits", g->LV);
+    snprintf(e, sizeof e, "matmul($hf, %s)", W);
+    grp_st(g, &G, K_VAL, "lg", "lg", e, "logits", g->LV);
     grp_emit(g, &G);
 
     /* vocab-parallel cross-entropy: the max, the sum of exponentials, the target logit and the
-       target mass (1 for one-hot targets) are all-reduced over tp */
+       target mass (1 for one-hot targets) are all-reduced over tp; with label smoothing also the
+       sum of the logits.  Per token, with lse = log(se) + mx:
+         nll = lse * ts - tl,  smoothed (1 - e) * nll + e * lse - e/V * sx;
+       the loss is the sum over tokens (times the mask) over the global token count B*S or the
+       global number of unmasked tokens ntok. */
+    if (g->mask && !bug_is(g, "loss_mean_per_microbatch"))
+        linef(g, "ntok = %s      # unmasked tokens of the global batch",
+              g->dp > 1 ? "all_reduce(sum(mask), sum, dp)" : "sum(mask)");
     grp_init(&G);
     grp_in(g, &G, "lg", "lg");
     grp_in(g, &G, "tgt", "tgt");
+    if (g->mask)
+        grp_in(g, &G, "mask", "mask");
     grp_st(g, &G, K_VAL, "mx", "mx",
            tp ? "all_reduce(amax($lg, dim = -1), max, tp)" : "amax($lg, dim = -1)", NULL, NULL);
     grp_st(g, &G, K_VAL, "ex", "ex", "exp($lg - unsqueeze($mx, -1))", NULL, NULL);
@@ -1050,22 +1136,70 @@ static void head(gen_t *g)
     grp_st(g, &G, K_VAL, "tl", "tl",
            tp ? "all_reduce(sum($lg * $tgt, dim = -1), sum, tp)" : "sum($lg * $tgt, dim = -1)",
            NULL, NULL);
-    if (bug_is(g, "loss_mean_per_microbatch")) {
-        /* the mean over the micro-batch's own tokens */
-        snprintf(e, sizeof e, "sum((log($se) + $mx) * $ts - $tl) / ((%s)*S)", g->lb);
-        s = grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
-        s->bug = 1;
-        s->note = "BUG: mean over the micro-batch's tokens";
-        snprintf(e, sizeof e, "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / ((%s)*S)",
-                 g->lb);
-        grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+    if (g->ls)
+        grp_st(g, &G, K_VAL, "sx", "sx",
+               tp ? "all_reduce(sum($lg, dim = -1), sum, tp)" : "sum($lg, dim = -1)", NULL, NULL);
+    char nll[256], W2[128], w1[128];
+    if (g->ls) {
+        snprintf(nll, sizeof nll,
+                 "((1 - %s) * ((log($se) + $mx) * $ts - $tl) + %s * (log($se) + $mx) - %s/V * $sx)",
+                 g->ls, g->ls, g->ls);
+        snprintf(W2, sizeof W2, "unsqueeze((1 - %s) * $ts + %s, -1)", g->ls, g->ls);
+        snprintf(w1, sizeof w1, "((1 - %s) * $tgt + %s/V)", g->ls, g->ls);
     } else {
-        s = grp_st(g, &G, K_SUM, "lp", "lp", "sum((log($se) + $mx) * $ts - $tl) / (B*S)", "loss",
-                   g->LLOSS);
-        s->note = "mean over all B*S tokens";
-        grp_st(g, &G, K_VAL, "glg", "glg",
-               "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)", "grad.logits",
-               g->LV);
+        snprintf(nll, sizeof nll, "((log($se) + $mx) * $ts - $tl)");
+        snprintf(W2, sizeof W2, "unsqueeze($ts, -1)");
+        snprintf(w1, sizeof w1, "$tgt");
+    }
+    int per_mb = bug_is(g, "loss_mean_per_microbatch");
+    if (!g->mask && !g->ls) {
+        /* the plain form (kept as the corpus files have it) */
+        if (per_mb) {
+            snprintf(e, sizeof e, "sum((log($se) + $mx) * $ts - $tl) / ((%s)*S)", g->lb);
+            s = grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
+            s->bug = 1;
+            s->note = "BUG: mean over the micro-batch's tokens";
+            snprintf(e, sizeof e,
+                     "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / ((%s)*S)", g->lb);
+            grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+        } else {
+            s = grp_st(g, &G, K_SUM, "lp", "lp", "sum((log($se) + $mx) * $ts - $tl) / (B*S)",
+                       "loss", g->LLOSS);
+            s->note = "mean over all B*S tokens";
+            grp_st(g, &G, K_VAL, "glg", "glg",
+                   "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)",
+                   "grad.logits", g->LV);
+        }
+    } else {
+        char num[320], cnt[64], cp[128];
+        snprintf(num, sizeof num, g->mask ? "sum($mask * %s)" : "sum(%s)", nll);
+        if (per_mb) {
+            /* each micro-batch's (rank's) mean over its own unmasked tokens, averaged */
+            int k = g->dp * g->nm;
+            if (g->mask) {
+                snprintf(cnt, sizeof cnt, "sum($mask) * %d", k);
+                snprintf(cp, sizeof cp, "unsqueeze($mask, -1) / (sum($mask) * %d)", k);
+            } else {
+                snprintf(cnt, sizeof cnt, "(%s)*S", g->lb);
+                snprintf(cp, sizeof cp, "1 / ((%s)*S)", g->lb);
+            }
+        } else if (g->mask) {
+            snprintf(cnt, sizeof cnt, "ntok");
+            snprintf(cp, sizeof cp, "unsqueeze($mask, -1) / ntok");
+        } else {
+            snprintf(cnt, sizeof cnt, "(B*S)");
+            snprintf(cp, sizeof cp, "1 / (B*S)");
+        }
+        snprintf(e, sizeof e, "%s / (%s)", num, cnt);
+        s = grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
+        if (per_mb) {
+            s->bug = 1;
+            s->note = "BUG: mean over the micro-batch's own tokens";
+        } else {
+            s->note = g->mask ? "mean over the global unmasked tokens" : "mean over all B*S tokens";
+        }
+        snprintf(e, sizeof e, "($ex / unsqueeze($se, -1) * %s - %s) * %s", W2, w1, cp);
+        grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
     }
     grp_emit(g, &G);
 
@@ -1079,17 +1213,33 @@ static void head(gen_t *g)
         s->bug = 1;
         s->note = "BUG: reduced before the last micro-batch's contribution";
     }
-    grp_st(g, &G, K_SUM, "gwout", "gwout", "matmul_grad_b($hf, $P_wout, $glg)", NULL, NULL);
+    if (g->tied)
+        grp_st(g, &G, K_SUM, "gembh", "gembh",
+               "transpose(matmul_grad_b($hf, transpose($P_emb, 0, 1), $glg), 0, 1)", NULL, NULL);
+    else
+        grp_st(g, &G, K_SUM, "gwout", "gwout", "matmul_grad_b($hf, $P_wout, $glg)", NULL, NULL);
     grp_st(g, &G, K_VAL, tp ? "ghfp" : "ghf", tp ? "ghfp" : "ghf",
-           "matmul($glg, transpose($P_wout, 0, 1))", "grad.hf", tp ? g->LFP : g->LX);
+           g->tied ? "matmul($glg, $P_emb)" : "matmul($glg, transpose($P_wout, 0, 1))", "grad.hf",
+           tp ? g->LFP : g->LX);
     grp_emit(g, &G);
     if (tp) {
         grp_init(&G);
         grp_in(g, &G, "ghfp", "ghfp");
-        reduce_tp(g, "$ghfp", e, sizeof e);
-        grp_st(g, &G, K_VAL, "ghf", "ghf", e, "grad.hf", g->LX);
+        if (bug_is(g, "frozen_input_grad_not_reduced")) {
+            if (g->sp)
+                s = grp_st(g, &G, K_VAL, "ghf", "ghf",
+                           "slice($ghfp, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", "grad.hf", g->LX);
+            else
+                s = grp_st(g, &G, K_VAL, "ghf", "ghf", "$ghfp", "grad.hf", g->LX);
+            s->bug = 1;
+            s->note = "BUG: the frozen head's input gradient is not reduced over tp";
+        } else {
+            reduce_tp(g, "$ghfp", e, sizeof e);
+            grp_st(g, &G, K_VAL, "ghf", "ghf", e, "grad.hf", g->LX);
+        }
         grp_emit(g, &G);
     }
+
     grp_init(&G);
     snprintf(e, sizeof e, "x[%d]", g->L);
     grp_in(g, &G, "x", e);
@@ -1143,6 +1293,13 @@ static void embed_bwd(gen_t *g)
                  : "embedding_grad($tok, $P_emb, $gx)",
            NULL, NULL);
     grp_emit(g, &G);
+    if (g->tied) {
+        if (g->pp > 1)
+            linef(g, "gembt = gemb + recv(pp = %d)   # plus the LM head's part (tied embedding)",
+                  g->pp - 1);
+        else
+            linef(g, "gembt = gemb + gembh   # plus the LM head's part (tied embedding)");
+    }
 }
 
 /* receive the activation x[lo] (forward) or the gradient grad.x[hi] (backward) */
@@ -1324,6 +1481,8 @@ static void params_out(gen_t *g, int lo, int hi, const param_t *const *others)
         /* with --clip the update phase only recomputes the names of the reduced gradients */
         int mute = g->clip && phase == 2;
         for (int i = 0; i < NLP; i++) {
+            if (is_frozen(g, layer_params[i].name))
+                continue;
             g->mute += mute;
             param_reduce(g, &layer_params[i], idx, src, sizeof src);
             g->mute -= mute;
@@ -1333,6 +1492,8 @@ static void params_out(gen_t *g, int lo, int hi, const param_t *const *others)
         if (loop)
             close_block(g);
         for (int i = 0; others[i]; i++) {
+            if (is_frozen(g, others[i]->name))
+                continue;
             g->mute += mute;
             param_reduce(g, others[i], "", src, sizeof src);
             g->mute -= mute;
@@ -1411,13 +1572,17 @@ static void stage_params(gen_t *g, int k)
         if (c + g->pp >= g->nch) { /* the stage's last chunk */
             if (k == g->pp - 1) {
                 others[n++] = &wnf_param;
-                others[n++] = &wout_param;
+                if (!g->tied)
+                    others[n++] = &wout_param;
             }
             if (k == 0)
-                others[n++] = &emb_param;
+                others[n++] = g->tied ? &emb_tied_param : &emb_param;
         }
         params_out(g, chunk_lo(g, c), chunk_lo(g, c + 1), n ? others : none);
     }
+    /* the stage's last block: after every activation gradient it sends to stage 0 */
+    if (g->tied && g->pp > 1 && k == g->pp - 1)
+        linef(g, "send(gembh, pp = 0)   # the tied embedding's head gradient to the first stage");
 }
 
 static void loss_out(gen_t *g)
@@ -1447,28 +1612,39 @@ static void plan_body(gen_t *g)
     linef(g, "tgt : [%s, S, %s]", g->BD, V);
     linef(g, "cos : [S, HD/2]");
     linef(g, "sin : [S, HD/2]");
-    char lay[64], lay2[64];
-    param_lay(g, &emb_param, g->zero == 3, lay, sizeof lay);
+    if (g->mask)
+        linef(g, "mask : [%s, S]", g->BD);
+    /* parameters (ZeRO-3: sharded over dp; frozen ones never) */
+#define ZSH(p, z) ((z) && !is_frozen(g, (p)->name))
+    char lay[64];
+    param_lay(g, &emb_param, ZSH(&emb_param, g->zero == 3), lay, sizeof lay);
     linef(g, "emb : %s", lay);
     open_block(g, "for l in 0..%d", g->L);
     for (int i = 0; i < NLP; i++) {
-        param_lay(g, &layer_params[i], g->zero == 3, lay, sizeof lay);
+        param_lay(g, &layer_params[i], ZSH(&layer_params[i], g->zero == 3), lay, sizeof lay);
         linef(g, "%s[l] : %s", layer_params[i].name, lay);
     }
     close_block(g);
-    param_lay(g, &wnf_param, g->zero == 3, lay, sizeof lay);
-    param_lay(g, &wout_param, g->zero == 3, lay2, sizeof lay2);
+    param_lay(g, &wnf_param, ZSH(&wnf_param, g->zero == 3), lay, sizeof lay);
     linef(g, "wnf : %s", lay);
-    linef(g, "wout : %s", lay2);
+    if (!g->tied) {
+        param_lay(g, &wout_param, ZSH(&wout_param, g->zero == 3), lay, sizeof lay);
+        linef(g, "wout : %s", lay);
+    }
+#undef ZSH
     if (g->adam) {
         /* optimizer state: sharded over dp under ZeRO */
         const param_t *ps[] = {&emb_param, &wnf_param, &wout_param};
         for (int i = 0; i < 3; i++) {
+            if (is_frozen(g, ps[i]->name) || (g->tied && ps[i] == &wout_param))
+                continue;
             param_lay(g, ps[i], g->zero >= 1, lay, sizeof lay);
             linef(g, "adam.m.%s : %s; adam.v.%s : %s", ps[i]->name, lay, ps[i]->name, lay);
         }
         open_block(g, "for l in 0..%d", g->L);
         for (int i = 0; i < NLP; i++) {
+            if (is_frozen(g, layer_params[i].name))
+                continue;
             param_lay(g, &layer_params[i], g->zero >= 1, lay, sizeof lay);
             linef(g, "adam.m.%s[l] : %s; adam.v.%s[l] : %s", layer_params[i].name, lay,
                   layer_params[i].name, lay);
@@ -1497,7 +1673,7 @@ static void plan_body(gen_t *g)
             head(g);
             loss_out(g);
             stage_bwd_layers(g, c);
-            if (c == 0) {
+            if (c == 0 && !is_frozen(g, "emb")) {
                 linef(g, "# ---- embedding backward");
                 embed_bwd(g);
             }
@@ -1516,7 +1692,7 @@ static void plan_body(gen_t *g)
             linef(g, "# ==== chunk %d (stage %d, virtual stage %d): backward", c, k, c / P);
         recv_group(g, 0, chunk_lo(g, c + 1), chunk_stage(g, c + 1));
         stage_bwd_layers(g, c);
-        if (c == 0) {
+        if (c == 0 && !is_frozen(g, "emb")) {
             linef(g, "# ---- embedding backward");
             embed_bwd(g);
         }
@@ -1538,18 +1714,26 @@ static void model_text(gen_t *g)
     linef(g, "input cos : [S, HD/2]                   # RoPE tables: one symbol per position, "
              "frequency");
     linef(g, "input sin : [S, HD/2]");
-    linef(g, "param emb : [V, H]                      # token embedding");
-    linef(g, "param wn1[%d] : [H]", L);
-    linef(g, "param wq[%d] : [H, QD]", L);
-    linef(g, "param wk[%d] : [H, KD]", L);
-    linef(g, "param wv[%d] : [H, KD]", L);
-    linef(g, "param wo[%d] : [QD, H]", L);
-    linef(g, "param wn2[%d] : [H]", L);
-    linef(g, "param wg[%d] : [H, F]", L);
-    linef(g, "param wu[%d] : [H, F]", L);
-    linef(g, "param wd[%d] : [F, H]", L);
-    linef(g, "param wnf : [H]");
-    linef(g, "param wout : [H, V]                     # LM head (untied)");
+    if (g->mask)
+        linef(g, "input mask : [B, S]                     # loss mask: 1 counts the token, 0 not");
+    /* frozen parameters are inputs: not trained */
+#define KIND(nm) (is_frozen(g, nm) ? "input" : "param")
+    linef(g, "%s emb : [V, H]                      # token embedding%s", KIND("emb"),
+          g->tied ? ", also the LM head (tied)" : "");
+    linef(g, "%s wn1[%d] : [H]", KIND("wn1"), L);
+    linef(g, "%s wq[%d] : [H, QD]", KIND("wq"), L);
+    linef(g, "%s wk[%d] : [H, KD]", KIND("wk"), L);
+    linef(g, "%s wv[%d] : [H, KD]", KIND("wv"), L);
+    linef(g, "%s wo[%d] : [QD, H]", KIND("wo"), L);
+    linef(g, "%s wn2[%d] : [H]", KIND("wn2"), L);
+    linef(g, "%s wg[%d] : [H, F]", KIND("wg"), L);
+    linef(g, "%s wu[%d] : [H, F]", KIND("wu"), L);
+    linef(g, "%s wd[%d] : [F, H]", KIND("wd"), L);
+    linef(g, "%s wnf : [H]", KIND("wnf"));
+    if (!g->tied)
+        linef(g, "%s wout : [H, V]                     # LM head (untied)%s", KIND("wout"),
+              is_frozen(g, "wout") ? ", frozen" : "");
+#undef KIND
     put_line(g, "");
     linef(g, "x[0] = embedding(tok, emb)");
     open_block(g, "for l in 0..%d", L);
@@ -1574,8 +1758,14 @@ static void model_text(gen_t *g)
     linef(g, "x[l+1] = r[l] + d[l]");
     close_block(g);
     linef(g, "hf = rmsnorm(x[%d], wnf, eps = " EPS ")", L);
-    linef(g, "logits = matmul(hf, wout)");
-    linef(g, "loss = cross_entropy(logits, tgt)       # mean over the B*S tokens");
+    linef(g, "logits = matmul(hf, %s)", g->tied ? "transpose(emb, 0, 1)" : "wout");
+    char ls[64] = "";
+    if (g->ls)
+        snprintf(ls, sizeof ls, ", label_smoothing = %s", g->ls);
+    if (g->mask)
+        linef(g, "loss = cross_entropy(logits, tgt, mask%s)   # mean over the unmasked tokens", ls);
+    else
+        linef(g, "loss = cross_entropy(logits, tgt%s)       # mean over the B*S tokens", ls);
     linef(g, "output loss");
     char clip[64] = "";
     if (g->clip)
@@ -1756,6 +1946,43 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             return -1;
         }
     }
+    g->mask = o->loss_mask;
+    g->tied = o->tied;
+    g->ls = o->label_smoothing;
+    if (g->ls) {
+        const char *c = g->ls;
+        int ok = strlen(c) < 32 && c[0] == '0' && (c[1] == 0 || c[1] == '.');
+        for (c++; *c && ok; c++)
+            ok = (*c >= '0' && *c <= '9') || *c == '.';
+        if (!ok) {
+            snprintf(err, errlen, "--label-smoothing expects a decimal number in [0, 1) like 0.1, "
+                     "got '%s'", g->ls);
+            return -1;
+        }
+    }
+    g->nfrozen = 0;
+    if (o->freeze) {
+        const char *q = o->freeze;
+        while (*q) {
+            size_t k = strcspn(q, ",");
+            char nm[16];
+            snprintf(nm, sizeof nm, "%.*s", (int)(k < 15 ? k : 15), q);
+            const param_t *p = k < 15 ? param_find(nm) : NULL;
+            if (!p || g->nfrozen == 16 || (g->tied && !strcmp(nm, "wout"))) {
+                snprintf(err, errlen, "--freeze expects parameter names (emb wn1 wq wk wv wo wn2 "
+                         "wg wu wd wnf wout; no wout with --tied), got '%s'", o->freeze);
+                return -1;
+            }
+            if (g->tied && !strcmp(nm, "emb")) {
+                snprintf(err, errlen, "--freeze emb with --tied is not generated");
+                return -1;
+            }
+            snprintf(g->frozen[g->nfrozen++], sizeof g->frozen[0], "%s", nm);
+            q += k;
+            if (*q)
+                q++;
+        }
+    }
     g->variant = o->variant;
     if (o->variant && o->bug) {
         snprintf(err, errlen, "--bug and --variant cannot be combined");
@@ -1799,8 +2026,14 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                   !strcmp(b, "attn_scale_one_rank")) &&
                  g->tp < 2 && g->dp < 2)
             need = "--tp >= 2 or --dp >= 2";
-        else if (!strcmp(b, "grad_early") && (g->nm < 2 || g->zero))
-            need = "--nm >= 2 (without --zero)";
+        else if (!strcmp(b, "grad_early") &&
+                 (g->nm < 2 || g->zero || g->tied || is_frozen(g, "wout")))
+            need = "--nm >= 2 (without --zero, --tied or a frozen wout)";
+        else if (!strcmp(b, "tp_allreduce_dropped") && (g->tp < 2 || g->nm > 1))
+            need = "--tp >= 2 and --nm 1";
+        else if (!strcmp(b, "frozen_input_grad_not_reduced") &&
+                 (g->tp < 2 || !is_frozen(g, "wout")))
+            need = "--tp >= 2 and --freeze wout";
         else if (!strcmp(b, "sp_norm_grad_not_reduced") && (!g->sp || g->zero))
             need = "--sp (without --zero)";
         else if (!strcmp(b, "loss_mean_per_microbatch") && g->dp < 2 && g->nm < 2)
@@ -1809,6 +2042,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             snprintf(err, errlen, "bug '%s' needs %s", b, need);
             return -1;
         }
+        if (!strcmp(b, "tp_allreduce_dropped"))
+            g->bug_needle = "a[";
     }
     return 0;
 }
@@ -1841,7 +2076,10 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
 {
     if (o->bug) {
         linef(g, "# llama3 --bug %s: %s", o->bug, g->bug_desc);
-        if (with_expect)
+        if (with_expect && g->bug_needle)
+            linef(g, "# expect: %s:@@BUGLINE@@:@@BUGCOL@@: error: unknown name 'a[%d]'",
+                  o->file ? o->file : "<stdin>", chunk_lo(g, 0));
+        else if (with_expect)
             linef(g, "# expect: NOT EQUIVALENT at line @@BUGLINE@@");
     } else if (o->variant) {
         for (int i = 0; sp_gen_llama3_variants[i].name; i++)
@@ -1875,6 +2113,14 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --batch %d", g->batch);
     if (g->adam)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --optim adam");
+    if (g->mask)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --loss-mask");
+    if (g->ls)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --label-smoothing %s", g->ls);
+    if (g->tied)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --tied");
+    if (o->freeze)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --freeze %s", o->freeze);
     if (g->zero)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --zero %d", g->zero);
     if (g->clip)
@@ -1976,7 +2222,12 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
     if (rc == 0) {
         const char *h = hb.s ? hb.s : "";
         const char *ph = strstr(h, "@@BUGLINE@@");
-        if (ph) {
+        const char *pc = strstr(h, "@@BUGCOL@@");
+        if (ph && pc) {
+            sp_sbuf_printf(out, "%.*s%d%.*s%d%s", (int)(ph - h), h, g.bug_line,
+                           (int)(pc - ph - strlen("@@BUGLINE@@")), ph + strlen("@@BUGLINE@@"),
+                           g.bug_col, pc + strlen("@@BUGCOL@@"));
+        } else if (ph) {
             sp_sbuf_printf(out, "%.*s%d%s", (int)(ph - h), h, g.bug_line,
                            ph + strlen("@@BUGLINE@@"));
         } else {
