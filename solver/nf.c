@@ -1042,6 +1042,72 @@ int sp_nf_env_sign(sp_engine_t *S, sp_nfid_t d)
     return 2;
 }
 
+/*
+ * d = k*a + c with a an indicator atom (pos or iszero: its value is 0 or 1) and k, c
+ * constants: the indicator's variable and k, c.  Then d is c where a = 0 and k + c where a = 1,
+ * so pos(d) and iszero(d) are exact affine functions of a, with no case split: a plan that
+ * writes where(gt(h, 0), g, 0) meets the model's relu' = pos(h) as iszero(pos(h)) = 1 - pos(h).
+ */
+static int indicator_affine(sp_engine_t *S, sp_nfid_t d, uint32_t *var, fmpq_t k, fmpq_t c)
+{
+    const sp_nf_struct *x = &S->nf[d];
+    if (!sp_poly_is_one(x->den))
+        return 0;
+    const sp_poly_struct *p = x->num;
+    int found = 0;
+    fmpq_zero(c);
+    for (slong i = 0; i < p->len; i++) {
+        uint32_t m = p->m[i];
+        if (m == 0) {
+            fmpq_set(c, p->c + i);
+            continue;
+        }
+        if (found || sp_mono_nfactors(&S->M, m) != 1)
+            return 0;
+        const sp_vpow_t *f = sp_mono_factors(&S->M, m);
+        uint8_t kind = S->var[f->var].kind;
+        if (f->exp < 1 || (kind != SP_VAR_POS && kind != SP_VAR_ZERO))
+            return 0; /* a^e = a for e >= 1; a^-1 is undefined where a = 0 */
+        *var = f->var;
+        fmpq_set(k, p->c + i);
+        found = 1;
+    }
+    return found;
+}
+
+/* [v0 holds] * (1 - a) + [v1 holds] * a, where `holds` is sign test `want` (1: > 0, 0: == 0) */
+static sp_nfid_t indicator_test(sp_engine_t *S, uint32_t var, const fmpq_t k, const fmpq_t c,
+                                int want)
+{
+    fmpq_t v1;
+    fmpq_init(v1);
+    fmpq_add(v1, k, c);
+    int t0 = want ? fmpq_sgn(c) > 0 : fmpq_is_zero(c);
+    int t1 = want ? fmpq_sgn(v1) > 0 : fmpq_is_zero(v1);
+    fmpq_clear(v1);
+    sp_nfid_t a = nf_var_pow(S, var, 1);
+    if (t0 && t1)
+        return sp_nf_si(S, 1);
+    if (t1)
+        return a;
+    if (t0)
+        return sp_nf_sub(S, sp_nf_si(S, 1), a);
+    return sp_nf_si(S, 0);
+}
+
+/* pos(d) or iszero(d) by indicator_test when d is affine in one indicator, else SP_NF_FAIL */
+static sp_nfid_t indicator_rule(sp_engine_t *S, sp_nfid_t d, int want)
+{
+    uint32_t var;
+    fmpq_t k, c;
+    fmpq_init(k);
+    fmpq_init(c);
+    sp_nfid_t r = indicator_affine(S, d, &var, k, c) ? indicator_test(S, var, k, c, want) : SP_NF_FAIL;
+    fmpq_clear(k);
+    fmpq_clear(c);
+    return r;
+}
+
 sp_nfid_t sp_nf_pos(sp_engine_t *S, sp_nfid_t d)
 {
     if (d == SP_NF_FAIL)
@@ -1049,6 +1115,9 @@ sp_nfid_t sp_nf_pos(sp_engine_t *S, sp_nfid_t d)
     int s = sp_nf_env_sign(S, d);
     if (s != 2)
         return sp_nf_si(S, s > 0);
+    sp_nfid_t ind = indicator_rule(S, d, 1);
+    if (ind != SP_NF_FAIL)
+        return ind;
     int flip;
     sp_nfid_t n = sp_nf_normalize_sign(S, d, &flip);
     if (n == SP_NF_FAIL)
@@ -1067,6 +1136,9 @@ sp_nfid_t sp_nf_zero(sp_engine_t *S, sp_nfid_t d)
     int s = sp_nf_env_sign(S, d);
     if (s != 2)
         return sp_nf_si(S, s == 0);
+    sp_nfid_t ind = indicator_rule(S, d, 0);
+    if (ind != SP_NF_FAIL)
+        return ind;
     int flip;
     sp_nfid_t n = sp_nf_normalize_sign(S, d, &flip);
     if (n == SP_NF_FAIL)

@@ -193,6 +193,30 @@ static void test_solver_piecewise_identities(void **state)
     expect_different(f, P(f, "where(ge(x, y), y, x)"), P(f, "min(x, y) + 1/2"));
 }
 
+/* conditions on indicators are affine in the indicator: no case split (relu backward written as
+   where(gt(h, 0), g, 0) against the model's g * [h > 0], twelve units: 3^12 splits otherwise) */
+static void test_solver_indicator_conditions(void **state)
+{
+    fx_t *f = *state;
+    char lhs[2048], rhs[2048];
+    size_t kl = 0, kr = 0;
+    for (int i = 0; i < 12; i++) {
+        kl += (size_t)snprintf(lhs + kl, sizeof lhs - kl, "%swhere(gt(h%d*w%d + b, 0), g%d, 0)",
+                               i ? " + " : "", i, i, i);
+        kr += (size_t)snprintf(rhs + kr, sizeof rhs - kr, "%sg%d*gt(h%d*w%d + b, 0)", i ? " + " : "",
+                               i, i, i);
+    }
+    expect_equal(f, P(f, lhs), P(f, rhs));
+    expect_equal(f, P(f, "gt(gt(x, 0), 0)"), P(f, "gt(x, 0)"));
+    expect_equal(f, P(f, "eq(gt(x, 0), 0)"), P(f, "1 - gt(x, 0)"));
+    expect_equal(f, P(f, "eq(2*eq(x, 0) - 2, 0)"), P(f, "eq(x, 0)"));
+    expect_equal(f, P(f, "gt(3 - 2*gt(x, y), 2)"), P(f, "le(x, y)"));
+    expect_equal(f, P(f, "gt(gt(x, 0) + 5, 0)"), P(f, "1"));
+    /* at h = 0 the two differ */
+    expect_different(f, P(f, "where(gt(h, 0), g, 0)"), P(f, "g*ge(h, 0)"));
+    expect_different(f, P(f, "eq(gt(x, 0), 1)"), P(f, "ge(x, 0)"));
+}
+
 /* 6. sharded RMSNorm */
 static void test_solver_sharded_rmsnorm(void **state)
 {
@@ -586,6 +610,7 @@ static void test_solver_random_polynomial_identities(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_solver_indicator_conditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solver_row_parallel_matmul, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solver_softmax_max_shift, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solver_online_softmax_merge, setup, teardown),
