@@ -127,17 +127,21 @@ static int grow(void **p, size_t elem, size_t need, size_t *alloc)
     return 1;
 }
 
+static inline uint64_t tab_entry(uint32_t id, uint64_t h) { return (h >> 32) << 32 | id; }
+static inline int tab_tag_match(uint64_t e, uint64_t h) { return (e >> 32) == (h >> 32); }
+
 static int table_grow(sp_ectx_t E)
 {
     uint32_t size = E->table_size ? 2 * E->table_size : 1024;
-    uint32_t *t = flint_calloc(size, sizeof(uint32_t));
+    uint64_t *t = flint_calloc(size, sizeof(uint64_t));
     if (t == NULL)
         return 0;
     for (uint32_t id = 1; id < E->len; id++) {
-        uint32_t j = (uint32_t)E->nodes[id].hash & (size - 1);
+        uint64_t h = E->nodes[id].hash;
+        uint32_t j = (uint32_t)h & (size - 1);
         while (t[j] != 0)
             j = (j + 1) & (size - 1);
-        t[j] = id;
+        t[j] = tab_entry(id, h);
     }
     flint_free(E->table);
     E->table = t;
@@ -193,7 +197,7 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
     uint32_t j = (uint32_t)h & (E->table_size - 1);
     while (E->table[j] != 0)
         j = (j + 1) & (E->table_size - 1);
-    E->table[j] = id;
+    E->table[j] = tab_entry(id, h);
     return id;
 }
 
@@ -209,8 +213,9 @@ static sp_expr_t intern(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
     if (E->table_size != 0) {
         uint32_t j = (uint32_t)h & (E->table_size - 1);
         while (E->table[j] != 0) {
-            uint32_t id = E->table[j];
-            if (E->nodes[id].hash == h && node_equal(E, id, op, param, args, n))
+            uint64_t e = E->table[j];
+            uint32_t id = (uint32_t)e;
+            if (tab_tag_match(e, h) && E->nodes[id].hash == h && node_equal(E, id, op, param, args, n))
                 return id;
             j = (j + 1) & (E->table_size - 1);
         }
@@ -314,8 +319,9 @@ sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c)
     if (E->table_size != 0) {
         uint32_t j = (uint32_t)h & (E->table_size - 1);
         while (E->table[j] != 0) {
-            uint32_t id = E->table[j];
-            if (E->nodes[id].hash == h && E->nodes[id].op == SP_OP_CONST &&
+            uint64_t e = E->table[j];
+            uint32_t id = (uint32_t)e;
+            if (tab_tag_match(e, h) && E->nodes[id].hash == h && E->nodes[id].op == SP_OP_CONST &&
                 fmpq_equal(E->consts + E->nodes[id].param, c))
                 return id;
             j = (j + 1) & (E->table_size - 1);

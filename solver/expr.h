@@ -73,7 +73,8 @@ typedef struct {
     uint32_t len, alloc;
     uint32_t *argv;     /* all argument lists, back to back */
     size_t argv_len, argv_alloc;
-    uint32_t *table;    /* open-addressing hash table of node ids, 0 = empty */
+    uint64_t *table;    /* open addressing: node id | (hash >> 32) << 32, 0 = empty (the tag
+                           spares a load of the node for most probes that miss) */
     uint32_t table_size;
     fmpq *consts;       /* constant pool */
     uint32_t nconsts, consts_alloc;
