@@ -59,6 +59,11 @@ equiv=(
     "--dp 2 --nm 2 --loss-mask --label-smoothing 0.1"
     "--dp 2 --tp 2 --pp 2 --nm 2 --tied --loss-mask"
     "--tp 2 --sp --freeze wout,wq"
+    "--cp 2"
+    "--cp 2 --tp 2"
+    "--cp 2 --tp 2 --sp --loss-mask"
+    "--dp 2 --cp 2 --tp 2 --pp 2 --nm 2"
+    "--dp 2 --cp 2 --optim adam --zero 2 --clip 1.0"
     "--dp 2 --variant single_rank_collective"
 )
 for cfg in "${equiv[@]}"; do
@@ -112,6 +117,10 @@ bugs=(
     "rope_grad_swapped|--dp 2"
     "frozen_input_grad_not_reduced|--tp 2 --freeze wout"
     "frozen_input_grad_not_reduced|$spbig --freeze wout"
+    "cp_rope_local_positions|--cp 2 --tp 2"
+    "cp_causal_offset_local|--cp 2 --tp 2"
+    "cp_causal_offset_local|--dp 2 --cp 2 --pp 2 --nm 2"
+    "tp_allreduce_identity|--cp 2 --tp 2 --sp"
 )
 for entry in "${bugs[@]}"; do
     b=${entry%%|*}
@@ -166,6 +175,8 @@ corpus=(
     "bugs/llama3_rope_grad_swapped.sp|--tp 2 --bug rope_grad_swapped"
     "bugs/llama3_frozen_input_grad_not_reduced.sp|--tp 2 --freeze wout --bug frozen_input_grad_not_reduced"
     "bugs/llama3_loss_mean_masked.sp|--dp 2 --nm 2 --loss-mask --bug loss_mean_per_microbatch"
+    "bugs/llama3_cp_rope_local_positions.sp|--cp 2 --tp 2 --bug cp_rope_local_positions"
+    "bugs/llama3_cp_causal_offset_local.sp|--cp 2 --bug cp_causal_offset_local"
     "bugs/llama3_variant_unbalanced_partition.sp|--pp 2 --layers 4 --variant unbalanced_partition"
     "bugs/llama3_variant_single_rank_collective.sp|--dp 2 --variant single_rank_collective"
     "bugs/llama3_variant_zero2_allreduce.sp|--dp 2 --tp 2 --optim adam --zero 2 --variant zero2_allreduce"

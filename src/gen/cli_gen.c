@@ -69,7 +69,7 @@ int sp_gen_main(int argc, char **argv)
             return 0;
         }
         const char *known[] = {"--preset", "--dp",   "--tp",   "--pp",      "--nm", "--layers",
-                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip", "--vpp", "--grad-accum", "--partition", "--schedule", "--label-smoothing", "--freeze",
+                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip", "--cp", "--vpp", "--grad-accum", "--partition", "--schedule", "--label-smoothing", "--freeze",
                                "-o",       NULL};
         int k;
         for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
@@ -105,6 +105,8 @@ int sp_gen_main(int argc, char **argv)
             o.bug = v;
         else if (strcmp(a, "--variant") == 0)
             o.variant = v;
+        else if (strcmp(a, "--cp") == 0)
+            ok = int_arg(a, v, &o.cp);
         else if (strcmp(a, "--vpp") == 0)
             ok = int_arg(a, v, &o.vpp);
         else if (strcmp(a, "--grad-accum") == 0)

@@ -15,6 +15,7 @@
 typedef struct {
     const char *preset; /* "8b", "70b", "405b" */
     int dp, tp, sp, pp, nm;
+    int cp; /* context parallel (0 or 1: none) */
     int layers;
     int batch;
     const char *optim; /* "sgd" or "adam" */

@@ -118,6 +118,14 @@ const sp_gen_bug_t sp_gen_llama3_bugs[] = {
      "the LM head is frozen and its column-parallel input gradient grad.hf is not all-reduced "
      "(reduce-scattered with --sp) over tp",
      "--tp >= 2, --freeze wout"},
+    {"cp_rope_local_positions",
+     "under context parallelism each rank applies RoPE at its chunk's local positions 0..S/cp-1 "
+     "instead of the global ones",
+     "--cp >= 2"},
+    {"cp_causal_offset_local",
+     "under context parallelism the causal mask of the rank's query chunk against the gathered "
+     "keys omits the chunk's offset",
+     "--cp >= 2"},
     {NULL, NULL, NULL},
 };
 
@@ -152,6 +160,7 @@ typedef struct {
     char fail_msg[160];
     /* configuration */
     int dp, tp, sp, pp, nm, L, batch, adam;
+    int cp;           /* context parallel: the sequence sharded over cp */
     int tpx;          /* the tp axis and its collectives exist (tp > 1, or a size-1 tp variant) */
     int vpp, nch;     /* virtual pipeline stages per stage; chunks pp * vpp */
     int chunk_lo[MAX_CHUNKS + 1]; /* first layer of each chunk; chunk_lo[nch] = L */
@@ -405,6 +414,10 @@ static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
         return g->lb;
     if (strcmp(name, "EPS") == 0)
         return EPS;
+    if (strcmp(name, "SL") == 0) /* the rank's sequence length */
+        return g->cp > 1 ? "S/cp" : "S";
+    if (strcmp(name, "COS") == 0 || strcmp(name, "SIN") == 0) /* RoPE tables of its positions */
+        return g->cp > 1 ? (name[0] == 'C' ? "cosl" : "sinl") : (name[0] == 'C' ? "cos" : "sin");
     if (strncmp(name, "P_", 2) == 0) {
         /* a parameter; under ZeRO-3 its copy all-gathered for this pass (NAMEf / NAMEb) */
         const param_t *p = param_find(name + 2);
@@ -612,6 +625,28 @@ static void grp_emit(gen_t *g, const grp_t *G)
 
 /* ---- plan pieces ---------------------------------------------------------------------------- */
 
+/* the mesh axes among dp, cp, tp (those of size > 1 that are asked for) as a collective's group:
+   "dp" or "[dp, cp]"; "" for none */
+static void axes_text(const gen_t *g, int dp, int cp, int tp, char *out, size_t n)
+{
+    const char *ax[3];
+    int k = 0;
+    if (dp && g->dp > 1)
+        ax[k++] = "dp";
+    if (cp && g->cp > 1)
+        ax[k++] = "cp";
+    if (tp && g->tpx)
+        ax[k++] = "tp";
+    if (k == 0)
+        snprintf(out, n, "%s", "");
+    else if (k == 1)
+        snprintf(out, n, "%s", ax[0]);
+    else if (k == 2)
+        snprintf(out, n, "[%s, %s]", ax[0], ax[1]);
+    else
+        snprintf(out, n, "[%s, %s, %s]", ax[0], ax[1], ax[2]);
+}
+
 /* ZeRO-3: all-gather the parameters a pass uses before it runs (forward and backward each) */
 static void zero3_gather(gen_t *g, const param_t *const *ps, int n, int bwd)
 {
@@ -675,7 +710,7 @@ static void fwd_out_group(gen_t *g, int send_to)
         gst_t *s;
         if (g->tpx && !g->sp)
             s = grp_st(g, &G, K_SEND, "x", "x",
-                       "slice($r + $d, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", NULL, NULL);
+                       "slice($r + $d, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", NULL, NULL);
         else
             s = grp_st(g, &G, K_SEND, "x", "x", "$r + $d", NULL, NULL);
         if (bug_is(g, "pp_wrong_peer") && send_to == 1)
@@ -718,38 +753,61 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     grp_in(g, &G, "q", "q[$l]");
     grp_in(g, &G, "k", "k[$l]");
     grp_in(g, &G, "v", "v[$l]");
-    grp_st(g, &G, K_VAL, "qh", "qh[$l]", "transpose(reshape($q, [$LB, S, $NHl, HD]), 1, 2)", NULL,
+    grp_st(g, &G, K_VAL, "qh", "qh[$l]", "transpose(reshape($q, [$LB, $SL, $NHl, HD]), 1, 2)", NULL,
            NULL);
-    grp_st(g, &G, K_VAL, "kh", "kh[$l]", "transpose(reshape($k, [$LB, S, $NKVl, HD]), 1, 2)", NULL,
+    grp_st(g, &G, K_VAL, "kh", "kh[$l]", "transpose(reshape($k, [$LB, $SL, $NKVl, HD]), 1, 2)", NULL,
            NULL);
-    grp_st(g, &G, K_VAL, "vh", "vh[$l]", "transpose(reshape($v, [$LB, S, $NKVl, HD]), 1, 2)",
+    grp_st(g, &G, K_VAL, "vh", "vh[$l]", "transpose(reshape($v, [$LB, $SL, $NKVl, HD]), 1, 2)",
            "vh[$l]", g->LHK);
-    grp_st(g, &G, K_VAL, "qr", "qr[$l]", "rope($qh, cos, sin)", "qr[$l]", g->LHQ);
-    grp_st(g, &G, K_VAL, "kr", "kr[$l]", "rope($kh, cos, sin)", "kr[$l]", g->LHK);
+    if (bug_is(g, "cp_rope_local_positions")) {
+        s = grp_st(g, &G, K_VAL, "qr", "qr[$l]",
+                   "rope($qh, slice(cos, 0, 0, S/cp), slice(sin, 0, 0, S/cp))", "qr[$l]", g->LHQ);
+        s->bug = 1;
+        s->note = "BUG: RoPE at the chunk's local positions";
+        grp_st(g, &G, K_VAL, "kr", "kr[$l]",
+               "rope($kh, slice(cos, 0, 0, S/cp), slice(sin, 0, 0, S/cp))", "kr[$l]", g->LHK);
+    } else {
+        grp_st(g, &G, K_VAL, "qr", "qr[$l]", "rope($qh, $COS, $SIN)", "qr[$l]", g->LHQ);
+        grp_st(g, &G, K_VAL, "kr", "kr[$l]", "rope($kh, $COS, $SIN)", "kr[$l]", g->LHK);
+    }
     grp_emit(g, &G);
 
     grp_init(&G);
     grp_in(g, &G, "qr", "qr[$l]");
     grp_in(g, &G, "kr", "kr[$l]");
     grp_in(g, &G, "vh", "vh[$l]");
-    if (bug_is(g, "attn_scale_one_rank")) {
-        snprintf(e, sizeof e, "attention($qr * (1 + %s), $kr, $vh, causal = 1)", bug_rank(g));
+    /* with context parallelism the keys and values of the whole sequence are all-gathered over
+       cp and the rank's query chunk attends with the causal offset of its first position */
+    const char *KV = g->cp > 1 ? "$kf, $vf, causal = 1, offset = rank.cp*(S/cp)"
+                               : "$kr, $vh, causal = 1";
+    if (g->cp > 1) {
+        grp_st(g, &G, K_VAL, "kf", "kf[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
+        grp_st(g, &G, K_VAL, "vf", "vf[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
+    }
+    if (bug_is(g, "cp_causal_offset_local")) {
+        s = grp_st(g, &G, K_VAL, "o", "o[$l]", "attention($qr, $kf, $vf, causal = 1)", "o[$l]",
+                   g->LHQ);
+        s->bug = 1;
+        s->note = "BUG: the causal mask without the chunk's offset";
+    } else if (bug_is(g, "attn_scale_one_rank")) {
+        snprintf(e, sizeof e, "attention($qr * (1 + %s), %s)", bug_rank(g), KV);
         s = grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
         s->bug = 1;
         s->note = "BUG: queries doubled on rank 1";
     } else if (bug_is(g, "attn_scale_all")) {
-        s = grp_st(g, &G, K_VAL, "o", "o[$l]", "attention($qr, $kr, $vh, causal = 1, scale = 1/HD)",
-                   "o[$l]", g->LHQ);
+        snprintf(e, sizeof e, "attention($qr, %s, scale = 1/HD)", KV);
+        s = grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
         s->bug = 1;
         s->note = "BUG: 1/HD instead of 1/sqrt(HD)";
     } else {
-        grp_st(g, &G, K_VAL, "o", "o[$l]", "attention($qr, $kr, $vh, causal = 1)", "o[$l]", g->LHQ);
+        snprintf(e, sizeof e, "attention($qr, %s)", KV);
+        grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
     }
     grp_emit(g, &G);
 
     grp_init(&G);
     grp_in(g, &G, "o", "o[$l]");
-    grp_st(g, &G, K_VAL, "oc", "oc[$l]", "reshape(transpose($o, 1, 2), [$LB, S, $QDl])", "oc[$l]",
+    grp_st(g, &G, K_VAL, "oc", "oc[$l]", "reshape(transpose($o, 1, 2), [$LB, $SL, $QDl])", "oc[$l]",
            g->LQ);
     grp_emit(g, &G);
 
@@ -766,7 +824,7 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
         if (bug_is(g, "tp_allreduce_identity")) {
             if (g->sp)
                 s = grp_st(g, &G, K_VAL, "a", "a[$l]",
-                           "slice($ao, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", "a[$l]", g->LX);
+                           "slice($ao, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "a[$l]", g->LX);
             else
                 s = grp_st(g, &G, K_VAL, "a", "a[$l]", "$ao", "a[$l]", g->LX);
             s->bug = 1;
@@ -777,7 +835,7 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
             G.nst = 0;
         } else if (bug_is(g, "tp_allgather_instead")) {
             s = grp_st(g, &G, K_VAL, "a", "a[$l]",
-                       "all_gather(slice($ao, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp)), 1, tp)",
+                       "all_gather(slice($ao, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp)), 1, tp)",
                        "a[$l]", g->LX);
             s->bug = 1;
             s->note = "BUG: all-gather instead of all-reduce";
@@ -881,7 +939,7 @@ static void bwd_out_group(gen_t *g, int send_to)
         if (g->tpx && !g->sp)
             s = grp_st(g, &G, K_SEND, "gx", "gx",
                        "slice($gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS), 1, "
-                       "rank.tp*(S/tp), (rank.tp+1)*(S/tp))",
+                       "rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))",
                        NULL, NULL);
         else
             s = grp_st(g, &G, K_SEND, "gx", "gx",
@@ -966,7 +1024,7 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
 
     grp_init(&G);
     grp_in(g, &G, "goc", "goc[$l]");
-    grp_st(g, &G, K_VAL, "go", "go[$l]", "transpose(reshape($goc, [$LB, S, $NHl, HD]), 1, 2)",
+    grp_st(g, &G, K_VAL, "go", "go[$l]", "transpose(reshape($goc, [$LB, $SL, $NHl, HD]), 1, 2)",
            "grad.o[$l]", g->LHQ);
     grp_emit(g, &G);
 
@@ -975,12 +1033,34 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     grp_in(g, &G, "kr", "kr[$l]");
     grp_in(g, &G, "vh", "vh[$l]");
     grp_in(g, &G, "go", "go[$l]");
-    grp_st(g, &G, K_VAL, "gqr", "gqr[$l]", "attention_grad_q($qr, $kr, $vh, $go, causal = 1)",
-           "grad.qr[$l]", g->LHQ);
-    grp_st(g, &G, K_VAL, "gkr", "gkr[$l]", "attention_grad_k($qr, $kr, $vh, $go, causal = 1)",
-           "grad.kr[$l]", g->LHK);
-    grp_st(g, &G, K_VAL, "gvh", "gvh[$l]", "attention_grad_v($qr, $kr, $vh, $go, causal = 1)",
-           "grad.vh[$l]", g->LHK);
+    if (g->cp > 1) {
+        /* context parallel: gather K and V again for the query gradient of the rank's chunk;
+           the gradients of the rank's keys and values need every query: the queries and output
+           gradients are all-gathered too and each rank keeps its chunk (the reduce-scatter of
+           per-rank partial key gradients is not provable: see docs/workloads.md) */
+        grp_st(g, &G, K_VAL, "kfb", "kfb[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
+        grp_st(g, &G, K_VAL, "vfb", "vfb[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
+        grp_st(g, &G, K_VAL, "gqr", "gqr[$l]",
+               "attention_grad_q($qr, $kfb, $vfb, $go, causal = 1, offset = rank.cp*(S/cp))",
+               "grad.qr[$l]", g->LHQ);
+        grp_st(g, &G, K_VAL, "qfb", "qfb[$l]", "all_gather($qr, 2, cp)", NULL, NULL);
+        grp_st(g, &G, K_VAL, "gof", "gof[$l]", "all_gather($go, 2, cp)", NULL, NULL);
+        grp_st(g, &G, K_VAL, "gkr", "gkr[$l]",
+               "slice(attention_grad_k($qfb, $kfb, $vfb, $gof, causal = 1), 2, rank.cp*(S/cp), "
+               "(rank.cp+1)*(S/cp))",
+               "grad.kr[$l]", g->LHK);
+        grp_st(g, &G, K_VAL, "gvh", "gvh[$l]",
+               "slice(attention_grad_v($qfb, $kfb, $vfb, $gof, causal = 1), 2, rank.cp*(S/cp), "
+               "(rank.cp+1)*(S/cp))",
+               "grad.vh[$l]", g->LHK);
+    } else {
+        grp_st(g, &G, K_VAL, "gqr", "gqr[$l]", "attention_grad_q($qr, $kr, $vh, $go, causal = 1)",
+               "grad.qr[$l]", g->LHQ);
+        grp_st(g, &G, K_VAL, "gkr", "gkr[$l]", "attention_grad_k($qr, $kr, $vh, $go, causal = 1)",
+               "grad.kr[$l]", g->LHK);
+        grp_st(g, &G, K_VAL, "gvh", "gvh[$l]", "attention_grad_v($qr, $kr, $vh, $go, causal = 1)",
+               "grad.vh[$l]", g->LHK);
+    }
     grp_emit(g, &G);
 
     grp_init(&G);
@@ -990,25 +1070,25 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     if (bug_is(g, "rope_grad_swapped")) {
         /* a fused RoPE backward over [q heads, k heads] whose result is split the wrong way round:
            q gets the slice starting where k's heads would be if k came first, and k q's first heads */
-        grp_st(g, &G, K_VAL, "gqk", "gqk[$l]", "rope_grad(concat($gqr, $gkr, dim = 1), cos, sin)",
+        grp_st(g, &G, K_VAL, "gqk", "gqk[$l]", "rope_grad(concat($gqr, $gkr, dim = 1), $COS, $SIN)",
                NULL, NULL);
         s = grp_st(g, &G, K_VAL, "gq", "gq[$l]",
-                   "reshape(transpose(slice($gqk, 1, $NKVl, $NKVl + $NHl), 1, 2), [$LB, S, $QDl])",
+                   "reshape(transpose(slice($gqk, 1, $NKVl, $NKVl + $NHl), 1, 2), [$LB, $SL, $QDl])",
                    "grad.q[$l]", g->LQ);
         s->bug = 1;
         s->note = "BUG: q and k slices of the fused RoPE backward swapped";
         grp_st(g, &G, K_VAL, "gk", "gk[$l]",
-               "reshape(transpose(slice($gqk, 1, 0, $NKVl), 1, 2), [$LB, S, $KDl])", "grad.k[$l]",
+               "reshape(transpose(slice($gqk, 1, 0, $NKVl), 1, 2), [$LB, $SL, $KDl])", "grad.k[$l]",
                g->LK);
     } else {
         grp_st(g, &G, K_VAL, "gq", "gq[$l]",
-               "reshape(transpose(rope_grad($gqr, cos, sin), 1, 2), [$LB, S, $QDl])", "grad.q[$l]",
+               "reshape(transpose(rope_grad($gqr, $COS, $SIN), 1, 2), [$LB, $SL, $QDl])", "grad.q[$l]",
                g->LQ);
         grp_st(g, &G, K_VAL, "gk", "gk[$l]",
-               "reshape(transpose(rope_grad($gkr, cos, sin), 1, 2), [$LB, S, $KDl])", "grad.k[$l]",
+               "reshape(transpose(rope_grad($gkr, $COS, $SIN), 1, 2), [$LB, $SL, $KDl])", "grad.k[$l]",
                g->LK);
     }
-    grp_st(g, &G, K_VAL, "gv", "gv[$l]", "reshape(transpose($gvh, 1, 2), [$LB, S, $KDl])",
+    grp_st(g, &G, K_VAL, "gv", "gv[$l]", "reshape(transpose($gvh, 1, 2), [$LB, $SL, $KDl])",
            "grad.v[$l]", g->LK);
     grp_emit(g, &G);
 
@@ -1039,7 +1119,7 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
         if (bug_is(g, "bwd_allreduce_identity")) {
             if (g->sp)
                 s = grp_st(g, &G, K_VAL, "gh1", "gh1[$l]",
-                           "slice($gh1p, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", "grad.h1[$l]",
+                           "slice($gh1p, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "grad.h1[$l]",
                            g->LX);
             else
                 s = grp_st(g, &G, K_VAL, "gh1", "gh1[$l]", "$gh1p", "grad.h1[$l]", g->LX);
@@ -1119,8 +1199,15 @@ static void head(gen_t *g)
        the loss is the sum over tokens (times the mask) over the global token count B*S or the
        global number of unmasked tokens ntok. */
     if (g->mask && !bug_is(g, "loss_mean_per_microbatch"))
-        linef(g, "ntok = %s      # unmasked tokens of the global batch",
-              g->dp > 1 ? "all_reduce(sum(mask), sum, dp)" : "sum(mask)");
+    {
+        char axes[32];
+        axes_text(g, 1, 1, 0, axes, sizeof axes);
+        if (axes[0])
+            linef(g, "ntok = all_reduce(sum(mask), sum, %s)      # unmasked tokens of the global "
+                     "batch", axes);
+        else
+            linef(g, "ntok = sum(mask)      # unmasked tokens of the global batch");
+    }
     grp_init(&G);
     grp_in(g, &G, "lg", "lg");
     grp_in(g, &G, "tgt", "tgt");
@@ -1228,7 +1315,7 @@ static void head(gen_t *g)
         if (bug_is(g, "frozen_input_grad_not_reduced")) {
             if (g->sp)
                 s = grp_st(g, &G, K_VAL, "ghf", "ghf",
-                           "slice($ghfp, 1, rank.tp*(S/tp), (rank.tp+1)*(S/tp))", "grad.hf", g->LX);
+                           "slice($ghfp, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "grad.hf", g->LX);
             else
                 s = grp_st(g, &G, K_VAL, "ghf", "ghf", "$ghfp", "grad.hf", g->LX);
             s->bug = 1;
@@ -1341,6 +1428,7 @@ static void recv_group(gen_t *g, int fwd, int idx, int from)
    sst (tp-sharded parameters) or ssr (parameters replicated over tp). */
 static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src, size_t srclen)
 {
+    char axes[32];
     char lay[64], lays[64], grad[64], red[64], sh[64], lhs[512], cut[64], sl[160];
     param_lay(g, p, 0, lay, sizeof lay);
     param_lay(g, p, 1, lays, sizeof lays);
@@ -1356,17 +1444,19 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
     if (g->zero == 0) {
         int early = bug_is(g, "grad_early") && p == &wout_param;
         int bug_sp = bug_is(g, "sp_norm_grad_not_reduced") && strcmp(p->name, "wn2") == 0;
+        axes_text(g, 1, 1, over_tp, axes, sizeof axes);
         if (early) {
             snprintf(src, srclen, "%s", red); /* reduced (too early) inside the micro-batch loop */
         } else if (bug_sp) {
-            if (g->dp > 1)
-                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, dp)", red, grad);
+            axes_text(g, 1, 1, 0, axes, sizeof axes);
+            if (axes[0])
+                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
             else
                 snprintf(lhs, sizeof lhs, "%s = %s * 1", red, grad);
             stmt_line(g, lhs, cut, lay, "BUG: not reduced over tp", 1);
             snprintf(src, srclen, "%s", red);
-        } else if (g->dp > 1 || over_tp) {
-            const char *axes = g->dp > 1 && over_tp ? "[dp, tp]" : g->dp > 1 ? "dp" : "tp";
+        } else if (axes[0]) {
+            /* data-parallel replicas and context-parallel sequence chunks: partial sums */
             snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
             stmt_line(g, lhs, cut, lay, NULL, 0);
             snprintf(src, srclen, "%s", red);
@@ -1380,8 +1470,8 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
         linef(g, "output grad.%s%s = %s : %s", p->name, idx, src, lay);
     } else if (g->zero == 1) {
         /* ZeRO-1: the full gradient on every dp rank; the optimizer updates the rank's shard */
-        snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad,
-                 over_tp ? "[dp, tp]" : "dp");
+        axes_text(g, 1, 1, over_tp, axes, sizeof axes);
+        snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
         stmt_line(g, lhs, cut, lay, NULL, 0);
         linef(g, "output grad.%s%s = %s : %s", p->name, idx, red, lay);
         linef(g, "%s = slice(%s, %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))", sh, red, zd, D, D);
@@ -1391,9 +1481,10 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
         /* ZeRO-2/3: each dp rank receives only its shard of the reduced gradient */
         const char *in = grad;
         char tg[64];
-        if (over_tp) {
+        axes_text(g, 0, 1, over_tp, axes, sizeof axes);
+        if (axes[0]) {
             snprintf(tg, sizeof tg, "t%s%s", p->grad + 1, idx);
-            linef(g, "%s = all_reduce(%s, sum, tp)", tg, grad);
+            linef(g, "%s = all_reduce(%s, sum, %s)", tg, grad, axes);
             in = tg;
         }
         if (variant_is(g, "zero2_allreduce")) {
@@ -1587,8 +1678,10 @@ static void stage_params(gen_t *g, int k)
 
 static void loss_out(gen_t *g)
 {
-    if (g->dp > 1)
-        linef(g, "output loss = all_reduce(lp, sum, dp) : []");
+    char axes[32];
+    axes_text(g, 1, 1, 0, axes, sizeof axes);
+    if (axes[0])
+        linef(g, "output loss = all_reduce(lp, sum, %s) : []", axes);
     else
         linef(g, "output loss = lp : []");
 }
@@ -1602,18 +1695,26 @@ static void plan_body(gen_t *g)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%spp = %d", n ? ", " : "", g->pp);
     if (g->dp > 1)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%sdp = %d", n ? ", " : "", g->dp);
+    if (g->cp > 1)
+        n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%scp = %d", n ? ", " : "", g->cp);
     if (g->tpx)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%stp = %d", n ? ", " : "", g->tp);
     if (n == 0)
         snprintf(mesh, sizeof mesh, "dp = 1");
     linef(g, "mesh %s", mesh);
     const char *V = g->tpx ? "V@tp" : "V";
-    linef(g, "tok : [%s, S, %s]", g->BD, V);
-    linef(g, "tgt : [%s, S, %s]", g->BD, V);
+    const char *SQ = g->cp > 1 ? "S@cp" : "S";
+    linef(g, "tok : [%s, %s, %s]", g->BD, SQ, V);
+    linef(g, "tgt : [%s, %s, %s]", g->BD, SQ, V);
     linef(g, "cos : [S, HD/2]");
     linef(g, "sin : [S, HD/2]");
     if (g->mask)
-        linef(g, "mask : [%s, S]", g->BD);
+        linef(g, "mask : [%s, %s]", g->BD, SQ);
+    if (g->cp > 1) {
+        /* RoPE at the global positions of the rank's sequence chunk */
+        linef(g, "cosl = slice(cos, 0, rank.cp*(S/cp), (rank.cp+1)*(S/cp))");
+        linef(g, "sinl = slice(sin, 0, rank.cp*(S/cp), (rank.cp+1)*(S/cp))");
+    }
     /* parameters (ZeRO-3: sharded over dp; frozen ones never) */
 #define ZSH(p, z) ((z) && !is_frozen(g, (p)->name))
     char lay[64];
@@ -1804,6 +1905,11 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         return -1;
     }
     g->dp = o->dp;
+    g->cp = o->cp ? o->cp : 1;
+    if (g->cp < 1 || g->cp > 64) {
+        snprintf(err, errlen, "--cp must be between 1 and 64");
+        return -1;
+    }
     g->tp = o->tp;
     g->sp = o->sp;
     g->pp = o->pp;
@@ -1903,6 +2009,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         return -1;
     }
     const preset_t *P = g->P;
+    if (SEQ_LEN % (g->cp * g->tp)) {
+        snprintf(err, errlen, "--cp * --tp must divide the sequence length %ld", SEQ_LEN);
+        return -1;
+    }
     if (P->kv_heads % g->tp || P->heads % g->tp || P->ffn % g->tp || P->vocab % g->tp ||
         SEQ_LEN % g->tp) {
         snprintf(err, errlen,
@@ -2027,8 +2137,11 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  g->tp < 2 && g->dp < 2)
             need = "--tp >= 2 or --dp >= 2";
         else if (!strcmp(b, "grad_early") &&
-                 (g->nm < 2 || g->zero || g->tied || is_frozen(g, "wout")))
-            need = "--nm >= 2 (without --zero, --tied or a frozen wout)";
+                 (g->nm < 2 || g->zero || g->tied || is_frozen(g, "wout") || g->cp > 1))
+            need = "--nm >= 2 (without --zero, --cp, --tied or a frozen wout)";
+        else if ((!strcmp(b, "cp_rope_local_positions") || !strcmp(b, "cp_causal_offset_local")) &&
+                 g->cp < 2)
+            need = "--cp >= 2";
         else if (!strcmp(b, "tp_allreduce_dropped") && (g->tp < 2 || g->nm > 1))
             need = "--tp >= 2 and --nm 1";
         else if (!strcmp(b, "frozen_input_grad_not_reduced") &&
@@ -2052,16 +2165,22 @@ static void setup_text(gen_t *g)
 {
     snprintf(g->BD, sizeof g->BD, "%s", g->dp > 1 ? "B@dp" : "B");
     const char *T = g->tpx ? "@tp" : "";
-    snprintf(g->LX, sizeof g->LX, "[%s, S%s, H]", g->BD, g->sp ? "@tp" : "");
-    snprintf(g->LF, sizeof g->LF, "[%s, S, H]", g->BD);
-    snprintf(g->LFP, sizeof g->LFP, "[%s, S, H] partial(sum@tp)", g->BD);
-    snprintf(g->LQ, sizeof g->LQ, "[%s, S, QD%s]", g->BD, T);
-    snprintf(g->LK, sizeof g->LK, "[%s, S, KD%s]", g->BD, T);
-    snprintf(g->LHQ, sizeof g->LHQ, "[%s, NH%s, S, HD]", g->BD, T);
-    snprintf(g->LHK, sizeof g->LHK, "[%s, NKV%s, S, HD]", g->BD, T);
-    snprintf(g->LFF, sizeof g->LFF, "[%s, S, F%s]", g->BD, T);
-    snprintf(g->LV, sizeof g->LV, "[%s, S, V%s]", g->BD, T);
-    snprintf(g->LLOSS, sizeof g->LLOSS, "%s", g->dp > 1 ? "[] partial(sum@dp)" : "[]");
+    const char *SQ = g->cp > 1 ? "S@cp" : "S"; /* the sequence dim of a cp-sharded activation */
+    snprintf(g->LX, sizeof g->LX, "[%s, %s, H]", g->BD,
+             g->sp ? (g->cp > 1 ? "S@(cp,tp)" : "S@tp") : SQ);
+    snprintf(g->LF, sizeof g->LF, "[%s, %s, H]", g->BD, SQ);
+    snprintf(g->LFP, sizeof g->LFP, "[%s, %s, H] partial(sum@tp)", g->BD, SQ);
+    snprintf(g->LQ, sizeof g->LQ, "[%s, %s, QD%s]", g->BD, SQ, T);
+    snprintf(g->LK, sizeof g->LK, "[%s, %s, KD%s]", g->BD, SQ, T);
+    snprintf(g->LHQ, sizeof g->LHQ, "[%s, NH%s, %s, HD]", g->BD, T, SQ);
+    snprintf(g->LHK, sizeof g->LHK, "[%s, NKV%s, %s, HD]", g->BD, T, SQ);
+    snprintf(g->LFF, sizeof g->LFF, "[%s, %s, F%s]", g->BD, SQ, T);
+    snprintf(g->LV, sizeof g->LV, "[%s, %s, V%s]", g->BD, SQ, T);
+    snprintf(g->LLOSS, sizeof g->LLOSS, "%s",
+             g->dp > 1 && g->cp > 1 ? "[] partial(sum@(dp,cp))"
+             : g->dp > 1            ? "[] partial(sum@dp)"
+             : g->cp > 1            ? "[] partial(sum@cp)"
+                                    : "[]");
     const char *lb = g->dp > 1 ? "B/dp" : "B";
     if (g->nm > 1) {
         snprintf(g->mbx, sizeof g->mbx, "%s/%d", lb, g->nm);
@@ -2093,6 +2212,8 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
     size_t n = (size_t)snprintf(cmd, sizeof cmd, "shardproof gen llama3 --preset %s", g->P->name);
     if (g->dp > 1)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --dp %d", g->dp);
+    if (g->cp > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --cp %d", g->cp);
     if (g->tp > 1)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --tp %d", g->tp);
     if (g->sp)
@@ -2145,6 +2266,8 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
                               : g->zero == 2 ? " with ZeRO-2"
                               : g->zero == 3 ? " with ZeRO-3"
                                              : "");
+    if (g->cp > 1)
+        n += (size_t)snprintf(par + n, sizeof par - n, " context parallel %d,", g->cp);
     if (g->tp > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " tensor parallel %d%s,", g->tp,
                               g->sp ? " with sequence parallelism" : "");
@@ -2192,6 +2315,8 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
     size_t pn = (size_t)snprintf(pname, sizeof pname, "llama3");
     if (g.dp > 1)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_dp%d", g.dp);
+    if (g.cp > 1)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_cp%d", g.cp);
     if (g.tp > 1)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_tp%d%s", g.tp, g.sp ? "_sp" : "");
     if (g.pp > 1)
