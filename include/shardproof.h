@@ -35,6 +35,7 @@ typedef struct {
     int jobs;                  /* threads; 0: all cores */
     uint64_t seed;             /* random points; printed in reports */
     long max_terms, max_degree, max_splits, max_ms; /* engine limits per query (0: default) */
+    long max_coeff_bits;       /* bits of a normal form's rational coefficient (0: default) */
     int64_t max_elements;      /* elements per tensor after reduction (0: default 65536) */
     int64_t max_ranks;         /* mesh size (0: default 65536) */
     const char *const *dims;   /* "NAME=VALUE" overrides of reduced sizes, ndims of them */

@@ -38,6 +38,8 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
         C->opt.lim.max_splits = o->max_splits;
     if (o->max_ms > 0)
         C->opt.lim.max_ms = o->max_ms;
+    if (o->max_coeff_bits > 0)
+        C->opt.lim.max_coeff_bits = o->max_coeff_bits;
     C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 65536;
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : 65536;
     C->opt.progress = o->progress;

@@ -317,7 +317,7 @@ typedef struct {
 static int result_option(const char *a)
 {
     static const char *const opts[] = {"--plan", "--seed", "--dims", "--max-terms", "--max-degree",
-                                       "--max-splits", "--max-ms", "--max-elements", "--max-ranks",
+                                       "--max-splits", "--max-ms", "--max-elements", "--max-ranks", "--max-coeff-bits",
                                        "--probabilistic", "--infer-lineage"};
     for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
         if (!strcmp(a, opts[k]))
@@ -416,6 +416,7 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
                 dims[ndims++] = tok;
             }
         } else if (!strcmp(a, "--max-terms") || !strcmp(a, "--max-degree") ||
+                   !strcmp(a, "--max-coeff-bits") ||
                    !strcmp(a, "--max-splits") || !strcmp(a, "--max-ms") ||
                    !strcmp(a, "--max-elements") || !strcmp(a, "--max-ranks")) {
             NEEDV();
@@ -431,6 +432,8 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
                 opt.max_splits = (long)x;
             else if (!strcmp(a, "--max-ms"))
                 opt.max_ms = (long)x;
+            else if (!strcmp(a, "--max-coeff-bits"))
+                opt.max_coeff_bits = (long)x;
             else if (!strcmp(a, "--max-elements"))
                 opt.max_elements = x;
             else
