@@ -75,6 +75,9 @@ void shardproof_report(const shardproof_t *c, FILE *out, shardproof_format_t fmt
 void shardproof_explain(const shardproof_t *c, FILE *out);
 /* Graphviz picture of the stage graph, the failing stage highlighted. */
 void shardproof_dot(const shardproof_t *c, FILE *out);
+/* Wall-clock seconds of the last check (not in any report: reports are byte-identical across
+   runs). */
+double shardproof_seconds(const shardproof_t *c);
 /* Print the diagnostics, compiler style, with caret lines. */
 void shardproof_print_diagnostics(const shardproof_t *c, FILE *out);
 size_t shardproof_error_count(const shardproof_t *c);

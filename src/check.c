@@ -292,6 +292,8 @@ void shardproof_print_diagnostics(const shardproof_t *C, FILE *out) { sp_diags_p
 
 size_t shardproof_error_count(const shardproof_t *C) { return sp_diags_error_count(C->d); }
 
+double shardproof_seconds(const shardproof_t *C) { return C->seconds; }
+
 int shardproof_export_smt2(shardproof_t *C, const char *dir, char *err, size_t errlen)
 {
     return sp_stages_export_smt2(C, dir, err, errlen);

@@ -546,6 +546,9 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
             shardproof_explain(c, stdout);
         else
             shardproof_report(c, stdout, fmt);
+        /* the time goes to a terminal's stderr only: reports stay byte-identical */
+        if (!explain && opt.progress)
+            fprintf(stderr, "shardproof: %s in %.2f s\n", shown, shardproof_seconds(c));
         if (nshapes > 1 && fmt == SHARDPROOF_FORMAT_TEXT && v == SHARDPROOF_EQUIVALENT)
             printf("\nEQUIVALENT at all %d shapes (--shapes %d)\n", nshapes, nshapes);
         if (dot) {
