@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gen_matrix.sh: the test matrix of `shardproof gen llama3`.
+# gen_matrix.sh: the test matrix of `shardproof gen` (llama3 and deepseek3).
 #   - every parallelism alone and combined, and every harmless --variant, must verify EQUIVALENT
 #     (exit 0);
 #   - every planted bug (--bug NAME) must be NOT EQUIVALENT (exit 1) with the first failing plan
@@ -64,14 +64,22 @@ equiv=(
     "--cp 2 --tp 2 --sp --loss-mask"
     "--dp 2 --cp 2 --tp 2 --pp 2 --nm 2"
     "--dp 2 --cp 2 --optim adam --zero 2 --clip 1.0"
+    "deepseek3"
+    "deepseek3 --dp 2 --ep 2 --tp 2"
+    "deepseek3 --dp 2 --ep 2 --score sigmoid"
+    "deepseek3 --tp 2 --sp --nm 2 --optim adam"
+    "deepseek3 --preset 671b --layers 4 --dp 2 --ep 2"
     "--dp 2 --variant single_rank_collective"
 )
+# an entry may start with a family name (default llama3)
+family() { case $1 in deepseek3*) echo deepseek3 ;; *) echo llama3 ;; esac; }
 for cfg in "${equiv[@]}"; do
-    args="--layers 2 $cfg"
+    fam=$(family "$cfg")
+    args="--layers 2 ${cfg#deepseek3}"
     t0=$(now)
     # shellcheck disable=SC2086
-    if ! "$bin" gen llama3 $args >"$tmp/plan.sp" 2>"$tmp/err"; then
-        bad "gen llama3 $args: $(head -1 "$tmp/err")"
+    if ! "$bin" gen "$fam" $args >"$tmp/plan.sp" 2>"$tmp/err"; then
+        bad "gen $fam $args: $(head -1 "$tmp/err")"
         continue
     fi
     "$bin" check "$tmp/plan.sp" --no-progress >"$tmp/out" 2>&1
@@ -121,15 +129,19 @@ bugs=(
     "cp_causal_offset_local|--cp 2 --tp 2"
     "cp_causal_offset_local|--dp 2 --cp 2 --pp 2 --nm 2"
     "tp_allreduce_identity|--cp 2 --tp 2 --sp"
+    "expert_grad_not_scaled|deepseek3 --dp 2 --ep 2"
+    "expert_grad_not_scaled|deepseek3 --dp 2 --ep 2 --tp 2 --score sigmoid"
+    "bwd_allreduce_identity|deepseek3 --dp 2 --ep 2 --tp 2"
 )
 for entry in "${bugs[@]}"; do
     b=${entry%%|*}
     cfg=${entry#*|}
-    args="--layers 2 $cfg --bug $b"
+    fam=$(family "$cfg")
+    args="--layers 2 ${cfg#deepseek3} --bug $b"
     t0=$(now)
     # shellcheck disable=SC2086
-    if ! "$bin" gen llama3 $args -o "$tmp/bug.sp" 2>"$tmp/err"; then
-        bad "gen llama3 $args: $(head -1 "$tmp/err")"
+    if ! "$bin" gen "$fam" $args -o "$tmp/bug.sp" 2>"$tmp/err"; then
+        bad "gen $fam $args: $(head -1 "$tmp/err")"
         continue
     fi
     expect=$(grep -m1 '^# expect: ' "$tmp/bug.sp" | sed 's/^# expect: //')
@@ -177,17 +189,21 @@ corpus=(
     "bugs/llama3_loss_mean_masked.sp|--dp 2 --nm 2 --loss-mask --bug loss_mean_per_microbatch"
     "bugs/llama3_cp_rope_local_positions.sp|--cp 2 --tp 2 --bug cp_rope_local_positions"
     "bugs/llama3_cp_causal_offset_local.sp|--cp 2 --bug cp_causal_offset_local"
+    "ok/deepseek3_dp2_ep2_tp2.sp|deepseek3 --dp 2 --ep 2 --tp 2"
+    "bugs/deepseek3_expert_grad_not_scaled.sp|deepseek3 --dp 2 --ep 2 --bug expert_grad_not_scaled"
     "bugs/llama3_variant_unbalanced_partition.sp|--pp 2 --layers 4 --variant unbalanced_partition"
     "bugs/llama3_variant_single_rank_collective.sp|--dp 2 --variant single_rank_collective"
     "bugs/llama3_variant_zero2_allreduce.sp|--dp 2 --tp 2 --optim adam --zero 2 --variant zero2_allreduce"
 )
 for entry in "${corpus[@]}"; do
     f=$root/tests/plans/${entry%%|*}
-    args="--layers 2 ${entry#*|}"
+    cfg=${entry#*|}
+    fam=$(family "$cfg")
+    args="--layers 2 ${cfg#deepseek3}"
     # shellcheck disable=SC2086
     gf=$tmp/$(basename "$f") # the same name: an expected diagnostic names the file
-    if ! "$bin" gen llama3 $args -o "$gf" 2>"$tmp/err"; then
-        bad "gen llama3 $args: $(head -1 "$tmp/err")"
+    if ! "$bin" gen "$fam" $args -o "$gf" 2>"$tmp/err"; then
+        bad "gen $fam $args: $(head -1 "$tmp/err")"
         continue
     fi
     if [ $update = 1 ]; then
@@ -197,7 +213,7 @@ for entry in "${corpus[@]}"; do
     elif cmp -s "$gf" "$f"; then
         pass=$((pass + 1))
     else
-        bad "${f#"$root"/} is not what 'shardproof gen llama3 $args' writes (tests/gen_matrix.sh --update)"
+        bad "${f#"$root"/} is not what 'shardproof gen $fam $args' writes (tests/gen_matrix.sh --update)"
     fi
 done
 

@@ -11,15 +11,20 @@ static void gen_usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: shardproof gen llama3 [--preset 8b|70b|405b] [--dp N] [--tp N] [--sp] [--pp N]\n"
-        "                             [--nm N] [--layers N] [--batch N] [--optim sgd|adam]\n"
-        "                             [--bug NAME] [-o OUT]\n"
-        "       shardproof gen llama3 --bug list\n"
+        "usage: shardproof gen llama3|deepseek3 [options] [-o OUT]\n"
+        "       shardproof gen llama3|deepseek3 --bug list\n"
+        "       shardproof gen llama3 --variant list\n"
         "\n"
-        "Writes a .sp file (dims, the Llama-3 model trained with SGD or Adam, one plan) for the\n"
-        "given parallelism: --dp data parallel, --tp tensor parallel (Megatron), --sp sequence\n"
-        "parallel (with --tp), --pp pipeline stages, --nm micro-batches (gradient accumulation).\n"
-        "--bug plants a known bug; the file then starts with its expected verdict and line.\n");
+        "Writes a .sp file (dims, the model trained with SGD or Adam, one plan) for the given\n"
+        "parallelism; see docs/workloads.md.\n"
+        "\n"
+        "model:     --preset NAME (llama3: 8b 70b 405b; deepseek3: 16b 236b 671b)  --layers N\n"
+        "           --batch N  --optim sgd|adam  --clip C  --loss-mask  --label-smoothing E\n"
+        "           --tied  --freeze NAME,...  --score softmax|sigmoid (deepseek3 router)\n"
+        "parallel:  --dp N  --tp N  --sp  --cp N  --pp N  --vpp N  --partition N,N,...\n"
+        "           --nm N | --grad-accum N  --schedule gpipe  --zero 0|1|2|3  --ep N (deepseek3)\n"
+        "checks:    --bug NAME (plants a bug; the file starts with its expected verdict and line)\n"
+        "           --variant NAME (a performance-only change that must verify EQUIVALENT)\n");
 }
 
 /* a positive integer option value */
@@ -42,8 +47,10 @@ int sp_gen_main(int argc, char **argv)
         gen_usage(argc < 1 ? stderr : stdout);
         return argc < 1 ? 2 : 0;
     }
-    if (strcmp(argv[0], "llama3") != 0) {
-        fprintf(stderr, "shardproof: error: unknown model family '%s' (llama3)\n", argv[0]);
+    int ds = strcmp(argv[0], "deepseek3") == 0;
+    if (strcmp(argv[0], "llama3") != 0 && !ds) {
+        fprintf(stderr, "shardproof: error: unknown model family '%s' (llama3, deepseek3)\n",
+                argv[0]);
         return 2;
     }
     sp_gen_opts_t o;
@@ -69,7 +76,7 @@ int sp_gen_main(int argc, char **argv)
             return 0;
         }
         const char *known[] = {"--preset", "--dp",   "--tp",   "--pp",      "--nm", "--layers",
-                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip", "--cp", "--vpp", "--grad-accum", "--partition", "--schedule", "--label-smoothing", "--freeze",
+                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip", "--cp", "--ep", "--score", "--vpp", "--grad-accum", "--partition", "--schedule", "--label-smoothing", "--freeze",
                                "-o",       NULL};
         int k;
         for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
@@ -105,6 +112,10 @@ int sp_gen_main(int argc, char **argv)
             o.bug = v;
         else if (strcmp(a, "--variant") == 0)
             o.variant = v;
+        else if (strcmp(a, "--ep") == 0)
+            ok = int_arg(a, v, &o.ep);
+        else if (strcmp(a, "--score") == 0)
+            o.score = v;
         else if (strcmp(a, "--cp") == 0)
             ok = int_arg(a, v, &o.cp);
         else if (strcmp(a, "--vpp") == 0)
@@ -134,7 +145,10 @@ int sp_gen_main(int argc, char **argv)
             return 2;
     }
     if ((o.bug && strcmp(o.bug, "list") == 0) || (o.variant && strcmp(o.variant, "list") == 0)) {
-        const sp_gen_bug_t *l = o.bug ? sp_gen_llama3_bugs : sp_gen_llama3_variants;
+        const sp_gen_bug_t *l = o.bug ? (ds ? sp_gen_deepseek3_bugs : sp_gen_llama3_bugs)
+                                      : sp_gen_llama3_variants;
+        if (ds && !o.bug)
+            return 0; /* deepseek3 has no variants yet */
         for (int i = 0; l[i].name; i++)
             printf("%-26s %s%s%s%s\n", l[i].name, l[i].what, l[i].needs[0] ? " (needs " : "",
                    l[i].needs, l[i].needs[0] ? ")" : "");
@@ -147,7 +161,7 @@ int sp_gen_main(int argc, char **argv)
     sp_sbuf_t b;
     sp_sbuf_init(&b);
     char err[256];
-    if (sp_gen_llama3(&b, &o, err, sizeof err) < 0) {
+    if ((ds ? sp_gen_deepseek3 : sp_gen_llama3)(&b, &o, err, sizeof err) < 0) {
         fprintf(stderr, "shardproof: error: %s\n", err);
         sp_sbuf_clear(&b);
         return 2;

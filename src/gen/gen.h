@@ -13,9 +13,11 @@
  * gives the correct plan; otherwise one of sp_gen_llama3_bugs.
  */
 typedef struct {
-    const char *preset; /* "8b", "70b", "405b" */
+    const char *preset; /* a family preset ("8b"; NULL: the first) */
     int dp, tp, sp, pp, nm;
     int cp; /* context parallel (0 or 1: none) */
+    int ep; /* expert parallel, MoE families (0 or 1: none) */
+    const char *score; /* MoE router scores: "softmax" (NULL) or "sigmoid" */
     int layers;
     int batch;
     const char *optim; /* "sgd" or "adam" */
@@ -45,6 +47,12 @@ typedef struct {
 
 /* The llama3 family's bugs, terminated by an entry with name NULL. */
 extern const sp_gen_bug_t sp_gen_llama3_bugs[];
+
+/* The deepseek3 family's bugs. */
+extern const sp_gen_bug_t sp_gen_deepseek3_bugs[];
+
+/* The deepseek3 family (MoE): as sp_gen_llama3. */
+int sp_gen_deepseek3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errlen);
 
 /* The llama3 family's harmless (performance-only) variants: they must verify EQUIVALENT. */
 extern const sp_gen_bug_t sp_gen_llama3_variants[];

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
+#include "gen_int.h"
 
 /*
  * The model: one-hot tokens [B, S, V] through a token embedding, L decoder layers (RMSNorm, RoPE
@@ -45,19 +45,14 @@
 
 /* ---- presets -------------------------------------------------------------------------------- */
 
-typedef struct {
-    const char *name;
-    int layers;
-    long hidden, heads, kv_heads, ffn, vocab;
-} preset_t;
 
 static const preset_t presets[] = {
-    {"8b", 32, 4096, 32, 8, 14336, 128256},
-    {"70b", 80, 8192, 64, 8, 28672, 128256},
-    {"405b", 126, 16384, 128, 8, 53248, 128256},
+    {"8b", 32, 4096, 32, 8, 128, 14336, 128256, 8192, 0, 0, 0, 0, 0},
+    {"70b", 80, 8192, 64, 8, 128, 28672, 128256, 8192, 0, 0, 0, 0, 0},
+    {"405b", 126, 16384, 128, 8, 128, 53248, 128256, 8192, 0, 0, 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
-#define SEQ_LEN 8192L
 #define EPS "1e-5"
 #define LR "3e-4"
 
@@ -145,54 +140,12 @@ const sp_gen_bug_t sp_gen_llama3_variants[] = {
     {NULL, NULL, NULL},
 };
 
-#define MAX_CHUNKS 256
 
 /* ---- the generator state ----------------------------------------------------------------------
  */
 
-typedef struct {
-    sp_sbuf_t *b;
-    int line; /* number of the next line written */
-    int ind;  /* indentation level (two spaces each) */
-    int bug_line;
-    const char *bug_desc;
-    int fail;
-    char fail_msg[160];
-    /* configuration */
-    int dp, tp, sp, pp, nm, L, batch, adam;
-    int cp;           /* context parallel: the sequence sharded over cp */
-    int tpx;          /* the tp axis and its collectives exist (tp > 1, or a size-1 tp variant) */
-    int vpp, nch;     /* virtual pipeline stages per stage; chunks pp * vpp */
-    int chunk_lo[MAX_CHUNKS + 1]; /* first layer of each chunk; chunk_lo[nch] = L */
-    int zero;         /* ZeRO stage 0..3 (over dp) */
-    int mask;         /* a loss mask input: the loss is the mean over the unmasked tokens */
-    const char *ls;   /* label smoothing (text), NULL for none */
-    int tied;         /* the LM head is the transposed token embedding */
-    char frozen[16][8]; /* frozen parameters (model inputs, not trained) */
-    int nfrozen;
-    const char *bug_needle; /* an error bug: the diagnostic points at this text's last char */
-    int bug_col;
-    const char *clip; /* grad-norm clipping threshold (text), NULL for none */
-    int bwd;          /* emitting a backward pass (names of ZeRO-3 gathered parameters) */
-    int mute;         /* > 0: lines are not written (names are still computed) */
-    const preset_t *P;
-    const char *bug;
-    const char *variant; /* a harmless (performance-only) variant, NULL for none */
-    int bug_axis_tp; /* rank-specific bugs: 1 on tp, 0 on dp */
-    /* the current layer index as text (forward "l", backward "3-i", or a literal) */
-    char il[32], il1[32];
-    /* text pieces of the configuration */
-    char BD[16];  /* the batch dim of a layout: "B@dp" or "B" */
-    char LX[64];  /* the residual stream: [B@dp, S@tp, H] under sp */
-    char LF[64];  /* full-sequence activations: [B@dp, S, H] */
-    char LFP[96]; /* their partial sums over tp */
-    char LQ[64], LK[64], LHQ[64], LHK[64], LFF[64], LV[64];
-    char LLOSS[48]; /* the loss: [] partial(sum@dp) */
-    char lb[32];    /* the local batch extent in reshapes (the micro-batch with nm > 1) */
-    char mbx[32];   /* the micro-batch extent for slices: "B/dp/2" */
-} gen_t;
 
-static int bug_is(const gen_t *g, const char *name)
+int gen_bug_is(const gen_t *g, const char *name)
 {
     return g->bug && strcmp(g->bug, name) == 0;
 }
@@ -202,7 +155,7 @@ static int variant_is(const gen_t *g, const char *name)
     return g->variant && strcmp(g->variant, name) == 0;
 }
 
-static int is_frozen(const gen_t *g, const char *name)
+int gen_is_frozen(const gen_t *g, const char *name)
 {
     for (int i = 0; i < g->nfrozen; i++)
         if (strcmp(g->frozen[i], name) == 0)
@@ -212,35 +165,35 @@ static int is_frozen(const gen_t *g, const char *name)
 
 /* ---- parameters ------------------------------------------------------------------------------ */
 
-/* A trained parameter: its name, the plan's accumulated gradient, its dims, the dim sharded over
-   tp (-1: replicated over tp) and whether it is a norm weight (its gradient is partial over the
-   sequence shards under sp).  Under ZeRO the first dim not sharded over tp is sharded over dp. */
-typedef struct {
-    const char *name, *grad;
-    const char *dim[2];
-    int nd, tpdim, norm;
-} param_t;
 
+/* every layer's attention block and norms (P_ATTN), then a dense layer's MLP (P_DENSE) */
 static const param_t layer_params[] = {
-    {"wn1", "gwn1", {"H", NULL}, 1, -1, 1}, {"wq", "gwq", {"H", "QD"}, 2, 1, 0},
-    {"wk", "gwk", {"H", "KD"}, 2, 1, 0},    {"wv", "gwv", {"H", "KD"}, 2, 1, 0},
-    {"wo", "gwo", {"QD", "H"}, 2, 0, 0},    {"wn2", "gwn2", {"H", NULL}, 1, -1, 1},
-    {"wg", "gwg", {"H", "F"}, 2, 1, 0},     {"wu", "gwu", {"H", "F"}, 2, 1, 0},
-    {"wd", "gwd", {"F", "H"}, 2, 0, 0},
+    {"wn1", "gwn1", {"H", NULL, NULL}, 1, -1, 1, P_ATTN, -1},
+    {"wq", "gwq", {"H", "QD", NULL}, 2, 1, 0, P_ATTN, -1},
+    {"wk", "gwk", {"H", "KD", NULL}, 2, 1, 0, P_ATTN, -1},
+    {"wv", "gwv", {"H", "KD", NULL}, 2, 1, 0, P_ATTN, -1},
+    {"wo", "gwo", {"QD", "H", NULL}, 2, 0, 0, P_ATTN, -1},
+    {"wn2", "gwn2", {"H", NULL, NULL}, 1, -1, 1, P_ATTN, -1},
+    {"wg", "gwg", {"H", "F", NULL}, 2, 1, 0, P_DENSE, -1},
+    {"wu", "gwu", {"H", "F", NULL}, 2, 1, 0, P_DENSE, -1},
+    {"wd", "gwd", {"F", "H", NULL}, 2, 0, 0, P_DENSE, -1},
 };
 #define NLP ((int)(sizeof layer_params / sizeof layer_params[0]))
 
-static const param_t emb_param = {"emb", "gemb", {"V", "H"}, 2, 0, 0};
-static const param_t wnf_param = {"wnf", "gwnf", {"H", NULL}, 1, -1, 1};
-static const param_t wout_param = {"wout", "gwout", {"H", "V"}, 2, 1, 0};
+static const param_t emb_param = {"emb", "gemb", {"V", "H", NULL}, 2, 0, 0, P_OTHER, -1};
+static const param_t wnf_param = {"wnf", "gwnf", {"H", NULL, NULL}, 1, -1, 1, P_OTHER, -1};
+static const param_t wout_param = {"wout", "gwout", {"H", "V", NULL}, 2, 1, 0, P_OTHER, -1};
 /* tied embeddings: the embedding's gradient with the LM head's contribution */
-static const param_t emb_tied_param = {"emb", "gembt", {"V", "H"}, 2, 0, 0};
+static const param_t emb_tied_param = {"emb", "gembt", {"V", "H", NULL}, 2, 0, 0, P_OTHER, -1};
 
-static const param_t *param_find(const char *name)
+static const param_t *param_find(const gen_t *g, const char *name)
 {
     for (int i = 0; i < NLP; i++)
         if (strcmp(layer_params[i].name, name) == 0)
             return &layer_params[i];
+    for (int i = 0; g->fam->moe_params && g->fam->moe_params[i]; i++)
+        if (strcmp(g->fam->moe_params[i]->name, name) == 0)
+            return g->fam->moe_params[i];
     const param_t *o[] = {&emb_param, &wnf_param, &wout_param};
     for (int i = 0; i < 3; i++)
         if (strcmp(o[i]->name, name) == 0)
@@ -250,7 +203,7 @@ static const param_t *param_find(const char *name)
 
 static int param_is_layer(const param_t *p)
 {
-    return p >= layer_params && p < layer_params + NLP;
+    return p->kind != P_OTHER;
 }
 
 /* the dim sharded over dp under ZeRO */
@@ -260,12 +213,14 @@ static int param_zdim(const param_t *p)
 }
 
 /* the layout of a parameter (zsh: its ZeRO shard over dp) */
-static void param_lay(const gen_t *g, const param_t *p, int zsh, char *out, size_t n)
+void gen_param_lay(const gen_t *g, const param_t *p, int zsh, char *out, size_t n)
 {
     size_t k = (size_t)snprintf(out, n, "[");
     for (int i = 0; i < p->nd && k < n; i++)
         k += (size_t)snprintf(out + k, n - k, "%s%s%s%s", i ? ", " : "", p->dim[i],
-                              g->tpx && i == p->tpdim ? "@tp" : "",
+                              g->tpx && i == p->tpdim ? "@tp"
+                              : g->ep > 1 && i == p->epdim ? "@ep"
+                                                          : "",
                               zsh && i == param_zdim(p) ? "@dp" : "");
     if (k < n)
         snprintf(out + k, n - k, "]");
@@ -287,7 +242,7 @@ static void gfail(gen_t *g, const char *fmt, ...)
 #define LINE_MAX_LEN 4096
 #define LINEAGE_COL 60
 
-static void put_line(gen_t *g, const char *text)
+void gen_put_line(gen_t *g, const char *text)
 {
     if (g->mute)
         return;
@@ -298,13 +253,7 @@ static void put_line(gen_t *g, const char *text)
     g->line++;
 }
 
-static void linef(gen_t *g, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void linef(gen_t *g, const char *fmt, ...)
+void gen_linef(gen_t *g, const char *fmt, ...)
 {
     char buf[LINE_MAX_LEN];
     va_list ap;
@@ -313,12 +262,12 @@ static void linef(gen_t *g, const char *fmt, ...)
     va_end(ap);
     if (n < 0 || (size_t)n >= sizeof buf)
         gfail(g, "internal error: generated line too long");
-    put_line(g, buf);
+    gen_put_line(g, buf);
 }
 
 /* A statement `lhs` with an optional lineage `~ cut : lay` aligned at LINEAGE_COL and an optional
    trailing comment.  Records the line when it carries the planted bug. */
-static void stmt_line(gen_t *g, const char *lhs, const char *cut, const char *lay, const char *note,
+void gen_stmt_line(gen_t *g, const char *lhs, const char *cut, const char *lay, const char *note,
                       int is_bug)
 {
     char buf[LINE_MAX_LEN];
@@ -341,16 +290,10 @@ static void stmt_line(gen_t *g, const char *lhs, const char *cut, const char *la
         if (at)
             g->bug_col = 2 * g->ind + (int)(at - buf) + (int)strlen(g->bug_needle);
     }
-    put_line(g, buf);
+    gen_put_line(g, buf);
 }
 
-static void open_block(gen_t *g, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void open_block(gen_t *g, const char *fmt, ...)
+void gen_open_block(gen_t *g, const char *fmt, ...)
 {
     char buf[LINE_MAX_LEN];
     va_list ap;
@@ -359,49 +302,18 @@ static void open_block(gen_t *g, const char *fmt, ...)
     va_end(ap);
     size_t n = strlen(buf);
     snprintf(buf + n, sizeof buf - n, " {");
-    put_line(g, buf);
+    gen_put_line(g, buf);
     g->ind++;
 }
 
-static void close_block(gen_t *g)
+void gen_close_block(gen_t *g)
 {
     g->ind--;
-    put_line(g, "}");
+    gen_put_line(g, "}");
 }
 
 /* ---- groups --------------------------------------------------------------------------------- */
 
-enum {
-    K_VAL,   /* a batch value: concatenated over micro-batches */
-    K_SUM,   /* summed over micro-batches (weight gradients, the loss) */
-    K_SEND,  /* send(value, dest) */
-    K_EARLY, /* (bug) with micro-batches: before the last one, inside `if mb == NM-1` */
-};
-
-#define GMAX 16
-#define NAME_LEN 64
-#define EXPR_LEN 1024
-
-typedef struct {
-    char key[16], full[NAME_LEN];
-} gin_t;
-
-typedef struct {
-    int kind;
-    char key[16], full[NAME_LEN];
-    char expr[EXPR_LEN]; /* template */
-    char cut[NAME_LEN];  /* model tensor, "" for none */
-    char lay[128];
-    char dest[64]; /* K_SEND: "pp = 1" */
-    const char *note;
-    int bug;
-} gst_t;
-
-typedef struct {
-    int nin, nst;
-    gin_t in[GMAX];
-    gst_t st[GMAX];
-} grp_t;
 
 /* the value of a configuration macro, NULL if name is none */
 static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
@@ -410,6 +322,8 @@ static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
         return g->il;
     if (strcmp(name, "l1") == 0)
         return g->il1;
+    if (strcmp(name, "m") == 0)
+        return g->im;
     if (strcmp(name, "LB") == 0)
         return g->lb;
     if (strcmp(name, "EPS") == 0)
@@ -420,15 +334,15 @@ static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
         return g->cp > 1 ? (name[0] == 'C' ? "cosl" : "sinl") : (name[0] == 'C' ? "cos" : "sin");
     if (strncmp(name, "P_", 2) == 0) {
         /* a parameter; under ZeRO-3 its copy all-gathered for this pass (NAMEf / NAMEb) */
-        const param_t *p = param_find(name + 2);
+        const param_t *p = param_find(g, name + 2);
         if (!p)
             return NULL;
-        const char *sfx = g->zero != 3 || is_frozen(g, p->name) ? ""
+        const char *sfx = g->zero != 3 || gen_is_frozen(g, p->name) ? ""
                           : g->bwd == 2                        ? "h"
                           : g->bwd                             ? "b"
                                                                : "f";
         if (param_is_layer(p))
-            snprintf(tmp, n, "%s%s[%s]", p->name, sfx, g->il);
+            snprintf(tmp, n, "%s%s[%s]", p->name, sfx, p->kind == P_MOE ? g->im : g->il);
         else
             snprintf(tmp, n, "%s%s", p->name, sfx);
         return tmp;
@@ -501,12 +415,12 @@ static void expand(gen_t *g, const grp_t *G, int upto, int local, const char *t,
     out[k] = 0;
 }
 
-static void grp_init(grp_t *G)
+void gen_grp_init(grp_t *G)
 {
     memset(G, 0, sizeof *G);
 }
 
-static void grp_in(gen_t *g, grp_t *G, const char *key, const char *full)
+void gen_grp_in(gen_t *g, grp_t *G, const char *key, const char *full)
 {
     if (G->nin == GMAX) {
         gfail(g, "internal error: group too large");
@@ -517,7 +431,7 @@ static void grp_in(gen_t *g, grp_t *G, const char *key, const char *full)
     expand(g, NULL, 0, 0, full, in->full, sizeof in->full);
 }
 
-static gst_t *grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *full,
+gst_t *gen_grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *full,
                      const char *expr, const char *cut, const char *lay)
 {
     static gst_t dummy;
@@ -529,7 +443,7 @@ static gst_t *grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *
                                &emb_param,       &wnf_param,       &wout_param};
         size_t kl = strcspn(full, "[");
         for (int i = 0; i < 12; i++)
-            if (is_frozen(g, ps[i]->name) && strlen(ps[i]->grad) == kl &&
+            if (gen_is_frozen(g, ps[i]->name) && strlen(ps[i]->grad) == kl &&
                 strncmp(full, ps[i]->grad, kl) == 0)
                 return &dummy;
     }
@@ -550,7 +464,7 @@ static gst_t *grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *
     return s;
 }
 
-static void grp_emit(gen_t *g, const grp_t *G)
+void gen_grp_emit(gen_t *g, const grp_t *G)
 {
     char e[EXPR_LEN], lhs[EXPR_LEN + 2 * NAME_LEN];
     if (g->nm == 1) {
@@ -559,19 +473,19 @@ static void grp_emit(gen_t *g, const grp_t *G)
             expand(g, G, i, 0, s->expr, e, sizeof e);
             if (s->kind == K_SEND) {
                 snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
-                stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+                gen_stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
             } else if (s->kind == K_EARLY) {
                 gfail(g, "internal error: K_EARLY without micro-batches");
             } else {
                 snprintf(lhs, sizeof lhs, "%s = %s", s->full, e);
-                stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+                gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
             }
         }
         return;
     }
-    open_block(g, "for mb in 0..%d", g->nm);
+    gen_open_block(g, "for mb in 0..%d", g->nm);
     for (int i = 0; i < G->nin; i++)
-        linef(g, "%s_m = slice(%s, 0, mb*(%s), (mb+1)*(%s))", G->in[i].key, G->in[i].full, g->mbx,
+        gen_linef(g, "%s_m = slice(%s, 0, mb*(%s), (mb+1)*(%s))", G->in[i].key, G->in[i].full, g->mbx,
               g->mbx);
     for (int i = 0; i < G->nst; i++) {
         const gst_t *s = &G->st[i];
@@ -579,28 +493,28 @@ static void grp_emit(gen_t *g, const grp_t *G)
         switch (s->kind) {
         case K_SEND:
             snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
-            stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+            gen_stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
             break;
         case K_EARLY:
-            open_block(g, "if mb == %d", g->nm - 1);
+            gen_open_block(g, "if mb == %d", g->nm - 1);
             snprintf(lhs, sizeof lhs, "%s = %s", s->full, e);
-            stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
-            close_block(g);
+            gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+            gen_close_block(g);
             break;
         case K_SUM:
             if (s->cut[0])
                 snprintf(lhs, sizeof lhs, "%s_acc += %s", s->key, e);
             else
                 snprintf(lhs, sizeof lhs, "%s += %s", s->full, e);
-            stmt_line(g, lhs, NULL, NULL, s->cut[0] ? NULL : s->note, 0);
+            gen_stmt_line(g, lhs, NULL, NULL, s->cut[0] ? NULL : s->note, 0);
             break;
         default:
             snprintf(lhs, sizeof lhs, "%s_m%s = %s", s->key, s->cut[0] ? "[mb]" : "", e);
-            stmt_line(g, lhs, NULL, NULL, s->cut[0] ? NULL : s->note, 0);
+            gen_stmt_line(g, lhs, NULL, NULL, s->cut[0] ? NULL : s->note, 0);
             break;
         }
     }
-    close_block(g);
+    gen_close_block(g);
     /* reassemble each cut value from its micro-batches, then cut */
     for (int i = 0; i < G->nst; i++) {
         const gst_t *s = &G->st[i];
@@ -619,7 +533,7 @@ static void grp_emit(gen_t *g, const grp_t *G)
         }
         if (n >= sizeof lhs)
             gfail(g, "internal error: generated line too long");
-        stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+        gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
     }
 }
 
@@ -627,12 +541,14 @@ static void grp_emit(gen_t *g, const grp_t *G)
 
 /* the mesh axes among dp, cp, tp (those of size > 1 that are asked for) as a collective's group:
    "dp" or "[dp, cp]"; "" for none */
-static void axes_text(const gen_t *g, int dp, int cp, int tp, char *out, size_t n)
+void gen_axes_text(const gen_t *g, int dp, int cp, int tp, char *out, size_t n)
 {
-    const char *ax[3];
+    const char *ax[4];
     int k = 0;
     if (dp && g->dp > 1)
         ax[k++] = "dp";
+    if (dp && g->ep > 1)
+        ax[k++] = "ep";
     if (cp && g->cp > 1)
         ax[k++] = "cp";
     if (tp && g->tpx)
@@ -643,8 +559,10 @@ static void axes_text(const gen_t *g, int dp, int cp, int tp, char *out, size_t 
         snprintf(out, n, "%s", ax[0]);
     else if (k == 2)
         snprintf(out, n, "[%s, %s]", ax[0], ax[1]);
-    else
+    else if (k == 3)
         snprintf(out, n, "[%s, %s, %s]", ax[0], ax[1], ax[2]);
+    else
+        snprintf(out, n, "[%s, %s, %s, %s]", ax[0], ax[1], ax[2], ax[3]);
 }
 
 /* ZeRO-3: all-gather the parameters a pass uses before it runs (forward and backward each) */
@@ -656,7 +574,7 @@ static void zero3_gather(gen_t *g, const param_t *const *ps, int n, int bwd)
     char name[64], tmp[64], src[64];
     for (int i = 0; i < n; i++) {
         const param_t *p = ps[i];
-        if (is_frozen(g, p->name))
+        if (gen_is_frozen(g, p->name))
             continue;
         snprintf(name, sizeof name, "P_%s", p->name);
         const char *dst = macro(g, name, tmp, sizeof tmp);
@@ -664,20 +582,20 @@ static void zero3_gather(gen_t *g, const param_t *const *ps, int n, int bwd)
             snprintf(src, sizeof src, "%s[%s]", p->name, g->il);
         else
             snprintf(src, sizeof src, "%s", p->name);
-        linef(g, "%s = all_gather(%s, %d, dp)", dst, src, param_zdim(p));
+        gen_linef(g, "%s = all_gather(%s, %d, dp)", dst, src, param_zdim(p));
     }
 }
 
+static int layer_param_list(const gen_t *g, int moe, const param_t **out);
+
 static void zero3_gather_layer(gen_t *g, int bwd)
 {
-    const param_t *ps[NLP];
-    for (int i = 0; i < NLP; i++)
-        ps[i] = &layer_params[i];
-    zero3_gather(g, ps, NLP, bwd);
+    const param_t *ps[48];
+    int n = layer_param_list(g, g->moe_layer, ps);
+    zero3_gather(g, ps, n, bwd);
 }
 
-/* "all_reduce(X, sum, tp)" or, under sequence parallelism, "reduce_scatter(X, 1, sum, tp)" */
-static void reduce_tp(const gen_t *g, const char *x, char *out, size_t n)
+void gen_reduce_tp(const gen_t *g, const char *x, char *out, size_t n)
 {
     if (g->sp)
         snprintf(out, n, "reduce_scatter(%s, 1, sum, tp)", x);
@@ -691,36 +609,45 @@ static const char *bug_rank(const gen_t *g)
     return g->bug_axis_tp ? "rank.tp" : "rank.dp";
 }
 
-static void set_layer(gen_t *g, const char *il, const char *il1)
+void gen_set_layer(gen_t *g, const char *il, const char *il1)
 {
     snprintf(g->il, sizeof g->il, "%s", il);
     snprintf(g->il1, sizeof g->il1, "%s", il1);
+    /* the MoE parameter index: the layer index less the dense layers */
+    char *end;
+    long v = strtol(il, &end, 10);
+    if (!*il || g->nd == 0)
+        snprintf(g->im, sizeof g->im, "%s", il);
+    else if (!*end)
+        snprintf(g->im, sizeof g->im, "%ld", v - g->nd);
+    else
+        snprintf(g->im, sizeof g->im, "%s-%d", il, g->nd);
 }
 
 /* the last forward group of a layer: the residual add, or the send to the next stage */
 static void fwd_out_group(gen_t *g, int send_to)
 {
     grp_t G;
-    grp_init(&G);
-    grp_in(g, &G, "r", "r[$l]");
-    grp_in(g, &G, "d", "d[$l]");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "r", "r[$l]");
+    gen_grp_in(g, &G, "d", "d[$l]");
     if (send_to < 0) {
-        grp_st(g, &G, K_VAL, "x", "x[$l1]", "$r + $d", "x[$l1]", g->LX);
+        gen_grp_st(g, &G, K_VAL, "x", "x[$l1]", "$r + $d", "x[$l1]", g->LX);
     } else {
         gst_t *s;
         if (g->tpx && !g->sp)
-            s = grp_st(g, &G, K_SEND, "x", "x",
+            s = gen_grp_st(g, &G, K_SEND, "x", "x",
                        "slice($r + $d, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", NULL, NULL);
         else
-            s = grp_st(g, &G, K_SEND, "x", "x", "$r + $d", NULL, NULL);
-        if (bug_is(g, "pp_wrong_peer") && send_to == 1)
+            s = gen_grp_st(g, &G, K_SEND, "x", "x", "$r + $d", NULL, NULL);
+        if (gen_bug_is(g, "pp_wrong_peer") && send_to == 1)
             snprintf(s->dest, sizeof s->dest, "pp = %d, tp = (rank.tp + 1) %% tp", send_to);
         else
             snprintf(s->dest, sizeof s->dest, "pp = %d", send_to);
         s->note =
-            bug_is(g, "pp_wrong_peer") && send_to == 1 ? "BUG: wrong tp peer" : "to the next stage";
+            gen_bug_is(g, "pp_wrong_peer") && send_to == 1 ? "BUG: wrong tp peer" : "to the next stage";
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 }
 
 static void layer_fwd(gen_t *g, int send_to, int last_index)
@@ -731,179 +658,183 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
 
     zero3_gather_layer(g, 0);
     /* attention block */
-    grp_init(&G);
-    grp_in(g, &G, "x", "x[$l]");
-    grp_st(g, &G, K_VAL, g->sp ? "h1s" : "h1", g->sp ? "h1s[$l]" : "h1[$l]",
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "x", "x[$l]");
+    gen_grp_st(g, &G, K_VAL, g->sp ? "h1s" : "h1", g->sp ? "h1s[$l]" : "h1[$l]",
            "rmsnorm($x, $P_wn1, eps = $EPS)", "h1[$l]", g->sp ? g->LX : g->LF);
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
     if (g->sp) {
-        grp_init(&G);
-        grp_in(g, &G, "h1s", "h1s[$l]");
-        grp_st(g, &G, K_VAL, "h1", "h1[$l]", "all_gather($h1s, 1, tp)", "h1[$l]", g->LF);
-        grp_emit(g, &G);
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "h1s", "h1s[$l]");
+        gen_grp_st(g, &G, K_VAL, "h1", "h1[$l]", "all_gather($h1s, 1, tp)", "h1[$l]", g->LF);
+        gen_grp_emit(g, &G);
     }
-    grp_init(&G);
-    grp_in(g, &G, "h1", "h1[$l]");
-    grp_st(g, &G, K_VAL, "q", "q[$l]", "matmul($h1, $P_wq)", "q[$l]", g->LQ);
-    grp_st(g, &G, K_VAL, "k", "k[$l]", "matmul($h1, $P_wk)", "k[$l]", g->LK);
-    grp_st(g, &G, K_VAL, "v", "v[$l]", "matmul($h1, $P_wv)", "v[$l]", g->LK);
-    grp_emit(g, &G);
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "h1", "h1[$l]");
+    gen_grp_st(g, &G, K_VAL, "q", "q[$l]", "matmul($h1, $P_wq)", "q[$l]", g->LQ);
+    gen_grp_st(g, &G, K_VAL, "k", "k[$l]", "matmul($h1, $P_wk)", "k[$l]", g->LK);
+    gen_grp_st(g, &G, K_VAL, "v", "v[$l]", "matmul($h1, $P_wv)", "v[$l]", g->LK);
+    gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "q", "q[$l]");
-    grp_in(g, &G, "k", "k[$l]");
-    grp_in(g, &G, "v", "v[$l]");
-    grp_st(g, &G, K_VAL, "qh", "qh[$l]", "transpose(reshape($q, [$LB, $SL, $NHl, HD]), 1, 2)", NULL,
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "q", "q[$l]");
+    gen_grp_in(g, &G, "k", "k[$l]");
+    gen_grp_in(g, &G, "v", "v[$l]");
+    gen_grp_st(g, &G, K_VAL, "qh", "qh[$l]", "transpose(reshape($q, [$LB, $SL, $NHl, HD]), 1, 2)", NULL,
            NULL);
-    grp_st(g, &G, K_VAL, "kh", "kh[$l]", "transpose(reshape($k, [$LB, $SL, $NKVl, HD]), 1, 2)", NULL,
+    gen_grp_st(g, &G, K_VAL, "kh", "kh[$l]", "transpose(reshape($k, [$LB, $SL, $NKVl, HD]), 1, 2)", NULL,
            NULL);
-    grp_st(g, &G, K_VAL, "vh", "vh[$l]", "transpose(reshape($v, [$LB, $SL, $NKVl, HD]), 1, 2)",
+    gen_grp_st(g, &G, K_VAL, "vh", "vh[$l]", "transpose(reshape($v, [$LB, $SL, $NKVl, HD]), 1, 2)",
            "vh[$l]", g->LHK);
-    if (bug_is(g, "cp_rope_local_positions")) {
-        s = grp_st(g, &G, K_VAL, "qr", "qr[$l]",
+    if (gen_bug_is(g, "cp_rope_local_positions")) {
+        s = gen_grp_st(g, &G, K_VAL, "qr", "qr[$l]",
                    "rope($qh, slice(cos, 0, 0, S/cp), slice(sin, 0, 0, S/cp))", "qr[$l]", g->LHQ);
         s->bug = 1;
         s->note = "BUG: RoPE at the chunk's local positions";
-        grp_st(g, &G, K_VAL, "kr", "kr[$l]",
+        gen_grp_st(g, &G, K_VAL, "kr", "kr[$l]",
                "rope($kh, slice(cos, 0, 0, S/cp), slice(sin, 0, 0, S/cp))", "kr[$l]", g->LHK);
     } else {
-        grp_st(g, &G, K_VAL, "qr", "qr[$l]", "rope($qh, $COS, $SIN)", "qr[$l]", g->LHQ);
-        grp_st(g, &G, K_VAL, "kr", "kr[$l]", "rope($kh, $COS, $SIN)", "kr[$l]", g->LHK);
+        gen_grp_st(g, &G, K_VAL, "qr", "qr[$l]", "rope($qh, $COS, $SIN)", "qr[$l]", g->LHQ);
+        gen_grp_st(g, &G, K_VAL, "kr", "kr[$l]", "rope($kh, $COS, $SIN)", "kr[$l]", g->LHK);
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "qr", "qr[$l]");
-    grp_in(g, &G, "kr", "kr[$l]");
-    grp_in(g, &G, "vh", "vh[$l]");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "qr", "qr[$l]");
+    gen_grp_in(g, &G, "kr", "kr[$l]");
+    gen_grp_in(g, &G, "vh", "vh[$l]");
     /* with context parallelism the keys and values of the whole sequence are all-gathered over
        cp and the rank's query chunk attends with the causal offset of its first position */
     const char *KV = g->cp > 1 ? "$kf, $vf, causal = 1, offset = rank.cp*(S/cp)"
                                : "$kr, $vh, causal = 1";
     if (g->cp > 1) {
-        grp_st(g, &G, K_VAL, "kf", "kf[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
-        grp_st(g, &G, K_VAL, "vf", "vf[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "kf", "kf[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "vf", "vf[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
     }
-    if (bug_is(g, "cp_causal_offset_local")) {
-        s = grp_st(g, &G, K_VAL, "o", "o[$l]", "attention($qr, $kf, $vf, causal = 1)", "o[$l]",
+    if (gen_bug_is(g, "cp_causal_offset_local")) {
+        s = gen_grp_st(g, &G, K_VAL, "o", "o[$l]", "attention($qr, $kf, $vf, causal = 1)", "o[$l]",
                    g->LHQ);
         s->bug = 1;
         s->note = "BUG: the causal mask without the chunk's offset";
-    } else if (bug_is(g, "attn_scale_one_rank")) {
+    } else if (gen_bug_is(g, "attn_scale_one_rank")) {
         snprintf(e, sizeof e, "attention($qr * (1 + %s), %s)", bug_rank(g), KV);
-        s = grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
+        s = gen_grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
         s->bug = 1;
         s->note = "BUG: queries doubled on rank 1";
-    } else if (bug_is(g, "attn_scale_all")) {
+    } else if (gen_bug_is(g, "attn_scale_all")) {
         snprintf(e, sizeof e, "attention($qr, %s, scale = 1/HD)", KV);
-        s = grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
+        s = gen_grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
         s->bug = 1;
         s->note = "BUG: 1/HD instead of 1/sqrt(HD)";
     } else {
         snprintf(e, sizeof e, "attention($qr, %s)", KV);
-        grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
+        gen_grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "o", "o[$l]");
-    grp_st(g, &G, K_VAL, "oc", "oc[$l]", "reshape(transpose($o, 1, 2), [$LB, $SL, $QDl])", "oc[$l]",
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "o", "o[$l]");
+    gen_grp_st(g, &G, K_VAL, "oc", "oc[$l]", "reshape(transpose($o, 1, 2), [$LB, $SL, $QDl])", "oc[$l]",
            g->LQ);
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "oc", "oc[$l]");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "oc", "oc[$l]");
     if (g->tpx)
-        grp_st(g, &G, K_VAL, "ao", "ao[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LFP);
+        gen_grp_st(g, &G, K_VAL, "ao", "ao[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LFP);
     else
-        grp_st(g, &G, K_VAL, "a", "a[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LX);
-    grp_emit(g, &G);
+        gen_grp_st(g, &G, K_VAL, "a", "a[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LX);
+    gen_grp_emit(g, &G);
     if (g->tpx) {
-        grp_init(&G);
-        grp_in(g, &G, "ao", "ao[$l]");
-        if (bug_is(g, "tp_allreduce_identity")) {
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "ao", "ao[$l]");
+        if (gen_bug_is(g, "tp_allreduce_identity")) {
             if (g->sp)
-                s = grp_st(g, &G, K_VAL, "a", "a[$l]",
+                s = gen_grp_st(g, &G, K_VAL, "a", "a[$l]",
                            "slice($ao, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "a[$l]", g->LX);
             else
-                s = grp_st(g, &G, K_VAL, "a", "a[$l]", "$ao", "a[$l]", g->LX);
+                s = gen_grp_st(g, &G, K_VAL, "a", "a[$l]", "$ao", "a[$l]", g->LX);
             s->bug = 1;
             s->note = g->sp ? "BUG: reduce-scatter replaced by the local chunk"
                             : "BUG: all-reduce replaced by the identity";
-        } else if (bug_is(g, "tp_allreduce_dropped")) {
+        } else if (gen_bug_is(g, "tp_allreduce_dropped")) {
             /* no statement: a[l] is never defined; the residual add below reads it */
             G.nst = 0;
-        } else if (bug_is(g, "tp_allgather_instead")) {
-            s = grp_st(g, &G, K_VAL, "a", "a[$l]",
+        } else if (gen_bug_is(g, "tp_allgather_instead")) {
+            s = gen_grp_st(g, &G, K_VAL, "a", "a[$l]",
                        "all_gather(slice($ao, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp)), 1, tp)",
                        "a[$l]", g->LX);
             s->bug = 1;
             s->note = "BUG: all-gather instead of all-reduce";
         } else {
-            reduce_tp(g, "$ao", e, sizeof e);
-            grp_st(g, &G, K_VAL, "a", "a[$l]", e, "a[$l]", g->LX);
+            gen_reduce_tp(g, "$ao", e, sizeof e);
+            gen_grp_st(g, &G, K_VAL, "a", "a[$l]", e, "a[$l]", g->LX);
         }
-        grp_emit(g, &G);
+        gen_grp_emit(g, &G);
     }
-    grp_init(&G);
-    grp_in(g, &G, "x", "x[$l]");
-    grp_in(g, &G, "a", "a[$l]");
-    s = grp_st(g, &G, K_VAL, "r", "r[$l]", "$x + $a", "r[$l]", g->LX);
-    if (bug_is(g, "tp_allreduce_dropped")) {
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "x", "x[$l]");
+    gen_grp_in(g, &G, "a", "a[$l]");
+    s = gen_grp_st(g, &G, K_VAL, "r", "r[$l]", "$x + $a", "r[$l]", g->LX);
+    if (gen_bug_is(g, "tp_allreduce_dropped")) {
         s->bug = 1;
         s->note = "BUG: a[l] was never computed (its all-reduce is missing)";
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 
     /* MLP block */
-    grp_init(&G);
-    grp_in(g, &G, "r", "r[$l]");
-    if (bug_is(g, "eps_one_rank") || bug_is(g, "eps_all")) {
-        if (bug_is(g, "eps_all"))
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "r", "r[$l]");
+    if (gen_bug_is(g, "eps_one_rank") || gen_bug_is(g, "eps_all")) {
+        if (gen_bug_is(g, "eps_all"))
             snprintf(e, sizeof e, "rmsnorm($r, $P_wn2, eps = 1e-6)");
         else
             snprintf(e, sizeof e, "rmsnorm($r, $P_wn2, eps = 1/(100000 + %s))", bug_rank(g));
-        s = grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]", e, "h2[$l]",
+        s = gen_grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]", e, "h2[$l]",
                    g->sp ? g->LX : g->LF);
         s->bug = 1;
         s->note =
-            bug_is(g, "eps_all") ? "BUG: eps 1e-6 instead of 1e-5" : "BUG: eps differs on rank 1";
+            gen_bug_is(g, "eps_all") ? "BUG: eps 1e-6 instead of 1e-5" : "BUG: eps differs on rank 1";
     } else {
-        grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]",
+        gen_grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]",
                "rmsnorm($r, $P_wn2, eps = $EPS)", "h2[$l]", g->sp ? g->LX : g->LF);
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
     if (g->sp) {
-        grp_init(&G);
-        grp_in(g, &G, "h2s", "h2s[$l]");
-        grp_st(g, &G, K_VAL, "h2", "h2[$l]", "all_gather($h2s, 1, tp)", "h2[$l]", g->LF);
-        grp_emit(g, &G);
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "h2s", "h2s[$l]");
+        gen_grp_st(g, &G, K_VAL, "h2", "h2[$l]", "all_gather($h2s, 1, tp)", "h2[$l]", g->LF);
+        gen_grp_emit(g, &G);
     }
-    grp_init(&G);
-    grp_in(g, &G, "h2", "h2[$l]");
-    grp_st(g, &G, K_VAL, "g", "g[$l]", "matmul($h2, $P_wg)", "g[$l]", g->LFF);
-    grp_st(g, &G, K_VAL, "u", "u[$l]", "matmul($h2, $P_wu)", "u[$l]", g->LFF);
-    grp_emit(g, &G);
+    if (g->moe_layer) {
+        g->fam->moe_fwd(g); /* d[l] from h2[l] */
+    } else {
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "h2", "h2[$l]");
+        gen_grp_st(g, &G, K_VAL, "g", "g[$l]", "matmul($h2, $P_wg)", "g[$l]", g->LFF);
+        gen_grp_st(g, &G, K_VAL, "u", "u[$l]", "matmul($h2, $P_wu)", "u[$l]", g->LFF);
+        gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "g", "g[$l]");
-    grp_in(g, &G, "u", "u[$l]");
-    grp_st(g, &G, K_VAL, "m", "m[$l]", "silu($g) * $u", "m[$l]", g->LFF);
-    grp_emit(g, &G);
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "g", "g[$l]");
+        gen_grp_in(g, &G, "u", "u[$l]");
+        gen_grp_st(g, &G, K_VAL, "m", "m[$l]", "silu($g) * $u", "m[$l]", g->LFF);
+        gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "m", "m[$l]");
-    if (g->tpx)
-        grp_st(g, &G, K_VAL, "mo", "mo[$l]", "matmul($m, $P_wd)", "d[$l]", g->LFP);
-    else
-        grp_st(g, &G, K_VAL, "d", "d[$l]", "matmul($m, $P_wd)", "d[$l]", g->LX);
-    grp_emit(g, &G);
-    if (g->tpx) {
-        grp_init(&G);
-        grp_in(g, &G, "mo", "mo[$l]");
-        reduce_tp(g, "$mo", e, sizeof e);
-        grp_st(g, &G, K_VAL, "d", "d[$l]", e, "d[$l]", g->LX);
-        grp_emit(g, &G);
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "m", "m[$l]");
+        if (g->tpx)
+            gen_grp_st(g, &G, K_VAL, "mo", "mo[$l]", "matmul($m, $P_wd)", "d[$l]", g->LFP);
+        else
+            gen_grp_st(g, &G, K_VAL, "d", "d[$l]", "matmul($m, $P_wd)", "d[$l]", g->LX);
+        gen_grp_emit(g, &G);
+        if (g->tpx) {
+            gen_grp_init(&G);
+            gen_grp_in(g, &G, "mo", "mo[$l]");
+            gen_reduce_tp(g, "$mo", e, sizeof e);
+            gen_grp_st(g, &G, K_VAL, "d", "d[$l]", e, "d[$l]", g->LX);
+            gen_grp_emit(g, &G);
+        }
     }
 
     /* the residual add; the last layer of a non-last stage sends it instead */
@@ -912,13 +843,13 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     } else if (last_index < 0) {
         fwd_out_group(g, send_to);
     } else {
-        open_block(g, "if %s < %d", g->il, last_index);
+        gen_open_block(g, "if %s < %d", g->il, last_index);
         fwd_out_group(g, -1);
         g->ind--;
-        put_line(g, "} else {");
+        gen_put_line(g, "} else {");
         g->ind++;
         fwd_out_group(g, send_to);
-        close_block(g);
+        gen_close_block(g);
     }
 }
 
@@ -927,29 +858,29 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
 static void bwd_out_group(gen_t *g, int send_to)
 {
     grp_t G;
-    grp_init(&G);
-    grp_in(g, &G, "x", "x[$l]");
-    grp_in(g, &G, "gr", "gr[$l]");
-    grp_in(g, &G, "gh1", "gh1[$l]");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "x", "x[$l]");
+    gen_grp_in(g, &G, "gr", "gr[$l]");
+    gen_grp_in(g, &G, "gh1", "gh1[$l]");
     if (send_to < 0) {
-        grp_st(g, &G, K_VAL, "gx", "gx[$l]", "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)",
+        gen_grp_st(g, &G, K_VAL, "gx", "gx[$l]", "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)",
                "grad.x[$l]", g->LX);
     } else {
         gst_t *s;
         if (g->tpx && !g->sp)
-            s = grp_st(g, &G, K_SEND, "gx", "gx",
+            s = gen_grp_st(g, &G, K_SEND, "gx", "gx",
                        "slice($gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS), 1, "
                        "rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))",
                        NULL, NULL);
         else
-            s = grp_st(g, &G, K_SEND, "gx", "gx",
+            s = gen_grp_st(g, &G, K_SEND, "gx", "gx",
                        "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)", NULL, NULL);
         snprintf(s->dest, sizeof s->dest, "pp = %d", send_to);
         s->note = "to the previous stage";
     }
-    grp_st(g, &G, K_SUM, "gwn1", "gwn1[$l]", "rmsnorm_grad_w($x, $P_wn1, $gh1, eps = $EPS)", NULL,
+    gen_grp_st(g, &G, K_SUM, "gwn1", "gwn1[$l]", "rmsnorm_grad_w($x, $P_wn1, $gh1, eps = $EPS)", NULL,
            NULL);
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 }
 
 static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
@@ -961,176 +892,180 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
 
     zero3_gather_layer(g, 1);
 
-    /* MLP block: x[l+1] = r + d, d = matmul(m, wd) */
-    grp_init(&G);
-    grp_in(g, &G, "gy", "gx[$l1]");
-    grp_in(g, &G, "m", "m[$l]");
-    if (g->sp)
-        grp_st(g, &G, K_VAL, "gdf", "gdf[$l]", "all_gather($gy, 1, tp)", NULL, NULL);
-    snprintf(e, sizeof e, "matmul(%s, transpose($P_wd, 0, 1))", gy);
-    grp_st(g, &G, K_VAL, "gm", "gm[$l]", e, "grad.m[$l]", g->LFF);
-    snprintf(e, sizeof e, "matmul_grad_b($m, $P_wd, %s)", gy);
-    grp_st(g, &G, K_SUM, "gwd", "gwd[$l]", e, NULL, NULL);
-    grp_emit(g, &G);
+    if (g->moe_layer) {
+        g->fam->moe_bwd(g); /* grad.h2[l] from grad.x[l+1] */
+    } else {
+        /* MLP block: x[l+1] = r + d, d = matmul(m, wd) */
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "gy", "gx[$l1]");
+        gen_grp_in(g, &G, "m", "m[$l]");
+        if (g->sp)
+            gen_grp_st(g, &G, K_VAL, "gdf", "gdf[$l]", "all_gather($gy, 1, tp)", NULL, NULL);
+        snprintf(e, sizeof e, "matmul(%s, transpose($P_wd, 0, 1))", gy);
+        gen_grp_st(g, &G, K_VAL, "gm", "gm[$l]", e, "grad.m[$l]", g->LFF);
+        snprintf(e, sizeof e, "matmul_grad_b($m, $P_wd, %s)", gy);
+        gen_grp_st(g, &G, K_SUM, "gwd", "gwd[$l]", e, NULL, NULL);
+        gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "g", "g[$l]");
-    grp_in(g, &G, "u", "u[$l]");
-    grp_in(g, &G, "gm", "gm[$l]");
-    grp_st(g, &G, K_VAL, "gg", "gg[$l]", "silu_grad($g, $gm * $u)", "grad.g[$l]", g->LFF);
-    grp_st(g, &G, K_VAL, "gu", "gu[$l]", "$gm * silu($g)", "grad.u[$l]", g->LFF);
-    grp_emit(g, &G);
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "g", "g[$l]");
+        gen_grp_in(g, &G, "u", "u[$l]");
+        gen_grp_in(g, &G, "gm", "gm[$l]");
+        gen_grp_st(g, &G, K_VAL, "gg", "gg[$l]", "silu_grad($g, $gm * $u)", "grad.g[$l]", g->LFF);
+        gen_grp_st(g, &G, K_VAL, "gu", "gu[$l]", "$gm * silu($g)", "grad.u[$l]", g->LFF);
+        gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "h2", "h2[$l]");
-    grp_in(g, &G, "gg", "gg[$l]");
-    grp_in(g, &G, "gu", "gu[$l]");
-    grp_st(g, &G, K_SUM, "gwg", "gwg[$l]", "matmul_grad_b($h2, $P_wg, $gg)", NULL, NULL);
-    grp_st(g, &G, K_SUM, "gwu", "gwu[$l]", "matmul_grad_b($h2, $P_wu, $gu)", NULL, NULL);
-    grp_st(g, &G, K_VAL, g->tpx ? "gh2p" : "gh2", g->tpx ? "gh2p[$l]" : "gh2[$l]",
-           "matmul($gg, transpose($P_wg, 0, 1)) + matmul($gu, transpose($P_wu, 0, 1))",
-           "grad.h2[$l]", g->tpx ? g->LFP : g->LX);
-    grp_emit(g, &G);
-    if (g->tpx) {
-        grp_init(&G);
-        grp_in(g, &G, "gh2p", "gh2p[$l]");
-        reduce_tp(g, "$gh2p", e, sizeof e);
-        grp_st(g, &G, K_VAL, "gh2", "gh2[$l]", e, "grad.h2[$l]", g->LX);
-        grp_emit(g, &G);
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "h2", "h2[$l]");
+        gen_grp_in(g, &G, "gg", "gg[$l]");
+        gen_grp_in(g, &G, "gu", "gu[$l]");
+        gen_grp_st(g, &G, K_SUM, "gwg", "gwg[$l]", "matmul_grad_b($h2, $P_wg, $gg)", NULL, NULL);
+        gen_grp_st(g, &G, K_SUM, "gwu", "gwu[$l]", "matmul_grad_b($h2, $P_wu, $gu)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, g->tpx ? "gh2p" : "gh2", g->tpx ? "gh2p[$l]" : "gh2[$l]",
+               "matmul($gg, transpose($P_wg, 0, 1)) + matmul($gu, transpose($P_wu, 0, 1))",
+               "grad.h2[$l]", g->tpx ? g->LFP : g->LX);
+        gen_grp_emit(g, &G);
+        if (g->tpx) {
+            gen_grp_init(&G);
+            gen_grp_in(g, &G, "gh2p", "gh2p[$l]");
+            gen_reduce_tp(g, "$gh2p", e, sizeof e);
+            gen_grp_st(g, &G, K_VAL, "gh2", "gh2[$l]", e, "grad.h2[$l]", g->LX);
+            gen_grp_emit(g, &G);
+        }
     }
 
-    grp_init(&G);
-    grp_in(g, &G, "gy", "gx[$l1]");
-    grp_in(g, &G, "r", "r[$l]");
-    grp_in(g, &G, "gh2", "gh2[$l]");
-    grp_st(g, &G, K_VAL, "gr", "gr[$l]", "$gy + rmsnorm_grad_x($r, $P_wn2, $gh2, eps = $EPS)",
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "gy", "gx[$l1]");
+    gen_grp_in(g, &G, "r", "r[$l]");
+    gen_grp_in(g, &G, "gh2", "gh2[$l]");
+    gen_grp_st(g, &G, K_VAL, "gr", "gr[$l]", "$gy + rmsnorm_grad_x($r, $P_wn2, $gh2, eps = $EPS)",
            "grad.r[$l]", g->LX);
-    grp_st(g, &G, K_SUM, "gwn2", "gwn2[$l]", "rmsnorm_grad_w($r, $P_wn2, $gh2, eps = $EPS)", NULL,
+    gen_grp_st(g, &G, K_SUM, "gwn2", "gwn2[$l]", "rmsnorm_grad_w($r, $P_wn2, $gh2, eps = $EPS)", NULL,
            NULL);
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 
     /* attention block: r = x + a, a = matmul(oc, wo) */
     const char *ga = g->sp ? "$gaf" : "$gr";
-    grp_init(&G);
-    grp_in(g, &G, "gr", "gr[$l]");
-    grp_in(g, &G, "oc", "oc[$l]");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "gr", "gr[$l]");
+    gen_grp_in(g, &G, "oc", "oc[$l]");
     if (g->sp)
-        grp_st(g, &G, K_VAL, "gaf", "gaf[$l]", "all_gather($gr, 1, tp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "gaf", "gaf[$l]", "all_gather($gr, 1, tp)", NULL, NULL);
     snprintf(e, sizeof e, "matmul(%s, transpose($P_wo, 0, 1))", ga);
-    grp_st(g, &G, K_VAL, "goc", "goc[$l]", e, "grad.oc[$l]", g->LQ);
+    gen_grp_st(g, &G, K_VAL, "goc", "goc[$l]", e, "grad.oc[$l]", g->LQ);
     snprintf(e, sizeof e, "matmul_grad_b($oc, $P_wo, %s)", ga);
-    grp_st(g, &G, K_SUM, "gwo", "gwo[$l]", e, NULL, NULL);
-    grp_emit(g, &G);
+    gen_grp_st(g, &G, K_SUM, "gwo", "gwo[$l]", e, NULL, NULL);
+    gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "goc", "goc[$l]");
-    grp_st(g, &G, K_VAL, "go", "go[$l]", "transpose(reshape($goc, [$LB, $SL, $NHl, HD]), 1, 2)",
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "goc", "goc[$l]");
+    gen_grp_st(g, &G, K_VAL, "go", "go[$l]", "transpose(reshape($goc, [$LB, $SL, $NHl, HD]), 1, 2)",
            "grad.o[$l]", g->LHQ);
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "qr", "qr[$l]");
-    grp_in(g, &G, "kr", "kr[$l]");
-    grp_in(g, &G, "vh", "vh[$l]");
-    grp_in(g, &G, "go", "go[$l]");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "qr", "qr[$l]");
+    gen_grp_in(g, &G, "kr", "kr[$l]");
+    gen_grp_in(g, &G, "vh", "vh[$l]");
+    gen_grp_in(g, &G, "go", "go[$l]");
     if (g->cp > 1) {
         /* context parallel: gather K and V again for the query gradient of the rank's chunk;
            the gradients of the rank's keys and values need every query: the queries and output
            gradients are all-gathered too and each rank keeps its chunk (the reduce-scatter of
            per-rank partial key gradients is not provable: see docs/workloads.md) */
-        grp_st(g, &G, K_VAL, "kfb", "kfb[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
-        grp_st(g, &G, K_VAL, "vfb", "vfb[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
-        grp_st(g, &G, K_VAL, "gqr", "gqr[$l]",
+        gen_grp_st(g, &G, K_VAL, "kfb", "kfb[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "vfb", "vfb[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "gqr", "gqr[$l]",
                "attention_grad_q($qr, $kfb, $vfb, $go, causal = 1, offset = rank.cp*(S/cp))",
                "grad.qr[$l]", g->LHQ);
-        grp_st(g, &G, K_VAL, "qfb", "qfb[$l]", "all_gather($qr, 2, cp)", NULL, NULL);
-        grp_st(g, &G, K_VAL, "gof", "gof[$l]", "all_gather($go, 2, cp)", NULL, NULL);
-        grp_st(g, &G, K_VAL, "gkr", "gkr[$l]",
+        gen_grp_st(g, &G, K_VAL, "qfb", "qfb[$l]", "all_gather($qr, 2, cp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "gof", "gof[$l]", "all_gather($go, 2, cp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "gkr", "gkr[$l]",
                "slice(attention_grad_k($qfb, $kfb, $vfb, $gof, causal = 1), 2, rank.cp*(S/cp), "
                "(rank.cp+1)*(S/cp))",
                "grad.kr[$l]", g->LHK);
-        grp_st(g, &G, K_VAL, "gvh", "gvh[$l]",
+        gen_grp_st(g, &G, K_VAL, "gvh", "gvh[$l]",
                "slice(attention_grad_v($qfb, $kfb, $vfb, $gof, causal = 1), 2, rank.cp*(S/cp), "
                "(rank.cp+1)*(S/cp))",
                "grad.vh[$l]", g->LHK);
     } else {
-        grp_st(g, &G, K_VAL, "gqr", "gqr[$l]", "attention_grad_q($qr, $kr, $vh, $go, causal = 1)",
+        gen_grp_st(g, &G, K_VAL, "gqr", "gqr[$l]", "attention_grad_q($qr, $kr, $vh, $go, causal = 1)",
                "grad.qr[$l]", g->LHQ);
-        grp_st(g, &G, K_VAL, "gkr", "gkr[$l]", "attention_grad_k($qr, $kr, $vh, $go, causal = 1)",
+        gen_grp_st(g, &G, K_VAL, "gkr", "gkr[$l]", "attention_grad_k($qr, $kr, $vh, $go, causal = 1)",
                "grad.kr[$l]", g->LHK);
-        grp_st(g, &G, K_VAL, "gvh", "gvh[$l]", "attention_grad_v($qr, $kr, $vh, $go, causal = 1)",
+        gen_grp_st(g, &G, K_VAL, "gvh", "gvh[$l]", "attention_grad_v($qr, $kr, $vh, $go, causal = 1)",
                "grad.vh[$l]", g->LHK);
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "gqr", "gqr[$l]");
-    grp_in(g, &G, "gkr", "gkr[$l]");
-    grp_in(g, &G, "gvh", "gvh[$l]");
-    if (bug_is(g, "rope_grad_swapped")) {
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "gqr", "gqr[$l]");
+    gen_grp_in(g, &G, "gkr", "gkr[$l]");
+    gen_grp_in(g, &G, "gvh", "gvh[$l]");
+    if (gen_bug_is(g, "rope_grad_swapped")) {
         /* a fused RoPE backward over [q heads, k heads] whose result is split the wrong way round:
            q gets the slice starting where k's heads would be if k came first, and k q's first heads */
-        grp_st(g, &G, K_VAL, "gqk", "gqk[$l]", "rope_grad(concat($gqr, $gkr, dim = 1), $COS, $SIN)",
+        gen_grp_st(g, &G, K_VAL, "gqk", "gqk[$l]", "rope_grad(concat($gqr, $gkr, dim = 1), $COS, $SIN)",
                NULL, NULL);
-        s = grp_st(g, &G, K_VAL, "gq", "gq[$l]",
+        s = gen_grp_st(g, &G, K_VAL, "gq", "gq[$l]",
                    "reshape(transpose(slice($gqk, 1, $NKVl, $NKVl + $NHl), 1, 2), [$LB, $SL, $QDl])",
                    "grad.q[$l]", g->LQ);
         s->bug = 1;
         s->note = "BUG: q and k slices of the fused RoPE backward swapped";
-        grp_st(g, &G, K_VAL, "gk", "gk[$l]",
+        gen_grp_st(g, &G, K_VAL, "gk", "gk[$l]",
                "reshape(transpose(slice($gqk, 1, 0, $NKVl), 1, 2), [$LB, $SL, $KDl])", "grad.k[$l]",
                g->LK);
     } else {
-        grp_st(g, &G, K_VAL, "gq", "gq[$l]",
+        gen_grp_st(g, &G, K_VAL, "gq", "gq[$l]",
                "reshape(transpose(rope_grad($gqr, $COS, $SIN), 1, 2), [$LB, $SL, $QDl])", "grad.q[$l]",
                g->LQ);
-        grp_st(g, &G, K_VAL, "gk", "gk[$l]",
+        gen_grp_st(g, &G, K_VAL, "gk", "gk[$l]",
                "reshape(transpose(rope_grad($gkr, $COS, $SIN), 1, 2), [$LB, $SL, $KDl])", "grad.k[$l]",
                g->LK);
     }
-    grp_st(g, &G, K_VAL, "gv", "gv[$l]", "reshape(transpose($gvh, 1, 2), [$LB, $SL, $KDl])",
+    gen_grp_st(g, &G, K_VAL, "gv", "gv[$l]", "reshape(transpose($gvh, 1, 2), [$LB, $SL, $KDl])",
            "grad.v[$l]", g->LK);
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 
-    grp_init(&G);
-    grp_in(g, &G, "h1", "h1[$l]");
-    grp_in(g, &G, "gq", "gq[$l]");
-    grp_in(g, &G, "gk", "gk[$l]");
-    grp_in(g, &G, "gv", "gv[$l]");
-    grp_st(g, &G, K_SUM, "gwq", "gwq[$l]", "matmul_grad_b($h1, $P_wq, $gq)", NULL, NULL);
-    grp_st(g, &G, K_SUM, "gwk", "gwk[$l]", "matmul_grad_b($h1, $P_wk, $gk)", NULL, NULL);
-    grp_st(g, &G, K_SUM, "gwv", "gwv[$l]", "matmul_grad_b($h1, $P_wv, $gv)", NULL, NULL);
-    s = grp_st(
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "h1", "h1[$l]");
+    gen_grp_in(g, &G, "gq", "gq[$l]");
+    gen_grp_in(g, &G, "gk", "gk[$l]");
+    gen_grp_in(g, &G, "gv", "gv[$l]");
+    gen_grp_st(g, &G, K_SUM, "gwq", "gwq[$l]", "matmul_grad_b($h1, $P_wq, $gq)", NULL, NULL);
+    gen_grp_st(g, &G, K_SUM, "gwk", "gwk[$l]", "matmul_grad_b($h1, $P_wk, $gk)", NULL, NULL);
+    gen_grp_st(g, &G, K_SUM, "gwv", "gwv[$l]", "matmul_grad_b($h1, $P_wv, $gv)", NULL, NULL);
+    s = gen_grp_st(
         g, &G, K_VAL, g->tpx ? "gh1p" : "gh1", g->tpx ? "gh1p[$l]" : "gh1[$l]",
-        bug_is(g, "fanout_extra_copy")
+        gen_bug_is(g, "fanout_extra_copy")
             ? "matmul($gq, transpose($P_wq, 0, 1)) + matmul($gk, transpose($P_wk, 0, 1)) + "
               "matmul($gv, transpose($P_wv, 0, 1)) + matmul($gv, transpose($P_wv, 0, 1))"
             : "matmul($gq, transpose($P_wq, 0, 1)) + matmul($gk, transpose($P_wk, 0, 1)) + "
               "matmul($gv, transpose($P_wv, 0, 1))",
         "grad.h1[$l]", g->tpx ? g->LFP : g->LX);
-    if (bug_is(g, "fanout_extra_copy")) {
+    if (gen_bug_is(g, "fanout_extra_copy")) {
         s->bug = 1;
         s->note = "BUG: the v branch added twice";
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
     if (g->tpx) {
-        grp_init(&G);
-        grp_in(g, &G, "gh1p", "gh1p[$l]");
-        if (bug_is(g, "bwd_allreduce_identity")) {
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "gh1p", "gh1p[$l]");
+        if (gen_bug_is(g, "bwd_allreduce_identity")) {
             if (g->sp)
-                s = grp_st(g, &G, K_VAL, "gh1", "gh1[$l]",
+                s = gen_grp_st(g, &G, K_VAL, "gh1", "gh1[$l]",
                            "slice($gh1p, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "grad.h1[$l]",
                            g->LX);
             else
-                s = grp_st(g, &G, K_VAL, "gh1", "gh1[$l]", "$gh1p", "grad.h1[$l]", g->LX);
+                s = gen_grp_st(g, &G, K_VAL, "gh1", "gh1[$l]", "$gh1p", "grad.h1[$l]", g->LX);
             s->bug = 1;
             s->note = g->sp ? "BUG: reduce-scatter replaced by the local chunk"
                             : "BUG: all-reduce replaced by the identity";
         } else {
-            reduce_tp(g, "$gh1p", e, sizeof e);
-            grp_st(g, &G, K_VAL, "gh1", "gh1[$l]", e, "grad.h1[$l]", g->LX);
+            gen_reduce_tp(g, "$gh1p", e, sizeof e);
+            gen_grp_st(g, &G, K_VAL, "gh1", "gh1[$l]", e, "grad.h1[$l]", g->LX);
         }
-        grp_emit(g, &G);
+        gen_grp_emit(g, &G);
     }
 
     if (send_to < 0) {
@@ -1138,13 +1073,13 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     } else if (first_index_cond < 0) {
         bwd_out_group(g, send_to);
     } else {
-        open_block(g, "if i < %d", first_index_cond);
+        gen_open_block(g, "if i < %d", first_index_cond);
         bwd_out_group(g, -1);
         g->ind--;
-        put_line(g, "} else {");
+        gen_put_line(g, "} else {");
         g->ind++;
         bwd_out_group(g, send_to);
-        close_block(g);
+        gen_close_block(g);
     }
 }
 
@@ -1157,40 +1092,40 @@ static void head(gen_t *g)
     gst_t *s;
     int tp = g->tpx;
 
-    set_layer(g, "", "");
+    gen_set_layer(g, "", "");
     const param_t *hp[] = {&wnf_param, g->tied ? &emb_param : &wout_param};
     zero3_gather(g, hp, 2, 2);
     /* the LM head's weight [H, V]: wout, or the transposed embedding */
     const char *W = g->tied ? "transpose($P_emb, 0, 1)" : "$P_wout";
-    grp_init(&G);
+    gen_grp_init(&G);
     snprintf(e, sizeof e, "x[%d]", g->L);
-    grp_in(g, &G, "x", e);
+    gen_grp_in(g, &G, "x", e);
     /* the final RMSNorm written out, as in the reference implementation */
-    if (bug_is(g, "pow1")) {
+    if (gen_bug_is(g, "pow1")) {
         snprintf(e, sizeof e,
                  "$x * rsqrt(mean(pow($x, 2 - %s), dim = -1, keepdim = 1) + $EPS) * $P_wnf",
                  bug_rank(g));
-        s = grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf", e, "hf",
+        s = gen_grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf", e, "hf",
                    g->sp ? g->LX : g->LF);
         s->bug = 1;
         s->note = "BUG: pow 1 on rank 1";
     } else {
-        grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf",
+        gen_grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf",
                "$x * rsqrt(mean(pow($x, 2), dim = -1, keepdim = 1) + $EPS) * $P_wnf", "hf",
                g->sp ? g->LX : g->LF);
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
     if (g->sp) {
-        grp_init(&G);
-        grp_in(g, &G, "hfs", "hfs");
-        grp_st(g, &G, K_VAL, "hf", "hf", "all_gather($hfs, 1, tp)", "hf", g->LF);
-        grp_emit(g, &G);
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "hfs", "hfs");
+        gen_grp_st(g, &G, K_VAL, "hf", "hf", "all_gather($hfs, 1, tp)", "hf", g->LF);
+        gen_grp_emit(g, &G);
     }
-    grp_init(&G);
-    grp_in(g, &G, "hf", "hf");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "hf", "hf");
     snprintf(e, sizeof e, "matmul($hf, %s)", W);
-    grp_st(g, &G, K_VAL, "lg", "lg", e, "logits", g->LV);
-    grp_emit(g, &G);
+    gen_grp_st(g, &G, K_VAL, "lg", "lg", e, "logits", g->LV);
+    gen_grp_emit(g, &G);
 
     /* vocab-parallel cross-entropy: the max, the sum of exponentials, the target logit and the
        target mass (1 for one-hot targets) are all-reduced over tp; with label smoothing also the
@@ -1198,33 +1133,33 @@ static void head(gen_t *g)
          nll = lse * ts - tl,  smoothed (1 - e) * nll + e * lse - e/V * sx;
        the loss is the sum over tokens (times the mask) over the global token count B*S or the
        global number of unmasked tokens ntok. */
-    if (g->mask && !bug_is(g, "loss_mean_per_microbatch"))
+    if (g->mask && !gen_bug_is(g, "loss_mean_per_microbatch"))
     {
         char axes[32];
-        axes_text(g, 1, 1, 0, axes, sizeof axes);
+        gen_axes_text(g, 1, 1, 0, axes, sizeof axes);
         if (axes[0])
-            linef(g, "ntok = all_reduce(sum(mask), sum, %s)      # unmasked tokens of the global "
+            gen_linef(g, "ntok = all_reduce(sum(mask), sum, %s)      # unmasked tokens of the global "
                      "batch", axes);
         else
-            linef(g, "ntok = sum(mask)      # unmasked tokens of the global batch");
+            gen_linef(g, "ntok = sum(mask)      # unmasked tokens of the global batch");
     }
-    grp_init(&G);
-    grp_in(g, &G, "lg", "lg");
-    grp_in(g, &G, "tgt", "tgt");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "lg", "lg");
+    gen_grp_in(g, &G, "tgt", "tgt");
     if (g->mask)
-        grp_in(g, &G, "mask", "mask");
-    grp_st(g, &G, K_VAL, "mx", "mx",
+        gen_grp_in(g, &G, "mask", "mask");
+    gen_grp_st(g, &G, K_VAL, "mx", "mx",
            tp ? "all_reduce(amax($lg, dim = -1), max, tp)" : "amax($lg, dim = -1)", NULL, NULL);
-    grp_st(g, &G, K_VAL, "ex", "ex", "exp($lg - unsqueeze($mx, -1))", NULL, NULL);
-    grp_st(g, &G, K_VAL, "se", "se",
+    gen_grp_st(g, &G, K_VAL, "ex", "ex", "exp($lg - unsqueeze($mx, -1))", NULL, NULL);
+    gen_grp_st(g, &G, K_VAL, "se", "se",
            tp ? "all_reduce(sum($ex, dim = -1), sum, tp)" : "sum($ex, dim = -1)", NULL, NULL);
-    grp_st(g, &G, K_VAL, "ts", "ts",
+    gen_grp_st(g, &G, K_VAL, "ts", "ts",
            tp ? "all_reduce(sum($tgt, dim = -1), sum, tp)" : "sum($tgt, dim = -1)", NULL, NULL);
-    grp_st(g, &G, K_VAL, "tl", "tl",
+    gen_grp_st(g, &G, K_VAL, "tl", "tl",
            tp ? "all_reduce(sum($lg * $tgt, dim = -1), sum, tp)" : "sum($lg * $tgt, dim = -1)",
            NULL, NULL);
     if (g->ls)
-        grp_st(g, &G, K_VAL, "sx", "sx",
+        gen_grp_st(g, &G, K_VAL, "sx", "sx",
                tp ? "all_reduce(sum($lg, dim = -1), sum, tp)" : "sum($lg, dim = -1)", NULL, NULL);
     char nll[256], W2[128], w1[128];
     if (g->ls) {
@@ -1238,22 +1173,29 @@ static void head(gen_t *g)
         snprintf(W2, sizeof W2, "unsqueeze($ts, -1)");
         snprintf(w1, sizeof w1, "$tgt");
     }
-    int per_mb = bug_is(g, "loss_mean_per_microbatch");
-    if (!g->mask && !g->ls) {
+    int per_mb = gen_bug_is(g, "loss_mean_per_microbatch");
+    if (g->nd < g->L) {
+        /* MoE: the token mean, plus the load-balancing losses below */
+        snprintf(e, sizeof e, "sum(%s) / (B*S)", nll);
+        gen_grp_st(g, &G, K_SUM, "lce", "lce", e, NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "glg", "glg",
+                   "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)",
+                   "grad.logits", g->LV);
+    } else if (!g->mask && !g->ls) {
         /* the plain form (kept as the corpus files have it) */
         if (per_mb) {
             snprintf(e, sizeof e, "sum((log($se) + $mx) * $ts - $tl) / ((%s)*S)", g->lb);
-            s = grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
+            s = gen_grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
             s->bug = 1;
             s->note = "BUG: mean over the micro-batch's tokens";
             snprintf(e, sizeof e,
                      "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / ((%s)*S)", g->lb);
-            grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+            gen_grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
         } else {
-            s = grp_st(g, &G, K_SUM, "lp", "lp", "sum((log($se) + $mx) * $ts - $tl) / (B*S)",
+            s = gen_grp_st(g, &G, K_SUM, "lp", "lp", "sum((log($se) + $mx) * $ts - $tl) / (B*S)",
                        "loss", g->LLOSS);
             s->note = "mean over all B*S tokens";
-            grp_st(g, &G, K_VAL, "glg", "glg",
+            gen_grp_st(g, &G, K_VAL, "glg", "glg",
                    "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)",
                    "grad.logits", g->LV);
         }
@@ -1278,7 +1220,7 @@ static void head(gen_t *g)
             snprintf(cp, sizeof cp, "1 / (B*S)");
         }
         snprintf(e, sizeof e, "%s / (%s)", num, cnt);
-        s = grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
+        s = gen_grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
         if (per_mb) {
             s->bug = 1;
             s->note = "BUG: mean over the micro-batch's own tokens";
@@ -1286,106 +1228,115 @@ static void head(gen_t *g)
             s->note = g->mask ? "mean over the global unmasked tokens" : "mean over all B*S tokens";
         }
         snprintf(e, sizeof e, "($ex / unsqueeze($se, -1) * %s - %s) * %s", W2, w1, cp);
-        grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+        gen_grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
+    if (g->nd < g->L) {
+        /* the load-balancing losses are the same on every rank: each adds its 1/(dp*ep) */
+        char lhs[64];
+        if (g->dp * g->ep > 1)
+            snprintf(lhs, sizeof lhs, "lp = lce + auxt / %d", g->dp * g->ep);
+        else
+            snprintf(lhs, sizeof lhs, "lp = lce + auxt");
+        gen_stmt_line(g, lhs, "loss", g->LLOSS, NULL, 0);
+    }
 
-    grp_init(&G);
-    grp_in(g, &G, "hf", "hf");
-    grp_in(g, &G, "glg", "glg");
-    if (bug_is(g, "grad_early")) {
-        s = grp_st(g, &G, K_EARLY, "rwout", "rwout",
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "hf", "hf");
+    gen_grp_in(g, &G, "glg", "glg");
+    if (gen_bug_is(g, "grad_early")) {
+        s = gen_grp_st(g, &G, K_EARLY, "rwout", "rwout",
                    g->dp > 1 ? "all_reduce(gwout, sum, dp)" : "gwout * 1", "grad.wout", NULL);
         snprintf(s->lay, sizeof s->lay, "[H, %s]", tp ? "V@tp" : "V");
         s->bug = 1;
         s->note = "BUG: reduced before the last micro-batch's contribution";
     }
     if (g->tied)
-        grp_st(g, &G, K_SUM, "gembh", "gembh",
+        gen_grp_st(g, &G, K_SUM, "gembh", "gembh",
                "transpose(matmul_grad_b($hf, transpose($P_emb, 0, 1), $glg), 0, 1)", NULL, NULL);
     else
-        grp_st(g, &G, K_SUM, "gwout", "gwout", "matmul_grad_b($hf, $P_wout, $glg)", NULL, NULL);
-    grp_st(g, &G, K_VAL, tp ? "ghfp" : "ghf", tp ? "ghfp" : "ghf",
+        gen_grp_st(g, &G, K_SUM, "gwout", "gwout", "matmul_grad_b($hf, $P_wout, $glg)", NULL, NULL);
+    gen_grp_st(g, &G, K_VAL, tp ? "ghfp" : "ghf", tp ? "ghfp" : "ghf",
            g->tied ? "matmul($glg, $P_emb)" : "matmul($glg, transpose($P_wout, 0, 1))", "grad.hf",
            tp ? g->LFP : g->LX);
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
     if (tp) {
-        grp_init(&G);
-        grp_in(g, &G, "ghfp", "ghfp");
-        if (bug_is(g, "frozen_input_grad_not_reduced")) {
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "ghfp", "ghfp");
+        if (gen_bug_is(g, "frozen_input_grad_not_reduced")) {
             if (g->sp)
-                s = grp_st(g, &G, K_VAL, "ghf", "ghf",
+                s = gen_grp_st(g, &G, K_VAL, "ghf", "ghf",
                            "slice($ghfp, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "grad.hf", g->LX);
             else
-                s = grp_st(g, &G, K_VAL, "ghf", "ghf", "$ghfp", "grad.hf", g->LX);
+                s = gen_grp_st(g, &G, K_VAL, "ghf", "ghf", "$ghfp", "grad.hf", g->LX);
             s->bug = 1;
             s->note = "BUG: the frozen head's input gradient is not reduced over tp";
         } else {
-            reduce_tp(g, "$ghfp", e, sizeof e);
-            grp_st(g, &G, K_VAL, "ghf", "ghf", e, "grad.hf", g->LX);
+            gen_reduce_tp(g, "$ghfp", e, sizeof e);
+            gen_grp_st(g, &G, K_VAL, "ghf", "ghf", e, "grad.hf", g->LX);
         }
-        grp_emit(g, &G);
+        gen_grp_emit(g, &G);
     }
 
-    grp_init(&G);
+    gen_grp_init(&G);
     snprintf(e, sizeof e, "x[%d]", g->L);
-    grp_in(g, &G, "x", e);
-    grp_in(g, &G, "ghf", "ghf");
+    gen_grp_in(g, &G, "x", e);
+    gen_grp_in(g, &G, "ghf", "ghf");
     char full[32], cut[40];
     snprintf(full, sizeof full, "gx[%d]", g->L);
     snprintf(cut, sizeof cut, "grad.x[%d]", g->L);
-    grp_st(g, &G, K_VAL, "gx", full, "rmsnorm_grad_x($x, $P_wnf, $ghf, eps = $EPS)", cut, g->LX);
-    grp_st(g, &G, K_SUM, "gwnf", "gwnf", "rmsnorm_grad_w($x, $P_wnf, $ghf, eps = $EPS)", NULL, NULL);
-    grp_emit(g, &G);
+    gen_grp_st(g, &G, K_VAL, "gx", full, "rmsnorm_grad_x($x, $P_wnf, $ghf, eps = $EPS)", cut, g->LX);
+    gen_grp_st(g, &G, K_SUM, "gwnf", "gwnf", "rmsnorm_grad_w($x, $P_wnf, $ghf, eps = $EPS)", NULL, NULL);
+    gen_grp_emit(g, &G);
 }
 
 static void embed_fwd(gen_t *g)
 {
     char e[EXPR_LEN];
     grp_t G;
-    set_layer(g, "", "");
+    gen_set_layer(g, "", "");
     const param_t *ep[] = {&emb_param};
     zero3_gather(g, ep, 1, 0);
-    grp_init(&G);
-    grp_in(g, &G, "tok", "tok");
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "tok", "tok");
     if (g->tpx)
-        grp_st(g, &G, K_VAL, "xe", "xe", "embedding($tok, $P_emb)", "x[0]", g->LFP);
+        gen_grp_st(g, &G, K_VAL, "xe", "xe", "embedding($tok, $P_emb)", "x[0]", g->LFP);
     else
-        grp_st(g, &G, K_VAL, "x", "x[0]", "embedding($tok, $P_emb)", "x[0]", g->LX);
-    grp_emit(g, &G);
+        gen_grp_st(g, &G, K_VAL, "x", "x[0]", "embedding($tok, $P_emb)", "x[0]", g->LX);
+    gen_grp_emit(g, &G);
     if (g->tpx) {
-        grp_init(&G);
-        grp_in(g, &G, "xe", "xe");
-        reduce_tp(g, "$xe", e, sizeof e);
-        gst_t *s = grp_st(g, &G, K_VAL, "x", "x[0]", e, "x[0]", g->LX);
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, "xe", "xe");
+        gen_reduce_tp(g, "$xe", e, sizeof e);
+        gst_t *s = gen_grp_st(g, &G, K_VAL, "x", "x[0]", e, "x[0]", g->LX);
         if (variant_is(g, "single_rank_collective")) {
             s->bug = 1;
             s->note = "VARIANT: a collective over a single-rank group (and every tp one after)";
         }
-        grp_emit(g, &G);
+        gen_grp_emit(g, &G);
     }
 }
 
 static void embed_bwd(gen_t *g)
 {
     grp_t G;
-    set_layer(g, "", "");
+    gen_set_layer(g, "", "");
     const param_t *ep[] = {&emb_param};
     zero3_gather(g, ep, 1, 1);
-    grp_init(&G);
-    grp_in(g, &G, "tok", "tok");
-    grp_in(g, &G, "gx", "gx[0]");
-    grp_st(g, &G, K_SUM, "gemb", "gemb",
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, "tok", "tok");
+    gen_grp_in(g, &G, "gx", "gx[0]");
+    gen_grp_st(g, &G, K_SUM, "gemb", "gemb",
            g->sp ? "embedding_grad($tok, $P_emb, all_gather($gx, 1, tp))"
                  : "embedding_grad($tok, $P_emb, $gx)",
            NULL, NULL);
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
     if (g->tied) {
         if (g->pp > 1)
-            linef(g, "gembt = gemb + recv(pp = %d)   # plus the LM head's part (tied embedding)",
+            gen_linef(g, "gembt = gemb + recv(pp = %d)   # plus the LM head's part (tied embedding)",
                   g->pp - 1);
         else
-            linef(g, "gembt = gemb + gembh   # plus the LM head's part (tied embedding)");
+            gen_linef(g, "gembt = gemb + gembh   # plus the LM head's part (tied embedding)");
     }
 }
 
@@ -1394,11 +1345,11 @@ static void recv_group(gen_t *g, int fwd, int idx, int from)
 {
     char full[32], cut[40], e[256], src[96];
     grp_t G;
-    set_layer(g, "", "");
-    grp_init(&G);
+    gen_set_layer(g, "", "");
+    gen_grp_init(&G);
     snprintf(full, sizeof full, "%s[%d]", fwd ? "x" : "gx", idx);
     snprintf(cut, sizeof cut, "%sx[%d]", fwd ? "" : "grad.", idx);
-    int wrong = fwd && bug_is(g, "pp_wrong_peer") && from == 0;
+    int wrong = fwd && gen_bug_is(g, "pp_wrong_peer") && from == 0;
     if (wrong)
         snprintf(src, sizeof src, "recv(pp = %d, tp = (rank.tp + tp - 1) %% tp)", from);
     else
@@ -1407,7 +1358,7 @@ static void recv_group(gen_t *g, int fwd, int idx, int from)
         snprintf(e, sizeof e, "all_gather(%s, 1, tp)", src);
     else
         snprintf(e, sizeof e, "%s", src);
-    gst_t *s = grp_st(g, &G, K_VAL, fwd ? "x" : "gx", full, e, cut, g->LX);
+    gst_t *s = gen_grp_st(g, &G, K_VAL, fwd ? "x" : "gx", full, e, cut, g->LX);
     if (fwd && variant_is(g, "unbalanced_partition")) {
         s->bug = 1;
         s->note = "VARIANT: an unbalanced layer partition";
@@ -1417,7 +1368,7 @@ static void recv_group(gen_t *g, int fwd, int idx, int from)
     } else {
         s->note = fwd ? "from the previous stage" : "from the next stage";
     }
-    grp_emit(g, &G);
+    gen_grp_emit(g, &G);
 }
 
 /* ---- parameters: layouts, reductions, outputs ----------------------------------------------- */
@@ -1430,8 +1381,8 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
 {
     char axes[32];
     char lay[64], lays[64], grad[64], red[64], sh[64], lhs[512], cut[64], sl[160];
-    param_lay(g, p, 0, lay, sizeof lay);
-    param_lay(g, p, 1, lays, sizeof lays);
+    gen_param_lay(g, p, 0, lay, sizeof lay);
+    gen_param_lay(g, p, 1, lays, sizeof lays);
     snprintf(grad, sizeof grad, "%s%s", p->grad, idx);
     snprintf(red, sizeof red, "r%s%s", p->grad + 1, idx);
     snprintf(sh, sizeof sh, "s%s%s", p->grad + 1, idx);
@@ -1442,49 +1393,62 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
     const char *clipsrc = grad;
     snprintf(src, srclen, "%s", grad);
     if (g->zero == 0) {
-        int early = bug_is(g, "grad_early") && p == &wout_param;
-        int bug_sp = bug_is(g, "sp_norm_grad_not_reduced") && strcmp(p->name, "wn2") == 0;
-        axes_text(g, 1, 1, over_tp, axes, sizeof axes);
+        int early = gen_bug_is(g, "grad_early") && p == &wout_param;
+        int bug_sp = gen_bug_is(g, "sp_norm_grad_not_reduced") && strcmp(p->name, "wn2") == 0;
+        gen_axes_text(g, 1, 1, over_tp, axes, sizeof axes);
         if (early) {
             snprintf(src, srclen, "%s", red); /* reduced (too early) inside the micro-batch loop */
         } else if (bug_sp) {
-            axes_text(g, 1, 1, 0, axes, sizeof axes);
+            gen_axes_text(g, 1, 1, 0, axes, sizeof axes);
             if (axes[0])
                 snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
             else
                 snprintf(lhs, sizeof lhs, "%s = %s * 1", red, grad);
-            stmt_line(g, lhs, cut, lay, "BUG: not reduced over tp", 1);
+            gen_stmt_line(g, lhs, cut, lay, "BUG: not reduced over tp", 1);
+            snprintf(src, srclen, "%s", red);
+        } else if (p->epdim >= 0 && g->ep > 1) {
+            /* a routed expert's gradient: the tokens of its whole ep group reached it by
+               all-to-all, so it is summed over the expert's dp replicas only (with tp, the
+               expert shards differ per tp rank) */
+            int bug16 = gen_bug_is(g, "expert_grad_not_scaled");
+            if (g->dp > 1 && bug16)
+                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, dp) * %d", red, grad, g->dp);
+            else if (g->dp > 1)
+                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, dp)", red, grad);
+            else
+                snprintf(lhs, sizeof lhs, "%s = %s", red, grad);
+            gen_stmt_line(g, lhs, cut, lay, bug16 ? "BUG: not scaled by 1/dp" : NULL, bug16);
             snprintf(src, srclen, "%s", red);
         } else if (axes[0]) {
             /* data-parallel replicas and context-parallel sequence chunks: partial sums */
             snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
-            stmt_line(g, lhs, cut, lay, NULL, 0);
+            gen_stmt_line(g, lhs, cut, lay, NULL, 0);
             snprintf(src, srclen, "%s", red);
         } else if (g->clip) {
             /* a cut, so that the norm is taken over the gradients' fresh symbols */
             snprintf(lhs, sizeof lhs, "%s = %s", red, grad);
-            stmt_line(g, lhs, cut, lay, NULL, 0);
+            gen_stmt_line(g, lhs, cut, lay, NULL, 0);
             snprintf(src, srclen, "%s", red);
         }
         clipsrc = src;
-        linef(g, "output grad.%s%s = %s : %s", p->name, idx, src, lay);
+        gen_linef(g, "output grad.%s%s = %s : %s", p->name, idx, src, lay);
     } else if (g->zero == 1) {
         /* ZeRO-1: the full gradient on every dp rank; the optimizer updates the rank's shard */
-        axes_text(g, 1, 1, over_tp, axes, sizeof axes);
+        gen_axes_text(g, 1, 1, over_tp, axes, sizeof axes);
         snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
-        stmt_line(g, lhs, cut, lay, NULL, 0);
-        linef(g, "output grad.%s%s = %s : %s", p->name, idx, red, lay);
-        linef(g, "%s = slice(%s, %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))", sh, red, zd, D, D);
+        gen_stmt_line(g, lhs, cut, lay, NULL, 0);
+        gen_linef(g, "output grad.%s%s = %s : %s", p->name, idx, red, lay);
+        gen_linef(g, "%s = slice(%s, %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))", sh, red, zd, D, D);
         clipsrc = red;
         snprintf(src, srclen, "%s", sh);
     } else {
         /* ZeRO-2/3: each dp rank receives only its shard of the reduced gradient */
         const char *in = grad;
         char tg[64];
-        axes_text(g, 0, 1, over_tp, axes, sizeof axes);
+        gen_axes_text(g, 0, 1, over_tp, axes, sizeof axes);
         if (axes[0]) {
             snprintf(tg, sizeof tg, "t%s%s", p->grad + 1, idx);
-            linef(g, "%s = all_reduce(%s, sum, %s)", tg, grad, axes);
+            gen_linef(g, "%s = all_reduce(%s, sum, %s)", tg, grad, axes);
             in = tg;
         }
         if (variant_is(g, "zero2_allreduce")) {
@@ -1492,17 +1456,17 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
                      "%s = slice(all_reduce(%s, sum, dp), %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))",
                      sh, in, zd, D, D);
             snprintf(sl, sizeof sl, "VARIANT: all-reduce, then keep the own shard");
-            stmt_line(g, lhs, cut, lays, sl, 1);
+            gen_stmt_line(g, lhs, cut, lays, sl, 1);
         } else {
             snprintf(lhs, sizeof lhs, "%s = reduce_scatter(%s, %d, sum, dp)", sh, in, zd);
-            stmt_line(g, lhs, cut, lays, NULL, 0);
+            gen_stmt_line(g, lhs, cut, lays, NULL, 0);
         }
-        linef(g, "output grad.%s%s = %s : %s", p->name, idx, sh, lays);
+        gen_linef(g, "output grad.%s%s = %s : %s", p->name, idx, sh, lays);
         clipsrc = sh;
         snprintf(src, srclen, "%s", sh);
     }
     if (g->clip)
-        linef(g, "%s += sum(pow(%s, 2))", g->tpx && p->tpdim >= 0 ? "sst" : "ssr", clipsrc);
+        gen_linef(g, "%s += sum(pow(%s, 2))", g->tpx && p->tpdim >= 0 ? "sst" : "ssr", clipsrc);
 }
 
 /* The optimizer step of one parameter from its reduced gradient src (the rank's shard under
@@ -1510,8 +1474,8 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
 static void param_update(gen_t *g, const param_t *p, const char *idx, const char *src)
 {
     char lay[64], lays[64], gv[96], w[160], n[64];
-    param_lay(g, p, 0, lay, sizeof lay);
-    param_lay(g, p, 1, lays, sizeof lays);
+    gen_param_lay(g, p, 0, lay, sizeof lay);
+    gen_param_lay(g, p, 1, lays, sizeof lays);
     int zd = param_zdim(p);
     const char *D = p->dim[zd];
     if (g->clip)
@@ -1525,32 +1489,43 @@ static void param_update(gen_t *g, const param_t *p, const char *idx, const char
         snprintf(w, sizeof w, "%s", n);
     const char *ol = g->zero ? lays : lay; /* optimizer state and updated shard */
     if (!g->adam) {
-        linef(g, "output next.%s = %s - " LR " * %s : %s", n, w, gv, lay);
+        gen_linef(g, "output next.%s = %s - " LR " * %s : %s", n, w, gv, lay);
         return;
     }
     /* Adam at step 1: bias corrections 1 - 0.9 and 1 - 0.95; beta1 0.9, beta2 0.95, eps 1e-8 */
-    linef(g, "mt_%s = 0.9 * adam.m.%s + 0.1 * %s", n, n, gv);
-    linef(g, "vt_%s = 0.95 * adam.v.%s + 0.05 * %s * %s", n, n, gv, gv);
-    linef(g, "output next.adam.m.%s = mt_%s : %s, next.adam.v.%s = vt_%s : %s", n, n, ol, n, n, ol);
+    gen_linef(g, "mt_%s = 0.9 * adam.m.%s + 0.1 * %s", n, n, gv);
+    gen_linef(g, "vt_%s = 0.95 * adam.v.%s + 0.05 * %s * %s", n, n, gv, gv);
+    gen_linef(g, "output next.adam.m.%s = mt_%s : %s, next.adam.v.%s = vt_%s : %s", n, n, ol, n, n, ol);
     if (g->zero == 1 || g->zero == 2) {
-        linef(g, "nw_%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8)", n, w, n, n);
-        linef(g, "output next.%s = all_gather(nw_%s, %d, dp) : %s", n, n, zd, lay);
+        gen_linef(g, "nw_%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8)", n, w, n, n);
+        gen_linef(g, "output next.%s = all_gather(nw_%s, %d, dp) : %s", n, n, zd, lay);
     } else {
-        linef(g, "output next.%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8) : %s", n,
+        gen_linef(g, "output next.%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8) : %s", n,
               w, n, n, ol);
     }
 }
 
 /* reduce and update the parameters of layers lo..hi-1 and, given, the others (NULL-terminated);
    with --clip, all reductions first, then the global gradient norm, then the updates */
+/* the layer parameters of a dense (moe = 0) or MoE layer, NULL-terminated */
+static int layer_param_list(const gen_t *g, int moe, const param_t **out)
+{
+    int n = 0;
+    for (int i = 0; i < NLP; i++)
+        if (layer_params[i].kind == P_ATTN || (!moe && layer_params[i].kind == P_DENSE))
+            out[n++] = &layer_params[i];
+    for (int i = 0; moe && g->fam->moe_params && g->fam->moe_params[i]; i++)
+        out[n++] = g->fam->moe_params[i];
+    out[n] = NULL;
+    return n;
+}
+
+/* reduce and update the parameters of layers lo..hi-1 and, given, the others (NULL-terminated);
+   with --clip, all reductions first, then the global gradient norm, then the updates */
 static void params_out(gen_t *g, int lo, int hi, const param_t *const *others)
 {
-    char idx[32], src[64];
-    int loop = hi - lo > 1;
-    if (loop)
-        snprintf(idx, sizeof idx, "[l]");
-    else
-        snprintf(idx, sizeof idx, "[%d]", lo);
+    char idx[32], idm[40], src[64];
+    int split = g->nd < lo ? lo : g->nd > hi ? hi : g->nd;
     for (int phase = g->clip ? 0 : 2; phase < 3; phase++) {
         if (phase == 1) {
             /* the global gradient norm: squares of tp shards summed over tp, of ZeRO-2/3 shards
@@ -1561,29 +1536,45 @@ static void params_out(gen_t *g, int lo, int hi, const param_t *const *others)
             else
                 snprintf(tot, sizeof tot, "ssr");
             if (g->zero >= 2)
-                linef(g, "gn2 = all_reduce(%s, sum, dp)", tot);
+                gen_linef(g, "gn2 = all_reduce(%s, sum, dp)", tot);
             else
-                linef(g, "gn2 = %s", tot);
-            linef(g, "sc = minimum(1, %s / (sqrt(gn2) + 1e-6))      # the clipping factor", g->clip);
+                gen_linef(g, "gn2 = %s", tot);
+            gen_linef(g, "sc = minimum(1, %s / (sqrt(gn2) + 1e-6))      # the clipping factor",
+                      g->clip);
             continue;
         }
-        if (loop)
-            open_block(g, "for l in %d..%d", lo, hi);
         /* with --clip the update phase only recomputes the names of the reduced gradients */
         int mute = g->clip && phase == 2;
-        for (int i = 0; i < NLP; i++) {
-            if (is_frozen(g, layer_params[i].name))
+        for (int moe = 0; moe < 2; moe++) {
+            int a = moe ? split : lo, b = moe ? hi : split;
+            if (b <= a)
                 continue;
-            g->mute += mute;
-            param_reduce(g, &layer_params[i], idx, src, sizeof src);
-            g->mute -= mute;
-            if (phase == 2)
-                param_update(g, &layer_params[i], idx, src);
+            int loop = b - a > 1;
+            if (loop) {
+                snprintf(idx, sizeof idx, "[l]");
+                snprintf(idm, sizeof idm, "[l-%d]", g->nd);
+                gen_open_block(g, "for l in %d..%d", a, b);
+            } else {
+                snprintf(idx, sizeof idx, "[%d]", a);
+                snprintf(idm, sizeof idm, "[%d]", a - g->nd);
+            }
+            const param_t *ps[48];
+            layer_param_list(g, moe, ps);
+            for (int i = 0; ps[i]; i++) {
+                if (gen_is_frozen(g, ps[i]->name))
+                    continue;
+                const char *ix = ps[i]->kind == P_MOE ? idm : idx;
+                g->mute += mute;
+                param_reduce(g, ps[i], ix, src, sizeof src);
+                g->mute -= mute;
+                if (phase == 2)
+                    param_update(g, ps[i], ix, src);
+            }
+            if (loop)
+                gen_close_block(g);
         }
-        if (loop)
-            close_block(g);
         for (int i = 0; others[i]; i++) {
-            if (is_frozen(g, others[i]->name))
+            if (gen_is_frozen(g, others[i]->name))
                 continue;
             g->mute += mute;
             param_reduce(g, others[i], "", src, sizeof src);
@@ -1609,53 +1600,76 @@ static int chunk_stage(const gen_t *g, int c)
     return c % g->pp;
 }
 
+/* layers lo..hi-1 of one kind (dense or MoE); with send_to >= 0 the last one sends */
+static void fwd_range(gen_t *g, int lo, int hi, int send_to, int moe)
+{
+    char a[16], b[16];
+    g->moe_layer = moe;
+    if (hi - lo == 1) {
+        snprintf(a, sizeof a, "%d", lo);
+        snprintf(b, sizeof b, "%d", lo + 1);
+        gen_set_layer(g, a, b);
+        gen_linef(g, "# ---- layer %d: forward%s", lo, moe ? " (MoE)" : "");
+        layer_fwd(g, send_to, -1);
+        return;
+    }
+    gen_linef(g, "# ---- layers %d..%d: forward%s", lo, hi - 1, moe ? " (MoE)" : "");
+    gen_open_block(g, "for l in %d..%d", lo, hi);
+    gen_set_layer(g, "l", "l+1");
+    layer_fwd(g, send_to, send_to >= 0 ? hi - 1 : -1);
+    gen_close_block(g);
+}
+
 static void stage_fwd_layers(gen_t *g, int c)
 {
     int lo = chunk_lo(g, c), hi = chunk_lo(g, c + 1);
     int send_to = c + 1 < g->nch ? chunk_stage(g, c + 1) : -1;
+    int split = g->nd < lo ? lo : g->nd > hi ? hi : g->nd; /* the first MoE layer */
+    if (split > lo)
+        fwd_range(g, lo, split, split == hi ? send_to : -1, 0);
+    if (hi > split)
+        fwd_range(g, split, hi, send_to, 1);
+}
+
+/* layers hi-1 down to lo of one kind; with send_to >= 0 the last one (layer lo) sends */
+static void bwd_range(gen_t *g, int lo, int hi, int send_to, int moe)
+{
     char a[16], b[16];
+    g->moe_layer = moe;
     if (hi - lo == 1) {
         snprintf(a, sizeof a, "%d", lo);
         snprintf(b, sizeof b, "%d", lo + 1);
-        set_layer(g, a, b);
-        linef(g, "# ---- layer %d: forward", lo);
-        layer_fwd(g, send_to, -1);
+        gen_set_layer(g, a, b);
+        gen_linef(g, "# ---- layer %d: backward%s", lo, moe ? " (MoE)" : "");
+        layer_bwd(g, send_to, -1);
         return;
     }
-    linef(g, "# ---- layers %d..%d: forward", lo, hi - 1);
-    open_block(g, "for l in %d..%d", lo, hi);
-    set_layer(g, "l", "l+1");
-    layer_fwd(g, send_to, send_to >= 0 ? hi - 1 : -1);
-    close_block(g);
+    gen_linef(g, "# ---- layers %d..%d: backward%s, last layer first (layer %d-i)", lo, hi - 1,
+              moe ? " (MoE)" : "", hi - 1);
+    gen_open_block(g, "for i in 0..%d", hi - lo);
+    snprintf(a, sizeof a, "%d-i", hi - 1);
+    snprintf(b, sizeof b, "%d-i", hi);
+    gen_set_layer(g, a, b);
+    layer_bwd(g, send_to, send_to >= 0 ? hi - lo - 1 : -1);
+    gen_close_block(g);
 }
 
 static void stage_bwd_layers(gen_t *g, int c)
 {
     int lo = chunk_lo(g, c), hi = chunk_lo(g, c + 1);
     int send_to = c > 0 ? chunk_stage(g, c - 1) : -1;
-    char a[16], b[16];
-    if (hi - lo == 1) {
-        snprintf(a, sizeof a, "%d", lo);
-        snprintf(b, sizeof b, "%d", lo + 1);
-        set_layer(g, a, b);
-        linef(g, "# ---- layer %d: backward", lo);
-        layer_bwd(g, send_to, -1);
-        return;
-    }
-    linef(g, "# ---- layers %d..%d: backward, last layer first (layer %d-i)", lo, hi - 1, hi - 1);
-    open_block(g, "for i in 0..%d", hi - lo);
-    snprintf(a, sizeof a, "%d-i", hi - 1);
-    snprintf(b, sizeof b, "%d-i", hi);
-    set_layer(g, a, b);
-    layer_bwd(g, send_to, send_to >= 0 ? hi - lo - 1 : -1);
-    close_block(g);
+    int split = g->nd < lo ? lo : g->nd > hi ? hi : g->nd;
+    if (hi > split)
+        bwd_range(g, split, hi, split == lo ? send_to : -1, 1);
+    if (split > lo)
+        bwd_range(g, lo, split, send_to, 0);
 }
 
 /* the gradient reduction and optimizer step of stage k: the layers of all its chunks, the final
    norm and LM head on the last stage, the embedding on the first */
 static void stage_params(gen_t *g, int k)
 {
-    linef(g, "# ---- gradient reduction and the optimizer step");
+    gen_linef(g, "# ---- gradient reduction and the optimizer step");
     const param_t *none[] = {NULL};
     for (int c = k; c < g->nch; c += g->pp) {
         const param_t *others[4] = {NULL, NULL, NULL, NULL};
@@ -1673,17 +1687,17 @@ static void stage_params(gen_t *g, int k)
     }
     /* the stage's last block: after every activation gradient it sends to stage 0 */
     if (g->tied && g->pp > 1 && k == g->pp - 1)
-        linef(g, "send(gembh, pp = 0)   # the tied embedding's head gradient to the first stage");
+        gen_linef(g, "send(gembh, pp = 0)   # the tied embedding's head gradient to the first stage");
 }
 
 static void loss_out(gen_t *g)
 {
     char axes[32];
-    axes_text(g, 1, 1, 0, axes, sizeof axes);
+    gen_axes_text(g, 1, 1, 0, axes, sizeof axes);
     if (axes[0])
-        linef(g, "output loss = all_reduce(lp, sum, %s) : []", axes);
+        gen_linef(g, "output loss = all_reduce(lp, %s, %s) : []", g->avg ? "avg" : "sum", axes);
     else
-        linef(g, "output loss = lp : []");
+        gen_linef(g, "output loss = lp : []");
 }
 
 static void plan_body(gen_t *g)
@@ -1695,188 +1709,248 @@ static void plan_body(gen_t *g)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%spp = %d", n ? ", " : "", g->pp);
     if (g->dp > 1)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%sdp = %d", n ? ", " : "", g->dp);
+    if (g->ep > 1)
+        n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%sep = %d", n ? ", " : "", g->ep);
     if (g->cp > 1)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%scp = %d", n ? ", " : "", g->cp);
     if (g->tpx)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%stp = %d", n ? ", " : "", g->tp);
     if (n == 0)
         snprintf(mesh, sizeof mesh, "dp = 1");
-    linef(g, "mesh %s", mesh);
+    gen_linef(g, "mesh %s", mesh);
     const char *V = g->tpx ? "V@tp" : "V";
     const char *SQ = g->cp > 1 ? "S@cp" : "S";
-    linef(g, "tok : [%s, %s, %s]", g->BD, SQ, V);
-    linef(g, "tgt : [%s, %s, %s]", g->BD, SQ, V);
-    linef(g, "cos : [S, HD/2]");
-    linef(g, "sin : [S, HD/2]");
+    gen_linef(g, "tok : [%s, %s, %s]", g->BD, SQ, V);
+    gen_linef(g, "tgt : [%s, %s, %s]", g->BD, SQ, V);
+    gen_linef(g, "cos : [S, HD/2]");
+    gen_linef(g, "sin : [S, HD/2]");
     if (g->mask)
-        linef(g, "mask : [%s, %s]", g->BD, SQ);
+        gen_linef(g, "mask : [%s, %s]", g->BD, SQ);
     if (g->cp > 1) {
         /* RoPE at the global positions of the rank's sequence chunk */
-        linef(g, "cosl = slice(cos, 0, rank.cp*(S/cp), (rank.cp+1)*(S/cp))");
-        linef(g, "sinl = slice(sin, 0, rank.cp*(S/cp), (rank.cp+1)*(S/cp))");
+        gen_linef(g, "cosl = slice(cos, 0, rank.cp*(S/cp), (rank.cp+1)*(S/cp))");
+        gen_linef(g, "sinl = slice(sin, 0, rank.cp*(S/cp), (rank.cp+1)*(S/cp))");
     }
     /* parameters (ZeRO-3: sharded over dp; frozen ones never) */
-#define ZSH(p, z) ((z) && !is_frozen(g, (p)->name))
+#define ZSH(p, z) ((z) && !gen_is_frozen(g, (p)->name))
     char lay[64];
-    param_lay(g, &emb_param, ZSH(&emb_param, g->zero == 3), lay, sizeof lay);
-    linef(g, "emb : %s", lay);
-    open_block(g, "for l in 0..%d", g->L);
-    for (int i = 0; i < NLP; i++) {
-        param_lay(g, &layer_params[i], ZSH(&layer_params[i], g->zero == 3), lay, sizeof lay);
-        linef(g, "%s[l] : %s", layer_params[i].name, lay);
+    gen_param_lay(g, &emb_param, ZSH(&emb_param, g->zero == 3), lay, sizeof lay);
+    gen_linef(g, "emb : %s", lay);
+    for (int kind = P_ATTN; kind <= P_MOE; kind++) {
+        int nl = kind == P_ATTN ? g->L : kind == P_DENSE && g->nd < g->L ? g->nd : kind == P_DENSE ? 0 : g->L - g->nd;
+        if (nl == 0)
+            continue;
+        gen_open_block(g, "for l in 0..%d", nl);
+        const param_t *lps[48];
+        layer_param_list(g, kind == P_MOE, lps);
+        for (int i = 0; lps[i]; i++) {
+            if (lps[i]->kind != kind && !(kind == P_ATTN && g->nd == g->L))
+                continue;
+            gen_param_lay(g, lps[i], ZSH(lps[i], g->zero == 3), lay, sizeof lay);
+            gen_linef(g, "%s[l] : %s", lps[i]->name, lay);
+        }
+        gen_close_block(g);
     }
-    close_block(g);
-    param_lay(g, &wnf_param, ZSH(&wnf_param, g->zero == 3), lay, sizeof lay);
-    linef(g, "wnf : %s", lay);
+    gen_param_lay(g, &wnf_param, ZSH(&wnf_param, g->zero == 3), lay, sizeof lay);
+    gen_linef(g, "wnf : %s", lay);
     if (!g->tied) {
-        param_lay(g, &wout_param, ZSH(&wout_param, g->zero == 3), lay, sizeof lay);
-        linef(g, "wout : %s", lay);
+        gen_param_lay(g, &wout_param, ZSH(&wout_param, g->zero == 3), lay, sizeof lay);
+        gen_linef(g, "wout : %s", lay);
     }
 #undef ZSH
     if (g->adam) {
         /* optimizer state: sharded over dp under ZeRO */
         const param_t *ps[] = {&emb_param, &wnf_param, &wout_param};
         for (int i = 0; i < 3; i++) {
-            if (is_frozen(g, ps[i]->name) || (g->tied && ps[i] == &wout_param))
+            if (gen_is_frozen(g, ps[i]->name) || (g->tied && ps[i] == &wout_param))
                 continue;
-            param_lay(g, ps[i], g->zero >= 1, lay, sizeof lay);
-            linef(g, "adam.m.%s : %s; adam.v.%s : %s", ps[i]->name, lay, ps[i]->name, lay);
+            gen_param_lay(g, ps[i], g->zero >= 1, lay, sizeof lay);
+            gen_linef(g, "adam.m.%s : %s; adam.v.%s : %s", ps[i]->name, lay, ps[i]->name, lay);
         }
-        open_block(g, "for l in 0..%d", g->L);
-        for (int i = 0; i < NLP; i++) {
-            if (is_frozen(g, layer_params[i].name))
+        for (int kind = P_ATTN; kind <= P_MOE; kind++) {
+            int nl = kind == P_ATTN ? g->L : kind == P_DENSE && g->nd < g->L ? g->nd : kind == P_DENSE ? 0 : g->L - g->nd;
+            if (nl == 0)
                 continue;
-            param_lay(g, &layer_params[i], g->zero >= 1, lay, sizeof lay);
-            linef(g, "adam.m.%s[l] : %s; adam.v.%s[l] : %s", layer_params[i].name, lay,
-                  layer_params[i].name, lay);
+            gen_open_block(g, "for l in 0..%d", nl);
+            const param_t *lps[48];
+            layer_param_list(g, kind == P_MOE, lps);
+            for (int i = 0; lps[i]; i++) {
+                if ((lps[i]->kind != kind && !(kind == P_ATTN && g->nd == g->L)) ||
+                    gen_is_frozen(g, lps[i]->name))
+                    continue;
+                gen_param_lay(g, lps[i], g->zero >= 1, lay, sizeof lay);
+                gen_linef(g, "adam.m.%s[l] : %s; adam.v.%s[l] : %s", lps[i]->name, lay,
+                          lps[i]->name, lay);
+            }
+            gen_close_block(g);
         }
-        close_block(g);
     }
 
     /* forward, chunk by chunk; the last chunk runs the head and its own backward */
     int P = g->pp, NC = g->nch;
     for (int c = 0; c < NC; c++) {
         int k = chunk_stage(g, c);
-        put_line(g, "");
+        gen_put_line(g, "");
         if (P > 1)
-            open_block(g, "on pp = %d", k);
+            gen_open_block(g, "on pp = %d", k);
         if (g->vpp > 1)
-            linef(g, "# ==== chunk %d (stage %d, virtual stage %d): forward", c, k, c / P);
+            gen_linef(g, "# ==== chunk %d (stage %d, virtual stage %d): forward", c, k, c / P);
         if (c == 0) {
-            linef(g, "# ---- embedding (vocab-parallel)");
+            gen_linef(g, "# ---- embedding (vocab-parallel)");
             embed_fwd(g);
         } else {
             recv_group(g, 1, chunk_lo(g, c), chunk_stage(g, c - 1));
         }
         stage_fwd_layers(g, c);
+        if (c == NC - 1 && g->nd < g->L) {
+            /* the MoE layers' load-balancing losses (computed on every rank) */
+            char aux[LINE_MAX_LEN / 2];
+            size_t an = 0;
+            aux[0] = 0;
+            for (int l = g->nd; l < g->L && an + 32 < sizeof aux; l++)
+                an += (size_t)snprintf(aux + an, sizeof aux - an, "%saux[%d]", l > g->nd ? " + " : "", l);
+            gen_linef(g, "auxt = %s", aux);
+        }
         if (c == NC - 1) {
-            linef(g, "# ---- final norm, LM head, cross-entropy and their backward");
+            gen_linef(g, "# ---- final norm, LM head, cross-entropy and their backward");
             head(g);
             loss_out(g);
             stage_bwd_layers(g, c);
-            if (c == 0 && !is_frozen(g, "emb")) {
-                linef(g, "# ---- embedding backward");
+            if (c == 0 && !gen_is_frozen(g, "emb")) {
+                gen_linef(g, "# ---- embedding backward");
                 embed_bwd(g);
             }
             if (c < P)
                 stage_params(g, k);
         }
         if (P > 1)
-            close_block(g);
+            gen_close_block(g);
     }
     /* backward of the other chunks, last to first */
     for (int c = NC - 2; c >= 0; c--) {
         int k = chunk_stage(g, c);
-        put_line(g, "");
-        open_block(g, "on pp = %d", k);
+        gen_put_line(g, "");
+        gen_open_block(g, "on pp = %d", k);
         if (g->vpp > 1)
-            linef(g, "# ==== chunk %d (stage %d, virtual stage %d): backward", c, k, c / P);
+            gen_linef(g, "# ==== chunk %d (stage %d, virtual stage %d): backward", c, k, c / P);
         recv_group(g, 0, chunk_lo(g, c + 1), chunk_stage(g, c + 1));
         stage_bwd_layers(g, c);
-        if (c == 0 && !is_frozen(g, "emb")) {
-            linef(g, "# ---- embedding backward");
+        if (c == 0 && !gen_is_frozen(g, "emb")) {
+            gen_linef(g, "# ---- embedding backward");
             embed_bwd(g);
         }
         if (c < P)
             stage_params(g, k);
-        close_block(g);
+        gen_close_block(g);
     }
 }
 
 /* ---- the model ------------------------------------------------------------------------------ */
 
+/* the attention block of layer l in the model: x[l] to r[l] and h2[l] */
+void gen_model_attention(gen_t *g)
+{
+    gen_linef(g, "h1[l] = rmsnorm(x[l], wn1[l], eps = " EPS ")");
+    gen_linef(g, "q[l] = matmul(h1[l], wq[l])");
+    gen_linef(g, "k[l] = matmul(h1[l], wk[l])");
+    gen_linef(g, "v[l] = matmul(h1[l], wv[l])");
+    gen_linef(g, "qh[l] = transpose(reshape(q[l], [B, S, NH, HD]), 1, 2)     # [B, NH, S, HD]");
+    gen_linef(g, "kh[l] = transpose(reshape(k[l], [B, S, NKV, HD]), 1, 2)    # [B, NKV, S, HD]");
+    gen_linef(g, "vh[l] = transpose(reshape(v[l], [B, S, NKV, HD]), 1, 2)");
+    gen_linef(g, "qr[l] = rope(qh[l], cos, sin)");
+    gen_linef(g, "kr[l] = rope(kh[l], cos, sin)");
+    gen_linef(g, "o[l] = attention(qr[l], kr[l], vh[l], causal = 1)   # GQA, scale 1/sqrt(HD)");
+    gen_linef(g, "oc[l] = reshape(transpose(o[l], 1, 2), [B, S, QD])");
+    gen_linef(g, "a[l] = matmul(oc[l], wo[l])");
+    gen_linef(g, "r[l] = x[l] + a[l]");
+    gen_linef(g, "h2[l] = rmsnorm(r[l], wn2[l], eps = " EPS ")");
+}
+
 static void model_text(gen_t *g)
 {
-    int L = g->L;
-    put_line(g, "model llama3 {");
+    int L = g->L, ND = g->nd;
+    gen_linef(g, "model %s {", g->fam->name);
     g->ind++;
-    linef(g, "input tok : [B, S, V]                   # one-hot token ids");
-    linef(g, "input tgt : [B, S, V]                   # one-hot next-token targets");
-    linef(g, "input cos : [S, HD/2]                   # RoPE tables: one symbol per position, "
-             "frequency");
-    linef(g, "input sin : [S, HD/2]");
+    gen_linef(g, "input tok : [B, S, V]                   # one-hot token ids");
+    gen_linef(g, "input tgt : [B, S, V]                   # one-hot next-token targets");
+    gen_linef(g, "input cos : [S, HD/2]                   # RoPE tables: one symbol per position, "
+                 "frequency");
+    gen_linef(g, "input sin : [S, HD/2]");
     if (g->mask)
-        linef(g, "input mask : [B, S]                     # loss mask: 1 counts the token, 0 not");
+        gen_linef(g,
+                  "input mask : [B, S]                     # loss mask: 1 counts the token, 0 not");
     /* frozen parameters are inputs: not trained */
-#define KIND(nm) (is_frozen(g, nm) ? "input" : "param")
-    linef(g, "%s emb : [V, H]                      # token embedding%s", KIND("emb"),
-          g->tied ? ", also the LM head (tied)" : "");
-    linef(g, "%s wn1[%d] : [H]", KIND("wn1"), L);
-    linef(g, "%s wq[%d] : [H, QD]", KIND("wq"), L);
-    linef(g, "%s wk[%d] : [H, KD]", KIND("wk"), L);
-    linef(g, "%s wv[%d] : [H, KD]", KIND("wv"), L);
-    linef(g, "%s wo[%d] : [QD, H]", KIND("wo"), L);
-    linef(g, "%s wn2[%d] : [H]", KIND("wn2"), L);
-    linef(g, "%s wg[%d] : [H, F]", KIND("wg"), L);
-    linef(g, "%s wu[%d] : [H, F]", KIND("wu"), L);
-    linef(g, "%s wd[%d] : [F, H]", KIND("wd"), L);
-    linef(g, "%s wnf : [H]", KIND("wnf"));
+#define KIND(nm) (gen_is_frozen(g, nm) ? "input" : "param")
+    gen_linef(g, "%s emb : [V, H]                      # token embedding%s", KIND("emb"),
+              g->tied ? ", also the LM head (tied)" : "");
+    gen_linef(g, "%s wn1[%d] : [H]", KIND("wn1"), L);
+    gen_linef(g, "%s wq[%d] : [H, QD]", KIND("wq"), L);
+    gen_linef(g, "%s wk[%d] : [H, KD]", KIND("wk"), L);
+    gen_linef(g, "%s wv[%d] : [H, KD]", KIND("wv"), L);
+    gen_linef(g, "%s wo[%d] : [QD, H]", KIND("wo"), L);
+    gen_linef(g, "%s wn2[%d] : [H]", KIND("wn2"), L);
+    if (ND > 0) {
+        gen_linef(g, "%s wg[%d] : [H, F]", KIND("wg"), ND);
+        gen_linef(g, "%s wu[%d] : [H, F]", KIND("wu"), ND);
+        gen_linef(g, "%s wd[%d] : [F, H]", KIND("wd"), ND);
+    }
+    if (ND < L)
+        g->fam->moe_decls(g);
+    gen_linef(g, "%s wnf : [H]", KIND("wnf"));
     if (!g->tied)
-        linef(g, "%s wout : [H, V]                     # LM head (untied)%s", KIND("wout"),
-              is_frozen(g, "wout") ? ", frozen" : "");
+        gen_linef(g, "%s wout : [H, V]                     # LM head (untied)%s", KIND("wout"),
+                  gen_is_frozen(g, "wout") ? ", frozen" : "");
 #undef KIND
-    put_line(g, "");
-    linef(g, "x[0] = embedding(tok, emb)");
-    open_block(g, "for l in 0..%d", L);
-    linef(g, "h1[l] = rmsnorm(x[l], wn1[l], eps = " EPS ")");
-    linef(g, "q[l] = matmul(h1[l], wq[l])");
-    linef(g, "k[l] = matmul(h1[l], wk[l])");
-    linef(g, "v[l] = matmul(h1[l], wv[l])");
-    linef(g, "qh[l] = transpose(reshape(q[l], [B, S, NH, HD]), 1, 2)     # [B, NH, S, HD]");
-    linef(g, "kh[l] = transpose(reshape(k[l], [B, S, NKV, HD]), 1, 2)    # [B, NKV, S, HD]");
-    linef(g, "vh[l] = transpose(reshape(v[l], [B, S, NKV, HD]), 1, 2)");
-    linef(g, "qr[l] = rope(qh[l], cos, sin)");
-    linef(g, "kr[l] = rope(kh[l], cos, sin)");
-    linef(g, "o[l] = attention(qr[l], kr[l], vh[l], causal = 1)   # GQA, scale 1/sqrt(HD)");
-    linef(g, "oc[l] = reshape(transpose(o[l], 1, 2), [B, S, QD])");
-    linef(g, "a[l] = matmul(oc[l], wo[l])");
-    linef(g, "r[l] = x[l] + a[l]");
-    linef(g, "h2[l] = rmsnorm(r[l], wn2[l], eps = " EPS ")");
-    linef(g, "g[l] = matmul(h2[l], wg[l])");
-    linef(g, "u[l] = matmul(h2[l], wu[l])");
-    linef(g, "m[l] = silu(g[l]) * u[l]                # SwiGLU");
-    linef(g, "d[l] = matmul(m[l], wd[l])");
-    linef(g, "x[l+1] = r[l] + d[l]");
-    close_block(g);
-    linef(g, "hf = rmsnorm(x[%d], wnf, eps = " EPS ")", L);
-    linef(g, "logits = matmul(hf, %s)", g->tied ? "transpose(emb, 0, 1)" : "wout");
+    gen_put_line(g, "");
+    gen_linef(g, "x[0] = embedding(tok, emb)");
+    if (ND > 0) {
+        gen_open_block(g, "for l in 0..%d", ND);
+        gen_model_attention(g);
+        gen_linef(g, "g[l] = matmul(h2[l], wg[l])");
+        gen_linef(g, "u[l] = matmul(h2[l], wu[l])");
+        gen_linef(g, "m[l] = silu(g[l]) * u[l]                # SwiGLU");
+        gen_linef(g, "d[l] = matmul(m[l], wd[l])");
+        gen_linef(g, "x[l+1] = r[l] + d[l]");
+        gen_close_block(g);
+    }
+    if (ND < L) {
+        gen_open_block(g, "for l in %d..%d", ND, L);
+        gen_model_attention(g);
+        g->fam->moe_model(g);
+        gen_linef(g, "x[l+1] = r[l] + d[l]");
+        gen_close_block(g);
+    }
+    gen_linef(g, "hf = rmsnorm(x[%d], wnf, eps = " EPS ")", L);
+    gen_linef(g, "logits = matmul(hf, %s)", g->tied ? "transpose(emb, 0, 1)" : "wout");
     char ls[64] = "";
     if (g->ls)
         snprintf(ls, sizeof ls, ", label_smoothing = %s", g->ls);
-    if (g->mask)
-        linef(g, "loss = cross_entropy(logits, tgt, mask%s)   # mean over the unmasked tokens", ls);
-    else
-        linef(g, "loss = cross_entropy(logits, tgt%s)       # mean over the B*S tokens", ls);
-    linef(g, "output loss");
+    if (ND < L) {
+        /* the auxiliary load-balancing losses of the MoE layers */
+        char aux[LINE_MAX_LEN / 2];
+        size_t n = 0;
+        aux[0] = 0;
+        for (int l = ND; l < L && n + 32 < sizeof aux; l++)
+            n += (size_t)snprintf(aux + n, sizeof aux - n, "%saux[%d]", l > ND ? " + " : "", l);
+        gen_linef(g, "auxt = %s", aux);
+        gen_linef(g, "loss = cross_entropy(logits, tgt%s) + auxt   # token mean + load balancing",
+                  ls);
+    } else if (g->mask) {
+        gen_linef(g, "loss = cross_entropy(logits, tgt, mask%s)   # mean over the unmasked tokens",
+                  ls);
+    } else {
+        gen_linef(g, "loss = cross_entropy(logits, tgt%s)       # mean over the B*S tokens", ls);
+    }
+    gen_linef(g, "output loss");
     char clip[64] = "";
     if (g->clip)
         snprintf(clip, sizeof clip, ", clip = %s", g->clip);
     if (g->adam)
-        linef(g, "train adam(lr = " LR ", beta1 = 0.9, beta2 = 0.95, eps = 1e-8%s)", clip);
+        gen_linef(g, "train adam(lr = " LR ", beta1 = 0.9, beta2 = 0.95, eps = 1e-8%s)", clip);
     else
-        linef(g, "train sgd(lr = " LR "%s)", clip);
+        gen_linef(g, "train sgd(lr = " LR "%s)", clip);
     g->ind--;
-    put_line(g, "}");
+    gen_put_line(g, "}");
 }
 
 /* ---- entry ---------------------------------------------------------------------------------- */
@@ -1884,7 +1958,7 @@ static void model_text(gen_t *g)
 void sp_gen_opts_init(sp_gen_opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->preset = "8b";
+    o->preset = NULL;
     o->dp = o->tp = o->pp = o->nm = o->vpp = 1;
     o->optim = "sgd";
 }
@@ -1892,11 +1966,47 @@ void sp_gen_opts_init(sp_gen_opts_t *o)
 static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen)
 {
     g->P = NULL;
-    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        if (strcmp(presets[i].name, o->preset) == 0)
-            g->P = &presets[i];
+    const preset_t *ps = g->fam->presets;
+    const char *preset = o->preset ? o->preset : ps[0].name;
+    char names[128];
+    size_t nn = 0;
+    names[0] = 0;
+    for (int i = 0; ps[i].name; i++) {
+        if (strcmp(ps[i].name, preset) == 0)
+            g->P = &ps[i];
+        nn += (size_t)snprintf(names + nn, nn < sizeof names ? sizeof names - nn : 0, "%s%s",
+                               i ? ", " : "", ps[i].name);
+    }
     if (!g->P) {
-        snprintf(err, errlen, "unknown preset '%s' (8b, 70b, 405b)", o->preset);
+        snprintf(err, errlen, "unknown preset '%s' (%s)", preset, names);
+        return -1;
+    }
+    int moe = g->P->experts > 0;
+    g->ep = o->ep ? o->ep : 1;
+    g->avg = 0;
+    g->sigmoid = o->score && strcmp(o->score, "sigmoid") == 0;
+    if (o->score && strcmp(o->score, "sigmoid") != 0 && strcmp(o->score, "softmax") != 0) {
+        snprintf(err, errlen, "unknown router score '%s' (softmax, sigmoid)", o->score);
+        return -1;
+    }
+    if (!moe && (g->ep > 1 || o->score)) {
+        snprintf(err, errlen, "--ep and --score need an MoE family (deepseek3)");
+        return -1;
+    }
+    if (g->ep < 1 || g->ep > 4 || 4 % g->ep) {
+        snprintf(err, errlen, "--ep must be 1, 2 or 4 (the experts are declared as 4*EQ so that "
+                 "their reduced count stays divisible)");
+        return -1;
+    }
+    if (moe && (o->pp > 1 || o->cp > 1 || o->zero || o->loss_mask || o->label_smoothing ||
+                o->tied || o->freeze || o->clip || o->variant || o->vpp > 1 || o->partition)) {
+        snprintf(err, errlen, "deepseek3 is generated with --dp --tp --sp --ep --nm --optim only "
+                 "(no --pp, --cp, --zero, --clip, loss options, --freeze or variants yet)");
+        return -1;
+    }
+    if (moe && g->ep > 1 && o->nm > 1) {
+        snprintf(err, errlen, "--ep with --nm is not generated: the tokens an expert receives by "
+                 "all-to-all are not a contiguous slice of a micro-batch");
         return -1;
     }
     if (o->dp < 1 || o->tp < 1 || o->pp < 1 || o->nm < 1 || o->dp > 64 || o->tp > 64 ||
@@ -1947,6 +2057,7 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         return -1;
     }
     g->L = o->layers ? o->layers : g->P->layers;
+    g->nd = moe ? (g->P->first_dense < g->L ? g->P->first_dense : g->L) : g->L;
     int unbalanced = o->variant && !strcmp(o->variant, "unbalanced_partition");
     if (o->partition && unbalanced) {
         snprintf(err, errlen, "--partition and --variant unbalanced_partition cannot be combined");
@@ -2009,12 +2120,12 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         return -1;
     }
     const preset_t *P = g->P;
-    if (SEQ_LEN % (g->cp * g->tp)) {
-        snprintf(err, errlen, "--cp * --tp must divide the sequence length %ld", SEQ_LEN);
+    if (g->P->seq % (g->cp * g->tp)) {
+        snprintf(err, errlen, "--cp * --tp must divide the sequence length %ld", g->P->seq);
         return -1;
     }
     if (P->kv_heads % g->tp || P->heads % g->tp || P->ffn % g->tp || P->vocab % g->tp ||
-        SEQ_LEN % g->tp) {
+        g->P->seq % g->tp) {
         snprintf(err, errlen,
                  "--tp %d does not divide the kv heads (%ld), heads, FFN or vocabulary", g->tp,
                  P->kv_heads);
@@ -2077,7 +2188,7 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             size_t k = strcspn(q, ",");
             char nm[16];
             snprintf(nm, sizeof nm, "%.*s", (int)(k < 15 ? k : 15), q);
-            const param_t *p = k < 15 ? param_find(nm) : NULL;
+            const param_t *p = k < 15 ? param_find(g, nm) : NULL;
             if (!p || g->nfrozen == 16 || (g->tied && !strcmp(nm, "wout"))) {
                 snprintf(err, errlen, "--freeze expects parameter names (emb wn1 wq wk wv wo wn2 "
                          "wg wu wd wnf wout; no wout with --tied), got '%s'", o->freeze);
@@ -2115,11 +2226,12 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
     g->bug = o->bug;
     g->bug_desc = NULL;
     if (o->bug) {
-        for (int i = 0; sp_gen_llama3_bugs[i].name; i++)
-            if (strcmp(sp_gen_llama3_bugs[i].name, o->bug) == 0)
-                g->bug_desc = sp_gen_llama3_bugs[i].what;
+        for (int i = 0; g->fam->bugs[i].name; i++)
+            if (strcmp(g->fam->bugs[i].name, o->bug) == 0)
+                g->bug_desc = g->fam->bugs[i].what;
         if (!g->bug_desc) {
-            snprintf(err, errlen, "unknown bug '%s' (shardproof gen llama3 --bug list)", o->bug);
+            snprintf(err, errlen, "unknown bug '%s' (shardproof gen %s --bug list)", o->bug,
+                     g->fam->name);
             return -1;
         }
         const char *b = o->bug;
@@ -2137,15 +2249,17 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  g->tp < 2 && g->dp < 2)
             need = "--tp >= 2 or --dp >= 2";
         else if (!strcmp(b, "grad_early") &&
-                 (g->nm < 2 || g->zero || g->tied || is_frozen(g, "wout") || g->cp > 1))
+                 (g->nm < 2 || g->zero || g->tied || gen_is_frozen(g, "wout") || g->cp > 1))
             need = "--nm >= 2 (without --zero, --cp, --tied or a frozen wout)";
         else if ((!strcmp(b, "cp_rope_local_positions") || !strcmp(b, "cp_causal_offset_local")) &&
                  g->cp < 2)
             need = "--cp >= 2";
+        else if (!strcmp(b, "expert_grad_not_scaled") && g->dp < 2)
+            need = "--dp >= 2";
         else if (!strcmp(b, "tp_allreduce_dropped") && (g->tp < 2 || g->nm > 1))
             need = "--tp >= 2 and --nm 1";
         else if (!strcmp(b, "frozen_input_grad_not_reduced") &&
-                 (g->tp < 2 || !is_frozen(g, "wout")))
+                 (g->tp < 2 || !gen_is_frozen(g, "wout")))
             need = "--tp >= 2 and --freeze wout";
         else if (!strcmp(b, "sp_norm_grad_not_reduced") && (!g->sp || g->zero))
             need = "--sp (without --zero)";
@@ -2163,7 +2277,11 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
 
 static void setup_text(gen_t *g)
 {
-    snprintf(g->BD, sizeof g->BD, "%s", g->dp > 1 ? "B@dp" : "B");
+    snprintf(g->BD, sizeof g->BD, "%s",
+             g->dp > 1 && g->ep > 1 ? "B@(dp,ep)"
+             : g->dp > 1            ? "B@dp"
+             : g->ep > 1            ? "B@ep"
+                                    : "B");
     const char *T = g->tpx ? "@tp" : "";
     const char *SQ = g->cp > 1 ? "S@cp" : "S"; /* the sequence dim of a cp-sharded activation */
     snprintf(g->LX, sizeof g->LX, "[%s, %s, H]", g->BD,
@@ -2176,12 +2294,23 @@ static void setup_text(gen_t *g)
     snprintf(g->LHK, sizeof g->LHK, "[%s, NKV%s, %s, HD]", g->BD, T, SQ);
     snprintf(g->LFF, sizeof g->LFF, "[%s, %s, F%s]", g->BD, SQ, T);
     snprintf(g->LV, sizeof g->LV, "[%s, %s, V%s]", g->BD, SQ, T);
-    snprintf(g->LLOSS, sizeof g->LLOSS, "%s",
-             g->dp > 1 && g->cp > 1 ? "[] partial(sum@(dp,cp))"
-             : g->dp > 1            ? "[] partial(sum@dp)"
-             : g->cp > 1            ? "[] partial(sum@cp)"
-                                    : "[]");
-    const char *lb = g->dp > 1 ? "B/dp" : "B";
+    char ax[32];
+    gen_axes_text(g, 1, 1, 0, ax, sizeof ax);
+    if (ax[0] == '[') /* "[dp, cp]" -> "(dp,cp)" */
+        snprintf(ax, sizeof ax, "(%s%s%s)", g->dp > 1 ? "dp," : "", g->ep > 1 ? "ep," : "",
+                 g->cp > 1 ? "cp" : "");
+    size_t k = strlen(ax);
+    if (k > 1 && ax[k - 2] == ',')
+        memmove(ax + k - 2, ax + k - 1, 2);
+    if (ax[0])
+        snprintf(g->LLOSS, sizeof g->LLOSS, "[] partial(%s@%s)", g->avg ? "avg" : "sum", ax);
+    else
+        snprintf(g->LLOSS, sizeof g->LLOSS, "[]");
+    const char *lb = g->dp > 1 && g->ep > 1 ? "B/dp/ep"
+                     : g->dp > 1            ? "B/dp"
+                     : g->ep > 1            ? "B/ep"
+                                            : "B";
+    snprintf(g->lbr, sizeof g->lbr, "%s", lb);
     if (g->nm > 1) {
         snprintf(g->mbx, sizeof g->mbx, "%s/%d", lb, g->nm);
         snprintf(g->lb, sizeof g->lb, "%s/%d", lb, g->nm);
@@ -2194,24 +2323,29 @@ static void setup_text(gen_t *g)
 static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
 {
     if (o->bug) {
-        linef(g, "# llama3 --bug %s: %s", o->bug, g->bug_desc);
+        gen_linef(g, "# %s --bug %s: %s", g->fam->name, o->bug, g->bug_desc);
         if (with_expect && g->bug_needle)
-            linef(g, "# expect: %s:@@BUGLINE@@:@@BUGCOL@@: error: unknown name 'a[%d]'",
+            gen_linef(g, "# expect: %s:@@BUGLINE@@:@@BUGCOL@@: error: unknown name 'a[%d]'",
                   o->file ? o->file : "<stdin>", chunk_lo(g, 0));
         else if (with_expect)
-            linef(g, "# expect: NOT EQUIVALENT at line @@BUGLINE@@");
+            gen_linef(g, "# expect: NOT EQUIVALENT at line @@BUGLINE@@");
     } else if (o->variant) {
         for (int i = 0; sp_gen_llama3_variants[i].name; i++)
             if (!strcmp(sp_gen_llama3_variants[i].name, o->variant))
-                linef(g, "# llama3 --variant %s (performance-only, must not be flagged): %s",
+                gen_linef(g, "# llama3 --variant %s (performance-only, must not be flagged): %s",
                       o->variant, sp_gen_llama3_variants[i].what);
         if (with_expect)
-            linef(g, "# expect: EQUIVALENT");
+            gen_linef(g, "# expect: EQUIVALENT");
     }
     char cmd[256];
-    size_t n = (size_t)snprintf(cmd, sizeof cmd, "shardproof gen llama3 --preset %s", g->P->name);
+    size_t n = (size_t)snprintf(cmd, sizeof cmd, "shardproof gen %s --preset %s", g->fam->name,
+                                g->P->name);
     if (g->dp > 1)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --dp %d", g->dp);
+    if (g->ep > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --ep %d", g->ep);
+    if (g->P->experts && g->sigmoid)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --score sigmoid");
     if (g->cp > 1)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --cp %d", g->cp);
     if (g->tp > 1)
@@ -2250,13 +2384,25 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --variant %s", o->variant);
     if (o->bug)
         snprintf(cmd + n, sizeof cmd - n, " --bug %s", o->bug);
-    linef(g, "# Generated by: %s", cmd);
-    linef(g,
-          "# Llama-3 %s (%d of %d layers): hidden %ld, %ld query heads, %ld kv heads, FFN %ld, "
-          "vocabulary %ld,",
-          g->P->name, g->L, g->P->layers, g->P->hidden, g->P->heads, g->P->kv_heads, g->P->ffn,
-          g->P->vocab);
-    linef(g, "# sequence %ld, global batch %d sequences; trained with %s.", SEQ_LEN, g->batch,
+    gen_linef(g, "# Generated by: %s", cmd);
+    if (g->P->experts)
+        gen_linef(g,
+                  "# DeepSeek-V3-style %s (%d of %d layers, %d dense first): hidden %ld, %ld heads "
+                  "(standard attention instead of MLA),",
+                  g->P->name, g->L, g->P->layers, g->nd, g->P->hidden, g->P->heads);
+    if (g->P->experts)
+        gen_linef(g,
+                  "# %d routed experts (top-%d, %s scores) of FFN %ld, %d shared, dense FFN %ld, "
+                  "vocabulary %ld,",
+                  g->P->experts, g->P->active, g->sigmoid ? "sigmoid" : "softmax",
+                  g->P->ffn_moe, g->P->shared, g->P->ffn, g->P->vocab);
+    else
+        gen_linef(g,
+                  "# Llama-3 %s (%d of %d layers): hidden %ld, %ld query heads, %ld kv heads, "
+                  "FFN %ld, vocabulary %ld,",
+                  g->P->name, g->L, g->P->layers, g->P->hidden, g->P->heads, g->P->kv_heads,
+                  g->P->ffn, g->P->vocab);
+    gen_linef(g, "# sequence %ld, global batch %d sequences; trained with %s.", g->P->seq, g->batch,
           g->adam ? "Adam" : "SGD");
     char par[256];
     n = (size_t)snprintf(par, sizeof par, "# Plan:");
@@ -2266,6 +2412,8 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
                               : g->zero == 2 ? " with ZeRO-2"
                               : g->zero == 3 ? " with ZeRO-3"
                                              : "");
+    if (g->ep > 1)
+        n += (size_t)snprintf(par + n, sizeof par - n, " expert parallel %d,", g->ep);
     if (g->cp > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " context parallel %d,", g->cp);
     if (g->tp > 1)
@@ -2282,22 +2430,36 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         n += (size_t)snprintf(par + n, sizeof par - n, " a single device,");
     snprintf(par + n, sizeof par - n, " forward, backward,%s optimizer step.",
              g->clip ? " grad-norm clipping," : "");
-    put_line(g, par);
-    linef(g, "# Run: shardproof check FILE (see docs/workloads.md)");
-    put_line(g, "");
+    gen_put_line(g, par);
+    gen_linef(g, "# Run: shardproof check FILE (see docs/workloads.md)");
+    gen_put_line(g, "");
     /* dims: the order steers shape reduction to small, distinct sizes */
     const preset_t *P = g->P;
-    linef(g, "dim NKV = %ld, HD = %ld, NH = %ld, B = %d, S = %ld, H = %ld, F = %ld, V = %ld",
-          P->kv_heads, P->hidden / P->heads, P->heads, g->batch, SEQ_LEN, P->hidden, P->ffn,
-          P->vocab);
-    linef(g, "dim QD = NH*HD, KD = NKV*HD, G = NH/NKV      # G: query heads per kv head");
-    put_line(g, "");
+    if (P->experts) {
+        /* E = 4*EQ keeps the reduced expert count a multiple of 4 (for --ep 2 and 4) */
+        gen_linef(g,
+                  "dim NKV = %ld, HD = %ld, NH = %ld, B = %d, S = %ld, H = %ld, F = %ld, K = %d, "
+                  "EQ = %d, FE = %ld, V = %ld",
+                  P->kv_heads, P->head_dim, P->heads, g->batch, g->P->seq, P->hidden, P->ffn,
+                  P->active, P->experts / 4, P->ffn_moe, P->vocab);
+        gen_linef(g, "dim QD = NH*HD, KD = NKV*HD, G = NH/NKV, E = 4*EQ, FS = %d*FE   "
+                     "# E experts, K per token; FS: the shared experts' FFN",
+                  P->shared);
+    } else {
+        gen_linef(g, "dim NKV = %ld, HD = %ld, NH = %ld, B = %d, S = %ld, H = %ld, F = %ld, V = %ld",
+                  P->kv_heads, P->hidden / P->heads, P->heads, g->batch, g->P->seq, P->hidden,
+                  P->ffn, P->vocab);
+        gen_linef(g, "dim QD = NH*HD, KD = NKV*HD, G = NH/NKV      # G: query heads per kv head");
+    }
+    gen_put_line(g, "");
 }
 
-int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errlen)
+int gen_decoder(sp_sbuf_t *out, const gen_family_t *fam, const sp_gen_opts_t *o, char *err,
+                size_t errlen)
 {
     gen_t g;
     memset(&g, 0, sizeof g);
+    g.fam = fam;
     if (check_opts(&g, o, err, errlen) < 0)
         return -1;
     setup_text(&g);
@@ -2310,11 +2472,13 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
     header_text(&g, o, 1);
     g.b = &bb;
     model_text(&g);
-    put_line(&g, "");
+    gen_put_line(&g, "");
     char pname[96];
-    size_t pn = (size_t)snprintf(pname, sizeof pname, "llama3");
+    size_t pn0 = (size_t)snprintf(pname, sizeof pname, "%s", fam->name), pn = pn0;
     if (g.dp > 1)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_dp%d", g.dp);
+    if (g.ep > 1)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_ep%d", g.ep);
     if (g.cp > 1)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_cp%d", g.cp);
     if (g.tp > 1)
@@ -2325,13 +2489,13 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_vpp%d", g.vpp);
     if (g.nm > 1)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_nm%d", g.nm);
-    if (pn == 6)
+    if (pn == pn0)
         snprintf(pname + pn, sizeof pname - pn, "_single");
-    linef(&g, "plan %s of llama3 {", pname);
+    gen_linef(&g, "plan %s of %s {", pname, fam->name);
     g.ind = 1;
     plan_body(&g);
     g.ind = 0;
-    put_line(&g, "}");
+    gen_put_line(&g, "}");
     int rc = 0;
     if (g.fail) {
         snprintf(err, errlen, "%s", g.fail_msg);
@@ -2364,3 +2528,11 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
     sp_sbuf_clear(&bb);
     return rc;
 }
+
+int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errlen)
+{
+    return gen_decoder(out, &gen_llama3_family, o, err, errlen);
+}
+
+const gen_family_t gen_llama3_family = {"llama3", presets, sp_gen_llama3_bugs, NULL, NULL,
+                                        NULL,     NULL,    NULL};
