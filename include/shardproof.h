@@ -36,6 +36,12 @@ typedef struct {
     uint64_t seed;             /* random points; printed in reports */
     long max_terms, max_degree, max_splits, max_ms; /* engine limits per query (0: default) */
     long max_coeff_bits;       /* bits of a normal form's rational coefficient (0: default) */
+    long max_nodes;            /* expression nodes of the run and of each stage's query (memory;
+                                  0: none) */
+    size_t max_input_bytes;    /* input limits (0: defaults 16 MiB, 2^21 tokens, identifiers of */
+    size_t max_tokens;         /* 256 characters, nesting 200; the depth can only be lowered) */
+    size_t max_ident;
+    unsigned max_depth;
     int64_t max_elements;      /* elements per tensor after reduction (0: default 65536) */
     int64_t max_ranks;         /* mesh size (0: default 65536) */
     const char *const *dims;   /* "NAME=VALUE" overrides of reduced sizes, ndims of them */

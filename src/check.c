@@ -40,6 +40,17 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
         C->opt.lim.max_ms = o->max_ms;
     if (o->max_coeff_bits > 0)
         C->opt.lim.max_coeff_bits = o->max_coeff_bits;
+    if (o->max_nodes > 0)
+        C->opt.lim.max_nodes = o->max_nodes;
+    sp_parse_limits_default(&C->opt.parse);
+    if (o->max_input_bytes > 0)
+        C->opt.parse.max_bytes = o->max_input_bytes;
+    if (o->max_tokens > 0)
+        C->opt.parse.max_tokens = o->max_tokens;
+    if (o->max_ident > 0)
+        C->opt.parse.max_ident = o->max_ident;
+    if (o->max_depth > 0 && o->max_depth < C->opt.parse.max_depth)
+        C->opt.parse.max_depth = o->max_depth;
     C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 65536;
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : 65536;
     C->opt.progress = o->progress;
@@ -227,7 +238,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     clock_gettime(CLOCK_MONOTONIC, &t0);
     reset_run(C);
     C->path = path;
-    sp_status_t st = sp_parse_file(&C->ast, path, text, len, NULL, C->d);
+    sp_status_t st = sp_parse_file(&C->ast, path, text, len, &C->opt.parse, C->d);
     if (st == SP_ERR_NOMEM)
         return SHARDPROOF_INTERNAL;
     if (st != SP_OK)

@@ -90,6 +90,7 @@ typedef struct {
     int infer;               /* infer lineage for plan assignments without it */
     int shard_index, shard_count; /* shard_count > 1: solve only this shard's stage groups */
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
+    sp_parse_limits_t parse; /* input limits */
 } sp_check_opts_t;
 
 /* A lineage the checker inferred for the occ-th execution of an assignment (--infer-lineage). */

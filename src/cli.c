@@ -318,6 +318,8 @@ static int result_option(const char *a)
 {
     static const char *const opts[] = {"--plan", "--seed", "--dims", "--max-terms", "--max-degree",
                                        "--max-splits", "--max-ms", "--max-elements", "--max-ranks", "--max-coeff-bits",
+                                       "--max-nodes", "--max-input-bytes", "--max-tokens",
+                                       "--max-ident", "--max-depth",
                                        "--probabilistic", "--infer-lineage"};
     for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
         if (!strcmp(a, opts[k]))
@@ -438,6 +440,26 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
                 opt.max_elements = x;
             else
                 opt.max_ranks = x;
+        } else if (!strcmp(a, "--max-nodes") || !strcmp(a, "--max-input-bytes") ||
+                   !strcmp(a, "--max-tokens") || !strcmp(a, "--max-ident") ||
+                   !strcmp(a, "--max-depth")) {
+            NEEDV();
+            if (!parse_i64(v, &x) || x < 1 || (!strcmp(a, "--max-depth") && x > 200) ||
+                x > ((long long)1 << 40)) {
+                fprintf(stderr, "shardproof: error: %s takes a positive number%s\n", a,
+                        !strcmp(a, "--max-depth") ? " up to 200" : "");
+                goto out;
+            }
+            if (!strcmp(a, "--max-nodes"))
+                opt.max_nodes = (long)x;
+            else if (!strcmp(a, "--max-input-bytes"))
+                opt.max_input_bytes = (size_t)x;
+            else if (!strcmp(a, "--max-tokens"))
+                opt.max_tokens = (size_t)x;
+            else if (!strcmp(a, "--max-ident"))
+                opt.max_ident = (size_t)x;
+            else
+                opt.max_depth = (unsigned)x;
         } else if (!strcmp(a, "--probabilistic")) {
             opt.probabilistic = 3;
             if (v && parse_i64(v, &x)) {
@@ -497,7 +519,9 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
     opt.ndims = ndims;
     opt.progress = progress && !explain;
     size_t len;
-    char *text = sp_cli_read_file(path, (size_t)64 << 20, &len);
+    /* read a little past the parser's input limit, so that it reports the limit by name */
+    size_t cap = opt.max_input_bytes > ((size_t)64 << 20) ? opt.max_input_bytes + 1 : (size_t)64 << 20;
+    char *text = sp_cli_read_file(path, cap, &len);
     if (text == NULL) {
         fprintf(stderr, "%s: error: cannot read: %s\n", path, strerror(errno));
         goto out;

@@ -1087,7 +1087,7 @@ static int ew_vjp(opc_t *c, int code, int sub, const sp_tensor_t *y, const sp_te
             int other = code == EW_CLAMP ? (w.t[1] != NULL ? 1 : 2) : 1;
             sp_expr_t m[2] = {a[0], a[other]}, ind[2];
             if (!extremal_grads(E, e, m, 2, is_max, ind)) {
-                ok = fail(c, "%s", E->oom ? "out of memory or expression node limit"
+                ok = fail(c, "%s", E->oom ? "out of memory or expression node limit (--max-nodes)"
                                             : "internal error: unexpected max/min node");
                 break;
             }
@@ -1797,7 +1797,7 @@ static int vjp_reduce(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_
             for (int64_t j = 0; j < m; j++)
                 tmp[j] = x->v[r.g.idx[b + j]];
             if (!extremal_grads(E, y->v[k], tmp, (uint32_t)m, code == RED_MAX, ind))
-                ok = fail(c, "%s", E->oom ? "out of memory or expression node limit"
+                ok = fail(c, "%s", E->oom ? "out of memory or expression node limit (--max-nodes)"
                                             : "internal error: unexpected max/min node");
         } else if (code == RED_LSE) {
             for (int64_t j = 0; j < m; j++)
@@ -3188,7 +3188,7 @@ static int check_built(opc_t *c, const sp_tensor_t *t)
     int ok = !c->E->oom && t->v != NULL;
     for (int64_t i = 0; ok && i < n; i++)
         ok = t->v[i] != SP_EXPR_NONE;
-    return ok ? 1 : fail(c, "out of memory or expression node limit");
+    return ok ? 1 : fail(c, "out of memory or expression node limit (--max-nodes)");
 }
 
 static void set_err(sp_op_err_t *err, const char *fmt, const char *name)
