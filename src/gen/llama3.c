@@ -71,6 +71,10 @@ const sp_gen_bug_t sp_gen_llama3_bugs[] = {
      "the backward all-reduce (reduce-scatter with --sp) of the attention input gradient grad.h1 "
      "replaced by the identity",
      "--tp >= 2"},
+    {"pp_allreduce_instead",
+     "at the first pipeline boundary the receiver all-reduces over tp instead of all-gathering "
+     "(the sender sends its whole activation instead of its sequence chunk)",
+     "--pp >= 2, --tp >= 2, no --sp"},
     {"pp_wrong_peer",
      "the first pipeline boundary's activation send/recv wired to the next tp rank's peer",
      "--pp >= 2, --tp >= 2"},
@@ -635,7 +639,8 @@ static void fwd_out_group(gen_t *g, int send_to)
         gen_grp_st(g, &G, K_VAL, "x", "x[$l1]", "$r + $d", "x[$l1]", g->LX);
     } else {
         gst_t *s;
-        if (g->tpx && !g->sp)
+        int ar = gen_bug_is(g, "pp_allreduce_instead") && send_to == 1;
+        if (g->tpx && !g->sp && !ar)
             s = gen_grp_st(g, &G, K_SEND, "x", "x",
                        "slice($r + $d, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", NULL, NULL);
         else
@@ -644,8 +649,9 @@ static void fwd_out_group(gen_t *g, int send_to)
             snprintf(s->dest, sizeof s->dest, "pp = %d, tp = (rank.tp + 1) %% tp", send_to);
         else
             snprintf(s->dest, sizeof s->dest, "pp = %d", send_to);
-        s->note =
-            gen_bug_is(g, "pp_wrong_peer") && send_to == 1 ? "BUG: wrong tp peer" : "to the next stage";
+        s->note = gen_bug_is(g, "pp_wrong_peer") && send_to == 1 ? "BUG: wrong tp peer"
+                  : ar ? "BUG: the whole activation, not the rank's chunk"
+                       : "to the next stage";
     }
     gen_grp_emit(g, &G);
 }
@@ -1354,12 +1360,18 @@ static void recv_group(gen_t *g, int fwd, int idx, int from)
         snprintf(src, sizeof src, "recv(pp = %d, tp = (rank.tp + tp - 1) %% tp)", from);
     else
         snprintf(src, sizeof src, "recv(pp = %d)", from);
-    if (g->tpx && !g->sp)
+    int ar = fwd && gen_bug_is(g, "pp_allreduce_instead") && from == 0;
+    if (ar)
+        snprintf(e, sizeof e, "all_reduce(%s, sum, tp)", src);
+    else if (g->tpx && !g->sp)
         snprintf(e, sizeof e, "all_gather(%s, 1, tp)", src);
     else
         snprintf(e, sizeof e, "%s", src);
     gst_t *s = gen_grp_st(g, &G, K_VAL, fwd ? "x" : "gx", full, e, cut, g->LX);
-    if (fwd && variant_is(g, "unbalanced_partition")) {
+    if (ar) {
+        s->bug = 1;
+        s->note = "BUG: all-reduce instead of all-gather";
+    } else if (fwd && variant_is(g, "unbalanced_partition")) {
         s->bug = 1;
         s->note = "VARIANT: an unbalanced layer partition";
     } else if (wrong) {
@@ -2242,6 +2254,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             need = "--tp >= 2";
         else if (!strcmp(b, "tp_allgather_instead") && (g->tp < 2 || g->sp))
             need = "--tp >= 2 without --sp";
+        else if (!strcmp(b, "pp_allreduce_instead") && (g->pp < 2 || g->tp < 2 || g->sp))
+            need = "--pp >= 2 and --tp >= 2, no --sp";
         else if (!strcmp(b, "pp_wrong_peer") && (g->pp < 2 || g->tp < 2))
             need = "--pp >= 2 and --tp >= 2";
         else if ((!strcmp(b, "eps_one_rank") || !strcmp(b, "pow1") ||
