@@ -1325,6 +1325,47 @@ static const char *suggest(const char *name)
     return best;
 }
 
+/* ---- replicas: ranks that apply an operator to the same arguments ------------------------ */
+
+/* Do ranks a and b hold the same tensors (same shapes, same expression nodes) in in[0..n)? */
+static int same_tensors(pval_t *in, int n, int64_t a, int64_t b)
+{
+    for (int k = 0; k < n; k++) {
+        const sp_tensor_t *x = &in[k][a], *y = &in[k][b];
+        if (x->ndim != y->ndim || x->ndim < 0 ||
+            memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof(int64_t)) != 0)
+            return 0;
+        int64_t ne = sp_tensor_numel(x);
+        if (ne > 0 && memcmp(x->v, y->v, (size_t)ne * sizeof(sp_expr_t)) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int same_attr(const sp_attr_t *a, const sp_attr_t *b)
+{
+    if (a->kind != b->kind || a->key != b->key || !fmpq_equal(a->num, b->num) ||
+        a->nlist != b->nlist || (a->name == NULL) != (b->name == NULL) ||
+        (a->name && strcmp(a->name, b->name) != 0))
+        return 0;
+    return a->nlist == 0 || memcmp(a->list, b->list, (size_t)a->nlist * sizeof(int64_t)) == 0;
+}
+
+static void attr_set(sp_attr_t *dst, const sp_attr_t *src)
+{
+    dst->key = src->key;
+    dst->kind = src->kind;
+    fmpq_set(dst->num, src->num);
+    dst->name = src->name;
+    flint_free(dst->list);
+    dst->list = NULL;
+    dst->nlist = src->nlist;
+    if (src->nlist > 0) {
+        dst->list = flint_malloc((size_t)src->nlist * sizeof(int64_t));
+        memcpy(dst->list, src->list, (size_t)src->nlist * sizeof(int64_t));
+    }
+}
+
 static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
 {
     sp_check_t *C = I->C;
@@ -1365,6 +1406,15 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
         res = pval_new(I->nranks);
         sp_tensor_t *ins = flint_malloc((size_t)(nt ? nt : 1) * sizeof(sp_tensor_t));
         sp_attr_t *attrs = flint_calloc((size_t)(na ? na : 1), sizeof(sp_attr_t));
+        /* the previous active rank's attributes: a rank whose arguments equal its predecessor's
+           (tensor-parallel replicas of replicated computation) copies the result, since an
+           operator is a function of its arguments in the hash-consed store */
+        sp_attr_t *pattrs = flint_calloc((size_t)(na ? na : 1), sizeof(sp_attr_t));
+        for (int k = 0; k < na; k++) {
+            fmpq_init(pattrs[k].num);
+            fmpq_init(attrs[k].num);
+        }
+        int64_t prev = -1;
         for (int64_t r = 0; r < I->nranks && st == SP_OK; r++) {
             if (!I->active[r])
                 continue;
@@ -1389,7 +1439,12 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 }
                 built = k + 1;
             }
-            if (ok) {
+            int reuse = ok && prev >= 0 && same_tensors(tin, nt, prev, r);
+            for (int k = 0; k < na && reuse; k++)
+                reuse = same_attr(&attrs[k], &pattrs[k]);
+            if (reuse) {
+                sp_tensor_copy(&res[r], &res[prev]);
+            } else if (ok) {
                 sp_op_err_t err;
                 err.msg[0] = 0;
                 if (!sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements, &res[r],
@@ -1401,14 +1456,26 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                     tape_add(I, name, attrs, na, tvid, nt, *vid);
                 }
             }
+            if (ok && st == SP_OK) {
+                prev = r;
+                for (int k = 0; k < na; k++)
+                    attr_set(&pattrs[k], &attrs[k]);
+            }
             for (int k = 0; k < built; k++) {
                 fmpq_clear(attrs[k].num);
                 flint_free(attrs[k].list);
                 memset(&attrs[k], 0, sizeof attrs[k]);
+                fmpq_init(attrs[k].num);
             }
+        }
+        for (int k = 0; k < na; k++) {
+            fmpq_clear(attrs[k].num);
+            fmpq_clear(pattrs[k].num);
+            flint_free(pattrs[k].list);
         }
         flint_free(ins);
         flint_free(attrs);
+        flint_free(pattrs);
     }
     for (int k = 0; k < nt; k++)
         pval_free(tin[k], I->nranks);
