@@ -69,6 +69,9 @@ equiv=(
     "deepseek3 --dp 2 --ep 2 --score sigmoid"
     "deepseek3 --tp 2 --sp --nm 2 --optim adam"
     "deepseek3 --preset 671b --layers 4 --dp 2 --ep 2"
+    "deepseek3 --dp 2 --tp 2 --pp 2 --nm 2"
+    "deepseek3 --dp 2 --ep 2 --tp 2 --pp 2"
+    "deepseek3 --pp 2 --vpp 2 --layers 4 --ep 2"
     "--dp 2 --variant single_rank_collective"
 )
 # an entry may start with a family name (default llama3)
@@ -133,6 +136,7 @@ bugs=(
     "expert_grad_not_scaled|deepseek3 --dp 2 --ep 2"
     "expert_grad_not_scaled|deepseek3 --dp 2 --ep 2 --tp 2 --score sigmoid"
     "bwd_allreduce_identity|deepseek3 --dp 2 --ep 2 --tp 2"
+    "expert_grad_not_scaled|deepseek3 --dp 2 --ep 2 --pp 2"
 )
 for entry in "${bugs[@]}"; do
     b=${entry%%|*}

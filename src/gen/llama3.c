@@ -1814,14 +1814,27 @@ static void plan_body(gen_t *g)
             recv_group(g, 1, chunk_lo(g, c), chunk_stage(g, c - 1));
         }
         stage_fwd_layers(g, c);
-        if (c == NC - 1 && g->nd < g->L) {
-            /* the MoE layers' load-balancing losses (computed on every rank) */
+        if (g->nd < g->L) {
+            /* the MoE layers' load-balancing losses (the same on every rank of a stage): a
+               running sum passed along the chunks to the last one, which adds it to the loss */
+            int lo = chunk_lo(g, c), hi = chunk_lo(g, c + 1);
+            int prev = lo > g->nd, own = hi > g->nd;
             char aux[LINE_MAX_LEN / 2];
             size_t an = 0;
             aux[0] = 0;
-            for (int l = g->nd; l < g->L && an + 32 < sizeof aux; l++)
-                an += (size_t)snprintf(aux + an, sizeof aux - an, "%saux[%d]", l > g->nd ? " + " : "", l);
-            gen_linef(g, "auxt = %s", aux);
+            if (prev)
+                an += (size_t)snprintf(aux, sizeof aux, "recv(pp = %d)", chunk_stage(g, c - 1));
+            for (int l = lo > g->nd ? lo : g->nd; l < hi && an + 32 < sizeof aux; l++)
+                an += (size_t)snprintf(aux + an, sizeof aux - an, "%saux[%d]", an ? " + " : "", l);
+            if (prev || own) {
+                if (c == NC - 1) {
+                    gen_linef(g, "auxt = %s", aux);
+                } else {
+                    gen_linef(g, "auxc%d = %s", c, aux);
+                    gen_linef(g, "send(auxc%d, pp = %d)   # the load-balancing losses so far", c,
+                              chunk_stage(g, c + 1));
+                }
+            }
         }
         if (c == NC - 1) {
             gen_linef(g, "# ---- final norm, LM head, cross-entropy and their backward");
@@ -2010,10 +2023,11 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  "their reduced count stays divisible)");
         return -1;
     }
-    if (moe && (o->pp > 1 || o->cp > 1 || o->zero || o->loss_mask || o->label_smoothing ||
-                o->tied || o->freeze || o->clip || o->variant || o->vpp > 1 || o->partition)) {
-        snprintf(err, errlen, "deepseek3 is generated with --dp --tp --sp --ep --nm --optim only "
-                 "(no --pp, --cp, --zero, --clip, loss options, --freeze or variants yet)");
+    if (moe && (o->cp > 1 || o->zero || o->loss_mask || o->label_smoothing || o->tied ||
+                o->freeze || o->clip || o->variant)) {
+        snprintf(err, errlen, "deepseek3 is generated with --dp --tp --sp --ep --pp --vpp "
+                 "--partition --nm --optim only (no --cp, --zero, --clip, loss options, --freeze "
+                 "or variants yet)");
         return -1;
     }
     if (moe && g->ep > 1 && o->nm > 1) {
