@@ -75,9 +75,12 @@ int sp_gen_main(int argc, char **argv)
             gen_usage(stdout);
             return 0;
         }
-        const char *known[] = {"--preset", "--dp",   "--tp",   "--pp",      "--nm", "--layers",
-                               "--batch",  "--optim", "--bug", "--variant", "--zero", "--clip", "--cp", "--ep", "--score", "--vpp", "--grad-accum", "--partition", "--schedule", "--label-smoothing", "--freeze",
-                               "-o",       NULL};
+        const char *known[] = {"--preset",     "--dp",        "--tp",       "--pp",
+                               "--nm",         "--layers",    "--batch",    "--optim",
+                               "--bug",        "--variant",   "--zero",     "--clip",
+                               "--cp",         "--ep",        "--score",    "--vpp",
+                               "--grad-accum", "--partition", "--schedule", "--label-smoothing",
+                               "--freeze",     "-o",          NULL};
         int k;
         for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
             ;
@@ -138,15 +141,14 @@ int sp_gen_main(int argc, char **argv)
                 return 2;
             }
             o.zero = v[0] - '0';
-        }
-        else
+        } else
             outpath = v;
         if (!ok)
             return 2;
     }
     if ((o.bug && strcmp(o.bug, "list") == 0) || (o.variant && strcmp(o.variant, "list") == 0)) {
-        const sp_gen_bug_t *l = o.bug ? (ds ? sp_gen_deepseek3_bugs : sp_gen_llama3_bugs)
-                                      : sp_gen_llama3_variants;
+        const sp_gen_bug_t *l =
+            o.bug ? (ds ? sp_gen_deepseek3_bugs : sp_gen_llama3_bugs) : sp_gen_llama3_variants;
         if (ds && !o.bug)
             return 0; /* deepseek3 has no variants yet */
         for (int i = 0; l[i].name; i++)

@@ -15,22 +15,22 @@
 typedef struct {
     const char *preset; /* a family preset ("8b"; NULL: the first) */
     int dp, tp, sp, pp, nm;
-    int cp; /* context parallel (0 or 1: none) */
-    int ep; /* expert parallel, MoE families (0 or 1: none) */
+    int cp;            /* context parallel (0 or 1: none) */
+    int ep;            /* expert parallel, MoE families (0 or 1: none) */
     const char *score; /* MoE router scores: "softmax" (NULL) or "sigmoid" */
     int layers;
     int batch;
-    const char *optim; /* "sgd" or "adam" */
-    int vpp;               /* virtual pipeline stages (interleaved chunks) per stage, >= 1 */
-    int grad_accum;        /* gradient-accumulation steps: sets nm (0: not given) */
-    const char *partition; /* layers per chunk, "1,3" (NULL: as even as possible) */
-    const char *schedule;  /* "gpipe" (NULL: gpipe) */
+    const char *optim;           /* "sgd" or "adam" */
+    int vpp;                     /* virtual pipeline stages (interleaved chunks) per stage, >= 1 */
+    int grad_accum;              /* gradient-accumulation steps: sets nm (0: not given) */
+    const char *partition;       /* layers per chunk, "1,3" (NULL: as even as possible) */
+    const char *schedule;        /* "gpipe" (NULL: gpipe) */
     int loss_mask;               /* a loss mask input (mean over the unmasked tokens) */
     const char *label_smoothing; /* a number literal in [0, 1), NULL for none */
     int tied;                    /* tied embeddings: the LM head is emb transposed */
     const char *freeze;          /* frozen parameters, "wout,wq" (NULL: none) */
-    int zero;          /* ZeRO stage 0..3 over dp (needs dp > 1 and adam when > 0) */
-    const char *clip;  /* grad-norm clipping threshold as a number literal, NULL for none */
+    int zero;                    /* ZeRO stage 0..3 over dp (needs dp > 1 and adam when > 0) */
+    const char *clip; /* grad-norm clipping threshold as a number literal, NULL for none */
     const char *bug;
     const char *file;    /* the output's name in an expected diagnostic (NULL: "<stdin>") */
     const char *variant; /* a harmless variant (sp_gen_llama3_variants), NULL for none */

@@ -53,19 +53,18 @@ typedef struct {
     const gen_family_t *fam;
     /* configuration */
     int dp, tp, sp, pp, nm, L, batch, adam;
-    int cp;           /* context parallel: the sequence sharded over cp */
-    int ep;           /* expert parallel (MoE): experts sharded over ep, tokens over (dp, ep) */
-    int nd;           /* dense layers before the MoE layers (L for a dense model) */
-    int moe_layer;    /* emitting an MoE layer */
-    int sigmoid;      /* MoE router scores: sigmoid (normalized over the top-k), else softmax */
-    int avg;          /* losses are per-rank means, gradients averaged (Megatron's convention) */
-    int tpx;          /* the tp axis and its collectives exist (tp > 1, or a size-1 tp variant) */
-    int vpp, nch;     /* virtual pipeline stages per stage; chunks pp * vpp */
+    int cp;        /* context parallel: the sequence sharded over cp */
+    int ep;        /* expert parallel (MoE): experts sharded over ep, tokens over (dp, ep) */
+    int nd;        /* dense layers before the MoE layers (L for a dense model) */
+    int moe_layer; /* emitting an MoE layer */
+    int sigmoid;   /* MoE router scores: sigmoid (normalized over the top-k), else softmax */
+    int tpx;       /* the tp axis and its collectives exist (tp > 1, or a size-1 tp variant) */
+    int vpp, nch;  /* virtual pipeline stages per stage; chunks pp * vpp */
     int chunk_lo[MAX_CHUNKS + 1]; /* first layer of each chunk; chunk_lo[nch] = L */
-    int zero;         /* ZeRO stage 0..3 (over dp) */
-    int mask;         /* a loss mask input: the loss is the mean over the unmasked tokens */
-    const char *ls;   /* label smoothing (text), NULL for none */
-    int tied;         /* the LM head is the transposed token embedding */
+    int zero;                     /* ZeRO stage 0..3 (over dp) */
+    int mask;           /* a loss mask input: the loss is the mean over the unmasked tokens */
+    const char *ls;     /* label smoothing (text), NULL for none */
+    int tied;           /* the LM head is the transposed token embedding */
     char frozen[16][8]; /* frozen parameters (model inputs, not trained) */
     int nfrozen;
     const char *bug_needle; /* an error bug: the diagnostic points at this text's last char */
@@ -76,7 +75,7 @@ typedef struct {
     const preset_t *P;
     const char *bug;
     const char *variant; /* a harmless (performance-only) variant, NULL for none */
-    int bug_axis_tp; /* rank-specific bugs: 1 on tp, 0 on dp */
+    int bug_axis_tp;     /* rank-specific bugs: 1 on tp, 0 on dp */
     /* the current layer index as text (forward "l", backward "3-i", or a literal), and the MoE
        parameter index ("l-1") */
     char il[32], il1[32], im[40];
@@ -149,8 +148,8 @@ typedef struct {
  */
 void gen_grp_init(grp_t *G);
 void gen_grp_in(gen_t *g, grp_t *G, const char *key, const char *full);
-gst_t *gen_grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *full,
-                  const char *expr, const char *cut, const char *lay);
+gst_t *gen_grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *full, const char *expr,
+                  const char *cut, const char *lay);
 void gen_grp_emit(gen_t *g, const grp_t *G);
 
 void gen_put_line(gen_t *g, const char *text);

@@ -1,4 +1,4 @@
-/* llama3.c: the llama3 workload family: a Llama-3 model and its DP/TP/SP/PP training plan. */
+/* llama3.c: the llama3 family and the decoder-plan driver every family shares (gen_int.h). */
 #include <flint/flint.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,7 +23,12 @@
  * gradients (without sequence parallelism, each tp rank sends its sequence chunk and the receiver
  * all-gathers: Megatron's scatter-gather optimization); micro-batches with gradient accumulation;
  * gradient all-reduce over dp (and over tp for norm weights under sequence parallelism); the
- * optimizer step on each rank's shard.
+ * optimizer step on each rank's shard.  Further: interleaved pipeline chunks (--vpp), context
+ * parallelism (sequence chunks over cp, K/V all-gathered, global RoPE positions), ZeRO 1/2/3
+ * (reduce-scatter of gradients, dp-sharded Adam state, parameter all-gathers), grad-norm
+ * clipping across shards, loss masks, label smoothing, tied and frozen weights, and harmless
+ * variants; docs/workloads.md describes each plan.  The deepseek3 family (deepseek3.c) plugs
+ * its MoE block into the same driver (gen_family_t hooks).
  *
  * Cut points.  Nearly every tensor is related to its model tensor (`~ NAME : layout`), so every
  * stage is a small query and repeated layers are memoized.  A lineage relates a whole model
@@ -38,13 +43,12 @@
  *
  * Generation.  Plan text is produced by "groups": a segment's statements, written with $key
  * references to the group's batch inputs and earlier statements and $MACRO references to the
- * configuration (see expand()).  Without micro-batches a group is its statements; with them,
+ * configuration (see expand(), gen_int.h).  Without micro-batches a group is its statements; with them,
  * a `for mb` loop.  The line of every statement is tracked so that a planted bug can announce
  * the plan line shardproof reports.
  */
 
 /* ---- presets -------------------------------------------------------------------------------- */
-
 
 static const preset_t presets[] = {
     {"8b", 32, 4096, 32, 8, 128, 14336, 128256, 8192, 0, 0, 0, 0, 0},
@@ -144,10 +148,8 @@ const sp_gen_bug_t sp_gen_llama3_variants[] = {
     {NULL, NULL, NULL},
 };
 
-
 /* ---- the generator state ----------------------------------------------------------------------
  */
-
 
 int gen_bug_is(const gen_t *g, const char *name)
 {
@@ -168,7 +170,6 @@ int gen_is_frozen(const gen_t *g, const char *name)
 }
 
 /* ---- parameters ------------------------------------------------------------------------------ */
-
 
 /* every layer's attention block and norms (P_ATTN), then a dense layer's MLP (P_DENSE) */
 static const param_t layer_params[] = {
@@ -222,9 +223,9 @@ void gen_param_lay(const gen_t *g, const param_t *p, int zsh, char *out, size_t 
     size_t k = (size_t)snprintf(out, n, "[");
     for (int i = 0; i < p->nd && k < n; i++)
         k += (size_t)snprintf(out + k, n - k, "%s%s%s%s", i ? ", " : "", p->dim[i],
-                              g->tpx && i == p->tpdim ? "@tp"
+                              g->tpx && i == p->tpdim      ? "@tp"
                               : g->ep > 1 && i == p->epdim ? "@ep"
-                                                          : "",
+                                                           : "",
                               zsh && i == param_zdim(p) ? "@dp" : "");
     if (k < n)
         snprintf(out + k, n - k, "]");
@@ -272,7 +273,7 @@ void gen_linef(gen_t *g, const char *fmt, ...)
 /* A statement `lhs` with an optional lineage `~ cut : lay` aligned at LINEAGE_COL and an optional
    trailing comment.  Records the line when it carries the planted bug. */
 void gen_stmt_line(gen_t *g, const char *lhs, const char *cut, const char *lay, const char *note,
-                      int is_bug)
+                   int is_bug)
 {
     char buf[LINE_MAX_LEN];
     size_t n = (size_t)snprintf(buf, sizeof buf, "%s", lhs);
@@ -318,7 +319,6 @@ void gen_close_block(gen_t *g)
 
 /* ---- groups --------------------------------------------------------------------------------- */
 
-
 /* the value of a configuration macro, NULL if name is none */
 static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
 {
@@ -342,9 +342,9 @@ static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
         if (!p)
             return NULL;
         const char *sfx = g->zero != 3 || gen_is_frozen(g, p->name) ? ""
-                          : g->bwd == 2                        ? "h"
-                          : g->bwd                             ? "b"
-                                                               : "f";
+                          : g->bwd == 2                             ? "h"
+                          : g->bwd                                  ? "b"
+                                                                    : "f";
         if (param_is_layer(p))
             snprintf(tmp, n, "%s%s[%s]", p->name, sfx, p->kind == P_MOE ? g->im : g->il);
         else
@@ -435,8 +435,8 @@ void gen_grp_in(gen_t *g, grp_t *G, const char *key, const char *full)
     expand(g, NULL, 0, 0, full, in->full, sizeof in->full);
 }
 
-gst_t *gen_grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *full,
-                     const char *expr, const char *cut, const char *lay)
+gst_t *gen_grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *full, const char *expr,
+                  const char *cut, const char *lay)
 {
     static gst_t dummy;
     if (kind == K_SUM) {
@@ -489,8 +489,8 @@ void gen_grp_emit(gen_t *g, const grp_t *G)
     }
     gen_open_block(g, "for mb in 0..%d", g->nm);
     for (int i = 0; i < G->nin; i++)
-        gen_linef(g, "%s_m = slice(%s, 0, mb*(%s), (mb+1)*(%s))", G->in[i].key, G->in[i].full, g->mbx,
-              g->mbx);
+        gen_linef(g, "%s_m = slice(%s, 0, mb*(%s), (mb+1)*(%s))", G->in[i].key, G->in[i].full,
+                  g->mbx, g->mbx);
     for (int i = 0; i < G->nst; i++) {
         const gst_t *s = &G->st[i];
         expand(g, G, i, 1, s->expr, e, sizeof e);
@@ -642,7 +642,7 @@ static void fwd_out_group(gen_t *g, int send_to)
         int ar = gen_bug_is(g, "pp_allreduce_instead") && send_to == 1;
         if (g->tpx && !g->sp && !ar)
             s = gen_grp_st(g, &G, K_SEND, "x", "x",
-                       "slice($r + $d, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", NULL, NULL);
+                           "slice($r + $d, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", NULL, NULL);
         else
             s = gen_grp_st(g, &G, K_SEND, "x", "x", "$r + $d", NULL, NULL);
         if (gen_bug_is(g, "pp_wrong_peer") && send_to == 1)
@@ -667,7 +667,7 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     gen_grp_init(&G);
     gen_grp_in(g, &G, "x", "x[$l]");
     gen_grp_st(g, &G, K_VAL, g->sp ? "h1s" : "h1", g->sp ? "h1s[$l]" : "h1[$l]",
-           "rmsnorm($x, $P_wn1, eps = $EPS)", "h1[$l]", g->sp ? g->LX : g->LF);
+               "rmsnorm($x, $P_wn1, eps = $EPS)", "h1[$l]", g->sp ? g->LX : g->LF);
     gen_grp_emit(g, &G);
     if (g->sp) {
         gen_grp_init(&G);
@@ -686,19 +686,20 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     gen_grp_in(g, &G, "q", "q[$l]");
     gen_grp_in(g, &G, "k", "k[$l]");
     gen_grp_in(g, &G, "v", "v[$l]");
-    gen_grp_st(g, &G, K_VAL, "qh", "qh[$l]", "transpose(reshape($q, [$LB, $SL, $NHl, HD]), 1, 2)", NULL,
-           NULL);
-    gen_grp_st(g, &G, K_VAL, "kh", "kh[$l]", "transpose(reshape($k, [$LB, $SL, $NKVl, HD]), 1, 2)", NULL,
-           NULL);
+    gen_grp_st(g, &G, K_VAL, "qh", "qh[$l]", "transpose(reshape($q, [$LB, $SL, $NHl, HD]), 1, 2)",
+               NULL, NULL);
+    gen_grp_st(g, &G, K_VAL, "kh", "kh[$l]", "transpose(reshape($k, [$LB, $SL, $NKVl, HD]), 1, 2)",
+               NULL, NULL);
     gen_grp_st(g, &G, K_VAL, "vh", "vh[$l]", "transpose(reshape($v, [$LB, $SL, $NKVl, HD]), 1, 2)",
-           "vh[$l]", g->LHK);
+               "vh[$l]", g->LHK);
     if (gen_bug_is(g, "cp_rope_local_positions")) {
         s = gen_grp_st(g, &G, K_VAL, "qr", "qr[$l]",
-                   "rope($qh, slice(cos, 0, 0, S/cp), slice(sin, 0, 0, S/cp))", "qr[$l]", g->LHQ);
+                       "rope($qh, slice(cos, 0, 0, S/cp), slice(sin, 0, 0, S/cp))", "qr[$l]",
+                       g->LHQ);
         s->bug = 1;
         s->note = "BUG: RoPE at the chunk's local positions";
         gen_grp_st(g, &G, K_VAL, "kr", "kr[$l]",
-               "rope($kh, slice(cos, 0, 0, S/cp), slice(sin, 0, 0, S/cp))", "kr[$l]", g->LHK);
+                   "rope($kh, slice(cos, 0, 0, S/cp), slice(sin, 0, 0, S/cp))", "kr[$l]", g->LHK);
     } else {
         gen_grp_st(g, &G, K_VAL, "qr", "qr[$l]", "rope($qh, $COS, $SIN)", "qr[$l]", g->LHQ);
         gen_grp_st(g, &G, K_VAL, "kr", "kr[$l]", "rope($kh, $COS, $SIN)", "kr[$l]", g->LHK);
@@ -711,15 +712,15 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     gen_grp_in(g, &G, "vh", "vh[$l]");
     /* with context parallelism the keys and values of the whole sequence are all-gathered over
        cp and the rank's query chunk attends with the causal offset of its first position */
-    const char *KV = g->cp > 1 ? "$kf, $vf, causal = 1, offset = rank.cp*(S/cp)"
-                               : "$kr, $vh, causal = 1";
+    const char *KV =
+        g->cp > 1 ? "$kf, $vf, causal = 1, offset = rank.cp*(S/cp)" : "$kr, $vh, causal = 1";
     if (g->cp > 1) {
         gen_grp_st(g, &G, K_VAL, "kf", "kf[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
         gen_grp_st(g, &G, K_VAL, "vf", "vf[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
     }
     if (gen_bug_is(g, "cp_causal_offset_local")) {
         s = gen_grp_st(g, &G, K_VAL, "o", "o[$l]", "attention($qr, $kf, $vf, causal = 1)", "o[$l]",
-                   g->LHQ);
+                       g->LHQ);
         s->bug = 1;
         s->note = "BUG: the causal mask without the chunk's offset";
     } else if (gen_bug_is(g, "attn_scale_one_rank")) {
@@ -740,8 +741,8 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
 
     gen_grp_init(&G);
     gen_grp_in(g, &G, "o", "o[$l]");
-    gen_grp_st(g, &G, K_VAL, "oc", "oc[$l]", "reshape(transpose($o, 1, 2), [$LB, $SL, $QDl])", "oc[$l]",
-           g->LQ);
+    gen_grp_st(g, &G, K_VAL, "oc", "oc[$l]", "reshape(transpose($o, 1, 2), [$LB, $SL, $QDl])",
+               "oc[$l]", g->LQ);
     gen_grp_emit(g, &G);
 
     gen_grp_init(&G);
@@ -757,7 +758,8 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
         if (gen_bug_is(g, "tp_allreduce_identity")) {
             if (g->sp)
                 s = gen_grp_st(g, &G, K_VAL, "a", "a[$l]",
-                           "slice($ao, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "a[$l]", g->LX);
+                               "slice($ao, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "a[$l]",
+                               g->LX);
             else
                 s = gen_grp_st(g, &G, K_VAL, "a", "a[$l]", "$ao", "a[$l]", g->LX);
             s->bug = 1;
@@ -767,9 +769,10 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
             /* no statement: a[l] is never defined; the residual add below reads it */
             G.nst = 0;
         } else if (gen_bug_is(g, "tp_allgather_instead")) {
-            s = gen_grp_st(g, &G, K_VAL, "a", "a[$l]",
-                       "all_gather(slice($ao, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp)), 1, tp)",
-                       "a[$l]", g->LX);
+            s = gen_grp_st(
+                g, &G, K_VAL, "a", "a[$l]",
+                "all_gather(slice($ao, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp)), 1, tp)", "a[$l]",
+                g->LX);
             s->bug = 1;
             s->note = "BUG: all-gather instead of all-reduce";
         } else {
@@ -796,14 +799,14 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
             snprintf(e, sizeof e, "rmsnorm($r, $P_wn2, eps = 1e-6)");
         else
             snprintf(e, sizeof e, "rmsnorm($r, $P_wn2, eps = 1/(100000 + %s))", bug_rank(g));
-        s = gen_grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]", e, "h2[$l]",
-                   g->sp ? g->LX : g->LF);
+        s = gen_grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]", e,
+                       "h2[$l]", g->sp ? g->LX : g->LF);
         s->bug = 1;
-        s->note =
-            gen_bug_is(g, "eps_all") ? "BUG: eps 1e-6 instead of 1e-5" : "BUG: eps differs on rank 1";
+        s->note = gen_bug_is(g, "eps_all") ? "BUG: eps 1e-6 instead of 1e-5"
+                                           : "BUG: eps differs on rank 1";
     } else {
         gen_grp_st(g, &G, K_VAL, g->sp ? "h2s" : "h2", g->sp ? "h2s[$l]" : "h2[$l]",
-               "rmsnorm($r, $P_wn2, eps = $EPS)", "h2[$l]", g->sp ? g->LX : g->LF);
+                   "rmsnorm($r, $P_wn2, eps = $EPS)", "h2[$l]", g->sp ? g->LX : g->LF);
     }
     gen_grp_emit(g, &G);
     if (g->sp) {
@@ -869,23 +872,23 @@ static void bwd_out_group(gen_t *g, int send_to)
     gen_grp_in(g, &G, "gr", "gr[$l]");
     gen_grp_in(g, &G, "gh1", "gh1[$l]");
     if (send_to < 0) {
-        gen_grp_st(g, &G, K_VAL, "gx", "gx[$l]", "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)",
-               "grad.x[$l]", g->LX);
+        gen_grp_st(g, &G, K_VAL, "gx", "gx[$l]",
+                   "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)", "grad.x[$l]", g->LX);
     } else {
         gst_t *s;
         if (g->tpx && !g->sp)
             s = gen_grp_st(g, &G, K_SEND, "gx", "gx",
-                       "slice($gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS), 1, "
-                       "rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))",
-                       NULL, NULL);
+                           "slice($gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS), 1, "
+                           "rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))",
+                           NULL, NULL);
         else
             s = gen_grp_st(g, &G, K_SEND, "gx", "gx",
-                       "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)", NULL, NULL);
+                           "$gr + rmsnorm_grad_x($x, $P_wn1, $gh1, eps = $EPS)", NULL, NULL);
         snprintf(s->dest, sizeof s->dest, "pp = %d", send_to);
         s->note = "to the previous stage";
     }
-    gen_grp_st(g, &G, K_SUM, "gwn1", "gwn1[$l]", "rmsnorm_grad_w($x, $P_wn1, $gh1, eps = $EPS)", NULL,
-           NULL);
+    gen_grp_st(g, &G, K_SUM, "gwn1", "gwn1[$l]", "rmsnorm_grad_w($x, $P_wn1, $gh1, eps = $EPS)",
+               NULL, NULL);
     gen_grp_emit(g, &G);
 }
 
@@ -928,8 +931,8 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
         gen_grp_st(g, &G, K_SUM, "gwg", "gwg[$l]", "matmul_grad_b($h2, $P_wg, $gg)", NULL, NULL);
         gen_grp_st(g, &G, K_SUM, "gwu", "gwu[$l]", "matmul_grad_b($h2, $P_wu, $gu)", NULL, NULL);
         gen_grp_st(g, &G, K_VAL, g->tpx ? "gh2p" : "gh2", g->tpx ? "gh2p[$l]" : "gh2[$l]",
-               "matmul($gg, transpose($P_wg, 0, 1)) + matmul($gu, transpose($P_wu, 0, 1))",
-               "grad.h2[$l]", g->tpx ? g->LFP : g->LX);
+                   "matmul($gg, transpose($P_wg, 0, 1)) + matmul($gu, transpose($P_wu, 0, 1))",
+                   "grad.h2[$l]", g->tpx ? g->LFP : g->LX);
         gen_grp_emit(g, &G);
         if (g->tpx) {
             gen_grp_init(&G);
@@ -945,9 +948,9 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     gen_grp_in(g, &G, "r", "r[$l]");
     gen_grp_in(g, &G, "gh2", "gh2[$l]");
     gen_grp_st(g, &G, K_VAL, "gr", "gr[$l]", "$gy + rmsnorm_grad_x($r, $P_wn2, $gh2, eps = $EPS)",
-           "grad.r[$l]", g->LX);
-    gen_grp_st(g, &G, K_SUM, "gwn2", "gwn2[$l]", "rmsnorm_grad_w($r, $P_wn2, $gh2, eps = $EPS)", NULL,
-           NULL);
+               "grad.r[$l]", g->LX);
+    gen_grp_st(g, &G, K_SUM, "gwn2", "gwn2[$l]", "rmsnorm_grad_w($r, $P_wn2, $gh2, eps = $EPS)",
+               NULL, NULL);
     gen_grp_emit(g, &G);
 
     /* attention block: r = x + a, a = matmul(oc, wo) */
@@ -966,7 +969,7 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     gen_grp_init(&G);
     gen_grp_in(g, &G, "goc", "goc[$l]");
     gen_grp_st(g, &G, K_VAL, "go", "go[$l]", "transpose(reshape($goc, [$LB, $SL, $NHl, HD]), 1, 2)",
-           "grad.o[$l]", g->LHQ);
+               "grad.o[$l]", g->LHQ);
     gen_grp_emit(g, &G);
 
     gen_grp_init(&G);
@@ -982,25 +985,25 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
         gen_grp_st(g, &G, K_VAL, "kfb", "kfb[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
         gen_grp_st(g, &G, K_VAL, "vfb", "vfb[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
         gen_grp_st(g, &G, K_VAL, "gqr", "gqr[$l]",
-               "attention_grad_q($qr, $kfb, $vfb, $go, causal = 1, offset = rank.cp*(S/cp))",
-               "grad.qr[$l]", g->LHQ);
+                   "attention_grad_q($qr, $kfb, $vfb, $go, causal = 1, offset = rank.cp*(S/cp))",
+                   "grad.qr[$l]", g->LHQ);
         gen_grp_st(g, &G, K_VAL, "qfb", "qfb[$l]", "all_gather($qr, 2, cp)", NULL, NULL);
         gen_grp_st(g, &G, K_VAL, "gof", "gof[$l]", "all_gather($go, 2, cp)", NULL, NULL);
         gen_grp_st(g, &G, K_VAL, "gkr", "gkr[$l]",
-               "slice(attention_grad_k($qfb, $kfb, $vfb, $gof, causal = 1), 2, rank.cp*(S/cp), "
-               "(rank.cp+1)*(S/cp))",
-               "grad.kr[$l]", g->LHK);
+                   "slice(attention_grad_k($qfb, $kfb, $vfb, $gof, causal = 1), 2, rank.cp*(S/cp), "
+                   "(rank.cp+1)*(S/cp))",
+                   "grad.kr[$l]", g->LHK);
         gen_grp_st(g, &G, K_VAL, "gvh", "gvh[$l]",
-               "slice(attention_grad_v($qfb, $kfb, $vfb, $gof, causal = 1), 2, rank.cp*(S/cp), "
-               "(rank.cp+1)*(S/cp))",
-               "grad.vh[$l]", g->LHK);
+                   "slice(attention_grad_v($qfb, $kfb, $vfb, $gof, causal = 1), 2, rank.cp*(S/cp), "
+                   "(rank.cp+1)*(S/cp))",
+                   "grad.vh[$l]", g->LHK);
     } else {
-        gen_grp_st(g, &G, K_VAL, "gqr", "gqr[$l]", "attention_grad_q($qr, $kr, $vh, $go, causal = 1)",
-               "grad.qr[$l]", g->LHQ);
-        gen_grp_st(g, &G, K_VAL, "gkr", "gkr[$l]", "attention_grad_k($qr, $kr, $vh, $go, causal = 1)",
-               "grad.kr[$l]", g->LHK);
-        gen_grp_st(g, &G, K_VAL, "gvh", "gvh[$l]", "attention_grad_v($qr, $kr, $vh, $go, causal = 1)",
-               "grad.vh[$l]", g->LHK);
+        gen_grp_st(g, &G, K_VAL, "gqr", "gqr[$l]",
+                   "attention_grad_q($qr, $kr, $vh, $go, causal = 1)", "grad.qr[$l]", g->LHQ);
+        gen_grp_st(g, &G, K_VAL, "gkr", "gkr[$l]",
+                   "attention_grad_k($qr, $kr, $vh, $go, causal = 1)", "grad.kr[$l]", g->LHK);
+        gen_grp_st(g, &G, K_VAL, "gvh", "gvh[$l]",
+                   "attention_grad_v($qr, $kr, $vh, $go, causal = 1)", "grad.vh[$l]", g->LHK);
     }
     gen_grp_emit(g, &G);
 
@@ -1010,27 +1013,29 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     gen_grp_in(g, &G, "gvh", "gvh[$l]");
     if (gen_bug_is(g, "rope_grad_swapped")) {
         /* a fused RoPE backward over [q heads, k heads] whose result is split the wrong way round:
-           q gets the slice starting where k's heads would be if k came first, and k q's first heads */
-        gen_grp_st(g, &G, K_VAL, "gqk", "gqk[$l]", "rope_grad(concat($gqr, $gkr, dim = 1), $COS, $SIN)",
-               NULL, NULL);
-        s = gen_grp_st(g, &G, K_VAL, "gq", "gq[$l]",
-                   "reshape(transpose(slice($gqk, 1, $NKVl, $NKVl + $NHl), 1, 2), [$LB, $SL, $QDl])",
-                   "grad.q[$l]", g->LQ);
+           q gets the slice starting where k's heads would be if k came first, and k q's first heads
+         */
+        gen_grp_st(g, &G, K_VAL, "gqk", "gqk[$l]",
+                   "rope_grad(concat($gqr, $gkr, dim = 1), $COS, $SIN)", NULL, NULL);
+        s = gen_grp_st(
+            g, &G, K_VAL, "gq", "gq[$l]",
+            "reshape(transpose(slice($gqk, 1, $NKVl, $NKVl + $NHl), 1, 2), [$LB, $SL, $QDl])",
+            "grad.q[$l]", g->LQ);
         s->bug = 1;
         s->note = "BUG: q and k slices of the fused RoPE backward swapped";
         gen_grp_st(g, &G, K_VAL, "gk", "gk[$l]",
-               "reshape(transpose(slice($gqk, 1, 0, $NKVl), 1, 2), [$LB, $SL, $KDl])", "grad.k[$l]",
-               g->LK);
+                   "reshape(transpose(slice($gqk, 1, 0, $NKVl), 1, 2), [$LB, $SL, $KDl])",
+                   "grad.k[$l]", g->LK);
     } else {
         gen_grp_st(g, &G, K_VAL, "gq", "gq[$l]",
-               "reshape(transpose(rope_grad($gqr, $COS, $SIN), 1, 2), [$LB, $SL, $QDl])", "grad.q[$l]",
-               g->LQ);
+                   "reshape(transpose(rope_grad($gqr, $COS, $SIN), 1, 2), [$LB, $SL, $QDl])",
+                   "grad.q[$l]", g->LQ);
         gen_grp_st(g, &G, K_VAL, "gk", "gk[$l]",
-               "reshape(transpose(rope_grad($gkr, $COS, $SIN), 1, 2), [$LB, $SL, $KDl])", "grad.k[$l]",
-               g->LK);
+                   "reshape(transpose(rope_grad($gkr, $COS, $SIN), 1, 2), [$LB, $SL, $KDl])",
+                   "grad.k[$l]", g->LK);
     }
     gen_grp_st(g, &G, K_VAL, "gv", "gv[$l]", "reshape(transpose($gvh, 1, 2), [$LB, $SL, $KDl])",
-           "grad.v[$l]", g->LK);
+               "grad.v[$l]", g->LK);
     gen_grp_emit(g, &G);
 
     gen_grp_init(&G);
@@ -1060,8 +1065,8 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
         if (gen_bug_is(g, "bwd_allreduce_identity")) {
             if (g->sp)
                 s = gen_grp_st(g, &G, K_VAL, "gh1", "gh1[$l]",
-                           "slice($gh1p, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "grad.h1[$l]",
-                           g->LX);
+                               "slice($gh1p, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))",
+                               "grad.h1[$l]", g->LX);
             else
                 s = gen_grp_st(g, &G, K_VAL, "gh1", "gh1[$l]", "$gh1p", "grad.h1[$l]", g->LX);
             s->bug = 1;
@@ -1112,13 +1117,13 @@ static void head(gen_t *g)
                  "$x * rsqrt(mean(pow($x, 2 - %s), dim = -1, keepdim = 1) + $EPS) * $P_wnf",
                  bug_rank(g));
         s = gen_grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf", e, "hf",
-                   g->sp ? g->LX : g->LF);
+                       g->sp ? g->LX : g->LF);
         s->bug = 1;
         s->note = "BUG: pow 1 on rank 1";
     } else {
         gen_grp_st(g, &G, K_VAL, g->sp ? "hfs" : "hf", g->sp ? "hfs" : "hf",
-               "$x * rsqrt(mean(pow($x, 2), dim = -1, keepdim = 1) + $EPS) * $P_wnf", "hf",
-               g->sp ? g->LX : g->LF);
+                   "$x * rsqrt(mean(pow($x, 2), dim = -1, keepdim = 1) + $EPS) * $P_wnf", "hf",
+                   g->sp ? g->LX : g->LF);
     }
     gen_grp_emit(g, &G);
     if (g->sp) {
@@ -1139,13 +1144,14 @@ static void head(gen_t *g)
          nll = lse * ts - tl,  smoothed (1 - e) * nll + e * lse - e/V * sx;
        the loss is the sum over tokens (times the mask) over the global token count B*S or the
        global number of unmasked tokens ntok. */
-    if (g->mask && !gen_bug_is(g, "loss_mean_per_microbatch"))
-    {
+    if (g->mask && !gen_bug_is(g, "loss_mean_per_microbatch")) {
         char axes[32];
         gen_axes_text(g, 1, 1, 0, axes, sizeof axes);
         if (axes[0])
-            gen_linef(g, "ntok = all_reduce(sum(mask), sum, %s)      # unmasked tokens of the global "
-                     "batch", axes);
+            gen_linef(g,
+                      "ntok = all_reduce(sum(mask), sum, %s)      # unmasked tokens of the global "
+                      "batch",
+                      axes);
         else
             gen_linef(g, "ntok = sum(mask)      # unmasked tokens of the global batch");
     }
@@ -1155,18 +1161,19 @@ static void head(gen_t *g)
     if (g->mask)
         gen_grp_in(g, &G, "mask", "mask");
     gen_grp_st(g, &G, K_VAL, "mx", "mx",
-           tp ? "all_reduce(amax($lg, dim = -1), max, tp)" : "amax($lg, dim = -1)", NULL, NULL);
+               tp ? "all_reduce(amax($lg, dim = -1), max, tp)" : "amax($lg, dim = -1)", NULL, NULL);
     gen_grp_st(g, &G, K_VAL, "ex", "ex", "exp($lg - unsqueeze($mx, -1))", NULL, NULL);
     gen_grp_st(g, &G, K_VAL, "se", "se",
-           tp ? "all_reduce(sum($ex, dim = -1), sum, tp)" : "sum($ex, dim = -1)", NULL, NULL);
+               tp ? "all_reduce(sum($ex, dim = -1), sum, tp)" : "sum($ex, dim = -1)", NULL, NULL);
     gen_grp_st(g, &G, K_VAL, "ts", "ts",
-           tp ? "all_reduce(sum($tgt, dim = -1), sum, tp)" : "sum($tgt, dim = -1)", NULL, NULL);
+               tp ? "all_reduce(sum($tgt, dim = -1), sum, tp)" : "sum($tgt, dim = -1)", NULL, NULL);
     gen_grp_st(g, &G, K_VAL, "tl", "tl",
-           tp ? "all_reduce(sum($lg * $tgt, dim = -1), sum, tp)" : "sum($lg * $tgt, dim = -1)",
-           NULL, NULL);
+               tp ? "all_reduce(sum($lg * $tgt, dim = -1), sum, tp)" : "sum($lg * $tgt, dim = -1)",
+               NULL, NULL);
     if (g->ls)
         gen_grp_st(g, &G, K_VAL, "sx", "sx",
-               tp ? "all_reduce(sum($lg, dim = -1), sum, tp)" : "sum($lg, dim = -1)", NULL, NULL);
+                   tp ? "all_reduce(sum($lg, dim = -1), sum, tp)" : "sum($lg, dim = -1)", NULL,
+                   NULL);
     char nll[256], W2[128], w1[128];
     if (g->ls) {
         snprintf(nll, sizeof nll,
@@ -1185,8 +1192,8 @@ static void head(gen_t *g)
         snprintf(e, sizeof e, "sum(%s) / (B*S)", nll);
         gen_grp_st(g, &G, K_SUM, "lce", "lce", e, NULL, NULL);
         gen_grp_st(g, &G, K_VAL, "glg", "glg",
-                   "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)",
-                   "grad.logits", g->LV);
+                   "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)", "grad.logits",
+                   g->LV);
     } else if (!g->mask && !g->ls) {
         /* the plain form (kept as the corpus files have it) */
         if (per_mb) {
@@ -1199,11 +1206,11 @@ static void head(gen_t *g)
             gen_grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
         } else {
             s = gen_grp_st(g, &G, K_SUM, "lp", "lp", "sum((log($se) + $mx) * $ts - $tl) / (B*S)",
-                       "loss", g->LLOSS);
+                           "loss", g->LLOSS);
             s->note = "mean over all B*S tokens";
             gen_grp_st(g, &G, K_VAL, "glg", "glg",
-                   "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)",
-                   "grad.logits", g->LV);
+                       "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / (B*S)",
+                       "grad.logits", g->LV);
         }
     } else {
         char num[320], cnt[64], cp[128];
@@ -1252,19 +1259,20 @@ static void head(gen_t *g)
     gen_grp_in(g, &G, "glg", "glg");
     if (gen_bug_is(g, "grad_early")) {
         s = gen_grp_st(g, &G, K_EARLY, "rwout", "rwout",
-                   g->dp > 1 ? "all_reduce(gwout, sum, dp)" : "gwout * 1", "grad.wout", NULL);
+                       g->dp > 1 ? "all_reduce(gwout, sum, dp)" : "gwout * 1", "grad.wout", NULL);
         snprintf(s->lay, sizeof s->lay, "[H, %s]", tp ? "V@tp" : "V");
         s->bug = 1;
         s->note = "BUG: reduced before the last micro-batch's contribution";
     }
     if (g->tied)
         gen_grp_st(g, &G, K_SUM, "gembh", "gembh",
-               "transpose(matmul_grad_b($hf, transpose($P_emb, 0, 1), $glg), 0, 1)", NULL, NULL);
+                   "transpose(matmul_grad_b($hf, transpose($P_emb, 0, 1), $glg), 0, 1)", NULL,
+                   NULL);
     else
         gen_grp_st(g, &G, K_SUM, "gwout", "gwout", "matmul_grad_b($hf, $P_wout, $glg)", NULL, NULL);
     gen_grp_st(g, &G, K_VAL, tp ? "ghfp" : "ghf", tp ? "ghfp" : "ghf",
-           g->tied ? "matmul($glg, $P_emb)" : "matmul($glg, transpose($P_wout, 0, 1))", "grad.hf",
-           tp ? g->LFP : g->LX);
+               g->tied ? "matmul($glg, $P_emb)" : "matmul($glg, transpose($P_wout, 0, 1))",
+               "grad.hf", tp ? g->LFP : g->LX);
     gen_grp_emit(g, &G);
     if (tp) {
         gen_grp_init(&G);
@@ -1272,7 +1280,8 @@ static void head(gen_t *g)
         if (gen_bug_is(g, "frozen_input_grad_not_reduced")) {
             if (g->sp)
                 s = gen_grp_st(g, &G, K_VAL, "ghf", "ghf",
-                           "slice($ghfp, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "grad.hf", g->LX);
+                               "slice($ghfp, 1, rank.tp*($SL/tp), (rank.tp+1)*($SL/tp))", "grad.hf",
+                               g->LX);
             else
                 s = gen_grp_st(g, &G, K_VAL, "ghf", "ghf", "$ghfp", "grad.hf", g->LX);
             s->bug = 1;
@@ -1291,8 +1300,10 @@ static void head(gen_t *g)
     char full[32], cut[40];
     snprintf(full, sizeof full, "gx[%d]", g->L);
     snprintf(cut, sizeof cut, "grad.x[%d]", g->L);
-    gen_grp_st(g, &G, K_VAL, "gx", full, "rmsnorm_grad_x($x, $P_wnf, $ghf, eps = $EPS)", cut, g->LX);
-    gen_grp_st(g, &G, K_SUM, "gwnf", "gwnf", "rmsnorm_grad_w($x, $P_wnf, $ghf, eps = $EPS)", NULL, NULL);
+    gen_grp_st(g, &G, K_VAL, "gx", full, "rmsnorm_grad_x($x, $P_wnf, $ghf, eps = $EPS)", cut,
+               g->LX);
+    gen_grp_st(g, &G, K_SUM, "gwnf", "gwnf", "rmsnorm_grad_w($x, $P_wnf, $ghf, eps = $EPS)", NULL,
+               NULL);
     gen_grp_emit(g, &G);
 }
 
@@ -1333,14 +1344,15 @@ static void embed_bwd(gen_t *g)
     gen_grp_in(g, &G, "tok", "tok");
     gen_grp_in(g, &G, "gx", "gx[0]");
     gen_grp_st(g, &G, K_SUM, "gemb", "gemb",
-           g->sp ? "embedding_grad($tok, $P_emb, all_gather($gx, 1, tp))"
-                 : "embedding_grad($tok, $P_emb, $gx)",
-           NULL, NULL);
+               g->sp ? "embedding_grad($tok, $P_emb, all_gather($gx, 1, tp))"
+                     : "embedding_grad($tok, $P_emb, $gx)",
+               NULL, NULL);
     gen_grp_emit(g, &G);
     if (g->tied) {
         if (g->pp > 1)
-            gen_linef(g, "gembt = gemb + recv(pp = %d)   # plus the LM head's part (tied embedding)",
-                  g->pp - 1);
+            gen_linef(g,
+                      "gembt = gemb + recv(pp = %d)   # plus the LM head's part (tied embedding)",
+                      g->pp - 1);
         else
             gen_linef(g, "gembt = gemb + gembh   # plus the LM head's part (tied embedding)");
     }
@@ -1464,9 +1476,10 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
             in = tg;
         }
         if (variant_is(g, "zero2_allreduce")) {
-            snprintf(lhs, sizeof lhs,
-                     "%s = slice(all_reduce(%s, sum, dp), %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))",
-                     sh, in, zd, D, D);
+            snprintf(
+                lhs, sizeof lhs,
+                "%s = slice(all_reduce(%s, sum, dp), %d, rank.dp*(%s/dp), (rank.dp+1)*(%s/dp))", sh,
+                in, zd, D, D);
             snprintf(sl, sizeof sl, "VARIANT: all-reduce, then keep the own shard");
             gen_stmt_line(g, lhs, cut, lays, sl, 1);
         } else {
@@ -1507,13 +1520,16 @@ static void param_update(gen_t *g, const param_t *p, const char *idx, const char
     /* Adam at step 1: bias corrections 1 - 0.9 and 1 - 0.95; beta1 0.9, beta2 0.95, eps 1e-8 */
     gen_linef(g, "mt_%s = 0.9 * adam.m.%s + 0.1 * %s", n, n, gv);
     gen_linef(g, "vt_%s = 0.95 * adam.v.%s + 0.05 * %s * %s", n, n, gv, gv);
-    gen_linef(g, "output next.adam.m.%s = mt_%s : %s, next.adam.v.%s = vt_%s : %s", n, n, ol, n, n, ol);
+    gen_linef(g, "output next.adam.m.%s = mt_%s : %s, next.adam.v.%s = vt_%s : %s", n, n, ol, n, n,
+              ol);
     if (g->zero == 1 || g->zero == 2) {
-        gen_linef(g, "nw_%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8)", n, w, n, n);
+        gen_linef(g, "nw_%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8)", n, w, n,
+                  n);
         gen_linef(g, "output next.%s = all_gather(nw_%s, %d, dp) : %s", n, n, zd, lay);
     } else {
-        gen_linef(g, "output next.%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8) : %s", n,
-              w, n, n, ol);
+        gen_linef(g,
+                  "output next.%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8) : %s",
+                  n, w, n, n, ol);
     }
 }
 
@@ -1699,7 +1715,8 @@ static void stage_params(gen_t *g, int k)
     }
     /* the stage's last block: after every activation gradient it sends to stage 0 */
     if (g->tied && g->pp > 1 && k == g->pp - 1)
-        gen_linef(g, "send(gembh, pp = 0)   # the tied embedding's head gradient to the first stage");
+        gen_linef(g,
+                  "send(gembh, pp = 0)   # the tied embedding's head gradient to the first stage");
 }
 
 static void loss_out(gen_t *g)
@@ -1707,7 +1724,7 @@ static void loss_out(gen_t *g)
     char axes[32];
     gen_axes_text(g, 1, 1, 0, axes, sizeof axes);
     if (axes[0])
-        gen_linef(g, "output loss = all_reduce(lp, %s, %s) : []", g->avg ? "avg" : "sum", axes);
+        gen_linef(g, "output loss = all_reduce(lp, sum, %s) : []", axes);
     else
         gen_linef(g, "output loss = lp : []");
 }
@@ -1749,7 +1766,10 @@ static void plan_body(gen_t *g)
     gen_param_lay(g, &emb_param, ZSH(&emb_param, g->zero == 3), lay, sizeof lay);
     gen_linef(g, "emb : %s", lay);
     for (int kind = P_ATTN; kind <= P_MOE; kind++) {
-        int nl = kind == P_ATTN ? g->L : kind == P_DENSE && g->nd < g->L ? g->nd : kind == P_DENSE ? 0 : g->L - g->nd;
+        int nl = kind == P_ATTN                    ? g->L
+                 : kind == P_DENSE && g->nd < g->L ? g->nd
+                 : kind == P_DENSE                 ? 0
+                                                   : g->L - g->nd;
         if (nl == 0)
             continue;
         gen_open_block(g, "for l in 0..%d", nl);
@@ -1780,7 +1800,10 @@ static void plan_body(gen_t *g)
             gen_linef(g, "adam.m.%s : %s; adam.v.%s : %s", ps[i]->name, lay, ps[i]->name, lay);
         }
         for (int kind = P_ATTN; kind <= P_MOE; kind++) {
-            int nl = kind == P_ATTN ? g->L : kind == P_DENSE && g->nd < g->L ? g->nd : kind == P_DENSE ? 0 : g->L - g->nd;
+            int nl = kind == P_ATTN                    ? g->L
+                     : kind == P_DENSE && g->nd < g->L ? g->nd
+                     : kind == P_DENSE                 ? 0
+                                                       : g->L - g->nd;
             if (nl == 0)
                 continue;
             gen_open_block(g, "for l in 0..%d", nl);
@@ -1904,7 +1927,7 @@ static void model_text(gen_t *g)
     if (g->mask)
         gen_linef(g,
                   "input mask : [B, S]                     # loss mask: 1 counts the token, 0 not");
-    /* frozen parameters are inputs: not trained */
+        /* frozen parameters are inputs: not trained */
 #define KIND(nm) (gen_is_frozen(g, nm) ? "input" : "param")
     gen_linef(g, "%s emb : [V, H]                      # token embedding%s", KIND("emb"),
               g->tied ? ", also the LM head (tied)" : "");
@@ -2008,7 +2031,6 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
     }
     int moe = g->P->experts > 0;
     g->ep = o->ep ? o->ep : 1;
-    g->avg = 0;
     g->sigmoid = o->score && strcmp(o->score, "sigmoid") == 0;
     if (o->score && strcmp(o->score, "sigmoid") != 0 && strcmp(o->score, "softmax") != 0) {
         snprintf(err, errlen, "unknown router score '%s' (softmax, sigmoid)", o->score);
@@ -2019,19 +2041,22 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         return -1;
     }
     if (g->ep < 1 || g->ep > 4 || 4 % g->ep) {
-        snprintf(err, errlen, "--ep must be 1, 2 or 4 (the experts are declared as 4*EQ so that "
+        snprintf(err, errlen,
+                 "--ep must be 1, 2 or 4 (the experts are declared as 4*EQ so that "
                  "their reduced count stays divisible)");
         return -1;
     }
     if (moe && (o->cp > 1 || o->zero || o->loss_mask || o->label_smoothing || o->tied ||
                 o->freeze || o->clip || o->variant)) {
-        snprintf(err, errlen, "deepseek3 is generated with --dp --tp --sp --ep --pp --vpp "
+        snprintf(err, errlen,
+                 "deepseek3 is generated with --dp --tp --sp --ep --pp --vpp "
                  "--partition --nm --optim only (no --cp, --zero, --clip, loss options, --freeze "
                  "or variants yet)");
         return -1;
     }
     if (moe && g->ep > 1 && o->nm > 1) {
-        snprintf(err, errlen, "--ep with --nm is not generated: the tokens an expert receives by "
+        snprintf(err, errlen,
+                 "--ep with --nm is not generated: the tokens an expert receives by "
                  "all-to-all are not a contiguous slice of a micro-batch");
         return -1;
     }
@@ -2052,8 +2077,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
     g->nm = o->nm;
     if (o->grad_accum) {
         if (o->nm > 1 && o->nm != o->grad_accum) {
-            snprintf(err, errlen, "--grad-accum %d and --nm %d disagree (both set the number of "
-                     "micro-batches)", o->grad_accum, o->nm);
+            snprintf(err, errlen,
+                     "--grad-accum %d and --nm %d disagree (both set the number of "
+                     "micro-batches)",
+                     o->grad_accum, o->nm);
             return -1;
         }
         if (o->grad_accum > 64) {
@@ -2097,8 +2124,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             char *end;
             long v = strtol(q, &end, 10);
             if (end == q || v < 1 || v > 1000 || c == g->nch || (*end && *end != ',')) {
-                snprintf(err, errlen, "--partition expects %d positive layer counts, one per "
-                         "chunk (pp * vpp), like 1,3", g->nch);
+                snprintf(err, errlen,
+                         "--partition expects %d positive layer counts, one per "
+                         "chunk (pp * vpp), like 1,3",
+                         g->nch);
                 return -1;
             }
             sum += (int)v;
@@ -2124,12 +2153,14 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         return -1;
     }
     if (g->nch > g->L) {
-        snprintf(err, errlen, "%d pipeline chunks (--pp * --vpp) need at least %d layers (--layers)",
-                 g->nch, g->nch);
+        snprintf(err, errlen,
+                 "%d pipeline chunks (--pp * --vpp) need at least %d layers (--layers)", g->nch,
+                 g->nch);
         return -1;
     }
     if (unbalanced && (g->pp < 2 || g->vpp > 1 || g->L <= g->pp)) {
-        snprintf(err, errlen, "variant 'unbalanced_partition' needs --pp >= 2 (no --vpp) and "
+        snprintf(err, errlen,
+                 "variant 'unbalanced_partition' needs --pp >= 2 (no --vpp) and "
                  "--layers > pp");
         return -1;
     }
@@ -2174,8 +2205,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         return -1;
     }
     if (g->zero && (g->dp < 2 || !g->adam)) {
-        snprintf(err, errlen, "--zero %d shards the Adam state over dp: it needs --dp >= 2 and "
-                 "--optim adam", g->zero);
+        snprintf(err, errlen,
+                 "--zero %d shards the Adam state over dp: it needs --dp >= 2 and "
+                 "--optim adam",
+                 g->zero);
         return -1;
     }
     g->clip = o->clip;
@@ -2202,8 +2235,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         for (c++; *c && ok; c++)
             ok = (*c >= '0' && *c <= '9') || *c == '.';
         if (!ok) {
-            snprintf(err, errlen, "--label-smoothing expects a decimal number in [0, 1) like 0.1, "
-                     "got '%s'", g->ls);
+            snprintf(err, errlen,
+                     "--label-smoothing expects a decimal number in [0, 1) like 0.1, "
+                     "got '%s'",
+                     g->ls);
             return -1;
         }
     }
@@ -2216,8 +2251,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             snprintf(nm, sizeof nm, "%.*s", (int)(k < 15 ? k : 15), q);
             const param_t *p = k < 15 ? param_find(g, nm) : NULL;
             if (!p || g->nfrozen == 16 || (g->tied && !strcmp(nm, "wout"))) {
-                snprintf(err, errlen, "--freeze expects parameter names (emb wn1 wq wk wv wo wn2 "
-                         "wg wu wd wnf wout; no wout with --tied), got '%s'", o->freeze);
+                snprintf(err, errlen,
+                         "--freeze expects parameter names (emb wn1 wq wk wv wo wn2 "
+                         "wg wu wd wnf wout; no wout with --tied), got '%s'",
+                         o->freeze);
                 return -1;
             }
             if (g->tied && !strcmp(nm, "emb")) {
@@ -2331,7 +2368,7 @@ static void setup_text(gen_t *g)
     if (k > 1 && ax[k - 2] == ',')
         memmove(ax + k - 2, ax + k - 1, 2);
     if (ax[0])
-        snprintf(g->LLOSS, sizeof g->LLOSS, "[] partial(%s@%s)", g->avg ? "avg" : "sum", ax);
+        snprintf(g->LLOSS, sizeof g->LLOSS, "[] partial(sum@%s)", ax);
     else
         snprintf(g->LLOSS, sizeof g->LLOSS, "[]");
     const char *lb = g->dp > 1 && g->ep > 1 ? "B/dp/ep"
@@ -2354,14 +2391,14 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         gen_linef(g, "# %s --bug %s: %s", g->fam->name, o->bug, g->bug_desc);
         if (with_expect && g->bug_needle)
             gen_linef(g, "# expect: %s:@@BUGLINE@@:@@BUGCOL@@: error: unknown name 'a[%d]'",
-                  o->file ? o->file : "<stdin>", chunk_lo(g, 0));
+                      o->file ? o->file : "<stdin>", chunk_lo(g, 0));
         else if (with_expect)
             gen_linef(g, "# expect: NOT EQUIVALENT at line @@BUGLINE@@");
     } else if (o->variant) {
         for (int i = 0; sp_gen_llama3_variants[i].name; i++)
             if (!strcmp(sp_gen_llama3_variants[i].name, o->variant))
                 gen_linef(g, "# llama3 --variant %s (performance-only, must not be flagged): %s",
-                      o->variant, sp_gen_llama3_variants[i].what);
+                          o->variant, sp_gen_llama3_variants[i].what);
         if (with_expect)
             gen_linef(g, "# expect: EQUIVALENT");
     }
@@ -2422,8 +2459,8 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         gen_linef(g,
                   "# %d routed experts (top-%d, %s scores) of FFN %ld, %d shared, dense FFN %ld, "
                   "vocabulary %ld,",
-                  g->P->experts, g->P->active, g->sigmoid ? "sigmoid" : "softmax",
-                  g->P->ffn_moe, g->P->shared, g->P->ffn, g->P->vocab);
+                  g->P->experts, g->P->active, g->sigmoid ? "sigmoid" : "softmax", g->P->ffn_moe,
+                  g->P->shared, g->P->ffn, g->P->vocab);
     else
         gen_linef(g,
                   "# Llama-3 %s (%d of %d layers): hidden %ld, %ld query heads, %ld kv heads, "
@@ -2431,7 +2468,7 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
                   g->P->name, g->L, g->P->layers, g->P->hidden, g->P->heads, g->P->kv_heads,
                   g->P->ffn, g->P->vocab);
     gen_linef(g, "# sequence %ld, global batch %d sequences; trained with %s.", g->P->seq, g->batch,
-          g->adam ? "Adam" : "SGD");
+              g->adam ? "Adam" : "SGD");
     char par[256];
     n = (size_t)snprintf(par, sizeof par, "# Plan:");
     if (g->dp > 1)
@@ -2470,11 +2507,13 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
                   "EQ = %d, FE = %ld, V = %ld",
                   P->kv_heads, P->head_dim, P->heads, g->batch, g->P->seq, P->hidden, P->ffn,
                   P->active, P->experts / 4, P->ffn_moe, P->vocab);
-        gen_linef(g, "dim QD = NH*HD, KD = NKV*HD, G = NH/NKV, E = 4*EQ, FS = %d*FE   "
-                     "# E experts, K per token; FS: the shared experts' FFN",
+        gen_linef(g,
+                  "dim QD = NH*HD, KD = NKV*HD, G = NH/NKV, E = 4*EQ, FS = %d*FE   "
+                  "# E experts, K per token; FS: the shared experts' FFN",
                   P->shared);
     } else {
-        gen_linef(g, "dim NKV = %ld, HD = %ld, NH = %ld, B = %d, S = %ld, H = %ld, F = %ld, V = %ld",
+        gen_linef(g,
+                  "dim NKV = %ld, HD = %ld, NH = %ld, B = %d, S = %ld, H = %ld, F = %ld, V = %ld",
                   P->kv_heads, P->hidden / P->heads, P->heads, g->batch, g->P->seq, P->hidden,
                   P->ffn, P->vocab);
         gen_linef(g, "dim QD = NH*HD, KD = NKV*HD, G = NH/NKV      # G: query heads per kv head");
@@ -2562,5 +2601,5 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
     return gen_decoder(out, &gen_llama3_family, o, err, errlen);
 }
 
-const gen_family_t gen_llama3_family = {"llama3", presets, sp_gen_llama3_bugs, NULL, NULL,
-                                        NULL,     NULL,    NULL};
+const gen_family_t gen_llama3_family = {"llama3", presets, sp_gen_llama3_bugs, NULL, NULL, NULL,
+                                        NULL,     NULL};
