@@ -50,6 +50,8 @@ equiv=(
     "--dp 2 --tp 2 --sp --pp 2 --nm 2 --optim adam --zero 3"
     "--dp 2 --optim adam --zero 3 --clip 1.0"
     "--dp 2 --nm 2 --clip 1.0"
+    "--tp 2 --pp 2 --vpp 2 --layers 4 --clip 1.0 --tied"
+    "--dp 2 --pp 2 --nm 2 --clip 1.0 --optim adam --zero 3"
     "--dp 2 --optim adam --zero 2 --variant zero2_allreduce"
     "--pp 2 --vpp 2 --layers 4"
     "--dp 2 --tp 2 --pp 2 --vpp 2 --nm 2 --layers 4"

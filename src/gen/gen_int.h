@@ -70,6 +70,7 @@ typedef struct {
     const char *bug_needle; /* an error bug: the diagnostic points at this text's last char */
     int bug_col;
     const char *clip; /* grad-norm clipping threshold (text), NULL for none */
+    char sfx[8];      /* with --clip and --pp: "_k", the stage's suffix of sst, ssr, sc */
     int bwd;          /* emitting a backward pass (names of ZeRO-3 gathered parameters) */
     int mute;         /* > 0: lines are not written (names are still computed) */
     const preset_t *P;

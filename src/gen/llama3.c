@@ -43,8 +43,8 @@
  *
  * Generation.  Plan text is produced by "groups": a segment's statements, written with $key
  * references to the group's batch inputs and earlier statements and $MACRO references to the
- * configuration (see expand(), gen_int.h).  Without micro-batches a group is its statements; with them,
- * a `for mb` loop.  The line of every statement is tracked so that a planted bug can announce
+ * configuration (see expand(), gen_int.h).  Without micro-batches a group is its statements; with
+ * them, a `for mb` loop.  The line of every statement is tracked so that a planted bug can announce
  * the plan line shardproof reports.
  */
 
@@ -1491,7 +1491,8 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
         snprintf(src, srclen, "%s", sh);
     }
     if (g->clip)
-        gen_linef(g, "%s += sum(pow(%s, 2))", g->tpx && p->tpdim >= 0 ? "sst" : "ssr", clipsrc);
+        gen_linef(g, "%s%s += sum(pow(%s, 2))", g->tpx && p->tpdim >= 0 ? "sst" : "ssr", g->sfx,
+                  clipsrc);
 }
 
 /* The optimizer step of one parameter from its reduced gradient src (the rank's shard under
@@ -1504,7 +1505,7 @@ static void param_update(gen_t *g, const param_t *p, const char *idx, const char
     int zd = param_zdim(p);
     const char *D = p->dim[zd];
     if (g->clip)
-        snprintf(gv, sizeof gv, "(%s * sc)", src);
+        snprintf(gv, sizeof gv, "(%s * sc%s)", src, g->sfx);
     else
         snprintf(gv, sizeof gv, "%s", src);
     snprintf(n, sizeof n, "%s%s", p->name, idx);
@@ -1550,23 +1551,36 @@ static int layer_param_list(const gen_t *g, int moe, const param_t **out)
 
 /* reduce and update the parameters of layers lo..hi-1 and, given, the others (NULL-terminated);
    with --clip, all reductions first, then the global gradient norm, then the updates */
-static void params_out(gen_t *g, int lo, int hi, const param_t *const *others)
+/* the sum of squares of a stage's (all, without pp) reduced gradients: squares of tp shards
+   summed over tp, of ZeRO-2/3 shards over dp; the replicated (norm) weights counted once */
+static void norm_piece(const gen_t *g, char *out, size_t n)
+{
+    char tot[128];
+    if (g->tpx)
+        snprintf(tot, sizeof tot, "all_reduce(sst%s, sum, tp) + ssr%s", g->sfx, g->sfx);
+    else
+        snprintf(tot, sizeof tot, "ssr%s", g->sfx);
+    if (g->zero >= 2)
+        snprintf(out, n, "all_reduce(%s, sum, dp)", tot);
+    else
+        snprintf(out, n, "%s", tot);
+}
+
+/* phases: 0 reduce (and sum the squares, with --clip), 1 the norm and clipping factor, 2 the
+   optimizer step (with --clip, only the names of the reduced gradients are recomputed) */
+static void params_out(gen_t *g, int lo, int hi, const param_t *const *others, int ph_lo, int ph_hi)
 {
     char idx[32], idm[40], src[64];
     int split = g->nd < lo ? lo : g->nd > hi ? hi : g->nd;
-    for (int phase = g->clip ? 0 : 2; phase < 3; phase++) {
+    if (!g->clip && ph_lo < 2)
+        ph_lo = 2;
+    for (int phase = ph_lo; phase <= ph_hi; phase++) {
         if (phase == 1) {
             /* the global gradient norm: squares of tp shards summed over tp, of ZeRO-2/3 shards
                over dp; the replicated (norm) weights counted once */
-            char tot[128];
-            if (g->tpx)
-                snprintf(tot, sizeof tot, "all_reduce(sst, sum, tp) + ssr");
-            else
-                snprintf(tot, sizeof tot, "ssr");
-            if (g->zero >= 2)
-                gen_linef(g, "gn2 = all_reduce(%s, sum, dp)", tot);
-            else
-                gen_linef(g, "gn2 = %s", tot);
+            char tot[160];
+            norm_piece(g, tot, sizeof tot);
+            gen_linef(g, "gn2 = %s", tot);
             gen_linef(g, "sc = minimum(1, %s / (sqrt(gn2) + 1e-6))      # the clipping factor",
                       g->clip);
             continue;
@@ -1695,9 +1709,12 @@ static void stage_bwd_layers(gen_t *g, int c)
 
 /* the gradient reduction and optimizer step of stage k: the layers of all its chunks, the final
    norm and LM head on the last stage, the embedding on the first */
-static void stage_params(gen_t *g, int k)
+static void stage_params(gen_t *g, int k, int ph_lo, int ph_hi)
 {
-    gen_linef(g, "# ---- gradient reduction and the optimizer step");
+    if (g->pp > 1 && g->clip)
+        snprintf(g->sfx, sizeof g->sfx, "_%d", k);
+    gen_linef(g, ph_hi < 2 ? "# ---- gradient reduction"
+                           : "# ---- gradient reduction and the optimizer step");
     const param_t *none[] = {NULL};
     for (int c = k; c < g->nch; c += g->pp) {
         const param_t *others[4] = {NULL, NULL, NULL, NULL};
@@ -1711,10 +1728,10 @@ static void stage_params(gen_t *g, int k)
             if (k == 0)
                 others[n++] = g->tied ? &emb_tied_param : &emb_param;
         }
-        params_out(g, chunk_lo(g, c), chunk_lo(g, c + 1), n ? others : none);
+        params_out(g, chunk_lo(g, c), chunk_lo(g, c + 1), n ? others : none, ph_lo, ph_hi);
     }
     /* the stage's last block: after every activation gradient it sends to stage 0 */
-    if (g->tied && g->pp > 1 && k == g->pp - 1)
+    if (g->tied && g->pp > 1 && k == g->pp - 1 && ph_lo == 0)
         gen_linef(g,
                   "send(gembh, pp = 0)   # the tied embedding's head gradient to the first stage");
 }
@@ -1823,6 +1840,7 @@ static void plan_body(gen_t *g)
 
     /* forward, chunk by chunk; the last chunk runs the head and its own backward */
     int P = g->pp, NC = g->nch;
+    int clip_pp = g->clip && P > 1; /* clipping: the updates wait for the norm over all stages */
     for (int c = 0; c < NC; c++) {
         int k = chunk_stage(g, c);
         gen_put_line(g, "");
@@ -1869,7 +1887,7 @@ static void plan_body(gen_t *g)
                 embed_bwd(g);
             }
             if (c < P)
-                stage_params(g, k);
+                stage_params(g, k, 0, clip_pp ? 0 : 2);
         }
         if (P > 1)
             gen_close_block(g);
@@ -1888,8 +1906,41 @@ static void plan_body(gen_t *g)
             embed_bwd(g);
         }
         if (c < P)
-            stage_params(g, k);
+            stage_params(g, k, 0, clip_pp ? 0 : 2);
         gen_close_block(g);
+    }
+    if (clip_pp) {
+        /* grad-norm clipping across the stages: the stages' sums of squares travel up to the
+           last stage, which computes the clipping factor and sends it back down; then every
+           stage updates its parameters */
+        for (int k = 0; k < P; k++) {
+            char piece[160];
+            gen_put_line(g, "");
+            gen_open_block(g, "on pp = %d", k);
+            snprintf(g->sfx, sizeof g->sfx, "_%d", k);
+            norm_piece(g, piece, sizeof piece);
+            if (k == 0)
+                gen_linef(g, "gn2_0 = %s", piece);
+            else
+                gen_linef(g, "gn2_%d = recv(pp = %d) + %s", k, k - 1, piece);
+            if (k < P - 1)
+                gen_linef(g, "send(gn2_%d, pp = %d)   # the sum of squares so far", k, k + 1);
+            else
+                gen_linef(
+                    g, "sc_%d = minimum(1, %s / (sqrt(gn2_%d) + 1e-6))      # the clipping factor",
+                    k, g->clip, k);
+            gen_close_block(g);
+        }
+        for (int k = P - 1; k >= 0; k--) {
+            gen_put_line(g, "");
+            gen_open_block(g, "on pp = %d", k);
+            if (k < P - 1)
+                gen_linef(g, "sc_%d = recv(pp = %d)", k, k + 1);
+            if (k > 0)
+                gen_linef(g, "send(sc_%d, pp = %d)", k, k - 1);
+            stage_params(g, k, 2, 2);
+            gen_close_block(g);
+        }
     }
 }
 
@@ -2219,10 +2270,6 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             ok = (*c >= '0' && *c <= '9') || *c == '.';
         if (!ok) {
             snprintf(err, errlen, "--clip expects a positive decimal number, got '%s'", g->clip);
-            return -1;
-        }
-        if (g->pp > 1) {
-            snprintf(err, errlen, "--clip with --pp is not generated (the norm spans the stages)");
             return -1;
         }
     }
