@@ -74,6 +74,10 @@ equiv=(
     "deepseek3 --dp 2 --tp 2 --pp 2 --nm 2"
     "deepseek3 --dp 2 --ep 2 --tp 2 --pp 2"
     "deepseek3 --pp 2 --vpp 2 --layers 4 --ep 2"
+    "deepseek3 --dp 2 --ep 4"
+    "deepseek3 --dp 2 --ep 2 --optim adam --zero 1"
+    "deepseek3 --dp 2 --ep 2 --optim adam --zero 3"
+    "deepseek3 --dp 2 --ep 2 --clip 1.0"
     "--dp 2 --variant single_rank_collective"
 )
 # an entry may start with a family name (default llama3)

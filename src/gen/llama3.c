@@ -214,7 +214,17 @@ static int param_is_layer(const param_t *p)
 /* the dim sharded over dp under ZeRO */
 static int param_zdim(const param_t *p)
 {
-    return p->tpdim == 0 ? 1 : 0;
+    int d = 0;
+    while (d + 1 < p->nd && (d == p->tpdim || d == p->epdim))
+        d++;
+    return d;
+}
+
+/* a routed expert's parameter under expert parallelism: sharded over ep, its gradient already
+   holds the ep group's tokens */
+static int is_expert(const gen_t *g, const param_t *p)
+{
+    return p->epdim >= 0 && g->ep > 1;
 }
 
 /* the layout of a parameter (zsh: its ZeRO shard over dp) */
@@ -549,9 +559,9 @@ void gen_axes_text(const gen_t *g, int dp, int cp, int tp, char *out, size_t n)
 {
     const char *ax[4];
     int k = 0;
-    if (dp && g->dp > 1)
+    if ((dp == 1 || dp == 3) && g->dp > 1)
         ax[k++] = "dp";
-    if (dp && g->ep > 1)
+    if ((dp == 1 || dp == 2) && g->ep > 1)
         ax[k++] = "ep";
     if (cp && g->cp > 1)
         ax[k++] = "cp";
@@ -583,7 +593,7 @@ static void zero3_gather(gen_t *g, const param_t *const *ps, int n, int bwd)
         snprintf(name, sizeof name, "P_%s", p->name);
         const char *dst = macro(g, name, tmp, sizeof tmp);
         if (param_is_layer(p))
-            snprintf(src, sizeof src, "%s[%s]", p->name, g->il);
+            snprintf(src, sizeof src, "%s[%s]", p->name, p->kind == P_MOE ? g->im : g->il);
         else
             snprintf(src, sizeof src, "%s", p->name);
         gen_linef(g, "%s = all_gather(%s, %d, dp)", dst, src, param_zdim(p));
@@ -1458,7 +1468,7 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
         gen_linef(g, "output grad.%s%s = %s : %s", p->name, idx, src, lay);
     } else if (g->zero == 1) {
         /* ZeRO-1: the full gradient on every dp rank; the optimizer updates the rank's shard */
-        gen_axes_text(g, 1, 1, over_tp, axes, sizeof axes);
+        gen_axes_text(g, is_expert(g, p) ? 3 : 1, 1, over_tp, axes, sizeof axes);
         snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, axes);
         gen_stmt_line(g, lhs, cut, lay, NULL, 0);
         gen_linef(g, "output grad.%s%s = %s : %s", p->name, idx, red, lay);
@@ -1469,7 +1479,7 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
         /* ZeRO-2/3: each dp rank receives only its shard of the reduced gradient */
         const char *in = grad;
         char tg[64];
-        gen_axes_text(g, 0, 1, over_tp, axes, sizeof axes);
+        gen_axes_text(g, is_expert(g, p) ? 0 : 2, 1, over_tp, axes, sizeof axes);
         if (axes[0]) {
             snprintf(tg, sizeof tg, "t%s%s", p->grad + 1, idx);
             gen_linef(g, "%s = all_reduce(%s, sum, %s)", tg, grad, axes);
@@ -1491,8 +1501,11 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
         snprintf(src, srclen, "%s", sh);
     }
     if (g->clip)
-        gen_linef(g, "%s%s += sum(pow(%s, 2))", g->tpx && p->tpdim >= 0 ? "sst" : "ssr", g->sfx,
-                  clipsrc);
+        gen_linef(g, "%s%s += sum(pow(%s, 2))",
+                  is_expert(g, p)           ? "sse"
+                  : g->tpx && p->tpdim >= 0 ? "sst"
+                                            : "ssr",
+                  g->sfx, clipsrc);
 }
 
 /* The optimizer step of one parameter from its reduced gradient src (the rank's shard under
@@ -1553,13 +1566,17 @@ static int layer_param_list(const gen_t *g, int moe, const param_t **out)
    with --clip, all reductions first, then the global gradient norm, then the updates */
 /* the sum of squares of a stage's (all, without pp) reduced gradients: squares of tp shards
    summed over tp, of ZeRO-2/3 shards over dp; the replicated (norm) weights counted once */
-static void norm_piece(const gen_t *g, char *out, size_t n)
+static void norm_piece(const gen_t *g, int experts, char *out, size_t n)
 {
-    char tot[128];
+    char tot[160];
+    size_t k;
     if (g->tpx)
-        snprintf(tot, sizeof tot, "all_reduce(sst%s, sum, tp) + ssr%s", g->sfx, g->sfx);
+        k = (size_t)snprintf(tot, sizeof tot, "all_reduce(sst%s, sum, tp) + ssr%s", g->sfx, g->sfx);
     else
-        snprintf(tot, sizeof tot, "ssr%s", g->sfx);
+        k = (size_t)snprintf(tot, sizeof tot, "ssr%s", g->sfx);
+    if (experts && g->ep > 1 && k < sizeof tot) /* expert shards differ over ep (and tp) */
+        snprintf(tot + k, sizeof tot - k, " + all_reduce(sse%s, sum, %s)", g->sfx,
+                 g->tpx ? "[ep, tp]" : "ep");
     if (g->zero >= 2)
         snprintf(out, n, "all_reduce(%s, sum, dp)", tot);
     else
@@ -1578,8 +1595,8 @@ static void params_out(gen_t *g, int lo, int hi, const param_t *const *others, i
         if (phase == 1) {
             /* the global gradient norm: squares of tp shards summed over tp, of ZeRO-2/3 shards
                over dp; the replicated (norm) weights counted once */
-            char tot[160];
-            norm_piece(g, tot, sizeof tot);
+            char tot[200];
+            norm_piece(g, g->nd < g->L, tot, sizeof tot);
             gen_linef(g, "gn2 = %s", tot);
             gen_linef(g, "sc = minimum(1, %s / (sqrt(gn2) + 1e-6))      # the clipping factor",
                       g->clip);
@@ -1914,11 +1931,14 @@ static void plan_body(gen_t *g)
            last stage, which computes the clipping factor and sends it back down; then every
            stage updates its parameters */
         for (int k = 0; k < P; k++) {
-            char piece[160];
+            char piece[200];
             gen_put_line(g, "");
             gen_open_block(g, "on pp = %d", k);
             snprintf(g->sfx, sizeof g->sfx, "_%d", k);
-            norm_piece(g, piece, sizeof piece);
+            int experts = 0; /* the stage holds MoE layers */
+            for (int c = k; c < NC; c += P)
+                experts |= chunk_lo(g, c + 1) > g->nd;
+            norm_piece(g, experts, piece, sizeof piece);
             if (k == 0)
                 gen_linef(g, "gn2_0 = %s", piece);
             else
@@ -2097,11 +2117,11 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  "their reduced count stays divisible)");
         return -1;
     }
-    if (moe && (o->cp > 1 || o->zero || o->loss_mask || o->label_smoothing || o->tied ||
-                o->freeze || o->clip || o->variant)) {
+    if (moe &&
+        (o->cp > 1 || o->loss_mask || o->label_smoothing || o->tied || o->freeze || o->variant)) {
         snprintf(err, errlen,
                  "deepseek3 is generated with --dp --tp --sp --ep --pp --vpp "
-                 "--partition --nm --optim only (no --cp, --zero, --clip, loss options, --freeze "
+                 "--partition --nm --zero --clip --optim only (no --cp, loss options, --freeze "
                  "or variants yet)");
         return -1;
     }
@@ -2239,10 +2259,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  P->kv_heads);
         return -1;
     }
-    g->batch = o->batch ? o->batch : 2 * g->dp * g->nm;
-    if (g->batch % (g->dp * g->nm)) {
-        snprintf(err, errlen, "--batch %d is not a multiple of dp * nm = %d", g->batch,
-                 g->dp * g->nm);
+    g->batch = o->batch ? o->batch : 2 * g->dp * g->ep * g->nm;
+    if (g->batch % (g->dp * g->ep * g->nm)) {
+        snprintf(err, errlen, "--batch %d is not a multiple of dp * ep * nm = %d", g->batch,
+                 g->dp * g->ep * g->nm);
         return -1;
     }
     if (o->optim && strcmp(o->optim, "sgd") != 0 && strcmp(o->optim, "adam") != 0) {
