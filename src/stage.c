@@ -244,62 +244,80 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
         pairs_free(&P);
         return;
     }
-    sp_engine_t *S = sp_engine_new(&C->opt.lim, C->opt.seed ^ (uint64_t)(s->id + 1) * 0x9e3779b97f4a7c15u);
-    sp_ectx_struct *E = sp_engine_exprs(S);
-    sp_expr_t *a = flint_malloc((size_t)(P.n ? P.n : 1) * sizeof(sp_expr_t));
-    sp_expr_t *b = flint_malloc((size_t)(P.n ? P.n : 1) * sizeof(sp_expr_t));
-    int ok = P.n == 0 || (sp_expr_import(E, C->E, P.plan, (size_t)P.n, a) &&
-                          sp_expr_import(E, C->E, P.model, (size_t)P.n, b));
-    s->status = SP_STAGE_PROVED;
-    if (!ok) {
-        s->status = SP_STAGE_UNKNOWN;
-        s->why = SP_WHY_LIMIT_NODES;
-    }
     /* symmetry: a rank whose queries equal an earlier rank's up to renaming of symbols asks
-       the same questions; it is skipped (those pairs were all proved, or we stopped) */
+       the same questions; it is skipped (those pairs were all proved, or we stopped).  Decided
+       in the checker's store, before anything is imported: with thousands of ranks only the
+       distinct ones reach the stage's engine. */
     uint8_t *skip = flint_calloc((size_t)(P.n ? P.n : 1), 1);
-    if (ok && P.n > 0) {
+    if (P.n > 0) {
         stage_key_t *rk = NULL;
-        int64_t *rlo = NULL;
-        int nrk = 0;
+        int nrk = 0, ark = 0;
         for (int64_t lo = 0; lo < P.n;) {
             int64_t hi = lo;
             while (hi < P.n && P.rank[hi] == P.rank[lo])
                 hi++;
             pairs_t sub = {P.plan + lo, P.model + lo, P.rank + lo, P.index + lo, hi - lo};
-            rk = flint_realloc(rk, (size_t)(nrk + 1) * sizeof(stage_key_t));
-            rlo = flint_realloc(rlo, (size_t)(nrk + 1) * sizeof(int64_t));
+            if (nrk == ark) {
+                ark = ark ? 2 * ark : 16;
+                rk = flint_realloc(rk, (size_t)ark * sizeof(stage_key_t));
+            }
             make_key(C->E, &sub, &rk[nrk]);
-            rlo[nrk] = lo;
-            for (int k = 0; k < nrk; k++)
-                if (key_equal(&rk[k], &rk[nrk])) {
-                    for (int64_t i = lo; i < hi; i++)
-                        skip[i] = 1;
-                    break;
-                }
-            nrk++;
+            int seen = 0;
+            for (int k = 0; k < nrk && !seen; k++)
+                seen = key_equal(&rk[k], &rk[nrk]);
+            if (seen) {
+                for (int64_t i = lo; i < hi; i++)
+                    skip[i] = 2;
+                key_free(&rk[nrk]);
+            } else {
+                nrk++;
+            }
             lo = hi;
         }
         for (int k = 0; k < nrk; k++)
             key_free(&rk[k]);
         flint_free(rk);
-        flint_free(rlo);
+    }
+    /* replicas ask the same question: pairs seen shortly before in this stage */
+    for (int64_t i = 0; i < P.n; i++)
+        for (int64_t j = i - 1; j >= 0 && j >= i - 64 && !skip[i]; j--)
+            if (P.plan[j] == P.plan[i] && P.model[j] == P.model[i])
+                skip[i] = 1;
+    int64_t nq = 0;
+    for (int64_t i = 0; i < P.n; i++)
+        nq += skip[i] == 0;
+    sp_expr_t *qa = flint_malloc((size_t)(nq ? nq : 1) * sizeof(sp_expr_t));
+    sp_expr_t *qb = flint_malloc((size_t)(nq ? nq : 1) * sizeof(sp_expr_t));
+    for (int64_t i = 0, k = 0; i < P.n; i++)
+        if (!skip[i]) {
+            qa[k] = P.plan[i];
+            qb[k++] = P.model[i];
+        }
+    sp_engine_t *S = sp_engine_new(&C->opt.lim, C->opt.seed ^ (uint64_t)(s->id + 1) * 0x9e3779b97f4a7c15u);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    sp_expr_t *a = flint_malloc((size_t)(nq ? nq : 1) * sizeof(sp_expr_t));
+    sp_expr_t *b = flint_malloc((size_t)(nq ? nq : 1) * sizeof(sp_expr_t));
+    int ok = nq == 0 || (sp_expr_import(E, C->E, qa, (size_t)nq, a) &&
+                         sp_expr_import(E, C->E, qb, (size_t)nq, b));
+    flint_free(qa);
+    flint_free(qb);
+    s->status = SP_STAGE_PROVED;
+    if (!ok) {
+        s->status = SP_STAGE_UNKNOWN;
+        s->why = SP_WHY_LIMIT_NODES;
     }
     sp_result_t r;
     sp_result_init(&r);
-    for (int64_t i = 0; i < P.n && ok; i++) {
-        if (skip[i]) {
+    for (int64_t i = 0, q = 0; i < P.n && ok; i++) {
+        if (skip[i] == 2) {
             s->symmetric++;
             continue;
         }
-        /* replicas ask the same question: skip pairs seen before in this stage */
-        int dup = 0;
-        for (int64_t j = i - 1; j >= 0 && j >= i - 64 && !dup; j--)
-            dup = a[j] == a[i] && b[j] == b[i];
-        if (dup)
+        if (skip[i] == 1)
             continue;
+        int64_t k = q++;
         s->elements++;
-        sp_answer_t ans = sp_equiv(S, a[i], b[i], &r);
+        sp_answer_t ans = sp_equiv(S, a[k], b[k], &r);
         if (ans == SP_EQUAL) {
             if (r.probabilistic_bits > 0 && (s->prob_bits == 0 || r.probabilistic_bits < s->prob_bits))
                 s->prob_bits = r.probabilistic_bits;
@@ -313,12 +331,12 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
         sp_layout_local_shape(&C->mesh, &s->layout, P.rank[i], ls);
         s->fail_ndim = s->layout.ndim;
         memcpy(s->fail_shape, ls, sizeof ls);
-        char *pv = sp_engine_print_nf(S, a[i], 400);
-        char *mv = sp_engine_print_nf(S, b[i], 400);
+        char *pv = sp_engine_print_nf(S, a[k], 400);
+        char *mv = sp_engine_print_nf(S, b[k], 400);
         if (pv == NULL)
-            pv = sp_expr_print(E, a[i], 400);
+            pv = sp_expr_print(E, a[k], 400);
         if (mv == NULL)
-            mv = sp_expr_print(E, b[i], 400);
+            mv = sp_expr_print(E, b[k], 400);
         s->plan_value = strdup_flint(pv);
         s->model_value = strdup_flint(mv);
         flint_free(pv);
