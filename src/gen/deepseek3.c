@@ -117,13 +117,14 @@ static void moe_model(gen_t *g)
 static void lays(const gen_t *g, char *le, char *lge, char *lye, char *lfs)
 {
     const char *T = g->tpx ? "@tp" : "";
-    snprintf(le, 64, "[%s, S, E]", g->BD);
+    const char *S = g->cp > 1 ? "S@cp" : "S";
+    snprintf(le, 64, "[%s, %s, E]", g->BD, S);
     if (g->ep > 1)
-        snprintf(lge, 64, "[%s, S, E@ep, 1, FE%s]", g->dp > 1 ? "B@dp" : "B", T);
+        snprintf(lge, 64, "[%s, %s, E@ep, 1, FE%s]", g->dp > 1 ? "B@dp" : "B", S, T);
     else
-        snprintf(lge, 64, "[%s, S, E, 1, FE%s]", g->BD, T);
-    snprintf(lye, 96, "[%s, S, E, 1, H]%s", g->BD, g->tpx ? " partial(sum@tp)" : "");
-    snprintf(lfs, 64, "[%s, S, FS%s]", g->BD, T);
+        snprintf(lge, 64, "[%s, %s, E, 1, FE%s]", g->BD, S, T);
+    snprintf(lye, 96, "[%s, %s, E, 1, H]%s", g->BD, S, g->tpx ? " partial(sum@tp)" : "");
+    snprintf(lfs, 64, "[%s, %s, FS%s]", g->BD, S, T);
 }
 
 /* the dispatched expert input: every token to every expert (the experts' ranks under ep) */
@@ -169,7 +170,7 @@ static void moe_fwd(gen_t *g)
                NULL);
     gen_grp_emit(g, &G);
     /* the global fractions and mean scores: summed over the data-parallel ranks */
-    gen_axes_text(g, 1, 0, 0, dax, sizeof dax);
+    gen_axes_text(g, 1, 1, 0, dax, sizeof dax);
     const char *l = g->il;
     const char *fmt =
         dax[0] ? "%s[%s] = all_reduce(%s[%s], sum, %s) / (B*S)" : "%s[%s] = %s[%s]%s / (B*S)";
@@ -247,7 +248,7 @@ static void moe_bwd(gen_t *g)
     char le[64], lge[64], lye[96], lfs[64], e[EXPR_LEN], ex[EXPR_LEN / 2], sh[EXPR_LEN / 4];
     lays(g, le, lge, lye, lfs);
     char lyef[64];
-    snprintf(lyef, sizeof lyef, "[%s, S, E, 1, H]", g->BD);
+    snprintf(lyef, sizeof lyef, "[%s, %s, E, 1, H]", g->BD, g->cp > 1 ? "S@cp" : "S");
     const char *GY = g->sp ? "$gdf" : "$gy";
     grp_t G;
 

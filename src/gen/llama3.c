@@ -1255,10 +1255,10 @@ static void head(gen_t *g)
     }
     gen_grp_emit(g, &G);
     if (g->nd < g->L) {
-        /* the load-balancing losses are the same on every rank: each adds its 1/(dp*ep) */
+        /* the load-balancing losses are the same on every rank: each adds its 1/(dp*ep*cp) */
         char lhs[64];
-        if (g->dp * g->ep > 1)
-            snprintf(lhs, sizeof lhs, "lp = lce + auxt / %d", g->dp * g->ep);
+        if (g->dp * g->ep * g->cp > 1)
+            snprintf(lhs, sizeof lhs, "lp = lce + auxt / %d", g->dp * g->ep * g->cp);
         else
             snprintf(lhs, sizeof lhs, "lp = lce + auxt");
         gen_stmt_line(g, lhs, "loss", g->LLOSS, NULL, 0);
@@ -1445,10 +1445,13 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
                all-to-all, so it is summed over the expert's dp replicas only (with tp, the
                expert shards differ per tp rank) */
             int bug16 = gen_bug_is(g, "expert_grad_not_scaled");
+            char eax[32];
+            gen_axes_text(g, 3, 1, 0, eax, sizeof eax); /* dp (and cp) */
             if (g->dp > 1 && bug16)
-                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, dp) * %d", red, grad, g->dp);
-            else if (g->dp > 1)
-                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, dp)", red, grad);
+                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s) * %d", red, grad, eax,
+                         g->dp);
+            else if (eax[0])
+                snprintf(lhs, sizeof lhs, "%s = all_reduce(%s, sum, %s)", red, grad, eax);
             else
                 snprintf(lhs, sizeof lhs, "%s = %s", red, grad);
             gen_stmt_line(g, lhs, cut, lay, bug16 ? "BUG: not scaled by 1/dp" : NULL, bug16);
@@ -2117,12 +2120,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  "their reduced count stays divisible)");
         return -1;
     }
-    if (moe &&
-        (o->cp > 1 || o->loss_mask || o->label_smoothing || o->tied || o->freeze || o->variant)) {
+    if (moe && (o->loss_mask || o->label_smoothing || o->tied || o->freeze || o->variant)) {
         snprintf(err, errlen,
-                 "deepseek3 is generated with --dp --tp --sp --ep --pp --vpp "
-                 "--partition --nm --zero --clip --optim only (no --cp, loss options, --freeze "
-                 "or variants yet)");
+                 "deepseek3 is generated without --loss-mask, --label-smoothing, "
+                 "--tied, --freeze and variants (not yet)");
         return -1;
     }
     if (moe && g->ep > 1 && o->nm > 1) {
