@@ -78,6 +78,7 @@ equiv=(
     "deepseek3 --dp 2 --ep 2 --optim adam --zero 3"
     "deepseek3 --dp 2 --ep 2 --clip 1.0"
     "deepseek3 --cp 2 --ep 2"
+    "deepseek3 --dp 2 --ep 2 --loss-mask --label-smoothing 0.1 --tied --freeze wr"
     "deepseek3 --cp 2 --tp 2 --sp --pp 2 --nm 2"
     "--dp 2 --variant single_rank_collective"
 )

@@ -451,15 +451,12 @@ gst_t *gen_grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *ful
     static gst_t dummy;
     if (kind == K_SUM) {
         /* a frozen parameter has no gradient */
-        const param_t *ps[] = {&layer_params[0], &layer_params[1], &layer_params[2],
-                               &layer_params[3], &layer_params[4], &layer_params[5],
-                               &layer_params[6], &layer_params[7], &layer_params[8],
-                               &emb_param,       &wnf_param,       &wout_param};
         size_t kl = strcspn(full, "[");
-        for (int i = 0; i < 12; i++)
-            if (gen_is_frozen(g, ps[i]->name) && strlen(ps[i]->grad) == kl &&
-                strncmp(full, ps[i]->grad, kl) == 0)
+        for (int i = 0; i < g->nfrozen; i++) {
+            const param_t *p = param_find(g, g->frozen[i]);
+            if (p && strlen(p->grad) == kl && strncmp(full, p->grad, kl) == 0)
                 return &dummy;
+        }
     }
     if (G->nst == GMAX) {
         gfail(g, "internal error: group too large");
@@ -1197,7 +1194,8 @@ static void head(gen_t *g)
         snprintf(w1, sizeof w1, "$tgt");
     }
     int per_mb = gen_bug_is(g, "loss_mean_per_microbatch");
-    if (g->nd < g->L) {
+    int moe = g->nd < g->L; /* the loss is lce + the load-balancing losses (below) */
+    if (moe && !g->mask && !g->ls) {
         /* MoE: the token mean, plus the load-balancing losses below */
         snprintf(e, sizeof e, "sum(%s) / (B*S)", nll);
         gen_grp_st(g, &G, K_SUM, "lce", "lce", e, NULL, NULL);
@@ -1243,11 +1241,12 @@ static void head(gen_t *g)
             snprintf(cp, sizeof cp, "1 / (B*S)");
         }
         snprintf(e, sizeof e, "%s / (%s)", num, cnt);
-        s = gen_grp_st(g, &G, K_SUM, "lp", "lp", e, "loss", g->LLOSS);
+        s = gen_grp_st(g, &G, K_SUM, moe ? "lce" : "lp", moe ? "lce" : "lp", e, moe ? NULL : "loss",
+                       moe ? NULL : g->LLOSS);
         if (per_mb) {
             s->bug = 1;
             s->note = "BUG: mean over the micro-batch's own tokens";
-        } else {
+        } else if (!moe) {
             s->note = g->mask ? "mean over the global unmasked tokens" : "mean over all B*S tokens";
         }
         snprintf(e, sizeof e, "($ex / unsqueeze($se, -1) * %s - %s) * %s", W2, w1, cp);
@@ -2055,8 +2054,8 @@ static void model_text(gen_t *g)
         for (int l = ND; l < L && n + 32 < sizeof aux; l++)
             n += (size_t)snprintf(aux + n, sizeof aux - n, "%saux[%d]", l > ND ? " + " : "", l);
         gen_linef(g, "auxt = %s", aux);
-        gen_linef(g, "loss = cross_entropy(logits, tgt%s) + auxt   # token mean + load balancing",
-                  ls);
+        gen_linef(g, "loss = cross_entropy(logits, tgt%s%s) + auxt   # token mean + load balancing",
+                  g->mask ? ", mask" : "", ls);
     } else if (g->mask) {
         gen_linef(g, "loss = cross_entropy(logits, tgt, mask%s)   # mean over the unmasked tokens",
                   ls);
@@ -2120,10 +2119,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  "their reduced count stays divisible)");
         return -1;
     }
-    if (moe && (o->loss_mask || o->label_smoothing || o->tied || o->freeze || o->variant)) {
-        snprintf(err, errlen,
-                 "deepseek3 is generated without --loss-mask, --label-smoothing, "
-                 "--tied, --freeze and variants (not yet)");
+    if (moe && o->variant) {
+        snprintf(err, errlen, "the variants are llama3's (deepseek3 has none yet)");
         return -1;
     }
     if (moe && g->ep > 1 && o->nm > 1) {
@@ -2321,7 +2318,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             if (!p || g->nfrozen == 16 || (g->tied && !strcmp(nm, "wout"))) {
                 snprintf(err, errlen,
                          "--freeze expects parameter names (emb wn1 wq wk wv wo wn2 "
-                         "wg wu wd wnf wout; no wout with --tied), got '%s'",
+                         "wg wu wd wnf wout; deepseek3 also wr wge wue wde wgs wus wds; no "
+                         "wout with --tied), got '%s'",
                          o->freeze);
                 return -1;
             }
