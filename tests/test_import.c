@@ -435,6 +435,35 @@ static int run_pair(const char *dir, const char *id, const char *lf, const char 
     return ok;
 }
 
+/*
+ * A ChunkPrim takes the chunk its output's index map names, not the device's position in the
+ * group: in llama3_ly2_dp16pp4tp8nm8, stage 0's tp rank 4 chunks out [16, 32) of 128 (chunk 1)
+ * and moves it to stage 1's tp rank 1, which all-gathers in tp order.  Reading the position
+ * instead (index 4) gave a false NOT EQUIVALENT at the attention's value gather.
+ */
+static void test_import_chunk_index_from_index_map(void **state)
+{
+    (void)state;
+    char lp[2048], pp[2048];
+    snprintf(lp, sizeof lp, "%s/llama3_default_dp1_pp1_tp1_nm1_gbs512_ly2_h32_hi4096_sq128.json",
+             plans_dir());
+    snprintf(pp, sizeof pp, "%s/llama3_default_dp16_pp4_tp8_nm8_gbs512_ly2_h32_hi4096_sq128.json",
+             plans_dir());
+    struct stat sb;
+    if (stat(pp, &sb) != 0) {
+        fprintf(stderr, "test_import: %s not found: skipping\n", pp);
+        skip();
+    }
+    char *text = NULL, err[4096];
+    int rc = sp_nnscaler_import(lp, pp, &text, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, "on tp = 1 { embedding.t1274 = chunk(embedding.t494, chunks = 8, "
+                                 "dim = 2, index = 2) }"));
+    assert_non_null(strstr(text, "on tp = 4 { embedding.t1274 = chunk(embedding.t494, chunks = 8, "
+                                 "dim = 2, index = 1) }"));
+    flint_free(text);
+}
+
 static void test_import_trainverify_pairs(void **state)
 {
     (void)state;
@@ -538,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_import_tiny_missing_reducer),
         cmocka_unit_test(test_import_malformed),
         cmocka_unit_test(test_import_cli),
+        cmocka_unit_test(test_import_chunk_index_from_index_map),
         cmocka_unit_test(test_import_trainverify_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

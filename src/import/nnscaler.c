@@ -2887,6 +2887,18 @@ static void prim_act(imp_t *I, stage_t *st, node_t *ad, prim_t *q, int j, act_t 
                 die(X, "%s: %s: the output shape does not match a %s of %d parts along dim %d",
                     P->file, q->path, a->op == A_CHUNK ? "split" : "gather", a->n, a->dim);
         }
+        if (a->op == A_CHUNK && !a->single) {
+            /* the chunk taken is the one the output's index map names (README: __collective_idx
+               = start // (end - start)), not the device's position in the group: a stage may
+               hand chunk k to another tp rank than k (pipeline moves between stages do) */
+            int64_t w = so->hi[a->dim] - so->lo[a->dim], off = so->lo[a->dim] - si->lo[a->dim];
+            if (w <= 0 || off < 0 || off % w != 0 || off / w >= a->n)
+                die(X, "%s: %s: the output's index map [%" PRId64 ", %" PRId64 ") along dim %d is "
+                       "not one of the %d chunks of the input's [%" PRId64 ", %" PRId64 ")",
+                    P->file, q->path, so->lo[a->dim], so->hi[a->dim], a->dim, a->n,
+                    si->lo[a->dim], si->hi[a->dim]);
+            a->pos = (int)(off / w);
+        }
     } else if (a->op == A_REDUCE) {
         if (si->ndim != so->ndim || memcmp(si->shape, so->shape, sizeof(int64_t) * (size_t)si->ndim))
             die(X, "%s: %s: an all-reduce changes the shape", P->file, q->path);
