@@ -110,6 +110,14 @@ struct sp_engine {
     sp_why_t why;
     int64_t deadline_ns;     /* 0 = none */
     uint64_t queries;
+    /* sum-of-products canonical forms (solver.c, canon_equal) in a private store C, so that they
+       never take node budget from E: canon[e] = C id of expression e (0 = not computed);
+       cfree[c] = 1 if C node c has no symbol in its cone (valid for c < ncfree) */
+    sp_ectx_t C;
+    uint32_t *canon;
+    uint32_t canon_alloc;
+    uint8_t *cfree;
+    uint32_t ncfree, cfree_alloc;
 };
 
 /* Constructors of normal forms.  All return SP_NF_FAIL (and set S->why) on a limit. */

@@ -55,6 +55,7 @@ sp_engine_t *sp_engine_new(const sp_limits_t *lim, uint64_t seed)
 {
     sp_engine_t *S = flint_calloc(1, sizeof(sp_engine_t));
     sp_ectx_init(S->E);
+    sp_ectx_init(S->C);
     if (lim)
         S->lim = *lim;
     else
@@ -85,6 +86,9 @@ void sp_engine_free(sp_engine_t *S)
     flint_free(S->image);
     sp_mstore_clear(&S->M);
     sp_ectx_clear(S->E);
+    sp_ectx_clear(S->C);
+    flint_free(S->canon);
+    flint_free(S->cfree);
     flint_free(S);
 }
 
@@ -768,6 +772,207 @@ static sp_answer_t finish(sp_result_t *res, sp_answer_t a, sp_why_t why)
     return a;
 }
 
+/* ---- sum-of-products canonical forms --------------------------------------------------------
+ *
+ * A structural rewrite of the DAG, tried before the normal forms: nested sums and products are
+ * flattened (associativity), and a product of one sum with symbol-free factors is distributed
+ * over the sum (c * (t1 + ... + tn) = c*t1 + ... + c*tn).  Both are identities wherever either
+ * side is defined (the same subexpressions occur on both sides), so two expressions with the
+ * same canonical node are equal; different canonical nodes say nothing.  This proves sums that
+ * are the same multiset of terms grouped differently, e.g. an attention key gradient
+ * scale * (sum over all queries) against the sum over ranks of scale * (sum over the rank's
+ * queries), whose rational normal forms are too large to build.  The forms live in S->C. */
+
+static void canon_reset(sp_engine_t *S)
+{
+    sp_ectx_clear(S->C);
+    sp_ectx_init(S->C);
+    if (S->canon)
+        memset(S->canon, 0, S->canon_alloc * sizeof(uint32_t));
+    S->ncfree = 0;
+}
+
+/* 1 if C node c has no symbol in its cone (fills cfree up to c; C ids are topological). */
+static int canon_symfree(sp_engine_t *S, sp_expr_t c)
+{
+    sp_ectx_struct *C = S->C;
+    if (c >= S->ncfree) {
+        if (C->len > S->cfree_alloc) {
+            uint32_t na = C->len + C->len / 2 + 16;
+            uint8_t *p = flint_realloc(S->cfree, na);
+            if (p == NULL)
+                return 0;
+            S->cfree = p;
+            S->cfree_alloc = na;
+        }
+        for (uint32_t i = S->ncfree; i < C->len; i++) {
+            uint8_t f = i != 0 && C->nodes[i].op != SP_OP_SYM;
+            for (uint32_t k = 0; f && k < C->nodes[i].nargs; k++)
+                f = S->cfree[C->argv[C->nodes[i].args + k]];
+            S->cfree[i] = f;
+        }
+        S->ncfree = C->len;
+    }
+    return c < S->ncfree && S->cfree[c];
+}
+
+typedef struct {
+    sp_expr_t *v;
+    uint32_t n, alloc;
+} cbuf_t;
+
+static int cbuf_push(cbuf_t *b, sp_expr_t x)
+{
+    if (b->n == b->alloc) {
+        uint32_t na = b->alloc ? 2 * b->alloc : 16;
+        sp_expr_t *p = flint_realloc(b->v, na * sizeof(sp_expr_t));
+        if (p == NULL)
+            return 0;
+        b->v = p;
+        b->alloc = na;
+    }
+    b->v[b->n++] = x;
+    return 1;
+}
+
+/* Push x, or x's arguments when x is a C node of operator op (one level: they are canonical). */
+static int cbuf_splice(cbuf_t *b, const sp_ectx_struct *C, sp_op_t op, sp_expr_t x)
+{
+    if (C->nodes[x].op != op)
+        return cbuf_push(b, x);
+    for (uint32_t k = 0; k < C->nodes[x].nargs; k++)
+        if (!cbuf_push(b, C->argv[C->nodes[x].args + k]))
+            return 0;
+    return 1;
+}
+
+/* The canonical form of the product of f[0..n): flattened, distributed over a single sum when
+   every other factor is symbol-free.  w is scratch. */
+static sp_expr_t canon_mul(sp_engine_t *S, const sp_expr_t *f, uint32_t n, cbuf_t *w, cbuf_t *t)
+{
+    sp_ectx_struct *C = S->C;
+    w->n = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!cbuf_splice(w, C, SP_OP_MUL, f[i]))
+            return SP_EXPR_NONE;
+    uint32_t sum = UINT32_MAX, nsum = 0, others_free = 1;
+    for (uint32_t i = 0; i < w->n; i++) {
+        if (C->nodes[w->v[i]].op == SP_OP_ADD) {
+            sum = i;
+            nsum++;
+        } else if (!canon_symfree(S, w->v[i])) {
+            others_free = 0;
+        }
+    }
+    if (nsum != 1 || !others_free || w->n < 2)
+        return sp_expr_nary(C, SP_OP_MUL, w->v, w->n);
+    /* c * (t1 + ... + tk) = c*t1 + ... + c*tk; no term of a canonical sum is a sum */
+    sp_expr_t s = w->v[sum];
+    uint32_t nt = C->nodes[s].nargs, nf = w->n;
+    w->v[sum] = w->v[nf - 1];
+    cbuf_t prod = {NULL, 0, 0};
+    t->n = 0;
+    int ok = 1;
+    for (uint32_t k = 0; k < nt && ok; k++) {
+        prod.n = 0;
+        for (uint32_t i = 0; i + 1 < nf && ok; i++)
+            ok = cbuf_push(&prod, w->v[i]);
+        ok = ok && cbuf_splice(&prod, C, SP_OP_MUL, C->argv[C->nodes[s].args + k]);
+        sp_expr_t term = ok ? sp_expr_nary(C, SP_OP_MUL, prod.v, prod.n) : SP_EXPR_NONE;
+        ok = term != SP_EXPR_NONE && cbuf_push(t, term);
+    }
+    flint_free(prod.v);
+    if (!ok)
+        return SP_EXPR_NONE;
+    w->n = 0;
+    for (uint32_t k = 0; k < t->n; k++)
+        if (!cbuf_splice(w, C, SP_OP_ADD, t->v[k]))
+            return SP_EXPR_NONE;
+    return sp_expr_nary(C, SP_OP_ADD, w->v, w->n);
+}
+
+/* The canonical form of e (memoized in S->canon), or SP_EXPR_NONE if the store ran out. */
+static sp_expr_t canon_of(sp_engine_t *S, sp_expr_t e, size_t argv_cap)
+{
+    sp_ectx_struct *E = S->E, *C = S->C;
+    if (E->len > S->canon_alloc) {
+        uint32_t na = E->len + E->len / 2 + 16;
+        uint32_t *p = flint_realloc(S->canon, na * sizeof(uint32_t));
+        if (p == NULL)
+            return SP_EXPR_NONE;
+        memset(p + S->canon_alloc, 0, (na - S->canon_alloc) * sizeof(uint32_t));
+        S->canon = p;
+        S->canon_alloc = na;
+    }
+    if (S->canon[e] != 0)
+        return S->canon[e];
+    uint32_t *cone;
+    size_t m = sp_expr_cone_skip(E, &e, 1, S->canon, S->canon_alloc, &cone);
+    if (cone == NULL)
+        return SP_EXPR_NONE;
+    cbuf_t a = {NULL, 0, 0}, w = {NULL, 0, 0}, t = {NULL, 0, 0};
+    sp_expr_t r = SP_EXPR_NONE;
+    for (size_t i = 0; i < m; i++) {
+        sp_expr_t x = cone[i];
+        if (S->canon[x] != 0)
+            continue;
+        /* flattening a chain of n nested sums stores O(n^2) arguments: give up past the cap */
+        if (C->argv_len > argv_cap ||
+            ((i & 1023) == 0 && S->deadline_ns != 0 && sp_now_ns() > S->deadline_ns)) {
+            C->oom = 1;
+            break;
+        }
+        const sp_node_t *nd = &E->nodes[x];
+        a.n = 0;
+        int ok = 1;
+        for (uint32_t k = 0; k < nd->nargs && ok; k++)
+            ok = cbuf_push(&a, S->canon[E->argv[nd->args + k]]);
+        if (!ok)
+            break;
+        switch ((sp_op_t)nd->op) {
+        case SP_OP_SYM: r = sp_expr_sym(C, E->names[nd->param]); break;
+        case SP_OP_CONST: r = sp_expr_const_fmpq(C, E->consts + nd->param); break;
+        case SP_OP_ADD:
+            w.n = 0;
+            for (uint32_t k = 0; k < a.n && ok; k++)
+                ok = cbuf_splice(&w, C, SP_OP_ADD, a.v[k]);
+            r = ok ? sp_expr_nary(C, SP_OP_ADD, w.v, w.n) : SP_EXPR_NONE;
+            break;
+        case SP_OP_MUL: r = canon_mul(S, a.v, a.n, &w, &t); break;
+        case SP_OP_POW: r = sp_expr_pow(C, a.v[0], nd->param); break;
+        case SP_OP_CMP: r = sp_expr_cmp(C, (sp_cmp_t)nd->param, a.v[0], a.v[1]); break;
+        case SP_OP_WHERE: r = sp_expr_where(C, a.v[0], a.v[1], a.v[2]); break;
+        case SP_OP_CLAMP: r = sp_expr_clamp(C, a.v[0], a.v[1], a.v[2]); break;
+        default:
+            r = sp_op_is_nary((sp_op_t)nd->op) ? sp_expr_nary(C, (sp_op_t)nd->op, a.v, a.n)
+                : nd->nargs == 1 ? sp_expr_unary(C, (sp_op_t)nd->op, a.v[0])
+                                 : sp_expr_binary(C, (sp_op_t)nd->op, a.v[0], a.v[1]);
+        }
+        if (r == SP_EXPR_NONE)
+            break;
+        S->canon[x] = r;
+    }
+    flint_free(a.v);
+    flint_free(w.v);
+    flint_free(t.v);
+    flint_free(cone);
+    return S->canon[e];
+}
+
+/* 1 if a and b have the same canonical form (then they are equal wherever both are defined). */
+static int canon_equal(sp_engine_t *S, sp_expr_t a, sp_expr_t b)
+{
+    /* the private store may hold about twice the expressions; past that it starts over */
+    size_t cap = 2 * (size_t)S->E->len + ((size_t)1 << 16);
+    size_t argv_cap = 2 * S->E->argv_len + ((size_t)1 << 18);
+    if (S->C->oom || S->C->len > cap || S->C->argv_len > argv_cap)
+        canon_reset(S);
+    S->C->max_nodes = cap;
+    sp_expr_t ca = canon_of(S, a, argv_cap);
+    sp_expr_t cb = ca == SP_EXPR_NONE ? SP_EXPR_NONE : canon_of(S, b, argv_cap);
+    return ca != SP_EXPR_NONE && ca == cb;
+}
+
 sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
 {
     if (res) {
@@ -778,7 +983,7 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
     S->deadline_ns = S->lim.max_ms > 0 ? sp_now_ns() + S->lim.max_ms * 1000000 : 0;
     if (a == SP_EXPR_NONE || b == SP_EXPR_NONE || S->E->oom)
         return finish(res, SP_UNKNOWN, SP_WHY_LIMIT_NODES);
-    if (a == b)
+    if (a == b || canon_equal(S, a, b))
         return finish(res, SP_EQUAL, SP_WHY_NONE);
     unsigned fl = S->E->nodes[a].flags | S->E->nodes[b].flags;
     int atom_free = !(fl & (SP_NODE_PIECEWISE | SP_NODE_TRANSC));

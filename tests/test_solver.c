@@ -401,6 +401,59 @@ static void test_solver_limits_give_unknown(void **state)
     sp_engine_free(S);
 }
 
+/* Context-parallel attention: the key gradient of key 0 as a sum over ranks of per-rank partial
+   sums, each with its own softmax scale, against the model's one sum with the scale outside.
+   The rational normal forms exceed max_terms; the sum-of-products canonical forms agree. */
+static sp_expr_t attn_dk_term(fx_t *f, int i, const char *scale)
+{
+    /* dS_i0 * q[i,0] for query i (causal: keys 0..i), head dim 2 */
+    char z[2048] = "", t[4096] = "", buf[8192];
+    for (int j = 0; j <= i; j++) {
+        char e[256], dp[128];
+        snprintf(e, sizeof e, "exp(%s*(q[%d,0]*k[%d,0] + q[%d,1]*k[%d,1]))", scale, i, j, i, j);
+        snprintf(dp, sizeof dp, "(v[%d,0]*o[%d,0] + v[%d,1]*o[%d,1])", j, i, j, i);
+        snprintf(buf, sizeof buf, "%s%s%s", z, j ? " + " : "", e);
+        snprintf(z, sizeof z, "%s", buf);
+        snprintf(buf, sizeof buf, "%s%s%s*%s", t, j ? " + " : "", e, dp);
+        snprintf(t, sizeof t, "%s", buf);
+    }
+    snprintf(buf, sizeof buf,
+             "exp(%s*(q[%d,0]*k[0,0] + q[%d,1]*k[0,1]))/(%s)*((v[0,0]*o[%d,0] + v[0,1]*o[%d,1]) "
+             "- (%s)/(%s))*q[%d,0]",
+             scale, i, i, z, i, i, t, z, i);
+    return P(f, buf);
+}
+
+static void test_solver_cp_attention_key_grad(void **state)
+{
+    fx_t *f = *state;
+    enum { SQ = 6 };
+    sp_expr_t all[SQ], r0[SQ / 2], r1[SQ / 2], s = P(f, "rsqrt(2)");
+    for (int i = 0; i < SQ; i++)
+        all[i] = attn_dk_term(f, i, "rsqrt(2)");
+    memcpy(r0, all, sizeof r0);
+    memcpy(r1, all + SQ / 2, sizeof r1);
+    sp_expr_t model = sp_expr_mul(f->E, s, sp_expr_nary(f->E, SP_OP_ADD, all, SQ));
+    sp_expr_t p0 = sp_expr_mul(f->E, s, sp_expr_nary(f->E, SP_OP_ADD, r0, SQ / 2));
+    sp_expr_t p1 = sp_expr_mul(f->E, s, sp_expr_nary(f->E, SP_OP_ADD, r1, SQ / 2));
+    expect_equal(f, model, sp_expr_add(f->E, p0, p1));
+    expect_equal(f, sp_expr_add(f->E, p1, p0), model);
+    /* the value-gradient shape: no scale, nested sums only */
+    expect_equal(f, sp_expr_nary(f->E, SP_OP_ADD, all, SQ),
+                 sp_expr_add(f->E, sp_expr_nary(f->E, SP_OP_ADD, r0, SQ / 2),
+                             sp_expr_nary(f->E, SP_OP_ADD, r1, SQ / 2)));
+    /* perturbed: one rank's partial scaled twice, or a query missing: never EQUAL */
+    sp_result_t r;
+    sp_result_init(&r);
+    assert_int_not_equal(sp_equiv(f->S, model, sp_expr_add(f->E, sp_expr_mul(f->E, s, p0), p1), &r),
+                         SP_EQUAL);
+    assert_int_not_equal(sp_equiv(f->S, model, p0, &r), SP_EQUAL);
+    /* a symbolic factor is not distributed, but the normal forms still prove small cases */
+    expect_equal(f, P(f, "x*(a + b) + x*c"), P(f, "x*(a + (b + c))"));
+    expect_equal(f, P(f, "2*(a + b) + 2*c"), P(f, "2*((a + b) + c)"));
+    sp_result_clear(&r);
+}
+
 static double wall_ms(void)
 {
     struct timespec ts;
@@ -634,6 +687,7 @@ int main(void)
         cmocka_unit_test(test_solver_regress_deadline_inside_evaluation),
         cmocka_unit_test_setup_teardown(test_solver_regress_fingerprint_linear, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solver_print_parse_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_cp_attention_key_grad, setup, teardown),
     };
     return cmocka_run_group_tests_name("solver", tests, NULL, NULL);
 }
