@@ -145,6 +145,7 @@ void shardproof_free(shardproof_t *C)
     flint_free(C->cuts);
     flint_free(C->passed);
     flint_free(C->passed_on);
+    flint_free(C->passed_rows);
     for (int i = 0; i < C->opt.ndims; i++)
         flint_free((char *)C->opt.dims[i].name);
     flint_free(C->opt.dims);

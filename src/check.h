@@ -120,7 +120,8 @@ typedef struct sp_check {
     char **cuts;
     int ncuts, acuts;
     char **passed;           /* plan pass 2: cut points the plan has already crossed ... */
-    uint8_t **passed_on;     /* ... on these ranks */
+    uint8_t **passed_on;     /* ... on these ranks and rows: [rank * passed_rows + row] */
+    int64_t *passed_rows;    /* rows (dim 0, 1 for a scalar) of each cut point */
     int npassed;
     sp_binding_t *morig;     /* the model's value of each cut tensor before it was cut */
     int nmorig, amorig;

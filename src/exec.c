@@ -584,27 +584,36 @@ static pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *f
 /* ---- stages ------------------------------------------------------------------------------- */
 
 /*
- * The model value a relation on the active ranks compares with: the value before the cut, or,
- * on ranks where the plan already crossed this cut point, the model's fresh value.  *mixed is
- * set when the active ranks disagree.
+ * The model value a relation of rows [lo, hi) (dim 0; a scalar has one row) on the active ranks
+ * compares with: the value before the cut, or, where the plan already crossed this cut point on
+ * those rows, the model's fresh value.  *mixed is set to 2 when the rows disagree on some
+ * active rank, else to 1 when the active ranks disagree.
  */
-static const sp_binding_t *model_orig(interp_t *I, const char *name, int *mixed)
+static const sp_binding_t *model_orig(interp_t *I, const char *name, int64_t lo, int64_t hi,
+                                      int *mixed)
 {
     sp_check_t *C = I->C;
     *mixed = 0;
     for (int i = 0; i < C->npassed; i++) {
         if (strcmp(C->passed[i], name) != 0)
             continue;
-        int some = 0, all = 1;
+        int some = 0, all = 1, rows_mixed = 0;
+        int64_t nrows = C->passed_rows[i];
         for (int64_t r = 0; r < I->nranks; r++) {
             if (!I->active[r])
                 continue;
-            some |= C->passed_on[i][r];
-            all &= C->passed_on[i][r];
+            int rsome = 0, rall = 1;
+            for (int64_t row = lo; row < hi && row < nrows; row++) {
+                rsome |= C->passed_on[i][r * nrows + row];
+                rall &= C->passed_on[i][r * nrows + row];
+            }
+            rows_mixed |= rsome && !rall;
+            some |= rsome;
+            all &= rall;
         }
         if (all && some)
             return sp_model_value(C, name);
-        *mixed = some;
+        *mixed = rows_mixed ? 2 : some;
         break;
     }
     for (int i = 0; i < C->nmorig; i++)
@@ -613,7 +622,7 @@ static const sp_binding_t *model_orig(interp_t *I, const char *name, int *mixed)
     return sp_model_value(C, name);
 }
 
-static void mark_passed(interp_t *I, const char *name)
+static void mark_passed(interp_t *I, const char *name, int64_t nrows, int64_t lo, int64_t hi)
 {
     sp_check_t *C = I->C;
     int k;
@@ -623,13 +632,29 @@ static void mark_passed(interp_t *I, const char *name)
     if (k == C->npassed) {
         C->passed = flint_realloc(C->passed, (size_t)(C->npassed + 1) * sizeof(char *));
         C->passed_on = flint_realloc(C->passed_on, (size_t)(C->npassed + 1) * sizeof(uint8_t *));
+        C->passed_rows = flint_realloc(C->passed_rows, (size_t)(C->npassed + 1) * sizeof(int64_t));
         C->passed[k] = sp_strdup(name);
-        C->passed_on[k] = flint_calloc((size_t)I->nranks, 1);
+        C->passed_on[k] = flint_calloc((size_t)(I->nranks * nrows), 1);
+        C->passed_rows[k] = nrows;
         C->npassed++;
     }
     for (int64_t r = 0; r < I->nranks; r++)
         if (I->active[r])
-            C->passed_on[k][r] = 1;
+            for (int64_t row = lo; row < hi; row++)
+                C->passed_on[k][r * nrows + row] = 1;
+}
+
+/* rows [lo, hi) of dim 0 of t, into out (initialized) */
+static void tensor_rows(sp_tensor_t *out, const sp_tensor_t *t, int64_t lo, int64_t hi)
+{
+    int64_t shape[SP_MAX_DIMS], inner = 1;
+    memcpy(shape, t->shape, sizeof shape);
+    for (int d = 1; d < t->ndim; d++)
+        inner *= t->shape[d];
+    shape[0] = hi - lo;
+    sp_tensor_alloc(out, t->ndim, shape);
+    for (int64_t i = 0; i < (hi - lo) * inner; i++)
+        out->v[i] = t->v[lo * inner + i];
 }
 
 static int is_cut(const sp_check_t *C, const char *name)
@@ -682,44 +707,81 @@ static int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t le
  */
 static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
                             const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
-                            const sp_layout_t *given, pval_t *val);
+                            const sp_layout_t *given, const sp_ast_expr_t *rows, pval_t *val);
 
 static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
                           const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
 {
-    return relate_l(I, kind, pname, ploc, mname, mloc, al, NULL, val);
+    return relate_l(I, kind, pname, ploc, mname, mloc, al, NULL, NULL, val);
 }
 
-/* al (a layout in the source) or given (an inferred one) */
+/*
+ * al (a layout in the source) or given (an inferred one); rows (a RANGE lo..hi or NULL) relates
+ * only rows [lo, hi) of dim 0 of the model tensor, and al then lays out that slice.
+ */
 static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
                             const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
-                            const sp_layout_t *given, pval_t *val)
+                            const sp_layout_t *given, const sp_ast_expr_t *rows, pval_t *val)
 {
     sp_check_t *C = I->C;
     int mixed;
-    const sp_binding_t *mb = model_orig(I, mname, &mixed);
+    const sp_binding_t *cur0 = sp_model_value(C, mname);
+    if (cur0 == NULL) {
+        errat(I, SP_DIAG_LINEAGE, mloc, "lineage to a missing model tensor '%s'", mname);
+        return SP_ERR_INPUT;
+    }
+    int64_t nrows = cur0->t[0].ndim > 0 ? cur0->t[0].shape[0] : 1, lo = 0, hi = nrows;
+    char sname[600];
+    snprintf(sname, sizeof sname, "%s", mname);
+    if (rows != NULL) {
+        if (!eval_int(I, rows->a, -1, &lo) || !eval_int(I, rows->b, -1, &hi))
+            return SP_ERR_INPUT;
+        if (cur0->t[0].ndim == 0 || lo < 0 || hi > nrows || lo >= hi) {
+            errat(I, SP_DIAG_LINEAGE, rows->loc,
+                  "rows %lld..%lld are not a non-empty slice of dim 0 of '%s' (%lld rows)",
+                  (long long)lo, (long long)hi, mname,
+                  (long long)(cur0->t[0].ndim > 0 ? nrows : 0));
+            return SP_ERR_INPUT;
+        }
+        snprintf(sname, sizeof sname, "%s[%lld..%lld]", mname, (long long)lo, (long long)hi);
+    }
+    const sp_binding_t *mb = model_orig(I, mname, lo, hi, &mixed);
     if (mixed) {
-        errat(I, SP_DIAG_LINEAGE, mloc,
-              "'%s' is a cut point the plan already crossed on some of these ranks but not on others",
-              mname);
+        if (mixed == 2)
+            errat(I, SP_DIAG_LINEAGE, mloc,
+                  "'%s' is a cut point the plan already crossed on some of these rows but not on "
+                  "others",
+                  sname);
+        else
+            errat(I, SP_DIAG_LINEAGE, mloc,
+                  "'%s' is a cut point the plan already crossed on some of these ranks but not on "
+                  "others",
+                  mname);
         return SP_ERR_INPUT;
     }
     if (mb == NULL) {
         errat(I, SP_DIAG_LINEAGE, mloc, "lineage to a missing model tensor '%s'", mname);
         return SP_ERR_INPUT;
     }
+    sp_tensor_t mslice;
+    sp_tensor_init(&mslice);
+    if (rows != NULL)
+        tensor_rows(&mslice, &mb->t[0], lo, hi);
+    else
+        sp_tensor_copy(&mslice, &mb->t[0]);
+    sp_status_t st = SP_ERR_INPUT;
     sp_layout_t L;
     sp_layout_init(&L);
     if (given) {
         sp_layout_copy(&L, given);
     } else if (al) {
         if (!resolve_layout(I, al, &L))
-            return SP_ERR_INPUT;
+            goto cleanup;
     } else {
-        L.ndim = mb->t[0].ndim;
-        memcpy(L.size, mb->t[0].shape, sizeof L.size);
+        L.ndim = mslice.ndim;
+        memcpy(L.size, mslice.shape, sizeof L.size);
     }
-    const sp_tensor_t *mt = &mb->t[0];
+    const sp_tensor_t *mt = &mslice;
     int same = L.ndim == mt->ndim;
     for (int d = 0; d < L.ndim && same; d++)
         same = L.size[d] == mt->shape[d];
@@ -728,9 +790,8 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
         shape_str(L.size, L.ndim, a, sizeof a);
         shape_str(mt->shape, mt->ndim, b, sizeof b);
         errat(I, SP_DIAG_LINEAGE, al ? al->loc : mloc,
-              "layout shape %s does not match model tensor '%s' of shape %s", a, mname, b);
-        sp_layout_clear(&L);
-        return SP_ERR_INPUT;
+              "layout shape %s does not match model tensor '%s' of shape %s", a, sname, b);
+        goto cleanup;
     }
     for (int64_t r = 0; r < I->nranks; r++) {
         if (!I->active[r])
@@ -739,8 +800,7 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
             char rs[128];
             sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
             errat(I, SP_DIAG_LINEAGE, ploc, "'%s' has no value on rank %s", pname, rs);
-            sp_layout_clear(&L);
-            return SP_ERR_INPUT;
+            goto cleanup;
         }
         int64_t ls[SP_MAX_DIMS];
         sp_layout_local_shape(&C->mesh, &L, r, ls);
@@ -754,9 +814,8 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
             sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
             errat(I, SP_DIAG_LINEAGE, al ? al->loc : ploc,
                   "'%s' has shape %s on rank %s but the layout of '%s' gives %s", pname, a, rs,
-                  mname, b);
-            sp_layout_clear(&L);
-            return SP_ERR_INPUT;
+                  sname, b);
+            goto cleanup;
         }
     }
     if (!C->collect_only) {
@@ -769,7 +828,7 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
         s->id = C->nstages++;
         s->kind = kind;
         s->plan_name = sp_strdup(pname);
-        s->model_name = sp_strdup(mname);
+        s->model_name = sp_strdup(sname);
         s->plan_loc = ploc;
         s->model_loc = mb->loc;
         sp_layout_copy(&s->layout, &L);
@@ -787,10 +846,15 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
         if (C->collect_only) {
             add_cut(C, mname);
         } else {
-            mark_passed(I, mname);
-            /* continue from the model's (fresh) value */
-            const sp_binding_t *cur = sp_model_value(C, mname);
-            pval_t nv = distribute(I, &L, &cur->t[0], mname);
+            mark_passed(I, mname, nrows, lo, hi);
+            /* continue from the model's (fresh) value, or its rows [lo, hi) */
+            sp_tensor_t fresh;
+            sp_tensor_init(&fresh);
+            tensor_rows(&fresh, &cur0->t[0], lo, hi);
+            if (cur0->t[0].ndim == 0)
+                sp_tensor_copy(&fresh, &cur0->t[0]);
+            pval_t nv = distribute(I, &L, &fresh, mname);
+            sp_tensor_clear(&fresh);
             for (int64_t r = 0; r < I->nranks; r++)
                 if (!I->active[r] && (*val)[r].ndim >= 0)
                     sp_tensor_copy(&nv[r], &(*val)[r]);
@@ -798,8 +862,11 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
             *val = nv;
         }
     }
+    st = SP_OK;
+cleanup:
     sp_layout_clear(&L);
-    return SP_OK;
+    sp_tensor_clear(&mslice);
+    return st;
 }
 
 /* ---- calls -------------------------------------------------------------------------------- */
@@ -2074,7 +2141,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
             const sp_inferred_t *inf = find_inferred(I->C, s, occ);
             if (inf) {
                 st = relate_l(I, SP_STAGE_LINEAGE, nm, s->targets[0]->loc, inf->model_name,
-                              s->targets[0]->loc, NULL, &inf->layout, &v);
+                              s->targets[0]->loc, NULL, &inf->layout, NULL, &v);
                 if (st != SP_OK) {
                     pval_free(v, I->nranks);
                     return st;
@@ -2088,8 +2155,8 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
             pval_free(v, I->nranks);
             return SP_ERR_INPUT;
         }
-        st = relate(I, SP_STAGE_LINEAGE, nm, s->targets[0]->loc, mn, s->lineage->target->loc,
-                    s->lineage->layout, &v);
+        st = relate_l(I, SP_STAGE_LINEAGE, nm, s->targets[0]->loc, mn, s->lineage->target->loc,
+                      s->lineage->layout, NULL, s->lineage->rows, &v);
         if (st != SP_OK) {
             pval_free(v, I->nranks);
             return st;

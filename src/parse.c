@@ -747,15 +747,30 @@ static sp_ast_lineage_t *parse_lineage(parser_t *p)
     if (lin == NULL)
         return NULL;
     lin->loc = cur_loc(p);
+    lin->rows = NULL;
     next(p);
     lin->target = parse_expr(p);
     if (lin->target == NULL)
         return NULL;
+    /* a last index holding one range lo..hi is a row slice: T[lo..hi], T[i][lo..hi] */
+    const sp_ast_expr_t *t = lin->target;
+    if (t->kind == SP_AST_INDEX && t->nargs == 1 && t->args[0].key.str == NULL &&
+        t->args[0].value->kind == SP_AST_RANGE) {
+        lin->rows = t->args[0].value;
+        lin->target = t->a;
+    }
     if (!is_lvalue(lin->target)) {
         perr(p, SP_DIAG_SYNTAX, lin->target->loc,
              "a lineage target must be a model tensor name, optionally indexed");
         return NULL;
     }
+    for (size_t i = 0; lin->target->kind == SP_AST_INDEX && i < lin->target->nargs; i++)
+        if (lin->target->args[i].value->kind == SP_AST_RANGE) {
+            perr(p, SP_DIAG_SYNTAX, lin->target->args[i].value->loc,
+                 "a row slice must be the only index in the last brackets: T[lo..hi] or "
+                 "T[i][lo..hi]");
+            return NULL;
+        }
     if (!accept(p, SP_TOK_COLON)) {
         expected(p, "':' after the lineage target");
         return NULL;
@@ -1599,6 +1614,10 @@ static void dump_lineage(FILE *f, const sp_ast_lineage_t *lin, int locs)
         return;
     fputs(" ~ ", f);
     dump_expr(f, lin->target, locs);
+    if (lin->rows != NULL) {
+        fputs(" rows ", f);
+        dump_expr(f, lin->rows, locs);
+    }
     fputs(" : ", f);
     dump_layout(f, lin->layout, locs);
 }

@@ -117,10 +117,14 @@ typedef struct {
     sp_ast_expr_t *value;
 } sp_ast_bind_t;
 
-/* ~ target : layout (target is a NAME or an INDEX of a NAME).  loc is the '~'. */
+/*
+ * ~ target [ '[' lo..hi ']' ] : layout (target is a NAME or an INDEX of a NAME).  loc is the '~'.
+ * rows is the RANGE lo..hi of a row slice (dim 0 of the model tensor), NULL for the whole tensor.
+ */
 typedef struct {
     sp_loc_t loc;
     sp_ast_expr_t *target;
+    sp_ast_expr_t *rows;
     sp_ast_layout_t *layout;
 } sp_ast_lineage_t;
 

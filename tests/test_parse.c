@@ -521,6 +521,12 @@ static void test_parse_newlines(void **state)
     /* A lineage annotation may go on the next line. */
     assert_dump("model m {\n  y = f(x)\n      ~ y : [B] partial(sum@tp)\n  z = y\n}\n",
                 "model m {\n  assign y = (f x) ~ y : [B] partial(sum@tp)\n  assign z = y\n}\n");
+    /* A row slice of a lineage target: the last index holding one range. */
+    assert_dump("plan p of m {\n  h = f(x) ~ h[1][0..B/2] : [B/2]\n}\n",
+                "plan p of m {\n  assign h = (f x) ~ ([] h 1) rows (.. 0 (/ B 2)) : [(/ B 2)]\n}\n");
+    assert_errors("plan p of m {\n  h = f(x) ~ h[1, 0..2] : [2]\n}\n",
+                  "t.sp:2:20: error: a row slice must be the only index in the last brackets: "
+                  "T[lo..hi] or T[i][lo..hi]\n");
     /* Blocks on one line. */
     assert_dump("model m { output y }\nplan p of m { on pp = 0 { y = x } }\n",
                 "model m {\n  output y\n}\nplan p of m {\n  on pp=0 {\n    assign y = x\n  }\n}\n");

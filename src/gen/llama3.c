@@ -2161,9 +2161,9 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
     if (o->schedule && strcmp(o->schedule, "gpipe") != 0) {
         if (strcmp(o->schedule, "1f1b") == 0)
             snprintf(err, errlen,
-                     "--schedule 1f1b is not generated: a cut point relates a whole model tensor, "
-                     "so a stage advances all micro-batches segment by segment (see "
-                     "docs/workloads.md)");
+                     "--schedule 1f1b is not generated: the generator cuts whole model tensors, "
+                     "so a stage advances all micro-batches segment by segment (row-slice cut "
+                     "points would allow 1F1B; see docs/workloads.md)");
         else
             snprintf(err, errlen, "unknown schedule '%s' (gpipe)", o->schedule);
         return -1;
