@@ -461,6 +461,11 @@ static void test_import_chunk_index_from_index_map(void **state)
                                  "dim = 2, index = 2) }"));
     assert_non_null(strstr(text, "on tp = 4 { embedding.t1274 = chunk(embedding.t494, chunks = 8, "
                                  "dim = 2, index = 1) }"));
+    /* and an all-gather whose members hold their chunks out of rank order puts them back in
+       index-map order (stage 2's tp rank 4 holds chunk 1 of rsqrt_2's sequence dim) */
+    assert_non_null(strstr(text, "rsqrt_2.t556 = concat(chunk(all_gather(rsqrt_2.t1616, dim = 1, "
+                                 "axis = tp), chunks = 8, dim = 1, index = 0), chunk(all_gather("
+                                 "rsqrt_2.t1616, dim = 1, axis = tp), chunks = 8, dim = 1, index = 4)"));
     flint_free(text);
 }
 

@@ -4032,6 +4032,25 @@ static void emit_adapter(imp_t *I, stage_t *st, item_t *it)
         int chunk_by_tp = uniform && a[0].n == tp && tp > 1;
         for (int q = 0; q < tp && chunk_by_tp; q++)
             chunk_by_tp = a[q].pos == q;
+        /* an all-gather places each member's input where its index map says (README: fused
+           collectives' inputs are sorted by indmap); when the members hold their chunks in
+           another order than their ranks, gather[k] names the member holding chunk k */
+        int gather[MAXTP], gather_perm = 0;
+        if (uniform && op == A_GATHER && !a[0].single && a[0].n == tp) {
+            for (int k = 0; k < tp; k++)
+                gather[k] = -1;
+            for (int j = 0; j < tp; j++) {
+                sub_t *si = sub_of(P, a[j].in), *so = sub_of(P, a[j].out);
+                int d = a[j].dim;
+                int64_t w = si->hi[d] - si->lo[d], off = si->lo[d] - so->lo[d];
+                if (w <= 0 || off < 0 || off % w != 0 || off / w >= tp || gather[off / w] >= 0)
+                    die(X, "%s: %s: the inputs' index maps along dim %d are not the %d chunks of "
+                           "the output's",
+                        P->file, n[j]->prims[p].path, d, tp);
+                gather[off / w] = j;
+                gather_perm |= off / w != j;
+            }
+        }
         /* inputs */
         const char *iv[MAXTP];
         for (int j = 0; j < tp; j++) {
@@ -4082,6 +4101,14 @@ static void emit_adapter(imp_t *I, stage_t *st, item_t *it)
                 break;
             case A_GATHER:
                 expr[j] = ar_printf(X, "all_gather(%s, dim = %d, axis = tp)", iv[j], a[j].dim);
+                if (gather_perm) {
+                    /* rank order, then the chunks put back in index-map order */
+                    const char *g = expr[j], *cat = "concat(";
+                    for (int k = 0; k < tp; k++)
+                        cat = ar_printf(X, "%schunk(%s, chunks = %d, dim = %d, index = %d), ", cat, g,
+                                        tp, a[j].dim, gather[k]);
+                    expr[j] = ar_printf(X, "%sdim = %d)", cat, a[j].dim);
+                }
                 break;
             case A_REDUCE:
                 expr[j] = ar_printf(X, "all_reduce(%s, sum, tp)", iv[j]);
