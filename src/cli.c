@@ -327,6 +327,20 @@ static int result_option(const char *a)
     return 0;
 }
 
+int sp_cli_check_option_valued(const char *a, const char *next)
+{
+    static const char *const valued[] = {
+        "--plan", "-j", "--jobs", "--format", "--dot", "--seed", "--dims", "--max-terms",
+        "--max-degree", "--max-splits", "--max-ms", "--max-coeff-bits", "--max-elements",
+        "--max-ranks", "--max-nodes", "--max-input-bytes", "--max-tokens", "--max-ident",
+        "--max-depth", "--shapes", "--shard"};
+    for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
+        if (!strcmp(a, valued[k]))
+            return 1;
+    /* --probabilistic [K]: the value is optional */
+    return !strcmp(a, "--probabilistic") && next && next[0] >= '0' && next[0] <= '9';
+}
+
 static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
 {
     const char *smt2_dir = NULL;
@@ -354,9 +368,7 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
         const char *a = argv[i];
         if (result_option(a)) {
             kept[nkept++] = a;
-            /* the value too (for --probabilistic only when it is a number) */
-            if (i + 1 < argc && strcmp(a, "--infer-lineage") &&
-                (strcmp(a, "--probabilistic") || (argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')))
+            if (i + 1 < argc && sp_cli_check_option_valued(a, argv[i + 1]))
                 kept[nkept++] = argv[i + 1];
         }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

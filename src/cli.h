@@ -26,6 +26,9 @@ int sp_cli_equiv(int argc, char **argv);
 /* shardproof check FILE [options] / shardproof explain FILE [options]. */
 int sp_cli_check(int argc, char **argv, int explain);
 
+/* Does check's option a take a value (next: the argument after it, for optional values)? */
+int sp_cli_check_option_valued(const char *a, const char *next);
+
 /* shardproof merge PART.json...: combine the partial reports of check --shard I/N. */
 int sp_cli_merge(int argc, char **argv);
 

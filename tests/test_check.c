@@ -8,22 +8,17 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <flint/flint.h>
 #include <unistd.h>
 
 #include "../include/shardproof.h"
+#include "cli.h"
 
+/* the whole file (the CLI's reader: flint_malloc'd, NUL-terminated), NULL if unreadable */
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
+    char *s = sp_cli_read_file(path, (size_t)64 << 20, len);
+    assert_non_null(s);
     return s;
 }
 
@@ -42,7 +37,7 @@ static char *report(const char *path, int jobs, shardproof_format_t fmt, shardpr
     shardproof_report(c, m, fmt);
     fclose(m);
     shardproof_free(c);
-    free(text);
+    flint_free(text);
     return buf;
 }
 
@@ -119,11 +114,11 @@ static void test_check_smt2_export(void **state)
     char *q = slurp(path, &n);
     assert_non_null(strstr(q, "; shardproof stage 1: plan 'y' ~ model 'y'"));
     assert_non_null(strstr(q, "(check-sat)"));
-    free(q);
+    flint_free(q);
     remove(path);
     rmdir(dir);
     shardproof_free(c);
-    free(text);
+    flint_free(text);
 }
 
 int main(void)

@@ -17,22 +17,14 @@
 #include <jansson.h>
 
 #include "../include/shardproof.h"
+#include "cli.h"
 #include "import/cli_import.h"
 #include "import/nnscaler.h"
 
+/* the whole file (the CLI's reader: flint_malloc'd, NUL-terminated), NULL if unreadable */
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
+    char *s = sp_cli_read_file(path, (size_t)64 << 20, len);
     return s;
 }
 
@@ -95,8 +87,8 @@ static void tiny_load(tiny_t *t)
 
 static void tiny_free(tiny_t *t)
 {
-    free(t->l);
-    free(t->p);
+    flint_free(t->l);
+    flint_free(t->p);
 }
 
 /* import (logical, parallel) texts; returns the importer's status, the text or the error */
@@ -539,7 +531,7 @@ static void test_import_cli(void **state)
     char *text = slurp(out, &n);
     assert_non_null(text);
     assert_non_null(strstr(text, "mesh dp = 2, mb = 1, pp = 1, tp = 1"));
-    free(text);
+    flint_free(text);
     unlink(out);
     rmdir(dir);
     char *a2[] = {"--nnscaler", TINY_L, TINY_P, "--no-progress", "--format", "json"};
@@ -550,11 +542,16 @@ static void test_import_cli(void **state)
     assert_true(saved >= 0 && null >= 0);
     dup2(null, 1);
     int rc = sp_cli_check_nnscaler(6, a2, 0);
+    /* check's valued options pass through with their values (the list is cli.c's) */
+    char *pass[] = {"--nnscaler", TINY_L, TINY_P, "--no-progress", "--max-nodes", "100000000",
+                  "--shapes", "1", "--probabilistic", "3"};
+    int rc3 = sp_cli_check_nnscaler(10, pass, 0);
     fflush(stdout);
     dup2(saved, 1);
     close(saved);
     close(null);
     assert_int_equal(rc, 0);
+    assert_int_equal(rc3, 0);
     char *a3[] = {"nnscaler", "tests/import/no_such_file.json", TINY_P, "-o", "/dev/null"};
     assert_int_equal(sp_cli_import(5, a3), 2);
     char *a4[] = {"nnscaler", TINY_L};

@@ -36,6 +36,27 @@ static void import_usage(void)
                     "                                   [--autograd-sum | --trainverify-chunk-rule]\n");
 }
 
+/* The importer's own options, shared by import and check --nnscaler: 1 if argv[*i] was one
+   (consumed, with its value), 0 if not, -1 after an error message. */
+static int import_option(int argc, char **argv, int *i, int *flags, const char **out)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--trainverify-chunk-rule")) {
+        *flags |= SP_NNSCALER_TV_CHUNK_RULE;
+    } else if (!strcmp(a, "--autograd-sum")) {
+        *flags |= SP_NNSCALER_AUTOGRAD_SUM;
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "shardproof: error: %s needs a file name\n", a);
+            return -1;
+        }
+        *out = argv[++*i];
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int sp_cli_import(int argc, char **argv)
 {
     if (argc < 1 || strcmp(argv[0], "nnscaler") != 0) {
@@ -47,17 +68,12 @@ int sp_cli_import(int argc, char **argv)
     const char *files[2] = {NULL, NULL}, *out = "-";
     int nf = 0, flags = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--trainverify-chunk-rule")) {
-            flags |= SP_NNSCALER_TV_CHUNK_RULE;
-        } else if (!strcmp(argv[i], "--autograd-sum")) {
-            flags |= SP_NNSCALER_AUTOGRAD_SUM;
-        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "shardproof: error: %s needs a file name\n", argv[i]);
-                return SP_EXIT_USAGE;
-            }
-            out = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
+        int o = import_option(argc, argv, &i, &flags, &out);
+        if (o < 0)
+            return SP_EXIT_USAGE;
+        if (o > 0)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "shardproof: error: unknown option '%s'\n", argv[i]);
             import_usage();
             return SP_EXIT_USAGE;
@@ -95,13 +111,9 @@ int sp_cli_nnscaler_requested(int argc, char **argv)
 
 int sp_cli_check_nnscaler(int argc, char **argv, int explain)
 {
-    /* options of check that take a value (everything else is a flag) */
-    static const char *const valued[] = {"--plan", "-j", "--jobs", "--format", "--dot", "--seed",
-                                         "--dims", "--max-terms", "--max-degree", "--max-splits",
-                                         "--max-ms", "--max-elements", "--max-ranks", NULL};
     const char *files[2] = {NULL, NULL}, *out = NULL;
     char **rest = flint_calloc((size_t)argc + 2, sizeof(char *));
-    int nrest = 1, have = 0, flags = 0;
+    int nrest = 1, have = 0, flags = 0, o;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--nnscaler")) {
             if (i + 2 >= argc || have) {
@@ -113,28 +125,19 @@ int sp_cli_check_nnscaler(int argc, char **argv, int explain)
             files[0] = argv[++i];
             files[1] = argv[++i];
             have = 1;
-        } else if (!strcmp(argv[i], "--trainverify-chunk-rule")) {
-            flags |= SP_NNSCALER_TV_CHUNK_RULE;
-        } else if (!strcmp(argv[i], "--autograd-sum")) {
-            flags |= SP_NNSCALER_AUTOGRAD_SUM;
-        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "shardproof: error: %s needs a file name\n", argv[i]);
+        } else if ((o = import_option(argc, argv, &i, &flags, &out)) != 0) {
+            if (o < 0) {
                 flint_free(rest);
                 return SP_EXIT_USAGE;
             }
-            out = argv[++i];
         } else if (argv[i][0] != '-') {
             fprintf(stderr, "shardproof: error: check --nnscaler takes no FILE ('%s')\n", argv[i]);
             flint_free(rest);
             return SP_EXIT_USAGE;
         } else {
             rest[nrest++] = argv[i];
-            for (int k = 0; valued[k]; k++)
-                if (!strcmp(argv[i], valued[k]) && i + 1 < argc) {
-                    rest[nrest++] = argv[++i];
-                    break;
-                }
+            if (i + 1 < argc && sp_cli_check_option_valued(argv[i], argv[i + 1]))
+                rest[nrest++] = argv[++i];
         }
     }
     if (!have) {
