@@ -412,7 +412,20 @@ sp_expr_t sp_expr_nary(sp_ectx_t E, sp_op_t op, const sp_expr_t *args, uint32_t 
         return SP_EXPR_NONE;
     }
     memcpy(v, args, n * sizeof(sp_expr_t));
-    qsort(v, n, sizeof(sp_expr_t), cmp_u32);
+    uint32_t unsorted = 0;
+    for (uint32_t i = 1; i < n && !unsorted; i++)
+        unsorted = v[i - 1] > v[i];
+    if (unsorted && n <= 16) {
+        for (uint32_t i = 1; i < n; i++) {
+            sp_expr_t t = v[i];
+            uint32_t j = i;
+            for (; j > 0 && v[j - 1] > t; j--)
+                v[j] = v[j - 1];
+            v[j] = t;
+        }
+    } else if (unsorted) {
+        qsort(v, n, sizeof(sp_expr_t), cmp_u32);
+    }
     sp_expr_t r = intern(E, op, 0, v, n);
     if (v != small)
         flint_free(v);

@@ -281,12 +281,21 @@ int sp_coll_all_reduce(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, sp_r
 {
     int64_t n = sp_axes_count(m, a);
     const sp_tensor_t **g = flint_malloc((size_t)n * sizeof(*g));
+    uint8_t *done = flint_calloc((size_t)m->nranks, 1);
     int ok = 1;
     for (int64_t r = 0; r < m->nranks && ok; r++) {
         if (in[r].ndim < 0)
             continue;
+        /* every member of a group gets the same sum: computed once, at the group's first member */
+        int64_t q0 = sp_axes_member(m, a, r, 0);
+        if (q0 != r && done[q0]) {
+            sp_tensor_copy(&out[r], &out[q0]);
+            continue;
+        }
         ok = group(m, a, r, in, g, err) && sp_reduce_tensors(E, op, g, n, &out[r], err);
+        done[r] = (uint8_t)ok;
     }
+    flint_free(done);
     flint_free(g);
     return ok;
 }
@@ -374,18 +383,32 @@ int sp_coll_reduce_scatter(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, 
 {
     int64_t n = sp_axes_count(m, a);
     const sp_tensor_t **g = flint_malloc((size_t)n * sizeof(*g));
+    /* the group's sum, computed at its first member and kept until every member took its chunk */
+    sp_tensor_t *red = flint_malloc((size_t)m->nranks * sizeof(sp_tensor_t));
+    int64_t *left = flint_calloc((size_t)m->nranks, sizeof(int64_t));
+    for (int64_t r = 0; r < m->nranks; r++)
+        sp_tensor_init(&red[r]);
     int ok = 1;
     for (int64_t r = 0; r < m->nranks && ok; r++) {
         if (in[r].ndim < 0)
             continue;
-        sp_tensor_t red;
-        sp_tensor_init(&red);
-        ok = group(m, a, r, in, g, err) && sp_reduce_tensors(E, op, g, n, &red, err);
-        int d = ok ? norm_dim(dim, red.ndim, err, "reduce_scatter") : -1;
-        ok = d >= 0 && even_chunk(&red, d, n, sp_axes_index(m, a, r), &out[r], err,
+        int64_t q0 = sp_axes_member(m, a, r, 0), q = r;
+        if (q0 != r && left[q0] > 0) {
+            q = q0;
+        } else {
+            ok = group(m, a, r, in, g, err) && sp_reduce_tensors(E, op, g, n, &red[r], err);
+            left[r] = n;
+        }
+        int d = ok ? norm_dim(dim, red[q].ndim, err, "reduce_scatter") : -1;
+        ok = d >= 0 && even_chunk(&red[q], d, n, sp_axes_index(m, a, r), &out[r], err,
                                   "reduce_scatter");
-        sp_tensor_clear(&red);
+        if (--left[q] <= 0)
+            sp_tensor_clear(&red[q]);
     }
+    for (int64_t r = 0; r < m->nranks; r++)
+        sp_tensor_clear(&red[r]);
+    flint_free(red);
+    flint_free(left);
     flint_free(g);
     return ok;
 }

@@ -136,50 +136,121 @@ static uint64_t mixk(uint64_t h)
     return h;
 }
 
-static void make_key(const sp_ectx_struct *E, const pairs_t *P, stage_key_t *K)
+/* Scratch for make_key: mark[id] = 1 + the node's position in the serialization (0: not seen). */
+typedef struct {
+    uint32_t *mark;
+    size_t nmark;
+    uint32_t *order, *stack, *next;
+    size_t cap;
+} key_scratch_t;
+
+/* build_pairs adds nodes to the store (pending reductions): the marks follow its growth */
+static void scratch_fit(key_scratch_t *W, const sp_ectx_struct *E)
+{
+    size_t need = (size_t)E->len + 1;
+    if (need <= W->nmark)
+        return;
+    size_t n = need > 2 * W->nmark ? need : 2 * W->nmark;
+    W->mark = flint_realloc(W->mark, n * sizeof(uint32_t));
+    memset(W->mark + W->nmark, 0, (n - W->nmark) * sizeof(uint32_t));
+    W->nmark = n;
+}
+
+static void scratch_init(key_scratch_t *W, const sp_ectx_struct *E)
+{
+    memset(W, 0, sizeof(*W));
+    scratch_fit(W, E);
+}
+
+static void scratch_clear(key_scratch_t *W)
+{
+    flint_free(W->mark);
+    flint_free(W->order);
+    flint_free(W->stack);
+    flint_free(W->next);
+}
+
+static void scratch_reserve(key_scratch_t *W, size_t n)
+{
+    if (n <= W->cap)
+        return;
+    W->cap = n > 2 * W->cap ? n : 2 * W->cap;
+    W->order = flint_realloc(W->order, W->cap * sizeof(uint32_t));
+    W->stack = flint_realloc(W->stack, W->cap * sizeof(uint32_t));
+    W->next = flint_realloc(W->next, W->cap * sizeof(uint32_t));
+}
+
+/*
+ * The cone is serialized in depth-first post-order from the roots, arguments in their stored
+ * order: a structural order, the same for two cones that are equal up to a renaming of symbols
+ * (ordering by node id would not be: ids depend on what other ranks built first).
+ */
+static void make_key(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W, stage_key_t *K)
 {
     memset(K, 0, sizeof(*K));
-    sp_expr_t *roots = flint_malloc((size_t)(2 * P->n + 1) * sizeof(sp_expr_t));
-    for (int64_t i = 0; i < P->n; i++) {
-        roots[2 * i] = P->plan[i];
-        roots[2 * i + 1] = P->model[i];
-    }
-    uint32_t *cone;
-    size_t m = sp_expr_cone(E, roots, (size_t)(2 * P->n), &cone);
-    /* position of each cone node in the serialization and symbol numbering */
-    uint32_t *pos = flint_malloc((m ? m : 1) * sizeof(uint32_t));
-    uint32_t nsym = 0;
-    size_t cap = 4 * m + 2 * (size_t)P->n + 4;
+    scratch_fit(W, E);
+    uint32_t *mark = W->mark;
+    const uint32_t busy = UINT32_MAX;
+    uint32_t nsym = 0, m = 0;
+    size_t cap = 64 + 2 * (size_t)P->n;
     K->tok = flint_malloc(cap * sizeof(uint64_t));
     sp_sbuf_t cs;
     sp_sbuf_init(&cs);
-    for (size_t i = 0; i < m; i++) {
-        const sp_node_t *nd = &E->nodes[cone[i]];
-        pos[i] = (uint32_t)i;
-        if (K->n + 3 + nd->nargs > cap) {
-            cap = 2 * (K->n + 3 + nd->nargs);
-            K->tok = flint_realloc(K->tok, cap * sizeof(uint64_t));
+    for (int64_t i = 0; i < 2 * P->n; i++) {
+        sp_expr_t root = (i & 1) ? P->model[i / 2] : P->plan[i / 2];
+        if (root == SP_EXPR_NONE || mark[root] != 0)
+            continue;
+        size_t sp = 0;
+        scratch_reserve(W, 1);
+        W->stack[sp] = root;
+        W->next[sp++] = 0;
+        mark[root] = busy;
+        while (sp > 0) {
+            uint32_t id = W->stack[sp - 1];
+            const sp_node_t *nd = &E->nodes[id];
+            if (W->next[sp - 1] < nd->nargs) {
+                uint32_t a = E->argv[nd->args + W->next[sp - 1]++];
+                if (mark[a] == 0) {
+                    scratch_reserve(W, sp + 1);
+                    mark[a] = busy;
+                    W->stack[sp] = a;
+                    W->next[sp++] = 0;
+                }
+                continue;
+            }
+            sp--;
+            if (K->n + 3 + nd->nargs > cap) {
+                cap = 2 * (K->n + 3 + nd->nargs);
+                K->tok = flint_realloc(K->tok, cap * sizeof(uint64_t));
+            }
+            K->tok[K->n++] = nd->op;
+            if (nd->op == SP_OP_SYM) {
+                K->tok[K->n++] = nsym++;
+            } else if (nd->op == SP_OP_CONST) {
+                char *s = fmpq_get_str(NULL, 10, E->consts + nd->param);
+                sp_sbuf_puts(&cs, s);
+                sp_sbuf_putc(&cs, ';');
+                flint_free(s);
+                K->tok[K->n++] = 0;
+            } else {
+                K->tok[K->n++] = (uint64_t)nd->param;
+            }
+            K->tok[K->n++] = nd->nargs;
+            for (uint32_t k = 0; k < nd->nargs; k++)
+                K->tok[K->n++] = mark[E->argv[nd->args + k]] - 1;
+            scratch_reserve(W, (size_t)m + 1);
+            W->order[m++] = id;
+            mark[id] = m;
         }
-        K->tok[K->n++] = nd->op;
-        if (nd->op == SP_OP_SYM) {
-            K->tok[K->n++] = nsym++;
-        } else if (nd->op == SP_OP_CONST) {
-            char *s = fmpq_get_str(NULL, 10, E->consts + nd->param);
-            sp_sbuf_puts(&cs, s);
-            sp_sbuf_putc(&cs, ';');
-            flint_free(s);
-            K->tok[K->n++] = 0;
-        } else {
-            K->tok[K->n++] = (uint64_t)nd->param;
-        }
-        K->tok[K->n++] = nd->nargs;
-        for (uint32_t k = 0; k < nd->nargs; k++)
-            K->tok[K->n++] = pos[sp_bsearch_u32(cone, m, E->argv[nd->args + k])];
     }
     if (K->n + 2 * (size_t)P->n > cap)
         K->tok = flint_realloc(K->tok, (K->n + 2 * (size_t)P->n + 1) * sizeof(uint64_t));
-    for (int64_t i = 0; i < 2 * P->n; i++)
-        K->tok[K->n++] = pos[sp_bsearch_u32(cone, m, roots[i])];
+    for (int64_t i = 0; i < 2 * P->n; i++) {
+        sp_expr_t root = (i & 1) ? P->model[i / 2] : P->plan[i / 2];
+        K->tok[K->n++] = root == SP_EXPR_NONE ? UINT64_MAX : (uint64_t)(mark[root] - 1);
+    }
+    for (uint32_t i = 0; i < m; i++)
+        mark[W->order[i]] = 0;
     K->consts = sp_sbuf_take(&cs);
     uint64_t h = 1469598103934665603u;
     for (size_t i = 0; i < K->n; i++)
@@ -187,9 +258,6 @@ static void make_key(const sp_ectx_struct *E, const pairs_t *P, stage_key_t *K)
     for (const char *p = K->consts; *p; p++)
         h = mixk(h ^ (unsigned char)*p);
     K->hash = h;
-    flint_free(pos);
-    flint_free(cone);
-    flint_free(roots);
 }
 
 static int key_equal(const stage_key_t *a, const stage_key_t *b)
@@ -250,6 +318,8 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
        distinct ones reach the stage's engine. */
     uint8_t *skip = flint_calloc((size_t)(P.n ? P.n : 1), 1);
     if (P.n > 0) {
+        key_scratch_t W;
+        scratch_init(&W, C->E);
         stage_key_t *rk = NULL;
         int nrk = 0, ark = 0;
         for (int64_t lo = 0; lo < P.n;) {
@@ -261,7 +331,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
                 ark = ark ? 2 * ark : 16;
                 rk = flint_realloc(rk, (size_t)ark * sizeof(stage_key_t));
             }
-            make_key(C->E, &sub, &rk[nrk]);
+            make_key(C->E, &sub, &W, &rk[nrk]);
             int seen = 0;
             for (int k = 0; k < nrk && !seen; k++)
                 seen = key_equal(&rk[k], &rk[nrk]);
@@ -277,6 +347,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
         for (int k = 0; k < nrk; k++)
             key_free(&rk[k]);
         flint_free(rk);
+        scratch_clear(&W);
     }
     /* replicas ask the same question: pairs seen shortly before in this stage */
     for (int64_t i = 0; i < P.n; i++)
@@ -432,6 +503,8 @@ int *sp_stages_group(sp_check_t *C)
     int n = C->nstages;
     stage_key_t *keys = flint_calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
     int *rep = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
+    key_scratch_t W;
+    scratch_init(&W, C->E);
     for (int i = 0; i < n; i++) {
         pairs_t P;
         sp_stage_t *s = &C->stages[i];
@@ -441,7 +514,7 @@ int *sp_stages_group(sp_check_t *C)
             pairs_free(&P);
             continue;
         }
-        make_key(C->E, &P, &keys[i]);
+        make_key(C->E, &P, &W, &keys[i]);
         pairs_free(&P);
         s->key = keys[i].hash;
         for (int j = 0; j < i; j++)
@@ -450,6 +523,7 @@ int *sp_stages_group(sp_check_t *C)
                 break;
             }
     }
+    scratch_clear(&W);
     for (int i = 0; i < n; i++)
         key_free(&keys[i]);
     flint_free(keys);
