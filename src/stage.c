@@ -111,22 +111,19 @@ static int build_pairs(sp_check_t *C, const sp_stage_t *s, pairs_t *P)
 /* ---- renaming-invariant keys ------------------------------------------------------------- */
 
 /*
- * The canonical serialization of a stage's pairs: the cones of the pairs in order, each node
- * as (op, param, argument positions), symbols numbered by first occurrence, constants by value.
- * Two stages with equal serializations ask the same question up to a renaming of symbols.
+ * The canonical serialization of a stage's pairs: the cones of the pairs, each node as (op,
+ * param, argument positions), symbols numbered by first occurrence.  Constants are hash-consed
+ * by value, so their pool index (the param) stands for the value; keys are only compared
+ * within one store.  Two stages with equal serializations ask the same question up to a
+ * renaming of symbols.
  */
 typedef struct {
     uint64_t *tok;
     size_t n;
-    char *consts;
     uint64_t hash;
 } stage_key_t;
 
-static void key_free(stage_key_t *k)
-{
-    flint_free(k->tok);
-    flint_free(k->consts);
-}
+static void key_free(stage_key_t *k) { flint_free(k->tok); }
 
 static uint64_t mixk(uint64_t h)
 {
@@ -136,12 +133,17 @@ static uint64_t mixk(uint64_t h)
     return h;
 }
 
-/* Scratch for make_key: mark[id] = 1 + the node's position in the serialization (0: not seen). */
+/*
+ * Scratch of a key computation, reused from key to key (one per thread): mark[id] is 1 + the
+ * node's position in the serialization (0: not seen), the tokens are built in tok.
+ */
 typedef struct {
     uint32_t *mark;
     size_t nmark;
     uint32_t *order, *stack, *next;
     size_t cap;
+    uint64_t *tok;
+    size_t ntok, tokcap;
 } key_scratch_t;
 
 /* build_pairs adds nodes to the store (pending reductions): the marks follow its growth */
@@ -156,18 +158,14 @@ static void scratch_fit(key_scratch_t *W, const sp_ectx_struct *E)
     W->nmark = n;
 }
 
-static void scratch_init(key_scratch_t *W, const sp_ectx_struct *E)
-{
-    memset(W, 0, sizeof(*W));
-    scratch_fit(W, E);
-}
-
 static void scratch_clear(key_scratch_t *W)
 {
     flint_free(W->mark);
     flint_free(W->order);
     flint_free(W->stack);
     flint_free(W->next);
+    flint_free(W->tok);
+    memset(W, 0, sizeof(*W));
 }
 
 static void scratch_reserve(key_scratch_t *W, size_t n)
@@ -180,22 +178,28 @@ static void scratch_reserve(key_scratch_t *W, size_t n)
     W->next = flint_realloc(W->next, W->cap * sizeof(uint32_t));
 }
 
-/*
- * The cone is serialized in depth-first post-order from the roots, arguments in their stored
- * order: a structural order, the same for two cones that are equal up to a renaming of symbols
- * (ordering by node id would not be: ids depend on what other ranks built first).
- */
-static void make_key(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W, stage_key_t *K)
+static uint64_t *tok_reserve(key_scratch_t *W, size_t more)
 {
-    memset(K, 0, sizeof(*K));
+    if (W->ntok + more > W->tokcap) {
+        W->tokcap = 2 * (W->ntok + more);
+        W->tok = flint_realloc(W->tok, W->tokcap * sizeof(uint64_t));
+    }
+    return W->tok + W->ntok;
+}
+
+/*
+ * Serialize the pairs into W->tok and return the hash.  The cone is written in depth-first
+ * post-order from the roots, arguments in their stored order: a structural order, the same for
+ * two cones that are equal up to a renaming of symbols (ordering by node id would not be: ids
+ * depend on what other ranks built first).
+ */
+static uint64_t key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W)
+{
     scratch_fit(W, E);
     uint32_t *mark = W->mark;
     const uint32_t busy = UINT32_MAX;
     uint32_t nsym = 0, m = 0;
-    size_t cap = 64 + 2 * (size_t)P->n;
-    K->tok = flint_malloc(cap * sizeof(uint64_t));
-    sp_sbuf_t cs;
-    sp_sbuf_init(&cs);
+    W->ntok = 0;
     for (int64_t i = 0; i < 2 * P->n; i++) {
         sp_expr_t root = (i & 1) ? P->model[i / 2] : P->plan[i / 2];
         if (root == SP_EXPR_NONE || mark[root] != 0)
@@ -219,51 +223,45 @@ static void make_key(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W
                 continue;
             }
             sp--;
-            if (K->n + 3 + nd->nargs > cap) {
-                cap = 2 * (K->n + 3 + nd->nargs);
-                K->tok = flint_realloc(K->tok, cap * sizeof(uint64_t));
-            }
-            K->tok[K->n++] = nd->op;
-            if (nd->op == SP_OP_SYM) {
-                K->tok[K->n++] = nsym++;
-            } else if (nd->op == SP_OP_CONST) {
-                char *s = fmpq_get_str(NULL, 10, E->consts + nd->param);
-                sp_sbuf_puts(&cs, s);
-                sp_sbuf_putc(&cs, ';');
-                flint_free(s);
-                K->tok[K->n++] = 0;
-            } else {
-                K->tok[K->n++] = (uint64_t)nd->param;
-            }
-            K->tok[K->n++] = nd->nargs;
+            uint64_t *t = tok_reserve(W, 3 + nd->nargs);
+            *t++ = nd->op;
+            *t++ = nd->op == SP_OP_SYM ? nsym++ : (uint64_t)nd->param;
+            *t++ = nd->nargs;
             for (uint32_t k = 0; k < nd->nargs; k++)
-                K->tok[K->n++] = mark[E->argv[nd->args + k]] - 1;
+                *t++ = mark[E->argv[nd->args + k]] - 1;
+            W->ntok += 3 + nd->nargs;
             scratch_reserve(W, (size_t)m + 1);
             W->order[m++] = id;
             mark[id] = m;
         }
     }
-    if (K->n + 2 * (size_t)P->n > cap)
-        K->tok = flint_realloc(K->tok, (K->n + 2 * (size_t)P->n + 1) * sizeof(uint64_t));
+    uint64_t *t = tok_reserve(W, 2 * (size_t)P->n);
     for (int64_t i = 0; i < 2 * P->n; i++) {
         sp_expr_t root = (i & 1) ? P->model[i / 2] : P->plan[i / 2];
-        K->tok[K->n++] = root == SP_EXPR_NONE ? UINT64_MAX : (uint64_t)(mark[root] - 1);
+        *t++ = root == SP_EXPR_NONE ? UINT64_MAX : (uint64_t)(mark[root] - 1);
     }
+    W->ntok += 2 * (size_t)P->n;
     for (uint32_t i = 0; i < m; i++)
         mark[W->order[i]] = 0;
-    K->consts = sp_sbuf_take(&cs);
     uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < K->n; i++)
-        h = mixk(h ^ K->tok[i]);
-    for (const char *p = K->consts; *p; p++)
-        h = mixk(h ^ (unsigned char)*p);
-    K->hash = h;
+    for (size_t i = 0; i < W->ntok; i++)
+        h = mixk(h ^ W->tok[i]);
+    return h;
 }
 
-static int key_equal(const stage_key_t *a, const stage_key_t *b)
+/* Is the key just built in W equal to K? */
+static int key_is(const key_scratch_t *W, uint64_t h, const stage_key_t *K)
 {
-    return a->hash == b->hash && a->n == b->n && !memcmp(a->tok, b->tok, a->n * sizeof(uint64_t)) &&
-           strcmp(a->consts, b->consts) == 0;
+    return K->hash == h && K->n == W->ntok && !memcmp(K->tok, W->tok, W->ntok * sizeof(uint64_t));
+}
+
+/* Keep the key just built in W as K. */
+static void key_keep(const key_scratch_t *W, uint64_t h, stage_key_t *K)
+{
+    K->n = W->ntok;
+    K->hash = h;
+    K->tok = flint_malloc((W->ntok ? W->ntok : 1) * sizeof(uint64_t));
+    memcpy(K->tok, W->tok, W->ntok * sizeof(uint64_t));
 }
 
 /* ---- solving one stage ---------------------------------------------------------------------- */
@@ -303,7 +301,7 @@ static char *strdup_flint(const char *s)
     return d;
 }
 
-static void solve_stage(sp_check_t *C, sp_stage_t *s)
+static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
 {
     pairs_t P;
     if (!build_pairs(C, s, &P)) {
@@ -318,36 +316,62 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s)
        distinct ones reach the stage's engine. */
     uint8_t *skip = flint_calloc((size_t)(P.n ? P.n : 1), 1);
     if (P.n > 0) {
-        key_scratch_t W;
-        scratch_init(&W, C->E);
         stage_key_t *rk = NULL;
         int nrk = 0, ark = 0;
+        /* ranks holding the very same elements as an earlier rank (tp replicas after an
+           all-reduce) need no key: a table of the first rank of each distinct id sequence */
+        size_t ngroups = 1, tsize = 64;
+        for (int64_t i = 1; i < P.n; i++)
+            ngroups += P.rank[i] != P.rank[i - 1];
+        while (tsize < 2 * ngroups)
+            tsize *= 2;
+        int64_t *first = flint_malloc(tsize * sizeof(int64_t));
+        for (size_t j = 0; j < tsize; j++)
+            first[j] = -1;
         for (int64_t lo = 0; lo < P.n;) {
             int64_t hi = lo;
             while (hi < P.n && P.rank[hi] == P.rank[lo])
                 hi++;
-            pairs_t sub = {P.plan + lo, P.model + lo, P.rank + lo, P.index + lo, hi - lo};
-            if (nrk == ark) {
-                ark = ark ? 2 * ark : 16;
-                rk = flint_realloc(rk, (size_t)ark * sizeof(stage_key_t));
+            uint64_t hid = (uint64_t)(hi - lo);
+            for (int64_t i = lo; i < hi; i++)
+                hid = mixk(hid ^ ((uint64_t)P.plan[i] << 32 | P.model[i]));
+            size_t j = (size_t)hid & (tsize - 1);
+            int same = 0;
+            for (; first[j] >= 0 && !same; j = (j + 1) & (tsize - 1)) {
+                int64_t f = first[j], fh = f;
+                while (fh < P.n && P.rank[fh] == P.rank[f])
+                    fh++;
+                same = fh - f == hi - lo && !memcmp(P.plan + f, P.plan + lo, (size_t)(hi - lo) * sizeof(sp_expr_t)) &&
+                       !memcmp(P.model + f, P.model + lo, (size_t)(hi - lo) * sizeof(sp_expr_t));
             }
-            make_key(C->E, &sub, &W, &rk[nrk]);
+            if (same) {
+                for (int64_t i = lo; i < hi; i++)
+                    skip[i] = 2;
+                lo = hi;
+                continue;
+            }
+            first[j] = lo;
+            pairs_t sub = {P.plan + lo, P.model + lo, P.rank + lo, P.index + lo, hi - lo};
+            uint64_t h = key_build(C->E, &sub, W);
             int seen = 0;
-            for (int k = 0; k < nrk && !seen; k++)
-                seen = key_equal(&rk[k], &rk[nrk]);
+            for (int k = nrk - 1; k >= 0 && !seen; k--)
+                seen = key_is(W, h, &rk[k]);
             if (seen) {
                 for (int64_t i = lo; i < hi; i++)
                     skip[i] = 2;
-                key_free(&rk[nrk]);
             } else {
-                nrk++;
+                if (nrk == ark) {
+                    ark = ark ? 2 * ark : 16;
+                    rk = flint_realloc(rk, (size_t)ark * sizeof(stage_key_t));
+                }
+                key_keep(W, h, &rk[nrk++]);
             }
             lo = hi;
         }
         for (int k = 0; k < nrk; k++)
             key_free(&rk[k]);
         flint_free(rk);
-        scratch_clear(&W);
+        flint_free(first);
     }
     /* replicas ask the same question: pairs seen shortly before in this stage */
     for (int64_t i = 0; i < P.n; i++)
@@ -447,13 +471,15 @@ typedef struct {
 static void *worker(void *arg)
 {
     pool_t *p = arg;
+    key_scratch_t W;
+    memset(&W, 0, sizeof W);
     for (;;) {
         pthread_mutex_lock(&p->mu);
         int k = p->next < p->ntodo ? p->todo[p->next++] : -1;
         pthread_mutex_unlock(&p->mu);
         if (k < 0)
             break;
-        solve_stage(p->C, &p->C->stages[k]);
+        solve_stage(p->C, &p->C->stages[k], &W);
         pthread_mutex_lock(&p->mu);
         p->done++;
         /* a progress line on a terminal, once the run has taken a second */
@@ -464,6 +490,7 @@ static void *worker(void *arg)
         }
         pthread_mutex_unlock(&p->mu);
     }
+    scratch_clear(&W);
     flint_cleanup();
     return NULL;
 }
@@ -504,7 +531,7 @@ int *sp_stages_group(sp_check_t *C)
     stage_key_t *keys = flint_calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
     int *rep = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
     key_scratch_t W;
-    scratch_init(&W, C->E);
+    memset(&W, 0, sizeof W);
     for (int i = 0; i < n; i++) {
         pairs_t P;
         sp_stage_t *s = &C->stages[i];
@@ -514,14 +541,16 @@ int *sp_stages_group(sp_check_t *C)
             pairs_free(&P);
             continue;
         }
-        make_key(C->E, &P, &W, &keys[i]);
+        uint64_t h = key_build(C->E, &P, &W);
         pairs_free(&P);
-        s->key = keys[i].hash;
+        s->key = h;
         for (int j = 0; j < i; j++)
-            if (rep[j] == j && key_equal(&keys[i], &keys[j])) {
+            if (rep[j] == j && key_is(&W, h, &keys[j])) {
                 rep[i] = j;
                 break;
             }
+        if (rep[i] == i)
+            key_keep(&W, h, &keys[i]);
     }
     scratch_clear(&W);
     for (int i = 0; i < n; i++)
