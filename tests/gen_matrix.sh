@@ -81,6 +81,19 @@ equiv=(
     "deepseek3 --dp 2 --ep 2 --loss-mask --label-smoothing 0.1 --tied --freeze wr"
     "deepseek3 --cp 2 --tp 2 --sp --pp 2 --nm 2"
     "--dp 2 --variant single_rank_collective"
+    "--pp 2 --nm 2 --schedule 1f1b"
+    "--pp 2 --nm 4 --schedule 1f1b"
+    "--dp 2 --tp 2 --pp 2 --nm 2 --schedule 1f1b"
+    "--pp 4 --nm 3 --layers 4 --schedule 1f1b"
+    "--nm 3 --dp 2 --loss-mask --label-smoothing 0.1 --schedule 1f1b"
+    "--dp 2 --tp 2 --pp 2 --nm 2 --tied --loss-mask --schedule 1f1b"
+    "--dp 2 --tp 2 --sp --pp 2 --nm 2 --optim adam --zero 3 --clip 1.0 --schedule 1f1b"
+    "--cp 2 --cp-algo ring"
+    "--cp 4 --cp-algo ring"
+    "--cp 2 --tp 2 --cp-algo ring"
+    "--cp 2 --tp 2 --sp --loss-mask --cp-algo ring"
+    "--cp 2 --tp 2 --pp 2 --nm 2 --cp-algo ring --schedule 1f1b"
+    "deepseek3 --cp 2 --ep 2 --cp-algo ring"
 )
 # an entry may start with a family name (default llama3)
 family() { case $1 in deepseek3*) echo deepseek3 ;; *) echo llama3 ;; esac; }
@@ -145,6 +158,14 @@ bugs=(
     "expert_grad_not_scaled|deepseek3 --dp 2 --ep 2 --tp 2 --score sigmoid"
     "bwd_allreduce_identity|deepseek3 --dp 2 --ep 2 --tp 2"
     "expert_grad_not_scaled|deepseek3 --dp 2 --ep 2 --pp 2"
+    "grad_early|$big --schedule 1f1b"
+    "grad_early|--nm 2 --schedule 1f1b"
+    "pp_wrong_peer|$big --schedule 1f1b"
+    "loss_mean_per_microbatch|--dp 2 --nm 2 --loss-mask --schedule 1f1b"
+    "tp_allreduce_identity|$spbig --schedule 1f1b"
+    "cp_causal_offset_local|--cp 2 --tp 2 --cp-algo ring"
+    "attn_scale_one_rank|--cp 2 --tp 2 --cp-algo ring"
+    "attn_scale_all|--cp 2 --nm 2 --cp-algo ring"
 )
 for entry in "${bugs[@]}"; do
     b=${entry%%|*}
@@ -207,6 +228,9 @@ corpus=(
     "bugs/deepseek3_expert_grad_not_scaled.sp|deepseek3 --dp 2 --ep 2 --bug expert_grad_not_scaled"
     "bugs/llama3_variant_unbalanced_partition.sp|--pp 2 --layers 4 --variant unbalanced_partition"
     "bugs/llama3_variant_single_rank_collective.sp|--dp 2 --variant single_rank_collective"
+    "ok/llama3_dp2_tp2_pp2_nm2_1f1b.sp|--dp 2 --tp 2 --pp 2 --nm 2 --schedule 1f1b"
+    "ok/llama3_cp2_tp2_ring.sp|--cp 2 --tp 2 --cp-algo ring"
+    "bugs/llama3_grad_early_1f1b.sp|--dp 2 --pp 2 --nm 2 --schedule 1f1b --bug grad_early"
     "bugs/llama3_variant_zero2_allreduce.sp|--dp 2 --tp 2 --optim adam --zero 2 --variant zero2_allreduce"
 )
 for entry in "${corpus[@]}"; do

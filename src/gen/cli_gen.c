@@ -21,8 +21,9 @@ static void gen_usage(FILE *f)
         "model:     --preset NAME (llama3: 8b 70b 405b; deepseek3: 16b 236b 671b)  --layers N\n"
         "           --batch N  --optim sgd|adam  --clip C  --loss-mask  --label-smoothing E\n"
         "           --tied  --freeze NAME,...  --score softmax|sigmoid (deepseek3 router)\n"
-        "parallel:  --dp N  --tp N  --sp  --cp N  --pp N  --vpp N  --partition N,N,...\n"
-        "           --nm N | --grad-accum N  --schedule gpipe  --zero 0|1|2|3  --ep N (deepseek3)\n"
+        "parallel:  --dp N  --tp N  --sp  --cp N  --cp-algo allgather|ring  --pp N  --vpp N\n"
+        "           --partition N,N,...  --nm N | --grad-accum N  --schedule gpipe|1f1b\n"
+        "           --zero 0|1|2|3  --ep N (deepseek3)\n"
         "checks:    --bug NAME (plants a bug; the file starts with its expected verdict and line)\n"
         "           --variant NAME (a performance-only change that must verify EQUIVALENT)\n");
 }
@@ -80,7 +81,7 @@ int sp_gen_main(int argc, char **argv)
                                "--bug",        "--variant",   "--zero",     "--clip",
                                "--cp",         "--ep",        "--score",    "--vpp",
                                "--grad-accum", "--partition", "--schedule", "--label-smoothing",
-                               "--freeze",     "-o",          NULL};
+                               "--freeze",     "--cp-algo",   "-o",         NULL};
         int k;
         for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
             ;
@@ -129,6 +130,8 @@ int sp_gen_main(int argc, char **argv)
             o.partition = v;
         else if (strcmp(a, "--schedule") == 0)
             o.schedule = v;
+        else if (strcmp(a, "--cp-algo") == 0)
+            o.cp_algo = v;
         else if (strcmp(a, "--label-smoothing") == 0)
             o.label_smoothing = v;
         else if (strcmp(a, "--freeze") == 0)

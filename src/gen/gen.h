@@ -24,7 +24,8 @@ typedef struct {
     int vpp;                     /* virtual pipeline stages (interleaved chunks) per stage, >= 1 */
     int grad_accum;              /* gradient-accumulation steps: sets nm (0: not given) */
     const char *partition;       /* layers per chunk, "1,3" (NULL: as even as possible) */
-    const char *schedule;        /* "gpipe" (NULL: gpipe) */
+    const char *schedule;        /* "gpipe" (NULL: gpipe) or "1f1b" */
+    const char *cp_algo;         /* context parallel: "allgather" (NULL) or "ring" */
     int loss_mask;               /* a loss mask input (mean over the unmasked tokens) */
     const char *label_smoothing; /* a number literal in [0, 1), NULL for none */
     int tied;                    /* tied embeddings: the LM head is emb transposed */

@@ -60,6 +60,9 @@ typedef struct {
     int sigmoid;   /* MoE router scores: sigmoid (normalized over the top-k), else softmax */
     int tpx;       /* the tp axis and its collectives exist (tp > 1, or a size-1 tp variant) */
     int vpp, nch;  /* virtual pipeline stages per stage; chunks pp * vpp */
+    int f1b;       /* the 1F1B schedule: each stage runs whole micro-batches, cut by row slices */
+    int mbi;       /* 1F1B: the micro-batch being written */
+    int cp_ring;   /* context parallel: key/value gradients reduce-scattered (ring attention) */
     int chunk_lo[MAX_CHUNKS + 1]; /* first layer of each chunk; chunk_lo[nch] = L */
     int zero;                     /* ZeRO stage 0..3 (over dp) */
     int mask;           /* a loss mask input: the loss is the mean over the unmasked tokens */
@@ -90,6 +93,7 @@ typedef struct {
     char lb[32];    /* the local batch extent in reshapes (the micro-batch with nm > 1) */
     char mbx[32];   /* the micro-batch extent for slices: "B/dp/2" */
     char lbr[32];   /* the rank's batch extent (all its micro-batches): "B/dp" */
+    char BDI[24];   /* the batch dim of the data inputs (1F1B with dp: "B", each rank slices) */
 } gen_t;
 
 struct gen_family {
@@ -114,6 +118,8 @@ enum {
     K_SUM,   /* summed over micro-batches (weight gradients, the loss) */
     K_SEND,  /* send(value, dest) */
     K_EARLY, /* (bug) with micro-batches: before the last one, inside `if mb == NM-1` */
+    K_OPEN,  /* opens a block: expr is its header ("if rank.cp >= 1") */
+    K_CLOSE, /* closes the block */
 };
 
 #define GMAX 20

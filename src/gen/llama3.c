@@ -127,7 +127,8 @@ const sp_gen_bug_t sp_gen_llama3_bugs[] = {
      "--cp >= 2"},
     {"cp_causal_offset_local",
      "under context parallelism the causal mask of the rank's query chunk against the gathered "
-     "keys omits the chunk's offset",
+     "keys omits the chunk's offset (with --cp-algo ring: every rank merges every key block the "
+     "ring brings, also the later ones)",
      "--cp >= 2"},
     {NULL, NULL, NULL},
 };
@@ -370,9 +371,66 @@ static const char *macro(const gen_t *g, const char *name, char *tmp, size_t n)
     return NULL;
 }
 
+/* ---- 1F1B: one micro-batch at a time ------------------------------------------------------- */
+
+/* a data input of the model (sliced per micro-batch, not a value computed by the plan) */
+static int is_data_input(const char *full)
+{
+    return strcmp(full, "tok") == 0 || strcmp(full, "tgt") == 0 || strcmp(full, "mask") == 0;
+}
+
+/* the plan name of a batch value of micro-batch g->mbi: NAME[i] -> NAME[i, mb], NAME -> NAME[mb] */
+static void mb_name(const gen_t *g, const char *full, char *out, size_t n)
+{
+    size_t k = strlen(full);
+    if (k && full[k - 1] == ']')
+        snprintf(out, n, "%.*s, %d]", (int)(k - 1), full, g->mbi);
+    else
+        snprintf(out, n, "%s[%d]", full, g->mbi);
+}
+
+/* the global rows of micro-batch g->mbi: "lo..hi" (Megatron's sampler: each micro-batch is a
+   contiguous B/NM rows of the global batch, sharded over dp) */
+static void mb_rows(const gen_t *g, char *out, size_t n)
+{
+    if (g->mbi == 0)
+        snprintf(out, n, "0..B/%d", g->nm);
+    else
+        snprintf(out, n, "%d*(B/%d)..%d*(B/%d)", g->mbi, g->nm, g->mbi + 1, g->nm);
+}
+
+/* the layout of micro-batch g->mbi's rows of a batch value laid out as lay: the batch dim
+   "B@dp" becomes "B/NM@dp" */
+static void mb_lay(gen_t *g, const char *lay, char *out, size_t n)
+{
+    size_t k = strlen(g->BD);
+    if (lay[0] != '[' || strncmp(lay + 1, g->BD, k) != 0 ||
+        (lay[k + 1] != ',' && lay[k + 1] != ']')) {
+        gfail(g, "internal error: 1F1B cut of a layout without the batch dim first: %s", lay);
+        snprintf(out, n, "%s", lay);
+        return;
+    }
+    snprintf(out, n, "[B/%d%s%s", g->nm, g->dp > 1 ? "@dp" : "", lay + k + 1);
+}
+
+/* the slice of a data input holding the rank's rows of micro-batch g->mbi */
+static void mb_slice(const gen_t *g, const char *full, char *out, size_t n)
+{
+    char base[32] = "";
+    if (g->mbi)
+        snprintf(base, sizeof base, "%d*(B/%d)", g->mbi, g->nm);
+    if (g->dp > 1)
+        snprintf(out, n, "slice(%s, 0, %s%srank.dp*(B/dp/%d), %s%s(rank.dp+1)*(B/dp/%d))", full,
+                 base, g->mbi ? " + " : "", g->nm, base, g->mbi ? " + " : "", g->nm);
+    else
+        snprintf(out, n, "slice(%s, 0, %s, %d*(B/%d))", full, g->mbi ? base : "0", g->mbi + 1,
+                 g->nm);
+}
+
 /*
  * Expand a template: $name is a group input or an earlier statement of the group (first `upto`
- * statements) -- its full name, or with local != 0 its per-micro-batch name NAME_m -- or a
+ * statements) -- its full name, with local == 1 its per-micro-batch name NAME_m, with local == 2
+ * (1F1B) its name for micro-batch g->mbi (mb_name; a data input's slice NAME_m) -- or a
  * configuration macro: $l and $l1 (the layer index and index + 1), $LB (local batch extent), $EPS,
  * $NHl $NKVl $QDl $KDl (NH/tp ...).  G may be NULL (macros only).
  */
@@ -399,7 +457,9 @@ static void expand(gen_t *g, const grp_t *G, int upto, int local, const char *t,
         const char *r = NULL;
         for (int i = 0; G && i < G->nin && !r; i++)
             if (strcmp(G->in[i].key, name) == 0) {
-                if (local)
+                if (local == 2 && !is_data_input(G->in[i].full))
+                    mb_name(g, G->in[i].full, rep, sizeof rep);
+                else if (local)
                     snprintf(rep, sizeof rep, "%s_m", name);
                 else
                     snprintf(rep, sizeof rep, "%s", G->in[i].full);
@@ -407,7 +467,9 @@ static void expand(gen_t *g, const grp_t *G, int upto, int local, const char *t,
             }
         for (int i = 0; G && i < upto && !r; i++)
             if (strcmp(G->st[i].key, name) == 0) {
-                if (local)
+                if (local == 2)
+                    mb_name(g, G->st[i].full, rep, sizeof rep);
+                else if (local)
                     snprintf(rep, sizeof rep, "%s_m%s", name,
                              G->st[i].kind == K_VAL && G->st[i].cut[0] ? "[mb]" : "");
                 else
@@ -475,12 +537,85 @@ gst_t *gen_grp_st(gen_t *g, grp_t *G, int kind, const char *key, const char *ful
     return s;
 }
 
+/* a statement that opens or closes a block (written as is); 0 for any other */
+static int grp_block(gen_t *g, const gst_t *s)
+{
+    if (s->kind == K_OPEN)
+        gen_open_block(g, "%s", s->expr);
+    else if (s->kind == K_CLOSE)
+        gen_close_block(g);
+    return s->kind == K_OPEN || s->kind == K_CLOSE;
+}
+
+/* 1F1B: a group for micro-batch g->mbi alone; its cuts relate the micro-batch's rows, sums
+   accumulate and are cut after the last micro-batch */
+static void grp_emit_mb(gen_t *g, const grp_t *G)
+{
+    char e[EXPR_LEN], lhs[EXPR_LEN + 2 * NAME_LEN], nm[NAME_LEN + 16], cut[NAME_LEN + 48], lay[160];
+    int last = g->mbi == g->nm - 1;
+    for (int i = 0; i < G->nin; i++)
+        if (is_data_input(G->in[i].full)) {
+            mb_slice(g, G->in[i].full, e, sizeof e);
+            gen_linef(g, "%s_m = %s", G->in[i].key, e);
+        }
+    for (int i = 0; i < G->nst; i++) {
+        const gst_t *s = &G->st[i];
+        if (grp_block(g, s))
+            continue;
+        expand(g, G, i, 2, s->expr, e, sizeof e);
+        switch (s->kind) {
+        case K_SEND:
+            snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
+            gen_stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+            break;
+        case K_EARLY:
+            if (last) {
+                snprintf(lhs, sizeof lhs, "%s = %s", s->full, e);
+                gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+            }
+            break;
+        case K_SUM:
+            if (s->cut[0]) {
+                snprintf(lhs, sizeof lhs, "%s_acc += %s", s->key, e);
+                gen_stmt_line(g, lhs, NULL, NULL, NULL, 0);
+                if (last) {
+                    snprintf(lhs, sizeof lhs, "%s = %s_acc", s->full, s->key);
+                    gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+                }
+            } else {
+                snprintf(lhs, sizeof lhs, "%s += %s", s->full, e);
+                gen_stmt_line(g, lhs, NULL, NULL, s->note, 0);
+            }
+            break;
+        default:
+            mb_name(g, s->full, nm, sizeof nm);
+            snprintf(lhs, sizeof lhs, "%s = %s", nm, e);
+            if (s->cut[0]) {
+                char rows[64];
+                mb_rows(g, rows, sizeof rows);
+                snprintf(cut, sizeof cut, "%s[%s]", s->cut, rows);
+                mb_lay(g, s->lay, lay, sizeof lay);
+                gen_stmt_line(g, lhs, cut, lay, s->note, s->bug);
+            } else {
+                gen_stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+            }
+            break;
+        }
+    }
+}
+
 void gen_grp_emit(gen_t *g, const grp_t *G)
 {
     char e[EXPR_LEN], lhs[EXPR_LEN + 2 * NAME_LEN];
+    if (g->f1b) {
+        grp_emit_mb(g, G);
+        return;
+    }
     if (g->nm == 1) {
         for (int i = 0; i < G->nst; i++) {
             const gst_t *s = &G->st[i];
+            if (grp_block(g, s))
+                continue;
             expand(g, G, i, 0, s->expr, e, sizeof e);
             if (s->kind == K_SEND) {
                 snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
@@ -500,6 +635,8 @@ void gen_grp_emit(gen_t *g, const grp_t *G)
                   g->mbx, g->mbx);
     for (int i = 0; i < G->nst; i++) {
         const gst_t *s = &G->st[i];
+        if (grp_block(g, s))
+            continue;
         expand(g, G, i, 1, s->expr, e, sizeof e);
         switch (s->kind) {
         case K_SEND:
@@ -663,6 +800,81 @@ static void fwd_out_group(gen_t *g, int send_to)
     gen_grp_emit(g, &G);
 }
 
+/*
+ * Ring attention's forward (--cp-algo ring), into group G (inputs qr, kr, vh): the rank's own
+ * key/value block first (causal within the block), then cp - 1 ring steps, each passing the
+ * current block to the next cp rank and receiving the previous rank's; the rank merges the
+ * blocks before its own (step t holds block rank.cp - t, all visible) by the online softmax: per
+ * block the attention output and the log-sum-exp of its scores, merged as
+ *   ln = log(exp(la) + exp(lb)),  oa = exp(la - ln) * oa + exp(lb - ln) * ob.
+ * The log-sum-exp is written from the scores (GQA: the kv heads repeated per query group; the
+ * diagonal block's causal mask as the support of causal_softmax); logaddexp without the max
+ * shift, which changes no value (a max of two log atoms would need a nonlinear case split).
+ */
+static void ring_attention_fwd(gen_t *g, grp_t *G)
+{
+    char e[EXPR_LEN];
+    gst_t *s;
+    int all = gen_bug_is(g, "attn_scale_all");
+    const char *SA = all ? ", scale = 1/HD" : ""; /* the attention's scale */
+    const char *SC = all ? "(1/HD)" : "rsqrt(HD)";
+    const char *Q = "$qr";
+    if (gen_bug_is(g, "attn_scale_one_rank")) {
+        snprintf(e, sizeof e, "$qr * (1 + %s)", bug_rank(g));
+        s = gen_grp_st(g, G, K_VAL, "qs", "qs[$l]", e, NULL, NULL);
+        s->note = "BUG: queries doubled on rank 1";
+        Q = "$qs";
+    }
+    snprintf(e, sizeof e, "attention(%s, $kr, $vh, causal = 1%s)", Q, SA);
+    s = gen_grp_st(g, G, K_VAL, "oa", "oa[$l]", e, NULL, NULL);
+    s->note = "the rank's own block, causal";
+    if (all)
+        s->note = "BUG: 1/HD instead of 1/sqrt(HD) (in every block)";
+    snprintf(e, sizeof e,
+             "matmul(%s, transpose(repeat_interleave($kr, repeats = G, dim = 1), 2, 3)) * %s", Q,
+             SC);
+    gen_grp_st(g, G, K_VAL, "sc", "sc[$l]", e, NULL, NULL);
+    s = gen_grp_st(g, G, K_VAL, "la", "la[$l]",
+                   "log(sum(exp($sc) * gt(causal_softmax($sc * 0), 0), dim = -1))", NULL, NULL);
+    s->note = "its log-sum-exp";
+    gen_grp_st(g, G, K_VAL, "kc", "kc[$l]", "$kr", NULL, NULL);
+    gen_grp_st(g, G, K_VAL, "vc", "vc[$l]", "$vh", NULL, NULL);
+    int nocausal = gen_bug_is(g, "cp_causal_offset_local");
+    gen_grp_st(g, G, K_OPEN, "", "", "for t in 1..cp", NULL, NULL);
+    {
+        s = gen_grp_st(g, G, K_SEND, "kc", "kc", "$kc", NULL, NULL);
+        snprintf(s->dest, sizeof s->dest, "cp = (rank.cp + 1) %% cp");
+        s->note = "ring step: the block to the next cp rank";
+        s = gen_grp_st(g, G, K_SEND, "vc", "vc", "$vc", NULL, NULL);
+        snprintf(s->dest, sizeof s->dest, "cp = (rank.cp + 1) %% cp");
+        gen_grp_st(g, G, K_VAL, "kc", "kc[$l]", "recv(cp = (rank.cp + cp - 1) % cp)", NULL, NULL);
+        gen_grp_st(g, G, K_VAL, "vc", "vc[$l]", "recv(cp = (rank.cp + cp - 1) % cp)", NULL, NULL);
+        if (!nocausal) /* step t holds block rank.cp - t (mod cp): visible when t <= rank.cp */
+            gen_grp_st(g, G, K_OPEN, "", "", "if rank.cp >= t", NULL, NULL);
+        snprintf(e, sizeof e, "attention(%s, $kc, $vc%s)", Q, SA);
+        gen_grp_st(g, G, K_VAL, "ob", "ob[$l]", e, NULL, NULL);
+        snprintf(e, sizeof e,
+                 "logsumexp(matmul(%s, transpose(repeat_interleave($kc, repeats = G, dim = 1), 2, "
+                 "3)) * %s, dim = -1)",
+                 Q, SC);
+        gen_grp_st(g, G, K_VAL, "lb", "lb[$l]", e, NULL, NULL);
+        gen_grp_st(g, G, K_VAL, "ln", "ln[$l]", "log(exp($la) + exp($lb))", NULL, NULL);
+        s = gen_grp_st(g, G, K_VAL, "oa", "oa[$l]",
+                       "unsqueeze(exp($la - $ln), -1) * $oa + unsqueeze(exp($lb - $ln), -1) * $ob",
+                       NULL, NULL);
+        s->note = "online-softmax merge";
+        gen_grp_st(g, G, K_VAL, "la", "la[$l]", "$ln", NULL, NULL);
+        if (!nocausal)
+            gen_grp_st(g, G, K_CLOSE, "", "", "", NULL, NULL);
+    }
+    gen_grp_st(g, G, K_CLOSE, "", "", "", NULL, NULL);
+    s = gen_grp_st(g, G, K_VAL, "o", "o[$l]", "$oa", "o[$l]", g->LHQ);
+    /* a planted bug fails at this cut (the changed lines carry a BUG note) */
+    s->bug = nocausal || all || gen_bug_is(g, "attn_scale_one_rank");
+    if (nocausal)
+        s->note = "BUG: every rank merges every block, also the later (masked) ones";
+}
+
 static void layer_fwd(gen_t *g, int send_to, int last_index)
 {
     char e[EXPR_LEN];
@@ -717,6 +929,11 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
     gen_grp_in(g, &G, "qr", "qr[$l]");
     gen_grp_in(g, &G, "kr", "kr[$l]");
     gen_grp_in(g, &G, "vh", "vh[$l]");
+    if (g->cp_ring) {
+        ring_attention_fwd(g, &G);
+        gen_grp_emit(g, &G);
+        goto attention_done;
+    }
     /* with context parallelism the keys and values of the whole sequence are all-gathered over
        cp and the rank's query chunk attends with the causal offset of its first position */
     const char *KV =
@@ -745,6 +962,7 @@ static void layer_fwd(gen_t *g, int send_to, int last_index)
         gen_grp_st(g, &G, K_VAL, "o", "o[$l]", e, "o[$l]", g->LHQ);
     }
     gen_grp_emit(g, &G);
+attention_done:
 
     gen_grp_init(&G);
     gen_grp_in(g, &G, "o", "o[$l]");
@@ -984,11 +1202,29 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     gen_grp_in(g, &G, "kr", "kr[$l]");
     gen_grp_in(g, &G, "vh", "vh[$l]");
     gen_grp_in(g, &G, "go", "go[$l]");
-    if (g->cp > 1) {
-        /* context parallel: gather K and V again for the query gradient of the rank's chunk;
-           the gradients of the rank's keys and values need every query: the queries and output
-           gradients are all-gathered too and each rank keeps its chunk (the reduce-scatter of
-           per-rank partial key gradients is not provable: see docs/workloads.md) */
+    if (g->cp > 1 && g->cp_ring) {
+        /* ring attention's backward: K and V gathered again; the rank's queries give the query
+           gradient of its chunk and partial key/value gradients of every key (each with its own
+           softmax), which are reduce-scattered over cp: each rank receives the sum for its own
+           keys and values (what the ring's gradient passes accumulate) */
+        gen_grp_st(g, &G, K_VAL, "kfb", "kfb[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "vfb", "vfb[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
+        gen_grp_st(g, &G, K_VAL, "gqr", "gqr[$l]",
+                   "attention_grad_q($qr, $kfb, $vfb, $go, causal = 1, offset = rank.cp*(S/cp))",
+                   "grad.qr[$l]", g->LHQ);
+        gen_grp_st(g, &G, K_VAL, "gkr", "gkr[$l]",
+                   "reduce_scatter(attention_grad_k($qr, $kfb, $vfb, $go, causal = 1, "
+                   "offset = rank.cp*(S/cp)), 2, sum, cp)",
+                   "grad.kr[$l]", g->LHK);
+        gen_grp_st(g, &G, K_VAL, "gvh", "gvh[$l]",
+                   "reduce_scatter(attention_grad_v($qr, $kfb, $vfb, $go, causal = 1, "
+                   "offset = rank.cp*(S/cp)), 2, sum, cp)",
+                   "grad.vh[$l]", g->LHK);
+    } else if (g->cp > 1) {
+        /* context parallel (all-gather form): gather K and V again for the query gradient of
+           the rank's chunk; the gradients of the rank's keys and values need every query: the
+           queries and output gradients are all-gathered too and each rank keeps its chunk
+           (--cp-algo ring reduce-scatters per-rank partial key/value gradients instead) */
         gen_grp_st(g, &G, K_VAL, "kfb", "kfb[$l]", "all_gather($kr, 2, cp)", NULL, NULL);
         gen_grp_st(g, &G, K_VAL, "vfb", "vfb[$l]", "all_gather($vh, 2, cp)", NULL, NULL);
         gen_grp_st(g, &G, K_VAL, "gqr", "gqr[$l]",
@@ -1151,9 +1387,10 @@ static void head(gen_t *g)
          nll = lse * ts - tl,  smoothed (1 - e) * nll + e * lse - e/V * sx;
        the loss is the sum over tokens (times the mask) over the global token count B*S or the
        global number of unmasked tokens ntok. */
-    if (g->mask && !gen_bug_is(g, "loss_mean_per_microbatch")) {
+    if (g->mask && !gen_bug_is(g, "loss_mean_per_microbatch") && (!g->f1b || g->mbi == 0)) {
+        /* (1F1B with dp: every rank holds the whole mask, see BDI) */
         char axes[32];
-        gen_axes_text(g, 1, 1, 0, axes, sizeof axes);
+        gen_axes_text(g, g->f1b && g->dp > 1 ? 0 : 1, 1, 0, axes, sizeof axes);
         if (axes[0])
             gen_linef(g,
                       "ntok = all_reduce(sum(mask), sum, %s)      # unmasked tokens of the global "
@@ -1211,7 +1448,8 @@ static void head(gen_t *g)
             s->note = "BUG: mean over the micro-batch's tokens";
             snprintf(e, sizeof e,
                      "($ex / unsqueeze($se, -1) * unsqueeze($ts, -1) - $tgt) / ((%s)*S)", g->lb);
-            gen_grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+            s = gen_grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+            s->bug = g->f1b; /* 1F1B: cut per micro-batch, before the loss's cut */
         } else {
             s = gen_grp_st(g, &G, K_SUM, "lp", "lp", "sum((log($se) + $mx) * $ts - $tl) / (B*S)",
                            "loss", g->LLOSS);
@@ -1250,7 +1488,8 @@ static void head(gen_t *g)
             s->note = g->mask ? "mean over the global unmasked tokens" : "mean over all B*S tokens";
         }
         snprintf(e, sizeof e, "($ex / unsqueeze($se, -1) * %s - %s) * %s", W2, w1, cp);
-        gen_grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+        s = gen_grp_st(g, &G, K_VAL, "glg", "glg", e, "grad.logits", g->LV);
+        s->bug = per_mb && g->f1b; /* 1F1B: cut per micro-batch, before the loss's cut */
     }
     gen_grp_emit(g, &G);
     if (g->nd < g->L) {
@@ -1357,7 +1596,7 @@ static void embed_bwd(gen_t *g)
                      : "embedding_grad($tok, $P_emb, $gx)",
                NULL, NULL);
     gen_grp_emit(g, &G);
-    if (g->tied) {
+    if (g->tied && (!g->f1b || g->mbi == g->nm - 1)) {
         if (g->pp > 1)
             gen_linef(g,
                       "gembt = gemb + recv(pp = %d)   # plus the LM head's part (tied embedding)",
@@ -1765,6 +2004,97 @@ static void loss_out(gen_t *g)
         gen_linef(g, "output loss = lp : []");
 }
 
+/* One action of the 1F1B schedule on stage k (vpp = 1: chunk k): the forward (fwd = 1) or the
+   backward of micro-batch mb, every value cut by its rows (grp_emit_mb).  The last stage's
+   forward also runs the head, the loss and the head's backward; each stage reduces and updates
+   its parameters after its last backward. */
+static void f1b_action(gen_t *g, int k, int fwd, int mb, const char *phase, int clip_pp)
+{
+    int P = g->pp;
+    g->mbi = mb;
+    gen_put_line(g, "");
+    if (P > 1)
+        gen_open_block(g, "on pp = %d", k);
+    gen_linef(g, "# ==== micro-batch %d: %s (%s)", mb, fwd ? "forward" : "backward", phase);
+    if (fwd) {
+        if (k == 0) {
+            gen_linef(g, "# ---- embedding (vocab-parallel)");
+            embed_fwd(g);
+        } else {
+            recv_group(g, 1, chunk_lo(g, k), k - 1);
+        }
+        stage_fwd_layers(g, k);
+        if (k == P - 1) {
+            gen_linef(g, "# ---- final norm, LM head, cross-entropy and their backward");
+            head(g);
+            if (mb == g->nm - 1)
+                loss_out(g);
+        }
+    } else {
+        if (k < P - 1)
+            recv_group(g, 0, chunk_lo(g, k + 1), k + 1);
+        stage_bwd_layers(g, k);
+        if (k == 0 && !gen_is_frozen(g, "emb")) {
+            gen_linef(g, "# ---- embedding backward");
+            embed_bwd(g);
+        }
+        if (mb == g->nm - 1)
+            stage_params(g, k, 0, clip_pp ? 0 : 2);
+    }
+    if (P > 1)
+        gen_close_block(g);
+}
+
+/*
+ * The 1F1B schedule (Megatron's non-interleaved one): stage k runs min(pp - k - 1, NM) warm-up
+ * forwards, then alternates one forward and one backward, then the cool-down backwards.  The
+ * stages' actions are written in an order where every send precedes its recv: round by round,
+ * each stage writes its next action once its input has been sent (the previous stage's forward
+ * of the micro-batch, or the next stage's backward).
+ */
+static void schedule_1f1b(gen_t *g, int clip_pp)
+{
+    int P = g->pp, NM = g->nm;
+    char done_f[64][64], done_b[64][64];
+    int pos[64];
+    memset(done_f, 0, sizeof done_f);
+    memset(done_b, 0, sizeof done_b);
+    memset(pos, 0, sizeof pos);
+    for (int left = P * 2 * NM; left > 0;) {
+        int progress = 0;
+        for (int k = 0; k < P; k++) {
+            if (pos[k] == 2 * NM)
+                continue;
+            int w = P - k - 1 < NM ? P - k - 1 : NM, i = pos[k], fwd, mb;
+            const char *phase;
+            if (i < w) {
+                fwd = 1, mb = i, phase = "warm-up";
+            } else if (i < w + 2 * (NM - w)) {
+                fwd = (i - w) % 2 == 0;
+                mb = fwd ? w + (i - w) / 2 : (i - w) / 2;
+                phase = "steady 1F1B";
+            } else {
+                fwd = 0, mb = NM - w + (i - w - 2 * (NM - w)), phase = "cool-down";
+            }
+            int ready = fwd ? k == 0 || done_f[k - 1][mb]
+                            : (k == P - 1 ? done_f[k][mb] : done_b[k + 1][mb]);
+            if (!ready)
+                continue;
+            f1b_action(g, k, fwd, mb, phase, clip_pp);
+            (fwd ? done_f : done_b)[k][mb] = 1;
+            pos[k]++;
+            left--;
+            progress = 1;
+        }
+        if (!progress) {
+            gfail(g, "internal error: the 1F1B schedule deadlocks");
+            return;
+        }
+    }
+}
+
+static void clip_stages(gen_t *g);
+
 static void plan_body(gen_t *g)
 {
     /* mesh and layouts */
@@ -1785,12 +2115,12 @@ static void plan_body(gen_t *g)
     gen_linef(g, "mesh %s", mesh);
     const char *V = g->tpx ? "V@tp" : "V";
     const char *SQ = g->cp > 1 ? "S@cp" : "S";
-    gen_linef(g, "tok : [%s, %s, %s]", g->BD, SQ, V);
-    gen_linef(g, "tgt : [%s, %s, %s]", g->BD, SQ, V);
+    gen_linef(g, "tok : [%s, %s, %s]", g->BDI, SQ, V);
+    gen_linef(g, "tgt : [%s, %s, %s]", g->BDI, SQ, V);
     gen_linef(g, "cos : [S, HD/2]");
     gen_linef(g, "sin : [S, HD/2]");
     if (g->mask)
-        gen_linef(g, "mask : [%s, %s]", g->BD, SQ);
+        gen_linef(g, "mask : [%s, %s]", g->BDI, SQ);
     if (g->cp > 1) {
         /* RoPE at the global positions of the rank's sequence chunk */
         gen_linef(g, "cosl = slice(cos, 0, rank.cp*(S/cp), (rank.cp+1)*(S/cp))");
@@ -1857,9 +2187,15 @@ static void plan_body(gen_t *g)
         }
     }
 
-    /* forward, chunk by chunk; the last chunk runs the head and its own backward */
     int P = g->pp, NC = g->nch;
     int clip_pp = g->clip && P > 1; /* clipping: the updates wait for the norm over all stages */
+    if (g->f1b) {
+        schedule_1f1b(g, clip_pp);
+        if (clip_pp)
+            clip_stages(g);
+        return;
+    }
+    /* forward, chunk by chunk; the last chunk runs the head and its own backward */
     for (int c = 0; c < NC; c++) {
         int k = chunk_stage(g, c);
         gen_put_line(g, "");
@@ -1928,41 +2264,46 @@ static void plan_body(gen_t *g)
             stage_params(g, k, 0, clip_pp ? 0 : 2);
         gen_close_block(g);
     }
-    if (clip_pp) {
-        /* grad-norm clipping across the stages: the stages' sums of squares travel up to the
-           last stage, which computes the clipping factor and sends it back down; then every
-           stage updates its parameters */
-        for (int k = 0; k < P; k++) {
-            char piece[200];
-            gen_put_line(g, "");
-            gen_open_block(g, "on pp = %d", k);
-            snprintf(g->sfx, sizeof g->sfx, "_%d", k);
-            int experts = 0; /* the stage holds MoE layers */
-            for (int c = k; c < NC; c += P)
-                experts |= chunk_lo(g, c + 1) > g->nd;
-            norm_piece(g, experts, piece, sizeof piece);
-            if (k == 0)
-                gen_linef(g, "gn2_0 = %s", piece);
-            else
-                gen_linef(g, "gn2_%d = recv(pp = %d) + %s", k, k - 1, piece);
-            if (k < P - 1)
-                gen_linef(g, "send(gn2_%d, pp = %d)   # the sum of squares so far", k, k + 1);
-            else
-                gen_linef(
-                    g, "sc_%d = minimum(1, %s / (sqrt(gn2_%d) + 1e-6))      # the clipping factor",
-                    k, g->clip, k);
-            gen_close_block(g);
-        }
-        for (int k = P - 1; k >= 0; k--) {
-            gen_put_line(g, "");
-            gen_open_block(g, "on pp = %d", k);
-            if (k < P - 1)
-                gen_linef(g, "sc_%d = recv(pp = %d)", k, k + 1);
-            if (k > 0)
-                gen_linef(g, "send(sc_%d, pp = %d)", k, k - 1);
-            stage_params(g, k, 2, 2);
-            gen_close_block(g);
-        }
+    if (clip_pp)
+        clip_stages(g);
+}
+
+/* grad-norm clipping across the stages: the stages' sums of squares travel up to the last
+   stage, which computes the clipping factor and sends it back down; then every stage updates
+   its parameters */
+static void clip_stages(gen_t *g)
+{
+    int P = g->pp, NC = g->nch;
+    for (int k = 0; k < P; k++) {
+        char piece[200];
+        gen_put_line(g, "");
+        gen_open_block(g, "on pp = %d", k);
+        snprintf(g->sfx, sizeof g->sfx, "_%d", k);
+        int experts = 0; /* the stage holds MoE layers */
+        for (int c = k; c < NC; c += P)
+            experts |= chunk_lo(g, c + 1) > g->nd;
+        norm_piece(g, experts, piece, sizeof piece);
+        if (k == 0)
+            gen_linef(g, "gn2_0 = %s", piece);
+        else
+            gen_linef(g, "gn2_%d = recv(pp = %d) + %s", k, k - 1, piece);
+        if (k < P - 1)
+            gen_linef(g, "send(gn2_%d, pp = %d)   # the sum of squares so far", k, k + 1);
+        else
+            gen_linef(g,
+                      "sc_%d = minimum(1, %s / (sqrt(gn2_%d) + 1e-6))      # the clipping factor",
+                      k, g->clip, k);
+        gen_close_block(g);
+    }
+    for (int k = P - 1; k >= 0; k--) {
+        gen_put_line(g, "");
+        gen_open_block(g, "on pp = %d", k);
+        if (k < P - 1)
+            gen_linef(g, "sc_%d = recv(pp = %d)", k, k + 1);
+        if (k > 0)
+            gen_linef(g, "send(sc_%d, pp = %d)", k, k - 1);
+        stage_params(g, k, 2, 2);
+        gen_close_block(g);
     }
 }
 
@@ -2158,17 +2499,43 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         }
         g->nm = o->grad_accum;
     }
-    if (o->schedule && strcmp(o->schedule, "gpipe") != 0) {
-        if (strcmp(o->schedule, "1f1b") == 0)
-            snprintf(err, errlen,
-                     "--schedule 1f1b is not generated: the generator cuts whole model tensors, "
-                     "so a stage advances all micro-batches segment by segment (row-slice cut "
-                     "points would allow 1F1B; see docs/workloads.md)");
-        else
-            snprintf(err, errlen, "unknown schedule '%s' (gpipe)", o->schedule);
+    if (o->schedule && strcmp(o->schedule, "gpipe") != 0 && strcmp(o->schedule, "1f1b") != 0) {
+        snprintf(err, errlen, "unknown schedule '%s' (gpipe, 1f1b)", o->schedule);
+        return -1;
+    }
+    /* with one micro-batch both schedules are the same plan */
+    g->f1b = o->schedule && strcmp(o->schedule, "1f1b") == 0 && g->nm > 1;
+    if (o->cp_algo &&
+        (strcmp(o->cp_algo, "zigzag") == 0 || strcmp(o->cp_algo, "load-balanced") == 0)) {
+        snprintf(err, errlen,
+                 "--cp-algo %s is not generated: no layout or lineage relates a rank's sequence "
+                 "chunks i and 2cp-1-i to the model's tensors (docs/workloads.md, Limits)",
+                 o->cp_algo);
+        return -1;
+    }
+    if (o->cp_algo && strcmp(o->cp_algo, "allgather") != 0 && strcmp(o->cp_algo, "ring") != 0) {
+        snprintf(err, errlen, "unknown context-parallel algorithm '%s' (allgather, ring)",
+                 o->cp_algo);
+        return -1;
+    }
+    g->cp_ring = o->cp_algo && strcmp(o->cp_algo, "ring") == 0;
+    if (g->cp_ring && g->cp < 2) {
+        snprintf(err, errlen, "--cp-algo ring needs --cp >= 2");
         return -1;
     }
     g->vpp = o->vpp ? o->vpp : 1;
+    if (g->f1b && g->vpp > 1) {
+        snprintf(err, errlen,
+                 "--schedule 1f1b with --vpp (the interleaved 1F1B schedule) is not generated");
+        return -1;
+    }
+    if (g->f1b && moe) {
+        snprintf(err, errlen,
+                 "--schedule 1f1b is not generated for %s: the load-balancing loss is a product "
+                 "of means over the whole batch, which no micro-batch holds",
+                 g->fam->name);
+        return -1;
+    }
     if (g->vpp < 1 || g->vpp > 64 || (g->vpp > 1 && g->pp < 2)) {
         snprintf(err, errlen, "--vpp must be between 1 and 64, and needs --pp >= 2 when > 1");
         return -1;
@@ -2442,6 +2809,9 @@ static void setup_text(gen_t *g)
                      : g->ep > 1            ? "B/ep"
                                             : "B";
     snprintf(g->lbr, sizeof g->lbr, "%s", lb);
+    /* 1F1B with dp: micro-batch mb is rows [mb*(B/NM), (mb+1)*(B/NM)) of the global batch,
+       sharded over dp (Megatron's sampler), so every rank reads its rows of the data inputs */
+    snprintf(g->BDI, sizeof g->BDI, "%s", g->f1b && g->dp > 1 ? "B" : g->BD);
     if (g->nm > 1) {
         snprintf(g->mbx, sizeof g->mbx, "%s/%d", lb, g->nm);
         snprintf(g->lb, sizeof g->lb, "%s/%d", lb, g->nm);
@@ -2491,6 +2861,10 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --grad-accum %d", g->nm);
     else if (g->nm > 1)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --nm %d", g->nm);
+    if (g->f1b)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --schedule 1f1b");
+    if (g->cp_ring)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --cp-algo ring");
     if (o->partition)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --partition %s", o->partition);
     if (o->layers)
@@ -2546,7 +2920,8 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
     if (g->ep > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " expert parallel %d,", g->ep);
     if (g->cp > 1)
-        n += (size_t)snprintf(par + n, sizeof par - n, " context parallel %d,", g->cp);
+        n += (size_t)snprintf(par + n, sizeof par - n, " context parallel %d%s,", g->cp,
+                              g->cp_ring ? " (ring attention)" : "");
     if (g->tp > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " tensor parallel %d%s,", g->tp,
                               g->sp ? " with sequence parallelism" : "");
@@ -2556,7 +2931,8 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
     else if (g->pp > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " %d pipeline stages,", g->pp);
     if (g->nm > 1)
-        n += (size_t)snprintf(par + n, sizeof par - n, " %d micro-batches,", g->nm);
+        n += (size_t)snprintf(par + n, sizeof par - n, " %d micro-batches%s,", g->nm,
+                              g->f1b ? " (1F1B schedule)" : "");
     if (n == 7)
         n += (size_t)snprintf(par + n, sizeof par - n, " a single device,");
     snprintf(par + n, sizeof par - n, " forward, backward,%s optimizer step.",
@@ -2621,7 +2997,10 @@ int gen_decoder(sp_sbuf_t *out, const gen_family_t *fam, const sp_gen_opts_t *o,
     if (g.vpp > 1)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_vpp%d", g.vpp);
     if (g.nm > 1)
-        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_nm%d", g.nm);
+        pn +=
+            (size_t)snprintf(pname + pn, sizeof pname - pn, "_nm%d%s", g.nm, g.f1b ? "_1f1b" : "");
+    if (g.cp_ring)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_ring");
     if (pn == pn0)
         snprintf(pname + pn, sizeof pname - pn, "_single");
     gen_linef(&g, "plan %s of %s {", pname, fam->name);
