@@ -260,8 +260,13 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         C->collect_only = 0;
     }
     if (st == SP_OK && C->ncuts > 0) {
+        /* nothing of pass 1 but the cut names (and inferred layouts) is kept: pass 2 starts
+           in an empty store, so the peak is that of the larger pass, not of both */
         reset_model(C);
         C->fresh_counter = 0;
+        sp_engine_free(C->S);
+        C->S = sp_engine_new(&lim, C->opt.seed);
+        C->E = sp_engine_exprs(C->S);
         st = sp_exec_model(C);
     }
     if (st == SP_OK && C->ncuts == 0)
