@@ -253,29 +253,16 @@ static void moe_bwd(gen_t *g)
     grp_t G;
 
     /* shared expert */
-    gen_grp_init(&G);
-    gen_grp_in(g, &G, "gy", "gx[$l1]");
-    gen_grp_in(g, &G, "ms", "ms[$l]");
-    if (g->sp)
-        gen_grp_st(g, &G, K_VAL, "gdf", "gdf[$l]", "all_gather($gy, 1, tp)", NULL, NULL);
-    snprintf(e, sizeof e, "matmul(%s, transpose($P_wds, 0, 1))", GY);
-    gen_grp_st(g, &G, K_VAL, "gms", "gms[$l]", e, "grad.ms[$l]", lfs);
-    snprintf(e, sizeof e, "matmul_grad_b($ms, $P_wds, %s)", GY);
-    gen_grp_st(g, &G, K_SUM, "gwds", "gwds[$m]", e, NULL, NULL);
-    gen_grp_emit(g, &G);
-    gen_grp_init(&G);
-    gen_grp_in(g, &G, "gs", "gs[$l]");
-    gen_grp_in(g, &G, "us", "us[$l]");
-    gen_grp_in(g, &G, "gms", "gms[$l]");
-    gen_grp_st(g, &G, K_VAL, "ggs", "ggs[$l]", "silu_grad($gs, $gms * $us)", "grad.gs[$l]", lfs);
-    gen_grp_st(g, &G, K_VAL, "gus", "gus[$l]", "$gms * silu($gs)", "grad.us[$l]", lfs);
-    gen_grp_emit(g, &G);
+    gen_linbwd_t wds = {"gy",       "gx[$l1]", "gdf",  g->sp ? "all_gather($gy, 1, tp)" : NULL,
+                        "ms",       "wds",     "0, 1", "gms",
+                        "gwds[$m]", lfs};
+    gen_linear_bwd(g, &wds);
+    gen_swiglu_bwd(g, "gs", "us", "gms", lfs);
     gen_grp_init(&G);
     gen_grp_in(g, &G, "h2", "h2[$l]");
     gen_grp_in(g, &G, "ggs", "ggs[$l]");
     gen_grp_in(g, &G, "gus", "gus[$l]");
-    gen_grp_st(g, &G, K_SUM, "gwgs", "gwgs[$m]", "matmul_grad_b($h2, $P_wgs, $ggs)", NULL, NULL);
-    gen_grp_st(g, &G, K_SUM, "gwus", "gwus[$m]", "matmul_grad_b($h2, $P_wus, $gus)", NULL, NULL);
+    gen_gateup_grads(g, &G, "h2", "gs", "us", "$m");
     gen_grp_emit(g, &G);
 
     /* combine: the experts' output gradients and the combine weights' gradient */
@@ -299,32 +286,19 @@ static void moe_bwd(gen_t *g)
     gen_grp_st(g, &G, K_VAL, "gcw", "gcw[$l]", e, "grad.cw[$l]", le);
     gen_grp_emit(g, &G);
 
-    /* routed experts, on the experts' ranks */
-    const char *GYD = g->ep > 1 ? "$gyd" : "$gye";
-    gen_grp_init(&G);
-    gen_grp_in(g, &G, "gye", "gye[$l]");
-    gen_grp_in(g, &G, "me", "me[$l]");
-    if (g->ep > 1)
-        gen_grp_st(g, &G, K_VAL, "gyd", "gyd[$l]", "all_to_all($gye, 2, 0, ep)", NULL, NULL);
-    snprintf(e, sizeof e, "matmul(%s, transpose($P_wde, 1, 2))", GYD);
-    gen_grp_st(g, &G, K_VAL, "gme", "gme[$l]", e, "grad.me[$l]", lge);
-    snprintf(e, sizeof e, "matmul_grad_b($me, $P_wde, %s)", GYD);
-    gen_grp_st(g, &G, K_SUM, "gwde", "gwde[$m]", e, NULL, NULL);
-    gen_grp_emit(g, &G);
-    gen_grp_init(&G);
-    gen_grp_in(g, &G, "ge", "ge[$l]");
-    gen_grp_in(g, &G, "ue", "ue[$l]");
-    gen_grp_in(g, &G, "gme", "gme[$l]");
-    gen_grp_st(g, &G, K_VAL, "gge", "gge[$l]", "silu_grad($ge, $gme * $ue)", "grad.ge[$l]", lge);
-    gen_grp_st(g, &G, K_VAL, "gue", "gue[$l]", "$gme * silu($ge)", "grad.ue[$l]", lge);
-    gen_grp_emit(g, &G);
+    /* routed experts, on the experts' ranks (the output gradients sent there by all-to-all) */
+    gen_linbwd_t wde = {
+        "gye",      "gye[$l]", "gyd",  g->ep > 1 ? "all_to_all($gye, 2, 0, ep)" : NULL,
+        "me",       "wde",     "1, 2", "gme",
+        "gwde[$m]", lge};
+    gen_linear_bwd(g, &wde);
+    gen_swiglu_bwd(g, "ge", "ue", "gme", lge);
     gen_grp_init(&G);
     gen_grp_in(g, &G, "h2", "h2[$l]");
     gen_grp_in(g, &G, "gge", "gge[$l]");
     gen_grp_in(g, &G, "gue", "gue[$l]");
     gen_grp_st(g, &G, K_VAL, "xeb", "xeb[$l]", xe_expr(g), NULL, NULL);
-    gen_grp_st(g, &G, K_SUM, "gwge", "gwge[$m]", "matmul_grad_b($xeb, $P_wge, $gge)", NULL, NULL);
-    gen_grp_st(g, &G, K_SUM, "gwue", "gwue[$m]", "matmul_grad_b($xeb, $P_wue, $gue)", NULL, NULL);
+    gen_gateup_grads(g, &G, "xeb", "ge", "ue", "$m");
     gen_grp_emit(g, &G);
 
     /* router: the combine weights' and the load-balancing loss's gradients (the loss's gradient

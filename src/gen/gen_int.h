@@ -181,6 +181,31 @@ void gen_axes_text(const gen_t *g, int dp, int cp, int tp, char *out, size_t n);
 void gen_reduce_tp(const gen_t *g, const char *x, char *out, size_t n);
 void gen_set_layer(gen_t *g, const char *il, const char *il1);
 
+/*
+ * The backward of a linear out = matmul(x, W) whose output gradient needs no reduction (a
+ * row-parallel linear: its forward output was reduced over tp): one group that takes the output
+ * gradient (group input gy_key = gy), redistributes it first when re is given (statement re_key
+ * = re: under sp the all-gather over the sequence, for routed experts the dispatch all-to-all),
+ * computes the input gradient gx[$l] = gy W^T (cut to grad.x[$l] with layout lay; x[$l] is a
+ * group input) and accumulates W's gradient gw.  w names the parameter ($P_w), wt its two
+ * transposed dims ("0, 1"; "1, 2" for experts).  Stems are plain names: x "m", gx "gm".
+ */
+typedef struct {
+    const char *gy_key, *gy;
+    const char *re_key, *re;
+    const char *x, *w, *wt, *gx, *gw, *lay;
+} gen_linbwd_t;
+void gen_linear_bwd(gen_t *g, const gen_linbwd_t *L);
+
+/* A SwiGLU's gate and up gradients from the gradient gm of silu(ga) * up (stems: ga "g", up "u",
+   gm "gm"): g<ga>[$l] and g<up>[$l], cut to grad.<ga>[$l], grad.<up>[$l] with layout lay. */
+void gen_swiglu_bwd(gen_t *g, const char *ga, const char *up, const char *gm, const char *lay);
+
+/* Add to G the accumulated gradients gw<ga>[idx], gw<up>[idx] of the gate and up projections
+   w<ga>, w<up> of input x (all group inputs or earlier statements; idx "$l" or "$m"). */
+void gen_gateup_grads(gen_t *g, grp_t *G, const char *x, const char *ga, const char *up,
+                      const char *idx);
+
 /* The model text's attention block of layer l (h1[l] .. r[l]). */
 void gen_model_attention(gen_t *g);
 

@@ -547,6 +547,34 @@ static int grp_block(gen_t *g, const gst_t *s)
     return s->kind == K_OPEN || s->kind == K_CLOSE;
 }
 
+/* a K_SEND statement: `send(e, dest)` */
+static void grp_send(gen_t *g, const gst_t *s, const char *e)
+{
+    char lhs[EXPR_LEN + 2 * NAME_LEN];
+    snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
+    gen_stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+}
+
+/* `name = e` with the statement's cut, layout, note and bug */
+static void grp_assign(gen_t *g, const gst_t *s, const char *name, const char *e)
+{
+    char lhs[EXPR_LEN + 2 * NAME_LEN];
+    snprintf(lhs, sizeof lhs, "%s = %s", name, e);
+    gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+}
+
+/* a K_SUM statement's micro-batch term: `NAME += e`, or `KEY_acc += e` when it is cut after the
+   last micro-batch */
+static void grp_sum(gen_t *g, const gst_t *s, const char *e)
+{
+    char lhs[EXPR_LEN + 2 * NAME_LEN];
+    if (s->cut[0])
+        snprintf(lhs, sizeof lhs, "%s_acc += %s", s->key, e);
+    else
+        snprintf(lhs, sizeof lhs, "%s += %s", s->full, e);
+    gen_stmt_line(g, lhs, NULL, NULL, s->cut[0] ? NULL : s->note, 0);
+}
+
 /* 1F1B: a group for micro-batch g->mbi alone; its cuts relate the micro-batch's rows, sums
    accumulate and are cut after the last micro-batch */
 static void grp_emit_mb(gen_t *g, const grp_t *G)
@@ -565,26 +593,17 @@ static void grp_emit_mb(gen_t *g, const grp_t *G)
         expand(g, G, i, 2, s->expr, e, sizeof e);
         switch (s->kind) {
         case K_SEND:
-            snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
-            gen_stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+            grp_send(g, s, e);
             break;
         case K_EARLY:
-            if (last) {
-                snprintf(lhs, sizeof lhs, "%s = %s", s->full, e);
-                gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
-            }
+            if (last)
+                grp_assign(g, s, s->full, e);
             break;
         case K_SUM:
-            if (s->cut[0]) {
-                snprintf(lhs, sizeof lhs, "%s_acc += %s", s->key, e);
-                gen_stmt_line(g, lhs, NULL, NULL, NULL, 0);
-                if (last) {
-                    snprintf(lhs, sizeof lhs, "%s = %s_acc", s->full, s->key);
-                    gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
-                }
-            } else {
-                snprintf(lhs, sizeof lhs, "%s += %s", s->full, e);
-                gen_stmt_line(g, lhs, NULL, NULL, s->note, 0);
+            grp_sum(g, s, e);
+            if (s->cut[0] && last) {
+                snprintf(nm, sizeof nm, "%s_acc", s->key);
+                grp_assign(g, s, s->full, nm);
             }
             break;
         default:
@@ -617,15 +636,12 @@ void gen_grp_emit(gen_t *g, const grp_t *G)
             if (grp_block(g, s))
                 continue;
             expand(g, G, i, 0, s->expr, e, sizeof e);
-            if (s->kind == K_SEND) {
-                snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
-                gen_stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
-            } else if (s->kind == K_EARLY) {
+            if (s->kind == K_SEND)
+                grp_send(g, s, e);
+            else if (s->kind == K_EARLY)
                 gfail(g, "internal error: K_EARLY without micro-batches");
-            } else {
-                snprintf(lhs, sizeof lhs, "%s = %s", s->full, e);
-                gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
-            }
+            else
+                grp_assign(g, s, s->full, e);
         }
         return;
     }
@@ -640,21 +656,15 @@ void gen_grp_emit(gen_t *g, const grp_t *G)
         expand(g, G, i, 1, s->expr, e, sizeof e);
         switch (s->kind) {
         case K_SEND:
-            snprintf(lhs, sizeof lhs, "send(%s, %s)", e, s->dest);
-            gen_stmt_line(g, lhs, NULL, NULL, s->note, s->bug);
+            grp_send(g, s, e);
             break;
         case K_EARLY:
             gen_open_block(g, "if mb == %d", g->nm - 1);
-            snprintf(lhs, sizeof lhs, "%s = %s", s->full, e);
-            gen_stmt_line(g, lhs, s->cut, s->lay, s->note, s->bug);
+            grp_assign(g, s, s->full, e);
             gen_close_block(g);
             break;
         case K_SUM:
-            if (s->cut[0])
-                snprintf(lhs, sizeof lhs, "%s_acc += %s", s->key, e);
-            else
-                snprintf(lhs, sizeof lhs, "%s += %s", s->full, e);
-            gen_stmt_line(g, lhs, NULL, NULL, s->cut[0] ? NULL : s->note, 0);
+            grp_sum(g, s, e);
             break;
         default:
             snprintf(lhs, sizeof lhs, "%s_m%s = %s", s->key, s->cut[0] ? "[mb]" : "", e);
@@ -875,6 +885,36 @@ static void ring_attention_fwd(gen_t *g, grp_t *G)
         s->note = "BUG: every rank merges every block, also the later (masked) ones";
 }
 
+/* A row-parallel linear out[$l] = matmul(x[$l], W): with tp the partial sums po[$l] (cut as
+   partial over tp), then, with reduce, their all-reduce (reduce-scatter under sp) into out[$l]
+   (a caller with reduce = 0 writes that group itself); without tp out[$l] directly. */
+static void rowpar_fwd(gen_t *g, const char *x, const char *w, const char *po, const char *out,
+                       int reduce)
+{
+    char e[EXPR_LEN], full[NAME_LEN], pfull[NAME_LEN], cut[NAME_LEN], in[24];
+    grp_t G;
+    snprintf(full, sizeof full, "%s[$l]", out);
+    snprintf(pfull, sizeof pfull, "%s[$l]", po);
+    snprintf(cut, sizeof cut, "%s[$l]", out);
+    gen_grp_init(&G);
+    snprintf(e, sizeof e, "%s[$l]", x);
+    gen_grp_in(g, &G, x, e);
+    snprintf(e, sizeof e, "matmul($%s, $P_%s)", x, w);
+    if (g->tpx)
+        gen_grp_st(g, &G, K_VAL, po, pfull, e, cut, g->LFP);
+    else
+        gen_grp_st(g, &G, K_VAL, out, full, e, cut, g->LX);
+    gen_grp_emit(g, &G);
+    if (g->tpx && reduce) {
+        gen_grp_init(&G);
+        gen_grp_in(g, &G, po, pfull);
+        snprintf(in, sizeof in, "$%s", po);
+        gen_reduce_tp(g, in, e, sizeof e);
+        gen_grp_st(g, &G, K_VAL, out, full, e, cut, g->LX);
+        gen_grp_emit(g, &G);
+    }
+}
+
 static void layer_fwd(gen_t *g, int send_to, int last_index)
 {
     char e[EXPR_LEN];
@@ -970,13 +1010,7 @@ attention_done:
                "oc[$l]", g->LQ);
     gen_grp_emit(g, &G);
 
-    gen_grp_init(&G);
-    gen_grp_in(g, &G, "oc", "oc[$l]");
-    if (g->tpx)
-        gen_grp_st(g, &G, K_VAL, "ao", "ao[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LFP);
-    else
-        gen_grp_st(g, &G, K_VAL, "a", "a[$l]", "matmul($oc, $P_wo)", "a[$l]", g->LX);
-    gen_grp_emit(g, &G);
+    rowpar_fwd(g, "oc", "wo", "ao", "a", 0);
     if (g->tpx) {
         gen_grp_init(&G);
         gen_grp_in(g, &G, "ao", "ao[$l]");
@@ -1055,20 +1089,7 @@ attention_done:
         gen_grp_st(g, &G, K_VAL, "m", "m[$l]", "silu($g) * $u", "m[$l]", g->LFF);
         gen_grp_emit(g, &G);
 
-        gen_grp_init(&G);
-        gen_grp_in(g, &G, "m", "m[$l]");
-        if (g->tpx)
-            gen_grp_st(g, &G, K_VAL, "mo", "mo[$l]", "matmul($m, $P_wd)", "d[$l]", g->LFP);
-        else
-            gen_grp_st(g, &G, K_VAL, "d", "d[$l]", "matmul($m, $P_wd)", "d[$l]", g->LX);
-        gen_grp_emit(g, &G);
-        if (g->tpx) {
-            gen_grp_init(&G);
-            gen_grp_in(g, &G, "mo", "mo[$l]");
-            gen_reduce_tp(g, "$mo", e, sizeof e);
-            gen_grp_st(g, &G, K_VAL, "d", "d[$l]", e, "d[$l]", g->LX);
-            gen_grp_emit(g, &G);
-        }
+        rowpar_fwd(g, "m", "wd", "mo", "d", 1);
     }
 
     /* the residual add; the last layer of a non-last stage sends it instead */
@@ -1117,44 +1138,89 @@ static void bwd_out_group(gen_t *g, int send_to)
     gen_grp_emit(g, &G);
 }
 
+void gen_linear_bwd(gen_t *g, const gen_linbwd_t *L)
+{
+    char e[EXPR_LEN], full[NAME_LEN], cut[NAME_LEN], gy[24], key[16];
+    grp_t G;
+    gen_grp_init(&G);
+    gen_grp_in(g, &G, L->gy_key, L->gy);
+    snprintf(full, sizeof full, "%s[$l]", L->x);
+    gen_grp_in(g, &G, L->x, full);
+    if (L->re) {
+        snprintf(full, sizeof full, "%s[$l]", L->re_key);
+        gen_grp_st(g, &G, K_VAL, L->re_key, full, L->re, NULL, NULL);
+    }
+    snprintf(gy, sizeof gy, "$%s", L->re ? L->re_key : L->gy_key);
+    snprintf(e, sizeof e, "matmul(%s, transpose($P_%s, %s))", gy, L->w, L->wt);
+    snprintf(full, sizeof full, "%s[$l]", L->gx);
+    snprintf(cut, sizeof cut, "grad.%s[$l]", L->x);
+    gen_grp_st(g, &G, K_VAL, L->gx, full, e, cut, L->lay);
+    snprintf(e, sizeof e, "matmul_grad_b($%s, $P_%s, %s)", L->x, L->w, gy);
+    snprintf(key, sizeof key, "%.*s", (int)strcspn(L->gw, "["), L->gw);
+    gen_grp_st(g, &G, K_SUM, key, L->gw, e, NULL, NULL);
+    gen_grp_emit(g, &G);
+}
+
+void gen_swiglu_bwd(gen_t *g, const char *ga, const char *up, const char *gm, const char *lay)
+{
+    char e[EXPR_LEN], full[NAME_LEN], cut[NAME_LEN], key[16];
+    grp_t G;
+    gen_grp_init(&G);
+    snprintf(full, sizeof full, "%s[$l]", ga);
+    gen_grp_in(g, &G, ga, full);
+    snprintf(full, sizeof full, "%s[$l]", up);
+    gen_grp_in(g, &G, up, full);
+    snprintf(full, sizeof full, "%s[$l]", gm);
+    gen_grp_in(g, &G, gm, full);
+    snprintf(key, sizeof key, "g%s", ga);
+    snprintf(full, sizeof full, "g%s[$l]", ga);
+    snprintf(cut, sizeof cut, "grad.%s[$l]", ga);
+    snprintf(e, sizeof e, "silu_grad($%s, $%s * $%s)", ga, gm, up);
+    gen_grp_st(g, &G, K_VAL, key, full, e, cut, lay);
+    snprintf(key, sizeof key, "g%s", up);
+    snprintf(full, sizeof full, "g%s[$l]", up);
+    snprintf(cut, sizeof cut, "grad.%s[$l]", up);
+    snprintf(e, sizeof e, "$%s * silu($%s)", gm, ga);
+    gen_grp_st(g, &G, K_VAL, key, full, e, cut, lay);
+    gen_grp_emit(g, &G);
+}
+
+void gen_gateup_grads(gen_t *g, grp_t *G, const char *x, const char *ga, const char *up,
+                      const char *idx)
+{
+    char e[EXPR_LEN], full[NAME_LEN], key[16];
+    const char *w[2] = {ga, up};
+    for (int i = 0; i < 2; i++) {
+        snprintf(key, sizeof key, "gw%s", w[i]);
+        snprintf(full, sizeof full, "gw%s[%s]", w[i], idx);
+        snprintf(e, sizeof e, "matmul_grad_b($%s, $P_w%s, $g%s)", x, w[i], w[i]);
+        gen_grp_st(g, G, K_SUM, key, full, e, NULL, NULL);
+    }
+}
+
 static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
 {
     char e[EXPR_LEN];
     grp_t G;
     gst_t *s;
-    const char *gy = g->sp ? "$gdf" : "$gy";
+    const char *sp_gather = g->sp ? "all_gather($gy, 1, tp)" : NULL;
 
     zero3_gather_layer(g, 1);
 
     if (g->moe_layer) {
         g->fam->moe_bwd(g); /* grad.h2[l] from grad.x[l+1] */
     } else {
-        /* MLP block: x[l+1] = r + d, d = matmul(m, wd) */
-        gen_grp_init(&G);
-        gen_grp_in(g, &G, "gy", "gx[$l1]");
-        gen_grp_in(g, &G, "m", "m[$l]");
-        if (g->sp)
-            gen_grp_st(g, &G, K_VAL, "gdf", "gdf[$l]", "all_gather($gy, 1, tp)", NULL, NULL);
-        snprintf(e, sizeof e, "matmul(%s, transpose($P_wd, 0, 1))", gy);
-        gen_grp_st(g, &G, K_VAL, "gm", "gm[$l]", e, "grad.m[$l]", g->LFF);
-        snprintf(e, sizeof e, "matmul_grad_b($m, $P_wd, %s)", gy);
-        gen_grp_st(g, &G, K_SUM, "gwd", "gwd[$l]", e, NULL, NULL);
-        gen_grp_emit(g, &G);
-
-        gen_grp_init(&G);
-        gen_grp_in(g, &G, "g", "g[$l]");
-        gen_grp_in(g, &G, "u", "u[$l]");
-        gen_grp_in(g, &G, "gm", "gm[$l]");
-        gen_grp_st(g, &G, K_VAL, "gg", "gg[$l]", "silu_grad($g, $gm * $u)", "grad.g[$l]", g->LFF);
-        gen_grp_st(g, &G, K_VAL, "gu", "gu[$l]", "$gm * silu($g)", "grad.u[$l]", g->LFF);
-        gen_grp_emit(g, &G);
+        /* MLP block: x[l+1] = r + d, d = matmul(m, wd), m = silu(g) * u */
+        gen_linbwd_t wd = {"gy", "gx[$l1]", "gdf", sp_gather, "m",
+                           "wd", "0, 1",    "gm",  "gwd[$l]", g->LFF};
+        gen_linear_bwd(g, &wd);
+        gen_swiglu_bwd(g, "g", "u", "gm", g->LFF);
 
         gen_grp_init(&G);
         gen_grp_in(g, &G, "h2", "h2[$l]");
         gen_grp_in(g, &G, "gg", "gg[$l]");
         gen_grp_in(g, &G, "gu", "gu[$l]");
-        gen_grp_st(g, &G, K_SUM, "gwg", "gwg[$l]", "matmul_grad_b($h2, $P_wg, $gg)", NULL, NULL);
-        gen_grp_st(g, &G, K_SUM, "gwu", "gwu[$l]", "matmul_grad_b($h2, $P_wu, $gu)", NULL, NULL);
+        gen_gateup_grads(g, &G, "h2", "g", "u", "$l");
         gen_grp_st(g, &G, K_VAL, g->tpx ? "gh2p" : "gh2", g->tpx ? "gh2p[$l]" : "gh2[$l]",
                    "matmul($gg, transpose($P_wg, 0, 1)) + matmul($gu, transpose($P_wu, 0, 1))",
                    "grad.h2[$l]", g->tpx ? g->LFP : g->LX);
@@ -1179,17 +1245,10 @@ static void layer_bwd(gen_t *g, int send_to, int first_index_cond)
     gen_grp_emit(g, &G);
 
     /* attention block: r = x + a, a = matmul(oc, wo) */
-    const char *ga = g->sp ? "$gaf" : "$gr";
-    gen_grp_init(&G);
-    gen_grp_in(g, &G, "gr", "gr[$l]");
-    gen_grp_in(g, &G, "oc", "oc[$l]");
-    if (g->sp)
-        gen_grp_st(g, &G, K_VAL, "gaf", "gaf[$l]", "all_gather($gr, 1, tp)", NULL, NULL);
-    snprintf(e, sizeof e, "matmul(%s, transpose($P_wo, 0, 1))", ga);
-    gen_grp_st(g, &G, K_VAL, "goc", "goc[$l]", e, "grad.oc[$l]", g->LQ);
-    snprintf(e, sizeof e, "matmul_grad_b($oc, $P_wo, %s)", ga);
-    gen_grp_st(g, &G, K_SUM, "gwo", "gwo[$l]", e, NULL, NULL);
-    gen_grp_emit(g, &G);
+    gen_linbwd_t wo = {"gr",      "gr[$l]", "gaf",  g->sp ? "all_gather($gr, 1, tp)" : NULL,
+                       "oc",      "wo",     "0, 1", "goc",
+                       "gwo[$l]", g->LQ};
+    gen_linear_bwd(g, &wo);
 
     gen_grp_init(&G);
     gen_grp_in(g, &G, "goc", "goc[$l]");
