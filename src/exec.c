@@ -289,7 +289,16 @@ static int eval_int(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int64_t *
                 errat(I, SP_DIAG_LAYOUT, e->loc, "unknown mesh axis '%s'", e->name + 5);
                 return 0;
             }
-            *out = sp_mesh_coord(&I->C->mesh, rank < 0 ? 0 : rank, ax);
+            if (rank < 0) {
+                /* loop bounds, row ranges, layout sizes, `on` values, name indices: one value
+                   for all ranks, which run in lockstep */
+                errat(I, SP_DIAG_LAYOUT, e->loc,
+                      "'%s' differs from rank to rank; a value that is the same on every rank "
+                      "is needed here",
+                      e->name);
+                return 0;
+            }
+            *out = sp_mesh_coord(&I->C->mesh, rank, ax);
             return 1;
         }
         errat(I, SP_DIAG_NAME, e->loc, "unknown dimension or integer '%s'", e->name);
