@@ -96,7 +96,8 @@ static void reset_model(sp_check_t *C)
     C->noutputs = 0;
 }
 
-static void reset_run(sp_check_t *C)
+/* Everything one execution of model and plan left: values, stages, cuts, crossed cuts. */
+static void reset_pass(sp_check_t *C)
 {
     reset_model(C);
     for (int i = 0; i < C->nstages; i++)
@@ -105,6 +106,17 @@ static void reset_run(sp_check_t *C)
     for (int i = 0; i < C->ncuts; i++)
         flint_free(C->cuts[i]);
     C->ncuts = 0;
+    for (int i = 0; i < C->npassed; i++) {
+        flint_free(C->passed[i]);
+        flint_free(C->passed_on[i]);
+    }
+    C->npassed = 0;
+    C->fresh_counter = 0;
+}
+
+static void reset_run(sp_check_t *C)
+{
+    reset_pass(C);
     for (int i = 0; i < C->ninferred; i++) {
         flint_free(C->inferred[i].model_name);
         sp_layout_clear(&C->inferred[i].layout);
@@ -112,11 +124,6 @@ static void reset_run(sp_check_t *C)
     flint_free(C->inferred);
     C->inferred = NULL;
     C->ninferred = 0;
-    for (int i = 0; i < C->npassed; i++) {
-        flint_free(C->passed[i]);
-        flint_free(C->passed_on[i]);
-    }
-    C->npassed = 0;
     flint_free(C->dims);
     C->dims = NULL;
     C->ndims = 0;
@@ -252,6 +259,26 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     sp_limits_t lim = C->opt.lim;
     C->S = sp_engine_new(&lim, C->opt.seed);
     C->E = sp_engine_exprs(C->S);
+    /* the cut points guessed from the plan's control flow, then pass 2 directly; confirmed when
+       pass 2 crossed exactly those cuts, else undone (pass 2's diagnostics too) */
+    if (!C->opt.infer) {
+        size_t nd = sp_diags_count(C->d);
+        int confirmed = 0;
+        if (sp_plan_guess_cuts(C) == SP_OK) {
+            C->fresh_counter = 0;
+            st = sp_exec_model(C);
+            if (st == SP_OK)
+                st = sp_exec_plan(C);
+            confirmed = st == SP_OK && !C->E->oom && sp_cuts_confirmed(C);
+        }
+        if (confirmed)
+            goto solve;
+        sp_diags_truncate(C->d, nd);
+        reset_pass(C);
+        sp_engine_free(C->S);
+        C->S = sp_engine_new(&lim, C->opt.seed);
+        C->E = sp_engine_exprs(C->S);
+    }
     /* pass 1: the model uncut, the plan to learn its cut points; pass 2: both for real */
     st = sp_exec_model(C);
     if (st == SP_OK) {
@@ -280,6 +307,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     }
     if (st != SP_OK)
         return st == SP_ERR_NOMEM ? SHARDPROOF_INTERNAL : SHARDPROOF_BAD_INPUT;
+solve:
     if (solve)
         sp_stages_solve(C);
     clock_gettime(CLOCK_MONOTONIC, &t1);

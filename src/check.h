@@ -146,6 +146,10 @@ int sp_dim_find(const sp_check_t *C, const char *name);
 /* exec.c */
 sp_status_t sp_exec_model(sp_check_t *C);
 sp_status_t sp_exec_plan(sp_check_t *C);
+/* The cut points guessed from the plan's control flow alone (no execution), into C->cuts;
+   sp_cuts_confirmed after pass 2 says whether pass 2 crossed exactly those. */
+sp_status_t sp_plan_guess_cuts(sp_check_t *C);
+int sp_cuts_confirmed(sp_check_t *C);
 const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
 
 /* stage.c */

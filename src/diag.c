@@ -59,6 +59,19 @@ void sp_diags_clear(sp_diags_t d)
 
 void sp_diags_set_max_errors(sp_diags_t d, size_t max_errors) { d->max_errors = max_errors; }
 
+void sp_diags_truncate(sp_diags_t d, size_t n)
+{
+    if (n >= d->n)
+        return;
+    for (size_t i = n; i < d->n; i++)
+        flint_free(d->items[i].msg);
+    d->n = n;
+    d->nerrors = 0;
+    for (size_t i = 0; i < n; i++)
+        d->nerrors += d->items[i].severity == SP_SEV_ERROR;
+    d->full = 0;
+}
+
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s);

@@ -98,6 +98,8 @@ typedef sp_diags_struct sp_diags_t[1];
 void sp_diags_init(sp_diags_t d);
 void sp_diags_clear(sp_diags_t d);
 void sp_diags_set_max_errors(sp_diags_t d, size_t max_errors);
+/* Drop the diagnostics after the first n (a speculative run that is undone). */
+void sp_diags_truncate(sp_diags_t d, size_t n);
 
 /*
  * Add a diagnostic at loc with a printf-style message (no trailing newline, no "error:" prefix).

@@ -77,6 +77,7 @@ typedef struct {
     const sp_ast_stmt_t **occ_stmt; /* lineage inference: occurrences of each statement */
     int *occ_n;
     int nocc;
+    int walk; /* sp_plan_guess_cuts: control flow only, lineage targets collected */
 } interp_t;
 
 static sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b);
@@ -2276,11 +2277,22 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
             errat(I, SP_DIAG_LAYOUT, s->loc, "layout declarations belong in plans");
             return SP_ERR_INPUT;
         }
-        return plan_layout_decl(I, s);
+        return I->walk ? SP_OK : plan_layout_decl(I, s);
     case SP_STMT_ASSIGN:
     case SP_STMT_ACCUM:
+        if (I->walk) {
+            char mn[512];
+            if (!s->lineage)
+                return SP_OK;
+            if (!target_name(I, s->lineage->target, mn, sizeof mn))
+                return SP_ERR_INPUT;
+            add_cut(C, mn);
+            return SP_OK;
+        }
         return exec_assign(I, s);
     case SP_STMT_EXPR: {
+        if (I->walk)
+            return SP_OK;
         if (s->value->kind != SP_AST_CALL || strcmp(s->value->name, "send") != 0) {
             errat(I, SP_DIAG_NAME, s->loc, "only 'send' can stand alone as a statement");
             return SP_ERR_INPUT;
@@ -2292,7 +2304,7 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
         return st;
     }
     case SP_STMT_OUTPUT:
-        return exec_output(I, s);
+        return I->walk ? SP_OK : exec_output(I, s);
     case SP_STMT_TRAIN:
         if (I->is_plan) {
             errat(I, SP_DIAG_NAME, s->loc, "'train' belongs in a model");
@@ -2910,7 +2922,8 @@ sp_status_t sp_exec_model(sp_check_t *C)
     return st;
 }
 
-sp_status_t sp_exec_plan(sp_check_t *C)
+/* The plan's mesh (its first statement) into C->mesh, and I set up for the plan's ranks. */
+static sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
 {
     const sp_ast_block_t *body = &C->plan->body;
     if (body->n == 0 || body->stmts[0]->kind != SP_STMT_MESH) {
@@ -2918,10 +2931,6 @@ sp_status_t sp_exec_plan(sp_check_t *C)
         return SP_ERR_INPUT;
     }
     const sp_ast_stmt_t *ms = body->stmts[0];
-    interp_t I;
-    memset(&I, 0, sizeof I);
-    I.C = C;
-    I.is_plan = 1;
     memset(&C->mesh, 0, sizeof C->mesh);
     C->mesh.nranks = 1;
     if (ms->nbinds > SP_MAX_AXES) {
@@ -2931,9 +2940,9 @@ sp_status_t sp_exec_plan(sp_check_t *C)
     for (size_t k = 0; k < ms->nbinds; k++) {
         const sp_ast_bind_t *b = &ms->binds[k];
         int64_t n;
-        I.nranks = 1;
-        I.active = NULL;
-        if (!eval_int(&I, b->value, -1, &n)) {
+        I->nranks = 1;
+        I->active = NULL;
+        if (!eval_int(I, b->value, -1, &n)) {
             return SP_ERR_INPUT;
         }
         if (sp_mesh_axis(&C->mesh, b->name.str) >= 0) {
@@ -2953,13 +2962,81 @@ sp_status_t sp_exec_plan(sp_check_t *C)
         C->mesh.size[C->mesh.naxes++] = n;
         C->mesh.nranks *= n;
     }
-    I.nranks = C->mesh.nranks;
-    I.active = flint_malloc((size_t)I.nranks);
-    memset(I.active, 1, (size_t)I.nranks);
-    I.vals = &I.pvals;
-    I.nvals = &I.npvals;
-    I.avals = &I.apvals;
-    sp_status_t st = SP_OK;
+    I->nranks = C->mesh.nranks;
+    I->active = flint_malloc((size_t)I->nranks);
+    memset(I->active, 1, (size_t)I->nranks);
+    I->vals = &I->pvals;
+    I->nvals = &I->npvals;
+    I->avals = &I->apvals;
+    return SP_OK;
+}
+
+/*
+ * A guess of the cut points without executing anything: the plan's control flow (loops,
+ * compile-time conditions, on blocks) walked as pass 1 would walk it, collecting the targets
+ * of lineage annotations into C->cuts.  The checker confirms the guess after pass 2
+ * (sp_cuts_confirmed): the plan's control flow does not depend on tensor values, so the cuts
+ * pass 2 crossed are the cuts pass 1 would have collected.  Not used with --infer-lineage;
+ * SP_ERR_INPUT when the walk stops (the caller then runs pass 1).
+ */
+static int block_has_lineage(const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        if (s->lineage || block_has_lineage(&s->body) || block_has_lineage(&s->else_body))
+            return 1;
+    }
+    return 0;
+}
+
+sp_status_t sp_plan_guess_cuts(sp_check_t *C)
+{
+    /* lineage inside functions is reached through expressions, which the walk does not enter */
+    for (int i = 0; i < C->nfuncs; i++)
+        if (block_has_lineage(&C->funcs[i]->body))
+            return SP_ERR_INPUT;
+    size_t nd = sp_diags_count(C->d);
+    interp_t I;
+    memset(&I, 0, sizeof I);
+    I.C = C;
+    I.is_plan = 1;
+    I.walk = 1;
+    sp_status_t st = plan_mesh(C, &I);
+    const sp_ast_block_t *body = &C->plan->body;
+    for (size_t i = 1; i < body->n && st == SP_OK; i++)
+        st = exec_stmt(&I, body->stmts[i]);
+    interp_clear(&I);
+    sp_diags_truncate(C->d, nd);
+    return st;
+}
+
+/* Did pass 2 cross exactly the guessed cuts?  If so, C->cuts takes pass 2's order (pass 1's). */
+int sp_cuts_confirmed(sp_check_t *C)
+{
+    if (C->npassed != C->ncuts)
+        return 0;
+    for (int i = 0; i < C->npassed; i++)
+        if (!is_cut(C, C->passed[i]))
+            return 0;
+    for (int i = 0; i < C->npassed; i++) {
+        flint_free(C->cuts[i]);
+        C->cuts[i] = sp_strdup(C->passed[i]);
+    }
+    return 1;
+}
+
+sp_status_t sp_exec_plan(sp_check_t *C)
+{
+    interp_t I;
+    memset(&I, 0, sizeof I);
+    I.C = C;
+    I.is_plan = 1;
+    sp_status_t st = plan_mesh(C, &I);
+    if (st != SP_OK) {
+        interp_clear(&I);
+        return st;
+    }
+    const sp_ast_block_t *body = &C->plan->body;
     for (size_t i = 1; i < body->n && st == SP_OK; i++)
         st = exec_stmt(&I, body->stmts[i]);
     for (int k = 0; k < I.nmsgs && st == SP_OK; k++) {
