@@ -262,7 +262,8 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     /* the cut points guessed from the plan's control flow, then pass 2 directly; confirmed when
        pass 2 crossed exactly those cuts, else undone (pass 2's diagnostics too) */
     if (!C->opt.infer) {
-        size_t nd = sp_diags_count(C->d);
+        sp_diags_mark_t dm;
+        sp_diags_mark(C->d, &dm);
         int confirmed = 0;
         if (sp_plan_guess_cuts(C) == SP_OK) {
             C->fresh_counter = 0;
@@ -273,7 +274,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         }
         if (confirmed)
             goto solve;
-        sp_diags_truncate(C->d, nd);
+        sp_diags_restore(C->d, &dm);
         reset_pass(C);
         sp_engine_free(C->S);
         C->S = sp_engine_new(&lim, C->opt.seed);

@@ -59,17 +59,25 @@ void sp_diags_clear(sp_diags_t d)
 
 void sp_diags_set_max_errors(sp_diags_t d, size_t max_errors) { d->max_errors = max_errors; }
 
-void sp_diags_truncate(sp_diags_t d, size_t n)
+void sp_diags_mark(const sp_diags_t d, sp_diags_mark_t *m)
 {
-    if (n >= d->n)
-        return;
-    for (size_t i = n; i < d->n; i++)
+    m->n = d->n;
+    m->nerrors = d->nerrors;
+    m->full = d->full;
+    m->last_dropped = d->last_dropped;
+    m->nomem = d->nomem;
+}
+
+void sp_diags_restore(sp_diags_t d, const sp_diags_mark_t *m)
+{
+    for (size_t i = m->n; i < d->n; i++)
         flint_free(d->items[i].msg);
-    d->n = n;
-    d->nerrors = 0;
-    for (size_t i = 0; i < n; i++)
-        d->nerrors += d->items[i].severity == SP_SEV_ERROR;
-    d->full = 0;
+    if (m->n < d->n)
+        d->n = m->n;
+    d->nerrors = m->nerrors;
+    d->full = m->full;
+    d->last_dropped = m->last_dropped;
+    d->nomem = m->nomem;
 }
 
 static char *dup_str(const char *s)

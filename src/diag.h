@@ -98,8 +98,13 @@ typedef sp_diags_struct sp_diags_t[1];
 void sp_diags_init(sp_diags_t d);
 void sp_diags_clear(sp_diags_t d);
 void sp_diags_set_max_errors(sp_diags_t d, size_t max_errors);
-/* Drop the diagnostics after the first n (a speculative run that is undone). */
-void sp_diags_truncate(sp_diags_t d, size_t n);
+/* The state of a list, to undo a speculative run: sp_diags_restore drops what came after. */
+typedef struct {
+    size_t n, nerrors;
+    int full, last_dropped, nomem;
+} sp_diags_mark_t;
+void sp_diags_mark(const sp_diags_t d, sp_diags_mark_t *m);
+void sp_diags_restore(sp_diags_t d, const sp_diags_mark_t *m);
 
 /*
  * Add a diagnostic at loc with a printf-style message (no trailing newline, no "error:" prefix).

@@ -1049,7 +1049,8 @@ static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_s
             st = SP_ERR_INPUT;
         } else if (is_int_expr(I, e->args[i].value)) {
             isint[i] = 1;
-            if (!eval_int(I, e->args[i].value, 0, &ints[i]))
+            /* one value for all ranks: it becomes an integer variable of the body */
+            if (!eval_int(I, e->args[i].value, -1, &ints[i]))
                 st = SP_ERR_INPUT;
         } else {
             st = eval(I, e->args[i].value, &args[i], &vids[i]);
@@ -1197,7 +1198,8 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
             continue;
         }
         int64_t val;
-        if (!eval_int(I, v, 0, &val)) {
+        /* a collective's dims and root are the same on every member */
+        if (!eval_int(I, v, -1, &val)) {
             st = SP_ERR_INPUT;
             continue;
         }
@@ -2995,7 +2997,8 @@ sp_status_t sp_plan_guess_cuts(sp_check_t *C)
     for (int i = 0; i < C->nfuncs; i++)
         if (block_has_lineage(&C->funcs[i]->body))
             return SP_ERR_INPUT;
-    size_t nd = sp_diags_count(C->d);
+    sp_diags_mark_t dm;
+    sp_diags_mark(C->d, &dm);
     interp_t I;
     memset(&I, 0, sizeof I);
     I.C = C;
@@ -3006,7 +3009,7 @@ sp_status_t sp_plan_guess_cuts(sp_check_t *C)
     for (size_t i = 1; i < body->n && st == SP_OK; i++)
         st = exec_stmt(&I, body->stmts[i]);
     interp_clear(&I);
-    sp_diags_truncate(C->d, nd);
+    sp_diags_restore(C->d, &dm);
     return st;
 }
 

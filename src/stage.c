@@ -146,7 +146,8 @@ typedef struct {
     size_t ntok, tokcap;
 } key_scratch_t;
 
-/* build_pairs adds nodes to the store (pending reductions): the marks follow its growth */
+/* sp_stages_group's build_pairs adds nodes to the store (pending reductions) between keys: the
+   marks follow its growth.  Workers only look nodes up (solve_stage checks it in debug builds). */
 static void scratch_fit(key_scratch_t *W, const sp_ectx_struct *E)
 {
     size_t need = (size_t)E->len + 1;
@@ -200,6 +201,9 @@ static uint64_t key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch
     const uint32_t busy = UINT32_MAX;
     uint32_t nsym = 0, m = 0;
     W->ntok = 0;
+    /* the number of pairs first: it separates the node records from the roots at the end */
+    *tok_reserve(W, 1) = (uint64_t)P->n;
+    W->ntok = 1;
     for (int64_t i = 0; i < 2 * P->n; i++) {
         sp_expr_t root = (i & 1) ? P->model[i / 2] : P->plan[i / 2];
         if (root == SP_EXPR_NONE || mark[root] != 0)
@@ -304,7 +308,16 @@ static char *strdup_flint(const char *s)
 static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
 {
     pairs_t P;
-    if (!build_pairs(C, s, &P)) {
+#ifdef SP_DEBUG
+    uint32_t len0 = C->E->len;
+#endif
+    int built = build_pairs(C, s, &P);
+#ifdef SP_DEBUG
+    /* the threads share the store: sp_stages_group built every node these pairs need */
+    if (C->E->len != len0)
+        abort();
+#endif
+    if (!built) {
         s->status = SP_STAGE_UNKNOWN;
         s->why = SP_WHY_LIMIT_NODES;
         pairs_free(&P);
