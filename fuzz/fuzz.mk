@@ -46,7 +46,7 @@ endif
 SMOKE_MAX_MS ?= 1000
 
 # Open finds are silenced by these while fuzzing goes on (fuzz-open runs without them).
-export UBSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/ubsan.supp:print_stacktrace=1
+export UBSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/ubsan.supp:print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS ?= suppressions=$(CURDIR)/fuzz/lsan.supp:print_suppressions=0
 
 SOLVER_SRC := $(sort $(wildcard solver/*.c))
@@ -81,7 +81,9 @@ endif
 # ---- libFuzzer (clang) ---------------------------------------------------------------------------
 
 # pointer-overflow and nonnull-attribute stay recoverable so fuzz/ubsan.supp can silence an
-# open find (see there); every other UBSan check aborts.
+# open find (see there); every other UBSan check aborts, and these two abort too unless
+# suppressed, because UBSAN_OPTIONS must say halt_on_error=1 (without it a run only prints them:
+# the fuzz_plan run of 2026-11-29 evening printed a NULL memcpy and went on, fuzz/README.md).
 LF_FLAGS := $(CSTD) -O1 -g -DSP_DEBUG -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
             -fsanitize-recover=pointer-overflow,nonnull-attribute $(INC) -MMD -MP
 LF_SAN := -fsanitize=fuzzer-no-link,address,undefined
