@@ -305,6 +305,72 @@ static char *strdup_flint(const char *s)
     return d;
 }
 
+/*
+ * Rank symmetry: a rank whose queries equal an earlier rank's up to a renaming of symbols asks
+ * the same questions; its pairs get skip = 2.  A rank holding the very element ids of an earlier
+ * rank (tp replicas after an all-reduce) is found by a hash table of id sequences, without a
+ * key; the others are compared by key.  P holds each rank's pairs contiguously.
+ */
+static void skip_symmetric_ranks(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W,
+                                 uint8_t *skip)
+{
+    if (P->n == 0)
+        return;
+    /* the ranks' runs [lo[g], lo[g + 1]) */
+    int64_t ng = 1;
+    for (int64_t i = 1; i < P->n; i++)
+        ng += P->rank[i] != P->rank[i - 1];
+    int64_t *lo = flint_malloc((size_t)(ng + 1) * sizeof(int64_t));
+    ng = 0;
+    for (int64_t i = 0; i < P->n; i++)
+        if (i == 0 || P->rank[i] != P->rank[i - 1])
+            lo[ng++] = i;
+    lo[ng] = P->n;
+    size_t tsize = 64;
+    while (tsize < 2 * (size_t)ng)
+        tsize *= 2;
+    int64_t *first = flint_malloc(tsize * sizeof(int64_t)); /* a run index, -1: empty */
+    for (size_t j = 0; j < tsize; j++)
+        first[j] = -1;
+    stage_key_t *rk = NULL;
+    int nrk = 0, ark = 0;
+    for (int64_t g = 0; g < ng; g++) {
+        int64_t a = lo[g], len = lo[g + 1] - a;
+        uint64_t hid = (uint64_t)len;
+        for (int64_t i = a; i < a + len; i++)
+            hid = mixk(hid ^ ((uint64_t)P->plan[i] << 32 | P->model[i]));
+        size_t j = (size_t)hid & (tsize - 1);
+        int same = 0;
+        for (; first[j] >= 0 && !same; j = (j + 1) & (tsize - 1)) {
+            int64_t f = lo[first[j]];
+            same = lo[first[j] + 1] - f == len &&
+                   !memcmp(P->plan + f, P->plan + a, (size_t)len * sizeof(sp_expr_t)) &&
+                   !memcmp(P->model + f, P->model + a, (size_t)len * sizeof(sp_expr_t));
+        }
+        if (!same) {
+            first[j] = g;
+            pairs_t sub = {P->plan + a, P->model + a, P->rank + a, P->index + a, len};
+            uint64_t h = key_build(E, &sub, W);
+            for (int k = nrk - 1; k >= 0 && !same; k--)
+                same = key_is(W, h, &rk[k]);
+            if (!same) {
+                if (nrk == ark) {
+                    ark = ark ? 2 * ark : 16;
+                    rk = flint_realloc(rk, (size_t)ark * sizeof(stage_key_t));
+                }
+                key_keep(W, h, &rk[nrk++]);
+            }
+        }
+        if (same)
+            memset(skip + a, 2, (size_t)len);
+    }
+    for (int k = 0; k < nrk; k++)
+        key_free(&rk[k]);
+    flint_free(rk);
+    flint_free(first);
+    flint_free(lo);
+}
+
 static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
 {
     pairs_t P;
@@ -323,69 +389,10 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
         pairs_free(&P);
         return;
     }
-    /* symmetry: a rank whose queries equal an earlier rank's up to renaming of symbols asks
-       the same questions; it is skipped (those pairs were all proved, or we stopped).  Decided
-       in the checker's store, before anything is imported: with thousands of ranks only the
-       distinct ones reach the stage's engine. */
+    /* symmetric ranks are skipped (their pairs were all proved, or we stopped); decided in the
+       checker's store before anything is imported, so only distinct ranks reach the engine */
     uint8_t *skip = flint_calloc((size_t)(P.n ? P.n : 1), 1);
-    if (P.n > 0) {
-        stage_key_t *rk = NULL;
-        int nrk = 0, ark = 0;
-        /* ranks holding the very same elements as an earlier rank (tp replicas after an
-           all-reduce) need no key: a table of the first rank of each distinct id sequence */
-        size_t ngroups = 1, tsize = 64;
-        for (int64_t i = 1; i < P.n; i++)
-            ngroups += P.rank[i] != P.rank[i - 1];
-        while (tsize < 2 * ngroups)
-            tsize *= 2;
-        int64_t *first = flint_malloc(tsize * sizeof(int64_t));
-        for (size_t j = 0; j < tsize; j++)
-            first[j] = -1;
-        for (int64_t lo = 0; lo < P.n;) {
-            int64_t hi = lo;
-            while (hi < P.n && P.rank[hi] == P.rank[lo])
-                hi++;
-            uint64_t hid = (uint64_t)(hi - lo);
-            for (int64_t i = lo; i < hi; i++)
-                hid = mixk(hid ^ ((uint64_t)P.plan[i] << 32 | P.model[i]));
-            size_t j = (size_t)hid & (tsize - 1);
-            int same = 0;
-            for (; first[j] >= 0 && !same; j = (j + 1) & (tsize - 1)) {
-                int64_t f = first[j], fh = f;
-                while (fh < P.n && P.rank[fh] == P.rank[f])
-                    fh++;
-                same = fh - f == hi - lo && !memcmp(P.plan + f, P.plan + lo, (size_t)(hi - lo) * sizeof(sp_expr_t)) &&
-                       !memcmp(P.model + f, P.model + lo, (size_t)(hi - lo) * sizeof(sp_expr_t));
-            }
-            if (same) {
-                for (int64_t i = lo; i < hi; i++)
-                    skip[i] = 2;
-                lo = hi;
-                continue;
-            }
-            first[j] = lo;
-            pairs_t sub = {P.plan + lo, P.model + lo, P.rank + lo, P.index + lo, hi - lo};
-            uint64_t h = key_build(C->E, &sub, W);
-            int seen = 0;
-            for (int k = nrk - 1; k >= 0 && !seen; k--)
-                seen = key_is(W, h, &rk[k]);
-            if (seen) {
-                for (int64_t i = lo; i < hi; i++)
-                    skip[i] = 2;
-            } else {
-                if (nrk == ark) {
-                    ark = ark ? 2 * ark : 16;
-                    rk = flint_realloc(rk, (size_t)ark * sizeof(stage_key_t));
-                }
-                key_keep(W, h, &rk[nrk++]);
-            }
-            lo = hi;
-        }
-        for (int k = 0; k < nrk; k++)
-            key_free(&rk[k]);
-        flint_free(rk);
-        flint_free(first);
-    }
+    skip_symmetric_ranks(C->E, &P, W, skip);
     /* replicas ask the same question: pairs seen shortly before in this stage */
     for (int64_t i = 0; i < P.n; i++)
         for (int64_t j = i - 1; j >= 0 && j >= i - 64 && !skip[i]; j--)
