@@ -114,6 +114,15 @@ static void reset_pass(sp_check_t *C)
     C->fresh_counter = 0;
 }
 
+/* An empty expression store (a new engine) for the next execution. */
+static void fresh_store(sp_check_t *C, const sp_limits_t *lim)
+{
+    if (C->S)
+        sp_engine_free(C->S);
+    C->S = sp_engine_new(lim, C->opt.seed);
+    C->E = sp_engine_exprs(C->S);
+}
+
 static void reset_run(sp_check_t *C)
 {
     reset_pass(C);
@@ -257,8 +266,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     if (st != SP_OK)
         return SHARDPROOF_BAD_INPUT;
     sp_limits_t lim = C->opt.lim;
-    C->S = sp_engine_new(&lim, C->opt.seed);
-    C->E = sp_engine_exprs(C->S);
+    fresh_store(C, &lim);
     /* the cut points guessed from the plan's control flow, then pass 2 directly; confirmed when
        pass 2 crossed exactly those cuts, else undone (pass 2's diagnostics too) */
     if (!C->opt.infer) {
@@ -266,7 +274,6 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         sp_diags_mark(C->d, &dm);
         int confirmed = 0;
         if (sp_plan_guess_cuts(C) == SP_OK) {
-            C->fresh_counter = 0;
             st = sp_exec_model(C);
             if (st == SP_OK)
                 st = sp_exec_plan(C);
@@ -276,9 +283,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
             goto solve;
         sp_diags_restore(C->d, &dm);
         reset_pass(C);
-        sp_engine_free(C->S);
-        C->S = sp_engine_new(&lim, C->opt.seed);
-        C->E = sp_engine_exprs(C->S);
+        fresh_store(C, &lim);
     }
     /* pass 1: the model uncut, the plan to learn its cut points; pass 2: both for real */
     st = sp_exec_model(C);
@@ -292,9 +297,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
            in an empty store, so the peak is that of the larger pass, not of both */
         reset_model(C);
         C->fresh_counter = 0;
-        sp_engine_free(C->S);
-        C->S = sp_engine_new(&lim, C->opt.seed);
-        C->E = sp_engine_exprs(C->S);
+        fresh_store(C, &lim);
         st = sp_exec_model(C);
     }
     if (st == SP_OK && C->ncuts == 0)

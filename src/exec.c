@@ -769,16 +769,12 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
                   mname);
         return SP_ERR_INPUT;
     }
-    if (mb == NULL) {
-        errat(I, SP_DIAG_LINEAGE, mloc, "lineage to a missing model tensor '%s'", mname);
-        return SP_ERR_INPUT;
-    }
+    /* the model value compared with: the tensor, or its rows [lo, hi) */
     sp_tensor_t mslice;
     sp_tensor_init(&mslice);
     if (rows != NULL)
         tensor_rows(&mslice, &mb->t[0], lo, hi);
-    else
-        sp_tensor_copy(&mslice, &mb->t[0]);
+    const sp_tensor_t *mt = rows != NULL ? &mslice : &mb->t[0];
     sp_status_t st = SP_ERR_INPUT;
     sp_layout_t L;
     sp_layout_init(&L);
@@ -788,10 +784,9 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
         if (!resolve_layout(I, al, &L))
             goto cleanup;
     } else {
-        L.ndim = mslice.ndim;
-        memcpy(L.size, mslice.shape, sizeof L.size);
+        L.ndim = mt->ndim;
+        memcpy(L.size, mt->shape, sizeof L.size);
     }
-    const sp_tensor_t *mt = &mslice;
     int same = L.ndim == mt->ndim;
     for (int d = 0; d < L.ndim && same; d++)
         same = L.size[d] == mt->shape[d];
@@ -860,10 +855,9 @@ static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname
             /* continue from the model's (fresh) value, or its rows [lo, hi) */
             sp_tensor_t fresh;
             sp_tensor_init(&fresh);
-            tensor_rows(&fresh, &cur0->t[0], lo, hi);
-            if (cur0->t[0].ndim == 0)
-                sp_tensor_copy(&fresh, &cur0->t[0]);
-            pval_t nv = distribute(I, &L, &fresh, mname);
+            if (rows != NULL)
+                tensor_rows(&fresh, &cur0->t[0], lo, hi);
+            pval_t nv = distribute(I, &L, rows != NULL ? &fresh : &cur0->t[0], mname);
             sp_tensor_clear(&fresh);
             for (int64_t r = 0; r < I->nranks; r++)
                 if (!I->active[r] && (*val)[r].ndim >= 0)
