@@ -555,6 +555,15 @@ static sub_t *sub_of(plan_t *p, int64_t tid)
     return i < 0 ? NULL : &p->sub[i];
 }
 
+/* Which of n equal chunks of whole along dim d is part (by their index maps), or -1. */
+static int chunk_index(const sub_t *part, const sub_t *whole, int d, int n)
+{
+    int64_t w = part->hi[d] - part->lo[d], off = part->lo[d] - whole->lo[d];
+    if (w <= 0 || off < 0 || off % w != 0 || off / w >= n)
+        return -1;
+    return (int)(off / w);
+}
+
 static full_t *full_of_sub(plan_t *p, int64_t tid)
 {
     sub_t *s = sub_of(p, tid);
@@ -2891,13 +2900,12 @@ static void prim_act(imp_t *I, stage_t *st, node_t *ad, prim_t *q, int j, act_t 
             /* the chunk taken is the one the output's index map names (README: __collective_idx
                = start // (end - start)), not the device's position in the group: a stage may
                hand chunk k to another tp rank than k (pipeline moves between stages do) */
-            int64_t w = so->hi[a->dim] - so->lo[a->dim], off = so->lo[a->dim] - si->lo[a->dim];
-            if (w <= 0 || off < 0 || off % w != 0 || off / w >= a->n)
+            a->pos = chunk_index(so, si, a->dim, a->n);
+            if (a->pos < 0)
                 die(X, "%s: %s: the output's index map [%" PRId64 ", %" PRId64 ") along dim %d is "
                        "not one of the %d chunks of the input's [%" PRId64 ", %" PRId64 ")",
                     P->file, q->path, so->lo[a->dim], so->hi[a->dim], a->dim, a->n,
                     si->lo[a->dim], si->hi[a->dim]);
-            a->pos = (int)(off / w);
         }
     } else if (a->op == A_REDUCE) {
         if (si->ndim != so->ndim || memcmp(si->shape, so->shape, sizeof(int64_t) * (size_t)si->ndim))
@@ -4040,15 +4048,13 @@ static void emit_adapter(imp_t *I, stage_t *st, item_t *it)
             for (int k = 0; k < tp; k++)
                 gather[k] = -1;
             for (int j = 0; j < tp; j++) {
-                sub_t *si = sub_of(P, a[j].in), *so = sub_of(P, a[j].out);
-                int d = a[j].dim;
-                int64_t w = si->hi[d] - si->lo[d], off = si->lo[d] - so->lo[d];
-                if (w <= 0 || off < 0 || off % w != 0 || off / w >= tp || gather[off / w] >= 0)
+                int k = chunk_index(sub_of(P, a[j].in), sub_of(P, a[j].out), a[j].dim, tp);
+                if (k < 0 || gather[k] >= 0)
                     die(X, "%s: %s: the inputs' index maps along dim %d are not the %d chunks of "
                            "the output's",
-                        P->file, n[j]->prims[p].path, d, tp);
-                gather[off / w] = j;
-                gather_perm |= off / w != j;
+                        P->file, n[j]->prims[p].path, a[j].dim, tp);
+                gather[k] = j;
+                gather_perm |= k != j;
             }
         }
         /* inputs */
