@@ -82,6 +82,7 @@ static void free_bindings(sp_binding_t *b, int n, int64_t nranks)
         for (int64_t r = 0; r < nranks; r++)
             sp_tensor_clear(&b[i].t[r]);
         flint_free(b[i].t);
+        flint_free(b[i].rloc);
     }
 }
 

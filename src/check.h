@@ -26,6 +26,8 @@ typedef struct {
     char *name;
     sp_loc_t loc;            /* where it was defined */
     sp_tensor_t *t;          /* nranks tensors, owned */
+    sp_loc_t *rloc;          /* plan: where each rank's value was defined (nranks, owned);
+                                NULL for the model */
     int scope;
 } sp_binding_t;
 
@@ -50,6 +52,8 @@ typedef struct {
     sp_stage_kind_t kind;
     char *plan_name, *model_name;
     sp_loc_t plan_loc, model_loc;
+    sp_loc_t *plan_rloc;     /* output stages: the defining statement per rank (nranks, owned),
+                                or NULL; a failure at rank r reports plan_rloc[r] as plan_loc */
     sp_layout_t layout;
     sp_tensor_t *plan;       /* nranks tensors (copies) */
     sp_tensor_t model;       /* the model tensor's value (before any cut) */
@@ -154,6 +158,8 @@ const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
 
 /* stage.c */
 void sp_stage_clear(sp_stage_t *s);
+/* Record that stage s fails at rank r: fail_rank, and plan_loc from the per-rank definitions. */
+void sp_stage_fail_at(sp_stage_t *s, int64_t r);
 sp_status_t sp_stages_solve(sp_check_t *C);
 /* Group the stages by renaming-invariant key: sets every stage's key, and rep[i] (the first
    stage of i's group); rep is allocated (nstages entries), NULL if out of memory. */

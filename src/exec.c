@@ -129,9 +129,18 @@ static sp_binding_t *lookup(interp_t *I, const char *name)
     return NULL;
 }
 
-/* Bind name to val (taken).  In the current scope a rebinding replaces the ranks val has. */
+/* Bind name to val (taken), on the active ranks only: a rank outside the active set (an `on`
+   block, a rank-dependent `if`) keeps what it had, even when val holds a value for it (a plain
+   alias `y = a` evaluates `a` on every rank).  In the current scope a rebinding replaces the
+   active ranks' values and remembers, per rank, the statement that defined each. */
 static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
 {
+    for (int64_t r = 0; r < I->nranks; r++)
+        if (!I->active[r] && val[r].ndim >= 0) {
+            sp_tensor_clear(&val[r]);
+            sp_tensor_init(&val[r]);
+            val[r].ndim = -1;
+        }
     sp_binding_t *b = lookup(I, name);
     if (b && b->scope == I->scope) {
         for (int64_t r = 0; r < I->nranks; r++) {
@@ -141,6 +150,8 @@ static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vi
             b->t[r] = val[r];
             sp_tensor_init(&val[r]);
             val[r].ndim = -1;
+            if (b->rloc)
+                b->rloc[r] = loc;
         }
         pval_free(val, I->nranks);
         b->loc = loc;
@@ -159,6 +170,13 @@ static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vi
     nb->name = sp_strdup(name);
     nb->loc = loc;
     nb->t = val;
+    nb->rloc = NULL;
+    if (I->is_plan) {
+        nb->rloc = flint_calloc((size_t)I->nranks, sizeof(sp_loc_t));
+        for (int64_t r = 0; r < I->nranks; r++)
+            if (val[r].ndim >= 0)
+                nb->rloc[r] = loc;
+    }
     nb->scope = I->scope;
     if (!I->is_plan)
         I->vid_of_binding[nb - *I->vals] = vid;
@@ -169,6 +187,7 @@ static void pop_scope(interp_t *I, int scope)
     while (*I->nvals > 0 && (*I->vals)[*I->nvals - 1].scope > scope) {
         sp_binding_t *b = &(*I->vals)[--*I->nvals];
         flint_free(b->name);
+        flint_free(b->rloc);
         pval_free(b->t, I->nranks);
     }
 }
@@ -543,12 +562,18 @@ static pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *f
         for (int64_t r = 0; r < I->nranks; r++) {
             if (!I->active[r] || sp_axes_index(&C->mesh, a, r) != 0)
                 continue;
-            /* group led by r */
+            /* group led by r: r's value w (the group's value so far: after the earlier
+               entries' decompositions it is r's part of them) is split into n parts */
             sp_tensor_t sum;
             sp_tensor_init(&sum);
             sp_tensor_copy(&sum, &out[r]);
             int64_t numel = sp_tensor_numel(&sum);
             sp_red_t op = L->pop[k];
+            if (op == SP_RED_AVG) {
+                /* avg of the parts is w: the parts sum to n * w */
+                for (int64_t i = 0; i < numel; i++)
+                    sum.v[i] = sp_expr_mul(C->E, sp_expr_const_si(C->E, n, 1), sum.v[i]);
+            }
             for (int64_t j = 0; j + 1 < n; j++) {
                 int64_t q = sp_axes_member(&C->mesh, a, r, j);
                 if (op == SP_RED_MAX || op == SP_RED_MIN)
@@ -565,22 +590,6 @@ static pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *f
             }
             int64_t last = sp_axes_member(&C->mesh, a, r, n - 1);
             if (op == SP_RED_SUM || op == SP_RED_AVG) {
-                if (op == SP_RED_AVG) {
-                    /* avg of the parts is the value: the parts sum to n * value */
-                    for (int64_t i = 0; i < numel; i++) {
-                        sp_expr_t s = out[r].v[i]; /* placeholder overwritten below */
-                        (void)s;
-                    }
-                    sp_tensor_t nv;
-                    sp_tensor_init(&nv);
-                    sp_layout_project(&C->mesh, L, r, full, &nv);
-                    for (int64_t i = 0; i < numel; i++) {
-                        sp_expr_t scaled = sp_expr_mul(C->E, sp_expr_const_si(C->E, n, 1), nv.v[i]);
-                        /* sum currently = value - parts; make it n*value - parts */
-                        sum.v[i] = sp_expr_add(C->E, sum.v[i], sp_expr_sub(C->E, scaled, nv.v[i]));
-                    }
-                    sp_tensor_clear(&nv);
-                }
                 sp_tensor_clear(&out[last]);
                 out[last] = sum;
             } else {
@@ -2187,6 +2196,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
         o->name = sp_strdup(nm);
         o->loc = b->loc;
         o->scope = 0;
+        o->rloc = NULL;
         o->t = pval_dup(b->t, 1);
         sp_tensor_t f;
         sp_tensor_init(&f);
@@ -2248,8 +2258,16 @@ static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
         const sp_binding_t *pb = lookup(I, pn);
         if (pb && (o->value == NULL || o->value->kind == SP_AST_NAME))
             ploc = pb->loc;
+        int before = C->nstages;
         st = relate(I, SP_STAGE_OUTPUT, pn, ploc, mn, o->target->loc, o->layout, &v);
         pval_free(v, I->nranks);
+        if (st == SP_OK && C->nstages > before && pb && pb->rloc &&
+            (o->value == NULL || o->value->kind == SP_AST_NAME)) {
+            /* a name defined differently per rank: a failure names the failing rank's line */
+            sp_stage_t *sg = &C->stages[C->nstages - 1];
+            sg->plan_rloc = flint_malloc((size_t)I->nranks * sizeof(sp_loc_t));
+            memcpy(sg->plan_rloc, pb->rloc, (size_t)I->nranks * sizeof(sp_loc_t));
+        }
         if (st != SP_OK)
             return st;
     }
@@ -2551,6 +2569,7 @@ static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done
     o->name = sp_strdup(nm);
     o->loc = fb ? fb->loc : C->model->loc; /* the forward definition of NAME */
     o->scope = 0;
+    o->rloc = NULL;
     o->t = pval_dup(g, 1);
     sp_tensor_t f;
     sp_tensor_init(&f);
@@ -2854,6 +2873,7 @@ static void interp_clear(interp_t *I)
     if (I->is_plan) {
         for (int k = 0; k < I->npvals; k++) {
             flint_free(I->pvals[k].name);
+            flint_free(I->pvals[k].rloc);
             pval_free(I->pvals[k].t, I->nranks);
         }
         flint_free(I->pvals);
@@ -2906,6 +2926,7 @@ sp_status_t sp_exec_model(sp_check_t *C)
             o->name = sp_strdup(b->name);
             o->loc = b->loc;
             o->scope = 0;
+        o->rloc = NULL;
             o->t = pval_dup(b->t, 1);
             sp_tensor_t f;
             sp_tensor_init(&f);

@@ -135,7 +135,7 @@ static int take_result(sp_stage_t *s, json_t *r, int nstages, char *err, size_t 
         s->why = (sp_why_t)v;
         if (!json_int_in(r, "fail_rank", 0, INT64_MAX, &v))
             MERR("%s: results[%d].fail_rank: expected a rank", name, s->id);
-        s->fail_rank = v;
+        sp_stage_fail_at(s, v);
         if (!json_int_in(r, "fail_index", 0, INT64_MAX, &v))
             MERR("%s: results[%d].fail_index: expected an index", name, s->id);
         s->fail_index = v;

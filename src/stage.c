@@ -22,11 +22,19 @@ void sp_stage_clear(sp_stage_t *s)
         flint_free(s->plan);
     }
     sp_tensor_clear(&s->model);
+    flint_free(s->plan_rloc);
     flint_free(s->plan_value);
     flint_free(s->model_value);
     flint_free(s->cex);
     flint_free(s->cex_values);
     memset(s, 0, sizeof(*s));
+}
+
+void sp_stage_fail_at(sp_stage_t *s, int64_t r)
+{
+    s->fail_rank = r;
+    if (s->plan_rloc && r >= 0 && r < s->nranks && s->plan_rloc[r].file)
+        s->plan_loc = s->plan_rloc[r];
 }
 
 /* The element pairs of a stage: plan[r][i] against the model's shard, after pending reductions. */
@@ -440,7 +448,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
         }
         s->status = ans == SP_DIFFERENT ? SP_STAGE_FAILED : SP_STAGE_UNKNOWN;
         s->why = r.why;
-        s->fail_rank = P.rank[i];
+        sp_stage_fail_at(s, P.rank[i]);
         s->fail_index = P.index[i];
         int64_t ls[SP_MAX_DIMS];
         sp_layout_local_shape(&C->mesh, &s->layout, P.rank[i], ls);
