@@ -215,6 +215,13 @@ static sp_status_t find_items(sp_check_t *C)
                                    s->name.str);
                     return SP_ERR_INPUT;
                 }
+            if (sp_ops_known(s->name.str) || sp_exec_is_collective(s->name.str)) {
+                sp_diags_error(C->d, SP_DIAG_NAME, s->name.loc,
+                               "function '%s' has the name of an operator; a function cannot "
+                               "replace an operator",
+                               s->name.str);
+                return SP_ERR_INPUT;
+            }
             C->funcs = flint_realloc(C->funcs, (size_t)(C->nfuncs + 1) * sizeof(*C->funcs));
             C->funcs[C->nfuncs++] = s;
             break;

@@ -155,6 +155,8 @@ sp_status_t sp_exec_plan(sp_check_t *C);
 sp_status_t sp_plan_guess_cuts(sp_check_t *C);
 int sp_cuts_confirmed(sp_check_t *C);
 const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
+/* 1 if name is a collective (all_reduce, send, ...). */
+int sp_exec_is_collective(const char *name);
 
 /* stage.c */
 void sp_stage_clear(sp_stage_t *s);

@@ -911,7 +911,7 @@ static const char *const collectives[] = {"all_reduce", "all_gather", "reduce_sc
                                           "all_to_all", "broadcast", "reduce", "send", "recv",
                                           NULL};
 
-static int is_collective(const char *name)
+int sp_exec_is_collective(const char *name)
 {
     for (int i = 0; collectives[i]; i++)
         if (strcmp(collectives[i], name) == 0)
@@ -1762,7 +1762,7 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
             flint_free(rvids);
             return SP_OK;
         }
-        if (is_collective(e->name))
+        if (sp_exec_is_collective(e->name))
             return call_collective(I, e, out);
         return call_op(I, e, out, vid);
     }
@@ -2593,6 +2593,18 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
         errat(I, SP_DIAG_SHAPE, t->loc, "the loss '%s' must be a scalar", C->outputs[0]);
         return SP_ERR_INPUT;
     }
+    /* the names train derives must not be taken by the model's own tensors (they would be
+       silently replaced) */
+    static const char *const derived[] = {"grad.", "next.", "momentum.", "adam."};
+    for (int i = 0; i < *I->nvals; i++)
+        for (size_t k = 0; k < sizeof derived / sizeof derived[0]; k++)
+            if (strncmp((*I->vals)[i].name, derived[k], strlen(derived[k])) == 0) {
+                errat(I, SP_DIAG_NAME, (*I->vals)[i].loc,
+                      "'%s' is a name that 'train' derives (line %u); name the model's tensor "
+                      "otherwise",
+                      (*I->vals)[i].name, t->loc.line);
+                return SP_ERR_INPUT;
+            }
     /* adjoints by value id, accumulated in reverse tape order */
     int ng = I->ntv;
     sp_tensor_t *g = flint_calloc((size_t)ng, sizeof(sp_tensor_t));
