@@ -20,6 +20,10 @@
  * fewer), so the same plan is checked at N different shapes.
  */
 
+/* Sizes are bounded so that no sum, product or chunk computation on them overflows 64 bits. */
+#define SP_DIM_MAX_BITS 40
+#define SP_DIM_MAX (INT64_C(1) << SP_DIM_MAX_BITS)
+
 int sp_dim_find(const sp_check_t *C, const char *name)
 {
     for (int i = 0; i < C->ndims; i++)
@@ -40,6 +44,8 @@ static int dim_eval(sp_check_t *C, const sp_ast_expr_t *e, int which, int64_t *o
             return 0;
         }
         *out = fmpz_get_si(fmpq_numref(e->value));
+        if (*out > SP_DIM_MAX)
+            goto overflow;
         return 1;
     case SP_AST_NAME: {
         int d = sp_dim_find(C, e->name);
@@ -53,20 +59,25 @@ static int dim_eval(sp_check_t *C, const sp_ast_expr_t *e, int which, int64_t *o
     case SP_AST_NEG:
         if (!dim_eval(C, e->a, which, &a))
             return 0;
+        if (a < -SP_DIM_MAX || a > SP_DIM_MAX)
+            goto overflow;
         *out = -a;
         return 1;
     case SP_AST_BINOP:
         if (!dim_eval(C, e->a, which, &a) || !dim_eval(C, e->b, which, &b))
             return 0;
         switch (e->op) {
-        case SP_BIN_ADD: *out = a + b; break;
-        case SP_BIN_SUB: *out = a - b; break;
+        case SP_BIN_ADD:
+            if (__builtin_add_overflow(a, b, out))
+                goto overflow;
+            break;
+        case SP_BIN_SUB:
+            if (__builtin_sub_overflow(a, b, out))
+                goto overflow;
+            break;
         case SP_BIN_MUL:
-            if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -(INT64_MAX / (a < 0 ? -a : a)))) {
-                sp_diags_error(C->d, SP_DIAG_LIMIT, e->loc, "dimension overflows 64 bits");
-                return 0;
-            }
-            *out = a * b;
+            if (__builtin_mul_overflow(a, b, out))
+                goto overflow;
             break;
         case SP_BIN_DIV:
             if (b == 0 || a % b != 0) {
@@ -81,11 +92,17 @@ static int dim_eval(sp_check_t *C, const sp_ast_expr_t *e, int which, int64_t *o
             sp_diags_error(C->d, SP_DIAG_SHAPE, e->loc, "operator not allowed in a dimension");
             return 0;
         }
+        if (*out < -SP_DIM_MAX || *out > SP_DIM_MAX)
+            goto overflow;
         return 1;
     default:
         sp_diags_error(C->d, SP_DIAG_SHAPE, e->loc, "not a dimension expression");
         return 0;
     }
+overflow:
+    sp_diags_error(C->d, SP_DIAG_LIMIT, e->loc, "dimension out of range (at most 2^%d)",
+                   SP_DIM_MAX_BITS);
+    return 0;
 }
 
 typedef struct {
