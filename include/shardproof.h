@@ -55,6 +55,9 @@ typedef struct {
     int shape_index;           /* which reduction: 0 the smallest admissible sizes, k the k-th
                                   next admissible size of every reduced dim (--shapes N runs
                                   0..N-1) */
+    int strict_shapes;         /* shape reduction keeps every pair of sizes the program uses
+                                  apart, and apart from mesh sizes and the constants of tensor
+                                  expressions (docs/soundness.md, "Shape reduction") */
     int shard_index, shard_count; /* shard_count > 1: prove only the stage groups of shard
                                   shard_index (0-based) of shard_count, a deterministic subset;
                                   the others stay pending (see shardproof_write_partial) */

@@ -57,6 +57,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.lim.probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
     C->opt.infer = o->infer_lineage;
     C->opt.shape_index = o->shape_index > 0 ? o->shape_index : 0;
+    C->opt.strict_shapes = o->strict_shapes != 0;
     if (o->shard_count > 1 && o->shard_index >= 0 && o->shard_index < o->shard_count) {
         C->opt.shard_count = o->shard_count;
         C->opt.shard_index = o->shard_index;

@@ -94,6 +94,8 @@ typedef struct {
     int infer;               /* infer lineage for plan assignments without it */
     int shard_index, shard_count; /* shard_count > 1: solve only this shard's stage groups */
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
+    int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes
+                                and the constants of tensor expressions (docs/soundness.md) */
     sp_parse_limits_t parse; /* input limits */
 } sp_check_opts_t;
 

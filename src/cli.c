@@ -320,7 +320,7 @@ static int result_option(const char *a)
                                        "--max-splits", "--max-ms", "--max-elements", "--max-ranks", "--max-coeff-bits",
                                        "--max-nodes", "--max-input-bytes", "--max-tokens",
                                        "--max-ident", "--max-depth",
-                                       "--probabilistic", "--infer-lineage"};
+                                       "--probabilistic", "--infer-lineage", "--strict-shapes"};
     for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
         if (!strcmp(a, opts[k]))
             return 1;
@@ -484,6 +484,8 @@ static int check_cmd(int argc, char **argv, int explain, const merge_in_t *M)
             }
         } else if (!strcmp(a, "--infer-lineage")) {
             opt.infer_lineage = 1;
+        } else if (!strcmp(a, "--strict-shapes")) {
+            opt.strict_shapes = 1;
         } else if (!strcmp(a, "--no-progress")) {
             progress = 0;
         } else if (!strcmp(a, "--shapes") && !explain) {
