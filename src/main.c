@@ -18,7 +18,7 @@ static void usage(FILE *f)
             "        [--seed N] [--dims NAME=SIZE,...] [--max-terms N] [--max-degree N]\n"
             "        [--max-splits N] [--max-ms N] [--max-coeff-bits N] [--max-elements N]\n"
             "        [--max-ranks N] [--max-nodes N] [--max-input-bytes N] [--max-tokens N]\n"
-            "        [--max-ident N] [--max-depth N] [--shapes N]\n"
+            "        [--max-ident N] [--max-depth N] [--shapes N] [--strict-shapes]\n"
             "        [--probabilistic [K]]  (EQUAL from K agreeing fingerprints when a limit\n"
             "        stops an exact proof; the report states the error bound)\n"
             "        [--infer-lineage]  (cut where plan tensors match model tensors)\n"
