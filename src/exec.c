@@ -3055,6 +3055,82 @@ int sp_cuts_confirmed(sp_check_t *C)
     return 1;
 }
 
+/*
+ * Coverage of an output: every element of the model tensor is held by some rank that declares
+ * the output, and a pending reduction has every member of its group (a group that misses a
+ * rank would compare a partial sum).  Ranks that do not declare it are not compared: an
+ * element no declaring rank holds would pass unseen.
+ */
+static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
+{
+    const sp_layout_t *L = &s->layout;
+    int64_t numel = 1;
+    for (int d = 0; d < L->ndim; d++)
+        numel *= L->size[d];
+    uint8_t *held = flint_calloc((size_t)(numel ? numel : 1), 1);
+    sp_status_t st = SP_OK;
+    for (int64_t r = 0; r < s->nranks && st == SP_OK; r++) {
+        if (s->plan[r].ndim < 0)
+            continue;
+        for (int k = 0; k < L->npartial && st == SP_OK; k++) {
+            int64_t n = sp_axes_count(&C->mesh, &L->paxes[k]);
+            for (int64_t j = 0; j < n; j++) {
+                int64_t q = sp_axes_member(&C->mesh, &L->paxes[k], r, j);
+                if (s->plan[q].ndim < 0) {
+                    char a[128], b[128];
+                    sp_mesh_rank_str(&C->mesh, r, a, sizeof a);
+                    sp_mesh_rank_str(&C->mesh, q, b, sizeof b);
+                    sp_diags_error(C->d, SP_DIAG_LINEAGE, s->plan_loc,
+                                   "output '%s' has a pending %s over a group of rank %s, but rank "
+                                   "%s of that group does not declare it",
+                                   s->model_name, sp_red_name(L->pop[k]), a, b);
+                    st = SP_ERR_INPUT;
+                    break;
+                }
+            }
+        }
+        int64_t lo[SP_MAX_DIMS], hi[SP_MAX_DIMS], idx[SP_MAX_DIMS];
+        int empty = 0;
+        for (int d = 0; d < L->ndim; d++) {
+            sp_layout_range(&C->mesh, L, d, r, &lo[d], &hi[d]);
+            idx[d] = lo[d];
+            empty |= lo[d] >= hi[d];
+        }
+        while (!empty && numel > 0) {
+            int64_t f = 0;
+            for (int d = 0; d < L->ndim; d++)
+                f = f * L->size[d] + idx[d];
+            held[f] = 1;
+            int d = L->ndim - 1;
+            while (d >= 0 && ++idx[d] == hi[d]) {
+                idx[d] = lo[d];
+                d--;
+            }
+            if (d < 0)
+                break;
+        }
+    }
+    for (int64_t f = 0; f < numel && st == SP_OK; f++)
+        if (!held[f]) {
+            char es[256];
+            size_t k = 0;
+            int64_t rest = f, ix[SP_MAX_DIMS];
+            for (int d = L->ndim - 1; d >= 0; d--) {
+                ix[d] = rest % L->size[d];
+                rest /= L->size[d];
+            }
+            for (int d = 0; d < L->ndim && k < sizeof es; d++)
+                k += (size_t)snprintf(es + k, sizeof es - k, "%s%lld", d ? ", " : "", (long long)ix[d]);
+            sp_diags_error(C->d, SP_DIAG_LINEAGE, s->plan_loc,
+                           "output '%s': element [%s] is held by no rank that declares the output "
+                           "(declare it on every rank that holds a part of it)",
+                           s->model_name, es);
+            st = SP_ERR_INPUT;
+        }
+    flint_free(held);
+    return st;
+}
+
 sp_status_t sp_exec_plan(sp_check_t *C)
 {
     interp_t I;
@@ -3084,6 +3160,9 @@ sp_status_t sp_exec_plan(sp_check_t *C)
                        "plan '%s' declares no output: nothing would be proven", C->plan->name.str);
         st = SP_ERR_INPUT;
     }
+    for (int i = 0; i < C->nstages && st == SP_OK && !C->collect_only; i++)
+        if (C->stages[i].kind == SP_STAGE_OUTPUT)
+            st = check_coverage(C, &C->stages[i]);
     interp_clear(&I);
     return st;
 }
