@@ -30,7 +30,7 @@ typedef enum {
     SHARDPROOF_FORMAT_JUNIT
 } shardproof_format_t;
 
-typedef struct {
+typedef struct shardproof_options {
     const char *plan;          /* plan name; NULL: the file's only plan */
     int jobs;                  /* threads; 0: all cores */
     uint64_t seed;             /* random points; printed in reports */

@@ -133,11 +133,20 @@ typedef struct sp_check {
     int nstages, astages;
     int fresh_counter;
     /* results */
+    int verdict;             /* a shardproof_verdict_t: of the last check, prepare or merge */
     double seconds;
     int collect_only;        /* first plan pass: collect cut names, make no stages */
     sp_inferred_t *inferred;
     int ninferred;
 } sp_check_t;
+
+/* check.c: the engine limits of the options (the engine's defaults where they say 0) */
+struct shardproof_options;
+void sp_check_limits(sp_limits_t *lim, const struct shardproof_options *o);
+
+/* check.c: a usage or I/O error of the caller (the CLI) about file: a diagnostic without a
+   position, and the verdict BAD_INPUT.  file is borrowed: it must outlive the reports. */
+void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const char *msg);
 
 /* reduce.c */
 sp_status_t sp_reduce_dims(sp_check_t *C);

@@ -1356,31 +1356,6 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
     return SP_OK;
 }
 
-/* Damerau-Levenshtein distance (adjacent transpositions), for names up to 64 characters. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return SIZE_MAX;
-    size_t dp[65][65];
-    for (size_t x = 0; x <= la; x++)
-        dp[x][0] = x;
-    for (size_t y = 0; y <= lb; y++)
-        dp[0][y] = y;
-    for (size_t x = 1; x <= la; x++)
-        for (size_t y = 1; y <= lb; y++) {
-            size_t c = dp[x - 1][y - 1] + (a[x - 1] != b[y - 1]);
-            if (dp[x - 1][y] + 1 < c)
-                c = dp[x - 1][y] + 1;
-            if (dp[x][y - 1] + 1 < c)
-                c = dp[x][y - 1] + 1;
-            if (x > 1 && y > 1 && a[x - 1] == b[y - 2] && a[x - 2] == b[y - 1] && dp[x - 2][y - 2] + 1 < c)
-                c = dp[x - 2][y - 2] + 1;
-            dp[x][y] = c;
-        }
-    return dp[la][lb];
-}
-
 /* The closest operator or collective name within distance 2, for "did you mean". */
 static const char *suggest(const char *name)
 {
@@ -1389,7 +1364,7 @@ static const char *suggest(const char *name)
     const char *const *lists[2] = {sp_ops_names(), collectives};
     for (int l = 0; l < 2; l++)
         for (int i = 0; lists[l][i]; i++) {
-            size_t d = edit_distance(name, lists[l][i]);
+            size_t d = sp_edit_distance(name, lists[l][i]);
             if (d < bestd) {
                 bestd = d;
                 best = lists[l][i];

@@ -254,5 +254,6 @@ fail:
     for (int k = 0; k < nparts; k++)
         json_decref(P[k].root);
     flint_free(P);
+    C->verdict = verdict;
     return verdict;
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# cli.sh: the command line: every command's --help (exit 0), usage errors with suggestions, option
+# forms (-j1, --seed=5), --plan listing the file's plans, the man page generated from the tables.
+set -u
+bin=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+runs=0
+bad() { echo "cli: $*"; fail=1; }
+expect() { # RC PATTERN(stderr+stdout, grep -E) ARGS...
+    local want=$1 pat=$2
+    shift 2
+    "$bin" "$@" >"$tmp/out" 2>&1
+    local rc=$?
+    runs=$((runs + 1))
+    [ "$rc" = "$want" ] || bad "shardproof $*: exit $rc, expected $want: $(head -3 "$tmp/out")"
+    [ -z "$pat" ] || grep -qE -- "$pat" "$tmp/out" || bad "shardproof $*: no '$pat' in: $(head -3 "$tmp/out")"
+}
+mlp=$root/docs/examples/mlp.sp
+
+for c in check explain smt2 merge equiv import gen version help; do
+    expect 0 "^usage: shardproof $c" "$c" --help
+    expect 0 "^usage: shardproof $c" "$c" -h
+    expect 0 "^usage: shardproof $c" help "$c"
+done
+expect 0 "^commands:" --help
+expect 2 "^commands:"
+expect 2 "unknown command 'chek' \(did you mean 'check'\?\)" chek "$mlp"
+expect 0 "^shardproof [0-9]" --version
+# every option of check is in its help, and --no-progress too
+"$bin" check --help >"$tmp/help"
+for o in --plan --jobs --format --dot --seed --dims --shapes --shard --probabilistic --infer-lineage \
+    --max-ms --no-progress --nnscaler --output; do
+    grep -q -- "$o" "$tmp/help" || bad "check --help does not list $o"
+done
+
+# usage errors: one line each, a suggestion when one is close, exit 2
+expect 2 "unknown option '--seeed' \(did you mean '--seed'\?\)" check "$mlp" --seeed 3
+expect 2 "unknown option '--formt' \(did you mean '--format'\?\)" check "$mlp" --formt json
+expect 2 "unknown option '--dpp' \(did you mean '--dp'\?\)" gen llama3 --dpp 2
+expect 2 "--format is not an option of explain" explain "$mlp" --format json
+expect 2 "--shapes needs a value" check "$mlp" --shapes
+expect 2 "-j takes|--jobs takes a number from 0 to 1024, not 'x'" check "$mlp" -j x
+expect 2 "unexpected argument 'extra'" check "$mlp" extra
+expect 2 "check needs a FILE" check
+expect 2 "smt2 needs a FILE and a DIR" smt2 "$mlp"
+expect 2 "unknown format 'xml'" check "$mlp" --format xml
+
+# option forms: -j1 and -j 1, --seed=5 and --seed 5 give the same report
+"$bin" check "$mlp" -j1 --no-progress >"$tmp/a" 2>&1
+"$bin" check "$mlp" -j 1 --no-progress >"$tmp/b" 2>&1
+cmp -s "$tmp/a" "$tmp/b" || bad "-j1 and -j 1 differ"
+"$bin" check "$mlp" --seed=5 --no-progress >"$tmp/a" 2>&1
+"$bin" check "$mlp" --seed 5 --no-progress >"$tmp/b" 2>&1
+cmp -s "$tmp/a" "$tmp/b" || bad "--seed=5 and --seed 5 differ"
+grep -q "^seed: 5" "$tmp/a" || bad "--seed=5 was not taken"
+runs=$((runs + 2))
+
+# --plan NAME that the file does not have: the file's plans, and the closest one
+cat >"$tmp/two.sp" <<'SP'
+dim B = 4
+model m {
+  input x : [B]
+  y = scale(x, 2)
+  output y
+}
+plan alpha of m {
+  mesh dp = 2
+  x : [B@dp]
+  y = scale(x, 2)
+  output y = y : [B@dp]
+}
+plan beta of m {
+  mesh dp = 2
+  x : [B@dp]
+  y = scale(x, 2)
+  output y = y : [B@dp]
+}
+SP
+expect 2 "no plan named 'alpah' \(did you mean 'alpha'\?\); the file's plans: 'alpha', 'beta'" \
+    check "$tmp/two.sp" --plan alpah
+expect 2 "the file has 2 plans: choose one with --plan NAME \('alpha', 'beta'\)" check "$tmp/two.sp"
+expect 0 "^EQUIVALENT" check "$tmp/two.sp" --plan beta --no-progress
+
+# the man page is generated from the option tables: docs/shardproof.1 must be the binary's
+"$bin" help --man >"$tmp/man"
+cmp -s "$tmp/man" "$root/docs/shardproof.1" ||
+    bad "docs/shardproof.1 differs from 'shardproof help --man' (regenerate it)"
+runs=$((runs + 1))
+
+echo "cli: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
+[ $fail = 0 ]
