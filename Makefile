@@ -68,6 +68,7 @@ check: deps all $(TEST_BIN)
 	if [ -x tests/run_plans.sh ]; then MODE=$(MODE) tests/run_plans.sh $(B)/shardproof || fail=1; fi; \
 	tests/alloc_sweep.sh $(B)/shardproof || fail=1; \
 	tests/cli.sh $(B)/shardproof || fail=1; \
+	tests/reports.sh $(B)/shardproof || fail=1; \
 	tests/shard.sh $(B)/shardproof || fail=1; \
 	if [ "$(MODE)" = release ]; then tests/gen_matrix.sh $(B)/shardproof || fail=1; fi; \
 	if [ $$fail = 0 ]; then echo "shardproof: all tests passed"; else echo "shardproof: TESTS FAILED"; exit 1; fi

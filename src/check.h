@@ -169,7 +169,12 @@ sp_status_t sp_stages_solve(sp_check_t *C);
 int *sp_stages_group(sp_check_t *C);
 int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errlen);
 
-/* report.c: s as a JSON string (quoted, escaped) */
-void sp_json_str(FILE *out, const char *s);
+/* result.c: a layout as text at the reduced sizes, "[2, 4@tp] partial(sum@dp)" */
+void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len);
+/* result.c: the failing element's index in its local shard (s->fail_ndim entries) */
+void sp_stage_index(const sp_stage_t *s, int64_t *idx);
+/* result.c: a copy of s (flint_free) in which every byte that is not part of valid UTF-8 (and
+   no NUL) is replaced by U+FFFD: what JSON and XML documents can carry */
+char *sp_utf8_clean(const char *s);
 
 #endif
