@@ -456,5 +456,17 @@ const char *sp_suggest(const char *word, const char *const *cands, size_t n, siz
             best = cands[i];
         }
     }
-    return best != NULL && bestd <= maxd && bestd < wl ? best : NULL;
+    if (best != NULL && bestd <= maxd && bestd < wl)
+        return best;
+    /* an abbreviation or a longer spelling, when only one fits: 'epsilon' for 'eps' */
+    const char *only = NULL;
+    for (size_t i = 0; i < n && cands[i] != NULL; i++) {
+        size_t cl = strlen(cands[i]), m = cl < wl ? cl : wl;
+        if (m >= 2 && strncmp(word, cands[i], m) == 0) {
+            if (only != NULL)
+                return NULL;
+            only = cands[i];
+        }
+    }
+    return only;
 }

@@ -154,7 +154,8 @@ char *sp_diags_format(const sp_diags_t d);
  * "Did you mean" support.  sp_edit_distance: the Damerau-Levenshtein distance of two names (an
  * adjacent transposition counts 1), SIZE_MAX when either is longer than 64 bytes.  sp_suggest:
  * the first of cands[0..n) (n == SP_SUGGEST_NULL_TERMINATED: up to a NULL entry) closest to word,
- * if its distance is at most maxd and smaller than word's length; NULL otherwise.
+ * if its distance is at most maxd and smaller than word's length; else the only one that is a
+ * prefix of word or has word as a prefix (at least 2 characters: 'eps' for 'epsilon'); else NULL.
  */
 #define SP_SUGGEST_NULL_TERMINATED ((size_t)-1)
 size_t sp_edit_distance(const char *a, const char *b);

@@ -1,6 +1,8 @@
 /* ops.c: the tensor operator library: forward semantics and VJP rules on symbolic tensors. */
 #include <flint/flint.h>
 #include "ops.h"
+#include "diag.h"
+#include "sbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -224,6 +226,7 @@ typedef struct {
     int nattr;
     int64_t max_numel;
     sp_op_err_t *err;
+    int nconv; /* attr[0..nconv) were made from trailing literal tensors (prepare) */
 } opc_t;
 
 /* A gather: output element i is element src[i] of the inputs' element arrays laid end to end,
@@ -314,6 +317,35 @@ static const sp_attr_t *get_attr(const opc_t *c, const char *key)
     return p;
 }
 
+/* attribute i (keyword key) is not one of the operator's: say which are, or the closest */
+static int unknown_attr(opc_t *c, int i, const char *key)
+{
+    const char *names[32];
+    char buf[256];
+    size_t n = 0;
+    snprintf(buf, sizeof buf, "%s", c->def->keys);
+    for (char *p = buf; *p && n < 32;) {
+        names[n++] = p;
+        p += strcspn(p, ",|");
+        if (*p)
+            *p++ = 0;
+    }
+    if (c->err)
+        c->err->attr = i - c->nconv;
+    const char *s = sp_suggest(key, names, n, 2);
+    if (s)
+        return fail(c, "unknown attribute '%s' (did you mean '%s'?)", key, s);
+    if (n == 0)
+        return fail(c, "unknown attribute '%s' (%s takes no attributes)", key, c->name);
+    sp_sbuf_t b;
+    sp_sbuf_init(&b);
+    for (size_t k = 0; k < n; k++)
+        sp_sbuf_printf(&b, "%s%s", k ? ", " : "", names[k]);
+    fail(c, "unknown attribute '%s' (%s takes %s)", key, c->name, b.s);
+    sp_sbuf_clear(&b);
+    return 0;
+}
+
 static int check_attrs(opc_t *c)
 {
     int pos = 0;
@@ -325,7 +357,7 @@ static int check_attrs(opc_t *c)
         }
         int k = key_index(c->def->keys, a->key);
         if (k < 0)
-            return fail(c, "unknown attribute '%s'", a->key);
+            return unknown_attr(c, i, a->key);
         for (int j = 0; j < i; j++)
             if (c->attr[j].key != NULL && key_index(c->def->keys, c->attr[j].key) == k)
                 return fail(c, "attribute '%s' given twice", a->key);
@@ -3166,6 +3198,7 @@ static int prepare(opc_t *c, attrbuf_t *ab)
         c->attr = ab->all;
         c->nattr += conv;
         c->nin = n;
+        c->nconv = conv;
     }
     if (c->nin < d->min_in || (d->max_in >= 0 && c->nin > d->max_in)) {
         if (d->max_in == d->min_in)
@@ -3201,14 +3234,16 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                  const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
                  sp_op_err_t *err)
 {
-    if (err != NULL)
+    if (err != NULL) {
         err->msg[0] = 0;
+        err->attr = -1;
+    }
     const op_def_t *def = find_op(name);
     if (def == NULL) {
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err};
+    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err, 0};
     attrbuf_t ab;
     sp_tensor_t res;
     sp_tensor_init(&res);
@@ -3246,8 +3281,10 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                const sp_attr_t *attr, int nattr, const sp_tensor_t *out, const sp_tensor_t *dout,
                sp_tensor_t *din, sp_op_err_t *err)
 {
-    if (err != NULL)
+    if (err != NULL) {
         err->msg[0] = 0;
+        err->attr = -1;
+    }
     for (int k = 0; din != NULL && k < nin; k++) {
         sp_tensor_clear(&din[k]);
         din[k].ndim = -1;
@@ -3257,7 +3294,7 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err};
+    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err, 0};
     if (din == NULL && nin > 0)
         return fail(&c, "no gradient storage");
     attrbuf_t ab;

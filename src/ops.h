@@ -49,6 +49,7 @@ typedef struct {
 /* Error text of a failed operator (shape mismatch, bad attribute, ...), without location. */
 typedef struct {
     char msg[512];
+    int attr; /* sp_ops_apply: the index in attr[] of the attribute at fault, or -1 */
 } sp_op_err_t;
 
 /*

@@ -191,7 +191,8 @@ static void apply(fx_t *f, const char *name, const sp_tensor_t *in, int nin, con
     assert_true(ok);
 }
 
-/* Apply and expect the error message exactly. */
+/* Apply and expect the error message exactly; an unknown attribute is also named by its index
+   in err.attr (the caller points at its keyword). */
 static void apply_err(fx_t *f, const char *name, const sp_tensor_t *in, int nin, const char *attrs,
                       const char *msg)
 {
@@ -201,12 +202,21 @@ static void apply_err(fx_t *f, const char *name, const sp_tensor_t *in, int nin,
     attrs_init(&A, attrs);
     sp_tensor_init(&out);
     int ok = sp_ops_apply(f->E, name, in, nin, A.a, A.n, 0, &out, &err);
-    attrs_clear(&A);
     assert_false(ok);
     assert_null(out.v);
     if (strcmp(err.msg, msg) != 0)
         fprintf(stderr, "message: '%s'\n   want: '%s'\n", err.msg, msg);
     assert_string_equal(err.msg, msg);
+    const char *u = strstr(msg, "unknown attribute '");
+    if (u != NULL) {
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(u + 19, "'"), u + 19);
+        assert_true(err.attr >= 0 && err.attr < A.n);
+        assert_string_equal(A.keys[err.attr], key);
+    } else {
+        assert_int_equal(err.attr, -1);
+    }
+    attrs_clear(&A);
 }
 
 static void clear_all(sp_tensor_t *t, int n)
@@ -621,7 +631,10 @@ static void test_ops_reductions(void **state)
     expect_elem(f, &out, 0, "log(exp(x[0,0,0]) + exp(x[0,0,1]))");
     sp_tensor_clear(&out);
     apply_err(f, "sum", &x, 1, "dim=[1,1]", "sum: dimension 1 repeated");
-    apply_err(f, "sum", &x, 1, "axis=1", "sum: unknown attribute 'axis'");
+    apply_err(f, "sum", &x, 1, "axis=1", "sum: unknown attribute 'axis' (sum takes dim, keepdim)");
+    apply_err(f, "sum", &x, 1, "dim=1;keepdims=1",
+              "sum: unknown attribute 'keepdims' (did you mean 'keepdim'?)");
+    apply_err(f, "relu", &x, 1, "dim=1", "relu: unknown attribute 'dim' (relu takes no attributes)");
     apply_err(f, "mean", &x, 1, "dim=3", "mean: dimension 3 out of range for a 3-d tensor");
     sp_tensor_clear(&x);
 }
