@@ -30,11 +30,17 @@ typedef enum {
     SHARDPROOF_FORMAT_JUNIT
 } shardproof_format_t;
 
+/* The default budget of one query: a single query cannot stall a check for minutes. */
+#define SHARDPROOF_DEFAULT_MAX_MS 60000
+
 typedef struct shardproof_options {
     const char *plan;          /* plan name; NULL: the file's only plan */
     int jobs;                  /* threads; 0: all cores */
     uint64_t seed;             /* random points; printed in reports */
-    long max_terms, max_degree, max_splits, max_ms; /* engine limits per query (0: default) */
+    long max_terms, max_degree, max_splits; /* engine limits per query (0: default) */
+    long max_ms;               /* wall-clock budget of one element query in milliseconds (0:
+                                  SHARDPROOF_DEFAULT_MAX_MS; negative: none); when it runs out
+                                  the stage is UNKNOWN (limit max_ms) */
     long max_coeff_bits;       /* bits of a normal form's rational coefficient (0: default) */
     long max_nodes;            /* expression nodes of the run and of each stage's query (memory;
                                   0: none) */

@@ -24,8 +24,7 @@ void sp_check_limits(sp_limits_t *lim, const shardproof_options_t *o)
         lim->max_degree = o->max_degree;
     if (o->max_splits > 0)
         lim->max_splits = o->max_splits;
-    if (o->max_ms > 0)
-        lim->max_ms = o->max_ms;
+    lim->max_ms = o->max_ms > 0 ? o->max_ms : o->max_ms < 0 ? 0 : SHARDPROOF_DEFAULT_MAX_MS;
     if (o->max_coeff_bits > 0)
         lim->max_coeff_bits = o->max_coeff_bits;
     if (o->max_nodes > 0)

@@ -12,12 +12,14 @@
 #include <flint/flint.h>
 #include <gmp.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../include/shardproof.h"
 #include "check.h"
 #include "import/cli_import.h"
 #include "import/nnscaler.h"
+#include "smt2.h"
 #include "solver.h"
 
 FLINT_NORETURN static void on_flint_abort(void)
@@ -286,10 +288,33 @@ static int limit_arg(sp_args_t *A, const sp_arg_t *a, shardproof_options_t *opt)
     }
 }
 
-/* Split "[a, b, c]" at top-level commas into expressions; or a single expression. */
+/* ---- equiv ---------------------------------------------------------------------------------- */
+
+/*
+ * One expression of a query line: text[0..) (NUL-terminated, modified).  On an error, *errcol is
+ * the 0-based byte offset in text where it is and err the message: sp_expr_parse's "column N: "
+ * is folded into the offset, so that a diagnostic carries one column.
+ */
+static sp_expr_t parse_expr_at(sp_ectx_struct *E, char *text, char *err, size_t errlen,
+                               size_t *errcol)
+{
+    sp_expr_t e = sp_expr_parse(E, text, err, errlen);
+    if (e != SP_EXPR_NONE)
+        return e;
+    size_t col = 0;
+    int k = 0;
+    if (sscanf(err, "column %zu: %n", &col, &k) == 1 && k > 0)
+        memmove(err, err + k, strlen(err + k) + 1);
+    *errcol = col;
+    return SP_EXPR_NONE;
+}
+
+/* Split "[a, b, c]" at top-level commas into expressions; or a single expression.  text is
+   modified; *errcol is relative to text's start. */
 static int parse_side(sp_ectx_struct *E, char *text, sp_expr_t **out, int *n, char *err,
                       size_t errlen, size_t *errcol)
 {
+    char *base = text;
     while (isspace((unsigned char)*text))
         text++;
     size_t len = strlen(text);
@@ -299,14 +324,15 @@ static int parse_side(sp_ectx_struct *E, char *text, sp_expr_t **out, int *n, ch
     *out = NULL;
     if (text[0] != '[') {
         *out = flint_malloc(sizeof(sp_expr_t));
-        (*out)[0] = sp_expr_parse(E, text, err, errlen);
+        size_t col = 0;
+        (*out)[0] = parse_expr_at(E, text, err, errlen, &col);
         *n = 1;
-        *errcol = 0;
+        *errcol = (size_t)(text - base) + col;
         return (*out)[0] != SP_EXPR_NONE;
     }
     if (len < 2 || text[len - 1] != ']') {
         snprintf(err, errlen, "expected ']' at the end of a vector");
-        *errcol = len;
+        *errcol = (size_t)(text - base) + len;
         return 0;
     }
     text[len - 1] = 0;
@@ -326,9 +352,10 @@ static int parse_side(sp_ectx_struct *E, char *text, sp_expr_t **out, int *n, ch
                 cap *= 2;
                 *out = flint_realloc(*out, cap * sizeof(sp_expr_t));
             }
-            sp_expr_t e = sp_expr_parse(E, start, err, errlen);
+            size_t col = 0;
+            sp_expr_t e = parse_expr_at(E, start, err, errlen, &col);
             if (e == SP_EXPR_NONE) {
-                *errcol = (size_t)(start - text);
+                *errcol = (size_t)(start - base) + col;
                 return 0;
             }
             (*out)[(*n)++] = e;
@@ -340,6 +367,72 @@ static int parse_side(sp_ectx_struct *E, char *text, sp_expr_t **out, int *n, ch
     return 1;
 }
 
+/* mkdir -p: 1, or 0 with a message in err */
+static int make_dirs(const char *dir, char *err, size_t errlen)
+{
+    char *p = sp_strdup(dir);
+    int ok = 1;
+    for (char *q = p + 1; ok; q++) {
+        if (*q != '/' && *q != 0)
+            continue;
+        char c = *q;
+        *q = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create %s: %s", p, strerror(errno));
+            ok = 0;
+        }
+        *q = c;
+        if (c == 0)
+            break;
+    }
+    struct stat st;
+    if (ok && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        snprintf(err, errlen, "%s is not a directory", dir);
+        ok = 0;
+    }
+    flint_free(p);
+    return ok;
+}
+
+/* equiv --smt2 DIR: the query of line lineno as DIR/line-LINENO.smt2 */
+static int write_query_smt2(sp_ectx_struct *E, const char *dir, int lineno, const sp_expr_t *a,
+                            const sp_expr_t *b, int n, char *err, size_t errlen)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/line-%d.smt2", dir, lineno);
+    char *q = sp_smt2_query(E, a, b, n);
+    FILE *f = fopen(path, "w");
+    int ok = f != NULL && q != NULL && fputs(q, f) >= 0;
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    if (!ok)
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    flint_free(q);
+    return ok;
+}
+
+static void print_answer(const char *path, int lineno, sp_ectx_struct *E, sp_answer_t ans,
+                         const sp_result_t *r, int na)
+{
+    printf("%s:%d: %s", path, lineno,
+           ans == SP_EQUAL ? "EQUAL" : ans == SP_DIFFERENT ? "DIFFERENT" : "UNKNOWN");
+    if (ans == SP_UNKNOWN)
+        printf(" (%s)", sp_why_name(r->why));
+    printf("\n");
+    if (ans != SP_DIFFERENT)
+        return;
+    if (na > 1)
+        printf("  element %ld differs\n", (long)r->index);
+    printf("  counterexample:");
+    for (slong k = 0; k < r->cex.n; k++) {
+        char *v = fmpq_get_str(NULL, 10, r->cex.vals + k);
+        printf(" %s = %s%s", sp_expr_sym_name(E, r->cex.syms[k]), v, k + 1 < r->cex.n ? "," : "");
+        flint_free(v);
+    }
+    printf("\n  left = %s, right = %s (%s)\n", r->cex.lhs_value, r->cex.rhs_value,
+           r->cex.exact ? "exact" : "Arb balls, disjoint");
+}
+
 int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv)
 {
     sp_args_t A;
@@ -349,13 +442,15 @@ int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv)
     }
     shardproof_options_t opt;
     shardproof_options_default(&opt);
-    const char *path = NULL;
+    const char *path = NULL, *smt2_dir = NULL;
     for (int i = 0; i < A.n; i++) {
         const sp_arg_t *a = &A.a[i];
         if (a->opt == NULL && path == NULL)
             path = a->val[0];
         else if (a->opt == NULL)
             sp_args_error(&A, "unexpected argument '%s'", a->val[0]);
+        else if (a->opt->id == O_SMT2)
+            smt2_dir = a->val[0];
         else
             limit_arg(&A, a, &opt);
     }
@@ -365,9 +460,11 @@ int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv)
     sp_args_clear(&A);
     if (bad_args)
         return SP_EXIT_USAGE;
-    uint64_t seed = opt.seed;
-    sp_limits_t lim;
-    sp_check_limits(&lim, &opt);
+    char err[512];
+    if (smt2_dir && !make_dirs(smt2_dir, err, sizeof err)) {
+        fprintf(stderr, "shardproof: error: %s\n", err);
+        return SP_EXIT_USAGE;
+    }
     size_t len;
     char *text = sp_cli_read_file(path, (size_t)64 << 20, &len);
     if (text == NULL) {
@@ -379,11 +476,15 @@ int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv)
         flint_free(text);
         return SP_EXIT_USAGE;
     }
-    sp_engine_t *S = sp_engine_new(&lim, seed);
+    sp_limits_t lim;
+    sp_check_limits(&lim, &opt);
+    sp_engine_t *S = sp_engine_new(&lim, opt.seed);
     sp_ectx_struct *E = sp_engine_exprs(S);
-    int worst = SP_EXIT_EQUIVALENT, nq = 0, bad = 0;
+    int worst = SP_EXIT_EQUIVALENT, nq = 0, nbad = 0, io = 0;
     int counts[3] = {0, 0, 0};
     char *line = text;
+    /* every line is a query of its own: an error is reported (one position) and the next line
+       is decided; the exit code is then 2 */
     for (int lineno = 1; line != NULL && *line; lineno++) {
         char *nl = strchr(line, '\n');
         if (nl)
@@ -396,55 +497,42 @@ int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv)
             p++;
         if (*p) {
             char *eq = strstr(line, "==");
-            char err[256];
             size_t col = 0;
             sp_expr_t *a = NULL, *b = NULL;
             int na = 0, nb = 0;
             if (eq == NULL) {
                 fprintf(stderr, "%s:%d:%d: error: expected 'LHS == RHS'\n", path, lineno,
                         (int)(p - line) + 1);
-                bad = 1;
+                nbad++;
             } else {
                 *eq = 0;
                 if (!parse_side(E, line, &a, &na, err, sizeof err, &col)) {
                     fprintf(stderr, "%s:%d:%d: error: %s\n", path, lineno, (int)col + 1, err);
-                    bad = 1;
+                    nbad++;
                 } else if (!parse_side(E, eq + 2, &b, &nb, err, sizeof err, &col)) {
                     fprintf(stderr, "%s:%d:%d: error: %s\n", path, lineno,
                             (int)(eq + 2 - line + col) + 1, err);
-                    bad = 1;
+                    nbad++;
                 } else if (na != nb) {
                     fprintf(stderr, "%s:%d:%d: error: sides have %d and %d elements\n", path,
                             lineno, (int)(eq - line) + 1, na, nb);
-                    bad = 1;
-                } else if (!bad) {
+                    nbad++;
+                } else {
+                    if (smt2_dir && !io &&
+                        !write_query_smt2(E, smt2_dir, lineno, a, b, na, err, sizeof err)) {
+                        fprintf(stderr, "shardproof: error: %s\n", err);
+                        io = 1;
+                    }
                     sp_result_t r;
                     sp_result_init(&r);
                     sp_answer_t ans = sp_equiv_vec(S, a, b, (size_t)na, &r);
                     nq++;
                     counts[ans]++;
-                    printf("%s:%d: %s", path, lineno,
-                           ans == SP_EQUAL ? "EQUAL" : ans == SP_DIFFERENT ? "DIFFERENT" : "UNKNOWN");
-                    if (ans == SP_UNKNOWN)
-                        printf(" (%s)", sp_why_name(r.why));
-                    printf("\n");
-                    if (ans == SP_DIFFERENT) {
-                        if (na > 1)
-                            printf("  element %ld differs\n", (long)r.index);
-                        printf("  counterexample:");
-                        for (slong k = 0; k < r.cex.n; k++) {
-                            char *v = fmpq_get_str(NULL, 10, r.cex.vals + k);
-                            printf(" %s = %s%s", sp_expr_sym_name(E, r.cex.syms[k]), v,
-                                   k + 1 < r.cex.n ? "," : "");
-                            flint_free(v);
-                        }
-                        printf("\n  left = %s, right = %s (%s)\n", r.cex.lhs_value,
-                               r.cex.rhs_value, r.cex.exact ? "exact" : "Arb balls, disjoint");
-                        if (worst == SP_EXIT_EQUIVALENT || worst == SP_EXIT_UNKNOWN)
-                            worst = SP_EXIT_DIFFERENT;
-                    } else if (ans == SP_UNKNOWN && worst == SP_EXIT_EQUIVALENT) {
+                    print_answer(path, lineno, E, ans, &r, na);
+                    if (ans == SP_DIFFERENT && worst != SP_EXIT_DIFFERENT)
+                        worst = SP_EXIT_DIFFERENT;
+                    else if (ans == SP_UNKNOWN && worst == SP_EXIT_EQUIVALENT)
                         worst = SP_EXIT_UNKNOWN;
-                    }
                     sp_result_clear(&r);
                 }
             }
@@ -453,12 +541,15 @@ int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv)
         }
         line = nl ? nl + 1 : NULL;
     }
-    if (!bad)
-        printf("%d queries: %d equal, %d different, %d unknown (seed %llu)\n", nq, counts[0],
-               counts[1], counts[2], (unsigned long long)seed);
+    printf("%d queries: %d equal, %d different, %d unknown", nq, counts[0], counts[1], counts[2]);
+    if (nbad)
+        printf("; %d line%s with errors (not decided)", nbad, nbad > 1 ? "s" : "");
+    printf(" (seed %llu)\n", (unsigned long long)opt.seed);
+    if (smt2_dir && !io)
+        printf("wrote the %d queries as SMT-LIB2 to %s/line-*.smt2\n", nq, smt2_dir);
     sp_engine_free(S);
     flint_free(text);
-    return bad ? SP_EXIT_USAGE : worst;
+    return nbad || io ? SP_EXIT_USAGE : worst;
 }
 
 /* ---- check / explain / smt2 ------------------------------------------------------------------ */
@@ -737,7 +828,8 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
                                                : "its stages are proved");
     } else if (ca.smt2_dir && !bad) {
         char err[512];
-        if (!shardproof_export_smt2(c, ca.smt2_dir, err, sizeof err)) {
+        if (!make_dirs(ca.smt2_dir, err, sizeof err) ||
+            !shardproof_export_smt2(c, ca.smt2_dir, err, sizeof err)) {
             fprintf(stderr, "shardproof: error: %s\n", err);
             v = SHARDPROOF_BAD_INPUT;
         } else {

@@ -32,9 +32,6 @@ enum {
 /* The option table of check, explain, smt2, merge, equiv and import. */
 extern const sp_opt_t sp_cli_opts[];
 
-/* The default engine budget per query (--max-ms) of check and equiv, in milliseconds. */
-#define SP_CLI_DEFAULT_MAX_MS 60000
-
 /* FLINT aborts (a FLINT precondition we failed to check) become exit 4 with a message. */
 void sp_cli_install_abort_hook(void);
 

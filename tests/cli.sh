@@ -84,6 +84,26 @@ expect 2 "no plan named 'alpah' \(did you mean 'alpha'\?\); the file's plans: 'a
 expect 2 "the file has 2 plans: choose one with --plan NAME \('alpha', 'beta'\)" check "$tmp/two.sp"
 expect 0 "^EQUIVALENT" check "$tmp/two.sp" --plan beta --no-progress
 
+# equiv: every syntax error reported with one position, the other lines still decided; --smt2
+# DIR and smt2 FILE DIR create DIR
+printf 'x + 1 == 1 + x\nx + == 2\n[a, b] == [b]\nexp(x) == exp(\nx*x == x^2\nx == x + 1\n' >"$tmp/q.sq"
+"$bin" equiv "$tmp/q.sq" --smt2 "$tmp/sq/deep" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+runs=$((runs + 1))
+[ $rc = 2 ] || bad "equiv with syntax errors: exit $rc, expected 2"
+grep -qx "$tmp/q.sq:2:4: error: unexpected end of input" "$tmp/err" || bad "equiv line 2: $(sed -n 1p "$tmp/err")"
+grep -qx "$tmp/q.sq:3:8: error: sides have 2 and 1 elements" "$tmp/err" || bad "equiv line 3: $(sed -n 2p "$tmp/err")"
+grep -qx "$tmp/q.sq:4:15: error: unexpected end of input" "$tmp/err" || bad "equiv line 4: $(sed -n 3p "$tmp/err")"
+[ "$(grep -c 'column' "$tmp/err")" = 0 ] || bad "equiv: a second column number in a message"
+grep -qx "$tmp/q.sq:5: EQUAL" "$tmp/out" || bad "equiv: line 5 after the errors was not decided"
+grep -qx "$tmp/q.sq:6: DIFFERENT" "$tmp/out" || bad "equiv: line 6 after the errors was not decided"
+grep -q "3 queries: 2 equal, 1 different, 0 unknown; 3 lines with errors" "$tmp/out" || bad "equiv summary: $(tail -2 "$tmp/out")"
+[ -s "$tmp/sq/deep/line-5.smt2" ] && [ -s "$tmp/sq/deep/line-6.smt2" ] || bad "equiv --smt2 did not write the queries"
+[ -e "$tmp/sq/deep/line-2.smt2" ] && bad "equiv --smt2 wrote a query with a syntax error"
+expect 0 "stage-\*\.smt2" smt2 "$mlp" "$tmp/smt/a/b"
+[ -s "$tmp/smt/a/b/stage-1.smt2" ] || bad "smt2 FILE DIR did not create DIR"
+"$bin" check --help | grep -q "default 60000" || bad "check --help: --max-ms default not 60000"
+
 # the man page is generated from the option tables: docs/shardproof.1 must be the binary's
 "$bin" help --man >"$tmp/man"
 cmp -s "$tmp/man" "$root/docs/shardproof.1" ||
