@@ -10,6 +10,11 @@
 extern "C" {
 #endif
 
+#define SHARDPROOF_VERSION "0.1.0"
+
+/* The library's version (SHARDPROOF_VERSION of the build, which may differ from the header's). */
+const char *shardproof_version(void);
+
 /*
  * A checker reads a plan file (dims, one model, one or more plans), runs the model and the plan
  * symbolically at reduced shapes, and proves every stage (lineage cut point or declared output)

@@ -9,6 +9,8 @@
 #include "../include/shardproof.h"
 #include "check.h"
 
+const char *shardproof_version(void) { return SHARDPROOF_VERSION; }
+
 void shardproof_options_default(shardproof_options_t *opt)
 {
     memset(opt, 0, sizeof(*opt));

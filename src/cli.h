@@ -4,9 +4,10 @@
 
 #include <stddef.h>
 
+#include "../include/shardproof.h"
 #include "args.h"
 
-#define SP_VERSION "0.1.0"
+#define SP_VERSION SHARDPROOF_VERSION
 
 enum {
     SP_EXIT_EQUIVALENT = 0,
