@@ -89,6 +89,7 @@ check: deps all $(TEST_BIN)
 	tests/alloc_sweep.sh $(B)/shardproof || fail=1; \
 	tests/cli.sh $(B)/shardproof || fail=1; \
 	tests/reports.sh $(B)/shardproof || fail=1; \
+	/usr/bin/python3 tests/run_docs.py $(B)/shardproof || fail=1; \
 	MAKE="$(MAKE)" MODE=$(MODE) EMBED_CFLAGS="$(LDASAN)" tests/embed.sh || fail=1; \
 	tests/shard.sh $(B)/shardproof || fail=1; \
 	if [ "$(MODE)" = release ]; then tests/gen_matrix.sh $(B)/shardproof || fail=1; fi; \

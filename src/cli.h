@@ -48,6 +48,10 @@ int sp_cli_check(const sp_cmd_t *cmd, int argc, char **argv);
 /* shardproof merge PART.json...: combine the partial reports of check --shard I/N. */
 int sp_cli_merge(const sp_cmd_t *cmd, int argc, char **argv);
 
+/* shardproof ops [--markdown]: the operator reference (docs/operators.md); cli_ops.c. */
+int sp_cli_ops(const sp_cmd_t *cmd, int argc, char **argv);
+extern const sp_opt_t sp_ops_opts[];
+
 /* Read a whole file (or stdin for "-"), NUL-terminated; NULL with errno on failure. */
 char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len);
 

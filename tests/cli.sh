@@ -20,7 +20,7 @@ expect() { # RC PATTERN(stderr+stdout, grep -E) ARGS...
 }
 mlp=$root/docs/examples/mlp.sp
 
-for c in check explain smt2 merge equiv import gen version help; do
+for c in check explain smt2 merge equiv import gen ops version help; do
     expect 0 "^usage: shardproof $c" "$c" --help
     expect 0 "^usage: shardproof $c" "$c" -h
     expect 0 "^usage: shardproof $c" help "$c"
@@ -108,6 +108,13 @@ expect 0 "stage-\*\.smt2" smt2 "$mlp" "$tmp/smt/a/b"
 "$bin" help --man >"$tmp/man"
 cmp -s "$tmp/man" "$root/docs/shardproof.1" ||
     bad "docs/shardproof.1 differs from 'shardproof help --man' (regenerate it)"
+runs=$((runs + 1))
+
+# docs/operators.md is generated from src/ops.c's table: it must be the binary's
+"$bin" ops --markdown >"$tmp/ops.md"
+cmp -s "$tmp/ops.md" "$root/docs/operators.md" ||
+    bad "docs/operators.md differs from 'shardproof ops --markdown' (regenerate it)"
+expect 0 "^matmul " ops
 runs=$((runs + 1))
 
 echo "cli: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"

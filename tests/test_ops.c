@@ -1539,6 +1539,26 @@ static void test_ops_random_inputs_never_crash(void **state)
     assert_true(ok_count > 2000 && err_count > 5000);
 }
 
+/* Every operator of the table has its reference entry (docs/operators.md is generated from it). */
+static void test_ops_every_operator_documented(void **state)
+{
+    (void)state;
+    sp_op_info_t o;
+    int n = 0;
+    for (int i = 0; sp_ops_info(i, &o); i++, n++) {
+        if (o.doc == NULL || o.kind == NULL)
+            fprintf(stderr, "operator '%s' has no entry in op_docs\n", o.name);
+        assert_non_null(o.doc);
+        assert_true(!strcmp(o.kind, "rational") || !strcmp(o.kind, "atoms") ||
+                    !strcmp(o.kind, "piecewise"));
+        assert_true(sp_ops_known(o.name));
+    }
+    assert_int_equal(n, sp_ops_count());
+    assert_false(sp_ops_info(n, &o));
+    for (const char *const *p = sp_ops_names(); *p; p++)
+        assert_true(sp_ops_known(*p));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1574,6 +1594,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_grad_operators, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ops_cross_entropy_grad, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ops_random_inputs_never_crash, setup, teardown),
+        cmocka_unit_test(test_ops_every_operator_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
