@@ -714,30 +714,3 @@ void shardproof_explain(const shardproof_t *C, FILE *out)
                 s->kind == SP_STAGE_OUTPUT ? "output" : "lineage", pl, s->plan_name, s->model_name, ls);
     }
 }
-
-void shardproof_dot(const shardproof_t *C, FILE *out)
-{
-    if (C->plan == NULL)
-        return;
-    fprintf(out, "digraph shardproof {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n");
-    fprintf(out, "  subgraph cluster_model { label=\"model %s\"; color=gray;\n", C->model->name.str);
-    for (int i = 0; i < C->nstages; i++)
-        fprintf(out, "    m%d [label=\"%s\\nline %u\"];\n", i, C->stages[i].model_name,
-                C->stages[i].model_loc.line);
-    fprintf(out, "  }\n  subgraph cluster_plan { label=\"plan %s\"; color=gray;\n", C->plan->name.str);
-    for (int i = 0; i < C->nstages; i++) {
-        const sp_stage_t *s = &C->stages[i];
-        const char *color = s->status == SP_STAGE_FAILED ? "red" : s->status == SP_STAGE_UNKNOWN ? "orange"
-                          : s->status == SP_STAGE_PENDING ? "black" : "darkgreen";
-        fprintf(out, "    p%d [label=\"%d: %s\\nline %u\\n%s\", color=%s%s];\n", i, s->id + 1, s->plan_name,
-                s->plan_loc.line, shardproof_stage_status_name((shardproof_stage_status_t)s->status), color,
-                s->status == SP_STAGE_FAILED ? ", penwidth=3, style=filled, fillcolor=mistyrose" : "");
-    }
-    fprintf(out, "  }\n");
-    for (int i = 0; i < C->nstages; i++) {
-        fprintf(out, "  p%d -> m%d [style=dashed, arrowhead=none, label=\"~\"];\n", i, i);
-        if (i > 0)
-            fprintf(out, "  p%d -> p%d [color=gray];\n", i - 1, i);
-    }
-    fprintf(out, "}\n");
-}

@@ -110,6 +110,24 @@ cmp -s "$tmp/man" "$root/docs/shardproof.1" ||
     bad "docs/shardproof.1 differs from 'shardproof help --man' (regenerate it)"
 runs=$((runs + 1))
 
+# --dot: the dataflow between stages, repeated layers collapsed, the failing stage filled and
+# its upstream path marked; dot (Graphviz, when installed) must read it
+"$bin" gen llama3 --preset 8b --dp 2 --tp 2 --pp 2 --nm 2 --layers 2 --bug bwd_allreduce_identity \
+    -o "$tmp/bug.sp" 2>/dev/null
+"$bin" check "$tmp/bug.sp" --dot "$tmp/bug.dot" --no-progress >/dev/null 2>&1
+[ $? = 1 ] || bad "--dot on a bug plan: not exit 1"
+grep -q 'fillcolor=mistyrose' "$tmp/bug.dot" || bad "--dot: the failing stage is not filled"
+grep -q '"[0-9]*: gh1\[1\] ~ grad.h1\[1\]' "$tmp/bug.dot" || bad "--dot: the failing stage gh1[1] is not a node of its own"
+grep -q 'h1\[\*\] ~ h1\[\*\]\\n2 stages' "$tmp/bug.dot" || bad "--dot: the layers of h1 are not collapsed"
+grep -q 'cluster_1' "$tmp/bug.dot" || bad "--dot: no backward cluster"
+[ "$(grep -c 'color=red, penwidth=2\]' "$tmp/bug.dot")" -gt 0 ] || bad "--dot: no path to the failing stage"
+if command -v dot >/dev/null; then
+    dot -Tsvg "$tmp/bug.dot" >"$tmp/bug.svg" 2>"$tmp/err" && [ -s "$tmp/bug.svg" ] || bad "dot -Tsvg: $(head -2 "$tmp/err")"
+else
+    echo "cli: Graphviz's dot is not installed: the --dot output is not rendered (apt-get install graphviz)"
+fi
+runs=$((runs + 1))
+
 # docs/operators.md is generated from src/ops.c's table: it must be the binary's
 "$bin" ops --markdown >"$tmp/ops.md"
 cmp -s "$tmp/ops.md" "$root/docs/operators.md" ||
