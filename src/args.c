@@ -170,6 +170,7 @@ int sp_args_parse(const sp_cmd_t *cmd, int argc, char **argv, sp_args_t *out)
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             sp_cmd_help(cmd, stdout);
+            sp_args_clear(out);
             return SP_ARGS_HELP;
         }
         /* --name=value; -xVALUE for a one-letter alias */

@@ -61,9 +61,9 @@ typedef struct {
 enum { SP_ARGS_OK = 0, SP_ARGS_HELP = 1 };
 
 /*
- * Parse argv[0..argc) by cmd's table into out (cleared with sp_args_clear whatever the result).
+ * Parse argv[0..argc) by cmd's table into out (cleared with sp_args_clear after SP_ARGS_OK).
  * "-" is a positional argument (standard input), "--" ends the options.  --help / -h prints the
- * command's help on stdout and gives SP_ARGS_HELP (exit 0).  An unknown option (with a
+ * command's help on stdout and gives SP_ARGS_HELP (exit 0; out is already cleared).  An unknown option (with a
  * suggestion when one is close), one the command does not take, or a missing value is recorded
  * in out->err and parsing goes on, so that a command can still find its FILE and --format and
  * put the errors into the report it was asked for.

@@ -436,10 +436,8 @@ static void print_answer(const char *path, int lineno, sp_ectx_struct *E, sp_ans
 int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv)
 {
     sp_args_t A;
-    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP) {
-        sp_args_clear(&A);
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
         return 0;
-    }
     shardproof_options_t opt;
     shardproof_options_default(&opt);
     const char *path = NULL, *smt2_dir = NULL;
@@ -887,10 +885,8 @@ int sp_cli_check(const sp_cmd_t *cmd, int argc, char **argv)
 int sp_cli_merge(const sp_cmd_t *cmd, int argc, char **argv)
 {
     sp_args_t A;
-    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP) {
-        sp_args_clear(&A);
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
         return 0;
-    }
     char **texts = flint_calloc((size_t)argc + 1, sizeof(char *));
     const char **names = flint_calloc((size_t)argc + 1, sizeof(char *));
     char **cargv = flint_calloc(2 * (size_t)argc + 1, sizeof(char *));

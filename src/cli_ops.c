@@ -153,10 +153,8 @@ const sp_opt_t sp_ops_opts[] = {
 int sp_cli_ops(const sp_cmd_t *cmd, int argc, char **argv)
 {
     sp_args_t A;
-    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP) {
-        sp_args_clear(&A);
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
         return 0;
-    }
     int md = 0;
     for (int i = 0; i < A.n; i++) {
         if (A.a[i].opt)

@@ -73,10 +73,8 @@ static void usage(FILE *f) { sp_cmds_list(commands, NCOMMANDS, f); }
 static int version_cmd(const sp_cmd_t *cmd, int argc, char **argv)
 {
     sp_args_t A;
-    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP) {
-        sp_args_clear(&A);
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
         return 0;
-    }
     if (A.nerr == 0 && A.n > 0)
         sp_args_error(&A, "unexpected argument '%s'", A.a[0].val[0]);
     int bad = sp_args_report(cmd, &A, stderr);
@@ -90,10 +88,8 @@ static int version_cmd(const sp_cmd_t *cmd, int argc, char **argv)
 static int help_cmd(const sp_cmd_t *cmd, int argc, char **argv)
 {
     sp_args_t A;
-    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP) {
-        sp_args_clear(&A);
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
         return 0;
-    }
     int man = 0, npos = 0;
     const sp_cmd_t *about = NULL;
     for (int i = 0; i < A.n; i++) {

@@ -80,10 +80,8 @@ static int int_arg(sp_args_t *A, const sp_arg_t *a, int *out)
 int sp_gen_main(const sp_cmd_t *cmd, int argc, char **argv)
 {
     sp_args_t A;
-    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP) {
-        sp_args_clear(&A);
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
         return 0;
-    }
     sp_gen_opts_t o;
     sp_gen_opts_init(&o);
     const char *outpath = NULL, *family = NULL;

@@ -33,10 +33,8 @@ static int write_file(const char *path, const char *text, char *err, size_t errl
 int sp_cli_import(const sp_cmd_t *cmd, int argc, char **argv)
 {
     sp_args_t A;
-    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP) {
-        sp_args_clear(&A);
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
         return 0;
-    }
     const char *pos[3] = {NULL, NULL, NULL}, *out = "-";
     int npos = 0, flags = 0;
     for (int i = 0; i < A.n; i++) {
