@@ -6,7 +6,8 @@ CC ?= cc
 PREFIX ?= /usr/local
 B := build/$(MODE)
 
-DEB_PACKAGES := libflint-dev libflint-arb-dev libgmp-dev libmpfr-dev libcmocka-dev libjansson-dev
+DEB_PACKAGES := libflint-dev libflint-arb-dev libgmp-dev libmpfr-dev libcmocka-dev libjansson-dev \
+  python3 pkg-config
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-stringop-overread -Wno-format-truncation -Wno-maybe-uninitialized
 CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -46,7 +47,7 @@ all: $(B)/shardproof $(B)/libshardproof.a $(B)/libshardproof.so
 deps:
 	@if ! [ -f /usr/include/flint/fmpq_mpoly.h ] || ! [ -f /usr/include/arb.h ] || \
 	    ! [ -f /usr/include/cmocka.h ] || ! [ -f /usr/include/jansson.h ] || \
-	    ! [ -f /usr/include/mpfr.h ]; then \
+	    ! [ -f /usr/include/mpfr.h ] || ! [ -x /usr/bin/python3 ] || ! command -v pkg-config >/dev/null; then \
 	  echo "shardproof: installing $(DEB_PACKAGES)"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -q && \
