@@ -139,11 +139,20 @@ typedef struct sp_check {
     int nstages, astages;
     int fresh_counter;
     /* results */
+    int verdict;             /* a shardproof_verdict_t: of the last check, prepare or merge */
     double seconds;
     int collect_only;        /* first plan pass: collect cut names, make no stages */
     sp_inferred_t *inferred;
     int ninferred;
 } sp_check_t;
+
+/* check.c: the engine limits of the options (the engine's defaults where they say 0) */
+struct shardproof_options;
+void sp_check_limits(sp_limits_t *lim, const struct shardproof_options *o);
+
+/* check.c: a usage or I/O error of the caller (the CLI) about file: a diagnostic without a
+   position, and the verdict BAD_INPUT.  file is borrowed: it must outlive the reports. */
+void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const char *msg);
 
 /* reduce.c */
 sp_status_t sp_reduce_dims(sp_check_t *C);
@@ -170,7 +179,12 @@ sp_status_t sp_stages_solve(sp_check_t *C);
 int *sp_stages_group(sp_check_t *C);
 int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errlen);
 
-/* report.c: s as a JSON string (quoted, escaped) */
-void sp_json_str(FILE *out, const char *s);
+/* result.c: a layout as text at the reduced sizes, "[2, 4@tp] partial(sum@dp)" */
+void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len);
+/* result.c: the failing element's index in its local shard (s->fail_ndim entries) */
+void sp_stage_index(const sp_stage_t *s, int64_t *idx);
+/* result.c: a copy of s (flint_free) in which every byte that is not part of valid UTF-8 (and
+   no NUL) is replaced by U+FFFD: what JSON and XML documents can carry */
+char *sp_utf8_clean(const char *s);
 
 #endif

@@ -1001,7 +1001,8 @@ static int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr
         return 1;
     }
     a->kind = SP_ATTR_NUM;
-    if (v->kind == SP_AST_BINOP && v->op == SP_BIN_DIV && is_int_expr(I, v))
+    /* a constant expression: 1/64, H/2, (2*1e-5), -(1/3), rank.cp*S */
+    if (v->kind == SP_AST_BINOP || v->kind == SP_AST_NEG)
         return eval_rat(I, v, rank, a->num);
     int64_t x;
     if (!eval_int(I, v, rank, &x))
@@ -1365,31 +1366,6 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
     return SP_OK;
 }
 
-/* Damerau-Levenshtein distance (adjacent transpositions), for names up to 64 characters. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return SIZE_MAX;
-    size_t dp[65][65];
-    for (size_t x = 0; x <= la; x++)
-        dp[x][0] = x;
-    for (size_t y = 0; y <= lb; y++)
-        dp[0][y] = y;
-    for (size_t x = 1; x <= la; x++)
-        for (size_t y = 1; y <= lb; y++) {
-            size_t c = dp[x - 1][y - 1] + (a[x - 1] != b[y - 1]);
-            if (dp[x - 1][y] + 1 < c)
-                c = dp[x - 1][y] + 1;
-            if (dp[x][y - 1] + 1 < c)
-                c = dp[x][y - 1] + 1;
-            if (x > 1 && y > 1 && a[x - 1] == b[y - 2] && a[x - 2] == b[y - 1] && dp[x - 2][y - 2] + 1 < c)
-                c = dp[x - 2][y - 2] + 1;
-            dp[x][y] = c;
-        }
-    return dp[la][lb];
-}
-
 /* The closest operator or collective name within distance 2, for "did you mean". */
 static const char *suggest(const char *name)
 {
@@ -1398,7 +1374,7 @@ static const char *suggest(const char *name)
     const char *const *lists[2] = {sp_ops_names(), collectives};
     for (int l = 0; l < 2; l++)
         for (int i = 0; lists[l][i]; i++) {
-            size_t d = edit_distance(name, lists[l][i]);
+            size_t d = sp_edit_distance(name, lists[l][i]);
             if (d < bestd) {
                 bestd = d;
                 best = lists[l][i];
@@ -1531,7 +1507,11 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 err.msg[0] = 0;
                 if (!sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements, &res[r],
                                   &err)) {
-                    errat(I, SP_DIAG_SHAPE, e->loc, "%s", err.msg[0] ? err.msg : "bad operator use");
+                    /* an unknown attribute: at its keyword */
+                    sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
+                                      ? attr_args[err.attr]->key.loc
+                                      : e->loc;
+                    errat(I, SP_DIAG_SHAPE, at, "%s", err.msg[0] ? err.msg : "bad operator use");
                     st = SP_ERR_INPUT;
                 } else if (!I->is_plan && r == 0) {
                     *vid = tv_add(I, &res[r]);
@@ -2498,6 +2478,51 @@ static const sp_ast_stmt_t *find_train(const sp_ast_block_t *b)
     return NULL;
 }
 
+/* Every argument of `train OPT(...)` is a keyword the optimizer reads: an argument it would
+   ignore is an error (the check would silently use a default instead).  Unknown optimizers are
+   reported by the caller. */
+static int train_args_known(interp_t *I, const sp_ast_stmt_t *t)
+{
+    static const char *const sgd[] = {"lr", "weight_decay", "clip", NULL};
+    static const char *const momentum[] = {"lr", "momentum", "clip", NULL};
+    static const char *const adam[] = {"lr",           "beta1", "beta2", "eps",
+                                       "weight_decay", "clip",  "step",  NULL};
+    const char *opt = t->name.str;
+    const char *const *keys = !strcmp(opt, "sgd")        ? sgd
+                              : !strcmp(opt, "momentum") ? momentum
+                              : !strcmp(opt, "adam") || !strcmp(opt, "adamw") ? adam
+                                                                              : NULL;
+    for (size_t i = 0; keys && i < t->nargs; i++) {
+        const char *key = t->args[i].key.str;
+        if (key == NULL) {
+            const sp_ast_expr_t *v = t->args[i].value;
+            while (v->kind == SP_AST_BINOP) /* its first character */
+                v = v->a;
+            errat(I, SP_DIAG_NAME, v->loc,
+                  "the arguments of %s are keywords (%s(lr = ...))", opt, opt);
+            return 0;
+        }
+        size_t k = 0;
+        while (keys[k] && strcmp(keys[k], key) != 0)
+            k++;
+        if (keys[k])
+            continue;
+        const char *s = sp_suggest(key, keys, SP_SUGGEST_NULL_TERMINATED, 2);
+        char list[128] = "";
+        for (k = 0; keys[k]; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
+                     keys[k]);
+        if (s)
+            errat(I, SP_DIAG_NAME, t->args[i].key.loc,
+                  "unknown argument '%s' of %s (did you mean '%s'?)", key, opt, s);
+        else
+            errat(I, SP_DIAG_NAME, t->args[i].key.loc, "unknown argument '%s' of %s (it takes %s)",
+                  key, opt, list);
+        return 0;
+    }
+    return 1;
+}
+
 static int train_num(interp_t *I, const sp_ast_stmt_t *t, const char *key, const char *dflt,
                      fmpq_t out)
 {
@@ -2720,13 +2745,19 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
     fmpq_init(lr); fmpq_init(mu); fmpq_init(b1); fmpq_init(b2);
     fmpq_init(eps); fmpq_init(wd); fmpq_init(clip); fmpq_init(step);
     int have_clip = 0;
-    if (train_num(I, t, "lr", "1/1000", lr) < 0 || train_num(I, t, "momentum", "9/10", mu) < 0 ||
+    if (!train_args_known(I, t) ||
+        train_num(I, t, "lr", "1/1000", lr) < 0 || train_num(I, t, "momentum", "9/10", mu) < 0 ||
         train_num(I, t, "beta1", "9/10", b1) < 0 || train_num(I, t, "beta2", "999/1000", b2) < 0 ||
         train_num(I, t, "eps", "1/100000000", eps) < 0 ||
         train_num(I, t, "weight_decay", strcmp(opt, "adamw") == 0 ? "1/100" : "0", wd) < 0 ||
         (have_clip = train_num(I, t, "clip", NULL, clip)) < 0 ||
         train_num(I, t, "step", "1", step) < 0)
         st = SP_ERR_INPUT;
+    if (st == SP_OK && (!fmpz_is_one(fmpq_denref(step)) || fmpz_sgn(fmpq_numref(step)) <= 0 ||
+                        !fmpz_fits_si(fmpq_numref(step)))) {
+        errat(I, SP_DIAG_SHAPE, t->name.loc, "'step' of %s must be a positive integer", opt);
+        st = SP_ERR_INPUT;
+    }
     if (st == SP_OK && strcmp(opt, "sgd") && strcmp(opt, "momentum") && strcmp(opt, "adam") &&
         strcmp(opt, "adamw")) {
         errat(I, SP_DIAG_NAME, t->name.loc, "unknown optimizer '%s' (sgd, momentum, adam, adamw)", opt);

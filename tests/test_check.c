@@ -172,6 +172,73 @@ static void test_check_cut_guess_and_fallback(void **state)
     shardproof_free(c);
 }
 
+/* The results as data: the failing stage's lines, rank coordinates, element, counterexample and
+   values, valid after the checker is freed; bad input: the diagnostics with their positions. */
+static void test_check_result_as_data(void **state)
+{
+    (void)state;
+    const char *path = "tests/plans/bugs/mlp_row_allreduce_dropped.sp";
+    size_t len;
+    char *text = slurp(path, &len);
+    shardproof_t *c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, path, text, len), SHARDPROOF_NOT_EQUIVALENT);
+    shardproof_result_t *r = shardproof_result_new(c);
+    shardproof_free(c);
+    flint_free(text);
+    assert_non_null(r);
+    assert_int_equal(shardproof_result_verdict(r), SHARDPROOF_NOT_EQUIVALENT);
+    assert_string_equal(shardproof_result_file(r), path);
+    assert_string_equal(shardproof_result_plan(r), "mlp_dp2_tp2");
+    assert_int_equal(shardproof_result_axis_count(r), 2);
+    assert_string_equal(shardproof_result_axis(r, 1)->name, "tp");
+    assert_int_equal(shardproof_result_axis(r, 1)->value, 2);
+    assert_null(shardproof_result_axis(r, 2));
+    assert_true(shardproof_result_dim_count(r) >= 3);
+    int f = shardproof_result_failing_stage(r);
+    assert_int_equal(f, 2);
+    const shardproof_stage_t *s = shardproof_result_stage(r, f);
+    assert_int_equal(s->status, SHARDPROOF_STAGE_FAILED);
+    assert_int_equal(s->id, 3);
+    assert_string_equal(s->plan_tensor, "y");
+    assert_int_equal(s->plan_loc.line, 30);
+    assert_int_equal(s->model_loc.line, 14);
+    assert_int_equal(s->ncoords, 2);
+    assert_string_equal(s->coords[0].name, "dp");
+    assert_int_equal(s->coords[0].value, 0);
+    assert_int_equal(s->ndim, 2);
+    assert_int_equal(s->element[0], 0);
+    assert_int_equal(s->element[1], 0);
+    assert_int_equal(s->nassign, 2);
+    assert_string_equal(s->assign[0].name, "y.part0@3[0,0]");
+    assert_string_equal(s->assign[0].value, "-2");
+    assert_string_equal(s->plan_at, "-2");
+    assert_string_equal(s->model_at, "2");
+    assert_true(s->exact);
+    assert_null(s->reason);
+    assert_int_equal(shardproof_result_stage(r, 0)->status, SHARDPROOF_STAGE_PROVED);
+    assert_null(shardproof_result_stage(r, 0)->coords);
+    assert_int_equal(shardproof_result_diagnostic_count(r), 0);
+    shardproof_result_free(r);
+
+    const char *bad = "dim B = 2\nmodel m {\n  input x : [B]\n  y = relu(x\n}\n";
+    c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "t.sp", bad, strlen(bad)), SHARDPROOF_BAD_INPUT);
+    r = shardproof_result_new(c);
+    shardproof_free(c);
+    assert_int_equal(shardproof_result_verdict(r), SHARDPROOF_BAD_INPUT);
+    assert_int_equal(shardproof_result_stage_count(r), 0);
+    assert_null(shardproof_result_plan(r));
+    assert_true(shardproof_result_diagnostic_count(r) >= 1);
+    const shardproof_diagnostic_t *d = shardproof_result_diagnostic(r, 0);
+    assert_int_equal(d->severity, SHARDPROOF_ERROR);
+    assert_string_equal(d->code, "syntax");
+    assert_string_equal(d->loc.file, "t.sp");
+    assert_int_equal(d->loc.line, 4);
+    assert_true(d->loc.column > 0);
+    assert_null(shardproof_result_diagnostic(r, -1));
+    shardproof_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_check_bad_input_diagnostics),
         cmocka_unit_test(test_check_smt2_export),
         cmocka_unit_test(test_check_cut_guess_and_fallback),
+        cmocka_unit_test(test_check_result_as_data),
     };
     return cmocka_run_group_tests_name("check", tests, NULL, NULL);
 }

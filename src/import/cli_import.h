@@ -2,24 +2,24 @@
 #ifndef SP_IMPORT_CLI_IMPORT_H
 #define SP_IMPORT_CLI_IMPORT_H
 
-/*
- * shardproof import nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp]
- *   argv: the arguments after "import" (argv[0] == "nnscaler").  Writes the generated file to
- *   OUT (or standard output); exit 0, or 2 with "shardproof: error: FILE: PATH: what" on stderr.
- */
-int sp_cli_import(int argc, char **argv);
+#include <stddef.h>
 
-/* 1 if the arguments of check/explain contain --nnscaler. */
-int sp_cli_nnscaler_requested(int argc, char **argv);
+#include "args.h"
 
 /*
- * shardproof check --nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [check options]
- *   argv: the arguments after "check" (or "explain", explain = 1).  Imports the pair, writes the
- *   file to OUT (default: a temporary file, removed afterwards unless the verdict is not
- *   EQUIVALENT, when its path is printed so that report lines can be looked up) and runs
- *   sp_cli_check on it with the other options.  Returns the check's exit code (2 if the import
- *   fails).
+ * shardproof import nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [--autograd-sum |
+ * --trainverify-chunk-rule]: argv holds the arguments after "import".  Writes the generated file
+ * to OUT (or standard output); exit 0, or 2 with "shardproof: error: FILE: PATH: what" on stderr.
  */
-int sp_cli_check_nnscaler(int argc, char **argv, int explain);
+int sp_cli_import(const sp_cmd_t *cmd, int argc, char **argv);
+
+/*
+ * check --nnscaler: import the pair (flags SP_NNSCALER_*) and write the plan file to out, or, when
+ * out is NULL, to a new temporary directory (its name in dir, dirlen bytes, "" otherwise).  The
+ * written file's path goes to path.  Returns 1, or 0 with a message in err.
+ */
+int sp_cli_nnscaler_to_file(const char *logical, const char *parallel, int flags, const char *out,
+                            char *path, size_t pathlen, char *dir, size_t dirlen, char *err,
+                            size_t errlen);
 
 #endif
