@@ -55,10 +55,10 @@ void shardproof_write_partial(const shardproof_t *C, FILE *out, const char *text
                     (int)s->why, s->fail_rank, s->fail_index);
             for (int d = 0; d < s->fail_ndim; d++)
                 fprintf(out, "%s%" PRId64, d ? ", " : "", s->fail_shape[d]);
-            const char *names[] = {"plan_value", "model_value", "cex", "cex_values"};
-            const char *vals[] = {s->plan_value, s->model_value, s->cex, s->cex_values};
+            const char *names[] = {"plan_value", "model_value", "cex", "cex_values", "reason"};
+            const char *vals[] = {s->plan_value, s->model_value, s->cex, s->cex_values, s->reason};
             fprintf(out, "]");
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < 5; k++)
                 if (vals[k]) {
                     fprintf(out, ", \"%s\": ", names[k]);
                     sp_json_str(out, vals[k]);
@@ -152,6 +152,7 @@ static int take_result(sp_stage_t *s, json_t *r, int nstages, char *err, size_t 
         s->model_value = flint_dup_or_null(r, "model_value");
         s->cex = flint_dup_or_null(r, "cex");
         s->cex_values = flint_dup_or_null(r, "cex_values");
+        s->reason = flint_dup_or_null(r, "reason");
     }
     return 1;
 fail:
