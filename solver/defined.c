@@ -978,8 +978,21 @@ static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, int al
     uint32_t g = P0->len ? sp_poly_mono_content(&S->M, P0) : SP_MONO_FAIL;
     uint32_t inv = g == SP_MONO_FAIL ? SP_MONO_FAIL : sp_mono_pow(&S->M, g, -1);
     int ok = inv != SP_MONO_FAIL && sp_poly_mul_mono(&S->M, P, P0, inv);
-    uint32_t cand[WITNESS_VARS];
-    int zero[WITNESS_VARS], nc = 0;
+    /* candidates: UINT32_MAX zeroes every symbol of P (when P has no constant term and no
+       negative exponent, P is 0 there: sums of squares, masks), zero[c] zeroes one symbol of
+       the monomial content, else solve for a symbol of degree 1 in every term */
+    uint32_t cand[WITNESS_VARS + 1];
+    int zero[WITNESS_VARS + 1], nc = 0;
+    int origin = allow_zero;
+    for (slong i = 0; i < P0->len && origin; i++) {
+        origin = P0->m[i] != 0;
+        for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, P0->m[i]) && origin; k++)
+            origin = sp_mono_factors(&S->M, P0->m[i])[k].exp > 0;
+    }
+    if (ok && origin) {
+        cand[nc] = UINT32_MAX;
+        zero[nc++] = 1;
+    }
     for (uint32_t k = 0; ok && allow_zero && k < sp_mono_nfactors(&S->M, g) && nc < WITNESS_VARS; k++)
         if (sp_mono_factors(&S->M, g)[k].exp > 0) {
             cand[nc] = sp_mono_factors(&S->M, g)[k].var;
@@ -1014,10 +1027,16 @@ static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, int al
             for (size_t i = 0; i < W->m; i++)
                 if (S->E->nodes[W->cone[i]].op == SP_OP_SYM)
                     rand_value(&W->rng, W->vals + S->E->nodes[W->cone[i]].param, tr);
-            slong vs = S->E->nodes[S->var[cand[c]].sym].param;
-            if (zero[c]) {
-                fmpq_zero(W->vals + vs);
+            if (cand[c] == UINT32_MAX) {
+                for (slong i = 0; i < P0->len; i++)
+                    for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, P0->m[i]); k++) {
+                        uint32_t v = sp_mono_factors(&S->M, P0->m[i])[k].var;
+                        fmpq_zero(W->vals + S->E->nodes[S->var[v].sym].param);
+                    }
+            } else if (zero[c]) {
+                fmpq_zero(W->vals + S->E->nodes[S->var[cand[c]].sym].param);
             } else {
+                slong vs = S->E->nodes[S->var[cand[c]].sym].param;
                 /* P = A*v + B */
                 fmpq_zero(A);
                 fmpq_zero(B);

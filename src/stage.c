@@ -445,6 +445,18 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
                     s->prob_bits = bits;
                 continue;
             }
+        } else if (ans == SP_UNKNOWN) {
+            /* equality undecided (often a branch where the plan is undefined): a point where
+               the model is defined and the plan is not still refutes it */
+            sp_result_t d;
+            sp_result_init(&d);
+            if (sp_defined_implied(S, a[k], b[k], &d) == SP_DIFFERENT) {
+                sp_result_clear(&r);
+                r = d;
+                ans = SP_DIFFERENT;
+            } else {
+                sp_result_clear(&d);
+            }
         }
         s->status = ans == SP_DIFFERENT ? SP_STAGE_FAILED : SP_STAGE_UNKNOWN;
         s->why = r.why;
