@@ -961,62 +961,76 @@ typedef struct {
     uint64_t rng;
 } wsearch_t;
 
+enum { HOW_ORIGIN, HOW_ZERO, HOW_SOLVE, HOW_SCAN };
+
 /*
- * Try to make polynomial P zero (P atom-free): zero a symbol of its monomial content, or solve
- * for a symbol of degree 1 in every term; then keep the point if lhs is undefined there and rhs
- * defined.  Returns 1 with res filled (res may be NULL).
+ * Try to make the polynomial P0 zero.  Candidates: the origin (every symbol P0 depends on zero,
+ * through atom arguments too: sums of squares, masks and counts of comparisons vanish there; for
+ * an atom-free P0 only when it has no constant term and no negative exponent), and for an
+ * atom-free P0 also one symbol of its monomial content zero, one symbol of degree 1 in every
+ * term solved for, or small rationals tried for a symbol of higher degree.  A point is kept if lhs is undefined there and rhs defined.  t is the normal
+ * form P0 comes from (for the symbols under its atoms).  Returns 1 with res filled (res may be
+ * NULL).
  */
-static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, int allow_zero,
+static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, sp_nfid_t t,
                         sp_result_t *res)
 {
-    for (slong i = 0; i < P0->len; i++)
-        for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, P0->m[i]); k++)
-            if (S->var[sp_mono_factors(&S->M, P0->m[i])[k].var].kind != SP_VAR_SYM)
-                return 0;
-    sp_poly_t P;
-    sp_poly_init(P);
-    uint32_t g = P0->len ? sp_poly_mono_content(&S->M, P0) : SP_MONO_FAIL;
-    uint32_t inv = g == SP_MONO_FAIL ? SP_MONO_FAIL : sp_mono_pow(&S->M, g, -1);
-    int ok = inv != SP_MONO_FAIL && sp_poly_mul_mono(&S->M, P, P0, inv);
-    /* candidates: UINT32_MAX zeroes every symbol of P (when P has no constant term and no
-       negative exponent, P is 0 there: sums of squares, masks), zero[c] zeroes one symbol of
-       the monomial content, else solve for a symbol of degree 1 in every term */
-    uint32_t cand[WITNESS_VARS + 1];
-    int zero[WITNESS_VARS + 1], nc = 0;
-    int origin = allow_zero;
-    for (slong i = 0; i < P0->len && origin; i++) {
+    int atom_free = 1;
+    for (slong i = 0; i < P0->len && atom_free; i++)
+        for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, P0->m[i]) && atom_free; k++)
+            atom_free = S->var[sp_mono_factors(&S->M, P0->m[i])[k].var].kind == SP_VAR_SYM;
+    /* the origin's symbols */
+    uint32_t *zv = NULL;
+    slong nz = sp_nf_reachable_vars(S, t, &zv), k0 = 0;
+    for (slong i = 0; i < nz; i++)
+        if (S->var[zv[i]].kind == SP_VAR_SYM)
+            zv[k0++] = zv[i];
+    nz = k0;
+    int origin = nz > 0;
+    for (slong i = 0; i < P0->len && origin && atom_free; i++) {
         origin = P0->m[i] != 0;
         for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, P0->m[i]) && origin; k++)
             origin = sp_mono_factors(&S->M, P0->m[i])[k].exp > 0;
     }
-    if (ok && origin) {
+    sp_poly_t P;
+    sp_poly_init(P);
+    uint32_t g = atom_free && P0->len ? sp_poly_mono_content(&S->M, P0) : SP_MONO_FAIL;
+    uint32_t inv = g == SP_MONO_FAIL ? SP_MONO_FAIL : sp_mono_pow(&S->M, g, -1);
+    int ok = inv != SP_MONO_FAIL && sp_poly_mul_mono(&S->M, P, P0, inv);
+    /* the candidates: how[c] says what to do with symbol cand[c] */
+    uint32_t cand[2 * WITNESS_VARS + 1];
+    int how[2 * WITNESS_VARS + 1], nc = 0, nsolve = 0, nscan = 0;
+    if (origin) {
         cand[nc] = UINT32_MAX;
-        zero[nc++] = 1;
+        how[nc++] = HOW_ORIGIN;
     }
-    for (uint32_t k = 0; ok && allow_zero && k < sp_mono_nfactors(&S->M, g) && nc < WITNESS_VARS; k++)
+    for (uint32_t k = 0; ok && k < sp_mono_nfactors(&S->M, g) && nc < WITNESS_VARS; k++)
         if (sp_mono_factors(&S->M, g)[k].exp > 0) {
             cand[nc] = sp_mono_factors(&S->M, g)[k].var;
-            zero[nc++] = 1;
+            how[nc++] = HOW_ZERO;
         }
-    for (slong i = 0; ok && P->len > 1 && i < P->len && nc < WITNESS_VARS; i++)
-        for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, P->m[i]) && nc < WITNESS_VARS; k++) {
+    for (slong i = 0; ok && P->len > 1 && i < P->len; i++)
+        for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, P->m[i]); k++) {
             uint32_t v = sp_mono_factors(&S->M, P->m[i])[k].var;
-            int lin = sp_mono_factors(&S->M, P->m[i])[k].exp == 1;
+            int lin = 1, seen = 0;
             for (slong j = 0; j < P->len && lin; j++) {
                 int32_t d = sp_mono_exp(&S->M, P->m[j], v);
                 lin = d == 0 || d == 1;
             }
-            for (int c = 0; c < nc && lin; c++)
-                lin = cand[c] != v || zero[c];
-            if (lin) {
+            for (int c = 0; c < nc && !seen; c++)
+                seen = cand[c] == v && how[c] != HOW_ZERO;
+            if (!seen && (lin ? nsolve < WITNESS_VARS : nscan < WITNESS_VARS)) {
                 cand[nc] = v;
-                zero[nc++] = 0;
+                how[nc++] = lin ? HOW_SOLVE : HOW_SCAN;
+                nsolve += lin;
+                nscan += !lin;
             }
         }
-    fmpq_t A, B, t;
+    ok = 1;
+    fmpq_t A, B, tv;
     fmpq_init(A);
     fmpq_init(B);
-    fmpq_init(t);
+    fmpq_init(tv);
     int found = 0;
     for (slong tr = 0; ok && tr < WITNESS_TRIES && tr < S->lim.cex_tries && !found; tr++) {
         for (int c = 0; c < nc && !found; c++) {
@@ -1027,14 +1041,29 @@ static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, int al
             for (size_t i = 0; i < W->m; i++)
                 if (S->E->nodes[W->cone[i]].op == SP_OP_SYM)
                     rand_value(&W->rng, W->vals + S->E->nodes[W->cone[i]].param, tr);
-            if (cand[c] == UINT32_MAX) {
-                for (slong i = 0; i < P0->len; i++)
-                    for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, P0->m[i]); k++) {
-                        uint32_t v = sp_mono_factors(&S->M, P0->m[i])[k].var;
-                        fmpq_zero(W->vals + S->E->nodes[S->var[v].sym].param);
-                    }
-            } else if (zero[c]) {
+            if (how[c] == HOW_ORIGIN) {
+                for (slong i = 0; i < nz; i++)
+                    fmpq_zero(W->vals + S->E->nodes[S->var[zv[i]].sym].param);
+            } else if (how[c] == HOW_ZERO) {
                 fmpq_zero(W->vals + S->E->nodes[S->var[cand[c]].sym].param);
+            } else if (how[c] == HOW_SCAN) {
+                /* small rational values of the symbol until P vanishes */
+                static const slong scan[][2] = {{0, 1}, {1, 1}, {-1, 1}, {2, 1}, {-2, 1},
+                                                {1, 2}, {-1, 2}, {3, 1}, {-3, 1}};
+                fmpq *x = W->vals + S->E->nodes[S->var[cand[c]].sym].param;
+                int hit = 0;
+                for (size_t j = 0; j < sizeof scan / sizeof scan[0] && !hit; j++) {
+                    fmpq_set_si(x, scan[j][0], (ulong)scan[j][1]);
+                    fmpq_zero(A);
+                    int good = 1;
+                    for (slong i = 0; i < P->len && good; i++) {
+                        good = term_value(S, P, i, UINT32_MAX, W->vals, tv);
+                        fmpq_add(A, A, tv);
+                    }
+                    hit = good && fmpq_is_zero(A);
+                }
+                if (!hit)
+                    continue;
             } else {
                 slong vs = S->E->nodes[S->var[cand[c]].sym].param;
                 /* P = A*v + B */
@@ -1042,11 +1071,11 @@ static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, int al
                 fmpq_zero(B);
                 int good = 1;
                 for (slong i = 0; i < P->len && good; i++) {
-                    good = term_value(S, P, i, cand[c], W->vals, t);
+                    good = term_value(S, P, i, cand[c], W->vals, tv);
                     if (sp_mono_exp(&S->M, P->m[i], cand[c]) == 1)
-                        fmpq_add(A, A, t);
+                        fmpq_add(A, A, tv);
                     else
-                        fmpq_add(B, B, t);
+                        fmpq_add(B, B, tv);
                 }
                 if (!good || fmpq_is_zero(A))
                     continue;
@@ -1087,7 +1116,8 @@ static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, int al
     }
     fmpq_clear(A);
     fmpq_clear(B);
-    fmpq_clear(t);
+    fmpq_clear(tv);
+    flint_free(zv);
     sp_poly_clear(P);
     return found;
 }
@@ -1132,7 +1162,7 @@ static int witness(struct sp_defined_cache *D, sp_engine_t *S, sp_expr_t lhs, sp
                 sp_poly_add_sub(P, x->num, x->den, in.flip > 0 ? 1 : -1);
             else
                 sp_poly_set(P, x->num);
-            found = witness_poly(S, &W, P, !neg, res);
+            found = witness_poly(S, &W, P, (sp_nfid_t)target[i], res);
         }
     sp_poly_clear(P);
     _fmpq_vec_clear(W.vals, W.nvals);
