@@ -463,7 +463,7 @@ static uint32_t guard_intern(struct sp_defined_cache *D, const uint64_t *l, uint
     uint32_t j = (uint32_t)h & (D->gsize - 1);
     while (D->gmap[j]) {
         const guard_t *x = &D->g[D->gmap[j] - 1];
-        if (x->hash == h && x->len == n && !memcmp(D->lits + x->off, l, n * sizeof(uint64_t)))
+        if (x->hash == h && x->len == n && (n == 0 || !memcmp(D->lits + x->off, l, n * sizeof(uint64_t))))
             return D->gmap[j] - 1;
         j = (j + 1) & (D->gsize - 1);
     }
@@ -475,7 +475,8 @@ static uint32_t guard_intern(struct sp_defined_cache *D, const uint64_t *l, uint
         D->alits = 2 * (D->nlits + n) + 64;
         D->lits = flint_realloc(D->lits, D->alits * sizeof(uint64_t));
     }
-    memcpy(D->lits + D->nlits, l, n * sizeof(uint64_t));
+    if (n > 0)
+        memcpy(D->lits + D->nlits, l, n * sizeof(uint64_t));
     D->g[D->ng].off = D->nlits;
     D->g[D->ng].len = n;
     D->g[D->ng].hash = h;
@@ -696,7 +697,8 @@ static sp_why_t collect(struct sp_defined_cache *D, sp_engine_t *S, sp_expr_t ro
         flint_free(st);
         return why;
     }
-    qsort(st, ns, sizeof(site_t), cmp_site);
+    if (ns > 0)
+        qsort(st, ns, sizeof(site_t), cmp_site);
     *out = st;
     *nout = ns;
     return SP_WHY_NONE;
@@ -1224,7 +1226,8 @@ sp_answer_t sp_defined_implied(sp_engine_t *S, sp_expr_t lhs, sp_expr_t rhs, sp_
                 entry_push(&v, &nv, &av, D->keys[in->fac + f], CLS_FACTOR, in->kind, rs[i].guard);
         }
     }
-    qsort(v, nv, sizeof(entry_t), cmp_entry);
+    if (nv > 0)
+        qsort(v, nv, sizeof(entry_t), cmp_entry);
     size_t nu = 0; /* sites not implied, compacted to the front of ls */
     for (size_t i = 0; i < nl; i++)
         if (!site_implied(D, S, info_of(D, ls[i].node), ls[i].guard, v, nv))
