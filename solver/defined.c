@@ -99,15 +99,8 @@ static int timed_out(const sp_engine_t *S)
     return S->deadline_ns != 0 && sp_now_ns() > S->deadline_ns;
 }
 
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    h ^= h >> 33;
-    h *= UINT64_C(0xc4ceb9fe1a85ec53);
-    h ^= h >> 33;
-    return h;
-}
+/* A 64-bit mix (eval.h's bijection, with a fixed seed). */
+static uint64_t mix(uint64_t h) { return sp_fp_hash(UINT64_C(0x5bd1e9955bd1e995), h); }
 
 /* ---- nodes ---------------------------------------------------------------------------------- */
 

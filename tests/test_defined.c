@@ -10,38 +10,10 @@
 #include <cmocka.h>
 
 #include "defined.h"
+#include "engine_fixture.h"
 #include "eval.h"
 
-typedef struct {
-    sp_engine_t *S;
-    sp_ectx_struct *E;
-} fx_t;
-
-static int setup(void **state)
-{
-    fx_t *f = malloc(sizeof(fx_t));
-    f->S = sp_engine_new(NULL, 4242);
-    f->E = sp_engine_exprs(f->S);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *f = *state;
-    sp_engine_free(f->S);
-    free(f);
-    return 0;
-}
-
-static sp_expr_t P(fx_t *f, const char *s)
-{
-    char err[200];
-    sp_expr_t e = sp_expr_parse(f->E, s, err, sizeof err);
-    if (e == SP_EXPR_NONE)
-        fail_msg("parse '%s': %s", s, err);
-    return e;
-}
+static sp_expr_t P(fx_t *f, const char *s) { return fx_parse(f, s); }
 
 /* A DIFFERENT answer's point, re-checked by evaluation: lhs undefined there, rhs defined. */
 static void check_witness(fx_t *f, sp_expr_t lhs, sp_expr_t rhs, const sp_result_t *r)
@@ -432,13 +404,13 @@ static void test_defined_property_random(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_defined_mask_times_quotient, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_defined_cancellation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_defined_structure, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_defined_model_obligations, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_defined_guards, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_defined_where_arguments, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_defined_unknown_names_obligation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_defined_mask_times_quotient, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_defined_cancellation, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_defined_structure, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_defined_model_obligations, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_defined_guards, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_defined_where_arguments, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_defined_unknown_names_obligation, fx_setup, fx_teardown),
         cmocka_unit_test(test_defined_cache_order),
         cmocka_unit_test(test_defined_property_random),
     };
