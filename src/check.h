@@ -70,6 +70,7 @@ typedef struct {
     char *cex;               /* the counterexample, "x[0,1] = 2, ..." */
     char *cex_values;        /* "plan = 3, model = 5 (exact)" */
     sp_why_t why;
+    char *reason;            /* UNKNOWN: a sentence for why when there is more to say, or NULL */
     int64_t prob_bits;       /* > 0: some element proved by fingerprints only (--probabilistic),
                                 the smallest per-query bound 2^-prob_bits */
     uint64_t key;            /* renaming-invariant hash of the queries (memoization) */

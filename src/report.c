@@ -111,7 +111,7 @@ static void text_report(const sp_check_t *C, FILE *out)
             fprintf(out, "  counterexample: %s\n", bad->cex ? bad->cex : "(no symbols)");
             fprintf(out, "  there: %s\n", bad->cex_values ? bad->cex_values : "?");
         } else {
-            fprintf(out, "  reason: %s\n", sp_why_name(bad->why));
+            fprintf(out, "  reason: %s\n", bad->reason ? bad->reason : sp_why_name(bad->why));
         }
         int more = c[SP_STAGE_FAILED] - (bad->status == SP_STAGE_FAILED);
         if (more > 0)

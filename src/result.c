@@ -248,7 +248,7 @@ static void take_stage(shardproof_result_t *r, const sp_check_t *C, const sp_sta
     t->plan_value = keep(r, s->plan_value);
     t->model_value = keep(r, s->model_value);
     if (s->status == SP_STAGE_UNKNOWN) {
-        t->reason = keep(r, sp_why_name(s->why));
+        t->reason = keep(r, s->reason ? s->reason : sp_why_name(s->why));
     } else {
         split_cex(r, t, s->cex);
         split_values(r, t, s->cex_values);

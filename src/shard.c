@@ -80,9 +80,9 @@ void shardproof_write_partial(const shardproof_t *C, FILE *out, const char *text
             for (int d = 0; d < s->fail_ndim; d++)
                 json_array_append_new(sh, json_integer(s->fail_shape[d]));
             json_object_set_new(r, "fail_shape", sh);
-            const char *names[] = {"plan_value", "model_value", "cex", "cex_values"};
-            const char *vals[] = {s->plan_value, s->model_value, s->cex, s->cex_values};
-            for (int k = 0; k < 4; k++)
+            const char *names[] = {"plan_value", "model_value", "cex", "cex_values", "reason"};
+            const char *vals[] = {s->plan_value, s->model_value, s->cex, s->cex_values, s->reason};
+            for (int k = 0; k < 5; k++)
                 if (vals[k])
                     json_object_set_new(r, names[k], jstr(vals[k]));
         }
@@ -177,6 +177,7 @@ static int take_result(sp_stage_t *s, json_t *r, int nstages, char *err, size_t 
         s->model_value = flint_dup_or_null(r, "model_value");
         s->cex = flint_dup_or_null(r, "cex");
         s->cex_values = flint_dup_or_null(r, "cex_values");
+        s->reason = flint_dup_or_null(r, "reason");
     }
     return 1;
 fail:

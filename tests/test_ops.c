@@ -10,32 +10,11 @@
 #include <cmocka.h>
 
 #include "diff.h"
+#include "engine_fixture.h"
 #include "ops.h"
 #include "solver.h"
 
 /* ---- fixture and helpers ---------------------------------------------------------------- */
-
-typedef struct {
-    sp_engine_t *S;
-    sp_ectx_struct *E;
-} fx_t;
-
-static int setup(void **state)
-{
-    fx_t *f = calloc(1, sizeof(fx_t));
-    f->S = sp_engine_new(NULL, 12345);
-    f->E = sp_engine_exprs(f->S);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *f = *state;
-    sp_engine_free(f->S);
-    free(f);
-    return 0;
-}
 
 /* Attributes from a spec "key=value;value;..." (values: integers, rationals a/b, [lists],
    names). */
@@ -1562,38 +1541,38 @@ static void test_ops_every_operator_documented(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ops_tensor_basics, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_names_known, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_elementwise_broadcast, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_elementwise_formulas, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_binary_and_where, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_dropout, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_literal_tensor_attrs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_reshape_flatten_squeeze, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_transpose_permute, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_slice_python_clamp, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_chunk_torch_rule, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_split_pad_concat, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_expand_repeat, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_reductions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_softmax_formula, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_masked_and_causal_softmax, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_norms, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_cross_entropy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_matmul_broadcasting, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_embedding, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_rope, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_attention_gqa, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_attention_composed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_topk_mask, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_output_aliases_input, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_vjp_matches_diff, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_vjp_random_broadcast, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_vjp_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_grad_operators, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_cross_entropy_grad, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_random_inputs_never_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ops_tensor_basics, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_names_known, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_elementwise_broadcast, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_elementwise_formulas, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_binary_and_where, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_dropout, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_literal_tensor_attrs, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_reshape_flatten_squeeze, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_transpose_permute, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_slice_python_clamp, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_chunk_torch_rule, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_split_pad_concat, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_expand_repeat, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_reductions, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_softmax_formula, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_masked_and_causal_softmax, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_norms, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_cross_entropy, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_matmul_broadcasting, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_embedding, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_rope, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_attention_gqa, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_attention_composed, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_topk_mask, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_errors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_output_aliases_input, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_vjp_matches_diff, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_vjp_random_broadcast, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_vjp_errors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_grad_operators, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_cross_entropy_grad, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_random_inputs_never_crash, fx_setup, fx_teardown),
         cmocka_unit_test(test_ops_every_operator_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
