@@ -102,6 +102,9 @@ static void reset_model(sp_check_t *C)
     for (int i = 0; i < C->noutputs; i++)
         flint_free(C->outputs[i]);
     C->noutputs = 0;
+    for (int i = 0; i < C->nomitted; i++)
+        flint_free(C->omitted[i]);
+    C->nomitted = 0;
 }
 
 /* Everything one execution of model and plan left: values, stages, cuts, crossed cuts. */
@@ -165,6 +168,7 @@ void shardproof_free(shardproof_t *C)
     flint_free(C->mvals);
     flint_free(C->morig);
     flint_free(C->outputs);
+    flint_free(C->omitted);
     flint_free(C->stages);
     flint_free(C->cuts);
     flint_free(C->passed);

@@ -138,6 +138,8 @@ typedef struct sp_check {
     int nmorig, amorig;
     char **outputs;          /* the model's declared outputs */
     int noutputs;
+    char **omitted;          /* model outputs the plan leaves unchecked (`omit`) */
+    int nomitted;
     /* plan */
     sp_mesh_t mesh;
     sp_stage_t *stages;

@@ -2420,6 +2420,30 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
     }
     case SP_STMT_OUTPUT:
         return I->walk ? SP_OK : exec_output(I, s);
+    case SP_STMT_OMIT:
+        if (!I->is_plan) {
+            errat(I, SP_DIAG_NAME, s->loc, "'omit' belongs in plans (it names model outputs a "
+                                           "plan leaves unchecked)");
+            return SP_ERR_INPUT;
+        }
+        for (size_t k = 0; k < s->noutputs && !I->walk; k++) {
+            char mn[512];
+            if (!target_name(I, s->outputs[k].target, mn, sizeof mn))
+                return SP_ERR_INPUT;
+            if (!sp_model_value(C, mn)) {
+                errat(I, SP_DIAG_NAME, s->outputs[k].target->loc,
+                      "omit: '%s' is not a tensor of the model", mn);
+                return SP_ERR_INPUT;
+            }
+            int seen = 0;
+            for (int i = 0; i < C->nomitted; i++)
+                seen |= !strcmp(C->omitted[i], mn);
+            if (!seen && !C->collect_only) {
+                C->omitted = flint_realloc(C->omitted, (size_t)(C->nomitted + 1) * sizeof(char *));
+                C->omitted[C->nomitted++] = sp_strdup(mn);
+            }
+        }
+        return SP_OK;
     case SP_STMT_TRAIN:
         if (I->is_plan) {
             errat(I, SP_DIAG_NAME, s->loc, "'train' belongs in a model");
@@ -3283,6 +3307,70 @@ static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
     return st;
 }
 
+/* Is name a parameter of the model, or an element of a parameter array? */
+static int is_param_name(const sp_check_t *C, const char *name)
+{
+    const sp_ast_block_t *b = &C->model->body;
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        size_t l = strlen(s->name.str ? s->name.str : "");
+        if (s->kind == SP_STMT_PARAM &&
+            (!strcmp(s->name.str, name) || (!strncmp(s->name.str, name, l) && name[l] == '[')))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Every output of the model is checked by some output of the plan, or named by `omit`: the
+ * model's `output` list and, when it trains, every parameter's gradient and update and the
+ * optimizer's next state.  A plan that never mentions a gradient would otherwise pass with
+ * that gradient unchecked.
+ */
+static sp_status_t check_outputs_declared(sp_check_t *C)
+{
+    const char **miss = NULL;
+    int nmiss = 0;
+    for (int i = 0; i < C->nmvals; i++) {
+        const char *n = C->mvals[i].name;
+        int required = 0;
+        for (int k = 0; k < C->noutputs && !required; k++)
+            required = !strcmp(C->outputs[k], n);
+        required |= !strncmp(n, "next.", 5) ||
+                    (!strncmp(n, "grad.", 5) && is_param_name(C, n + 5));
+        if (!required)
+            continue;
+        int done = 0;
+        for (int k = 0; k < C->nstages && !done; k++)
+            done = C->stages[k].kind == SP_STAGE_OUTPUT && !strcmp(C->stages[k].model_name, n);
+        for (int k = 0; k < C->nomitted && !done; k++)
+            done = !strcmp(C->omitted[k], n);
+        if (done)
+            continue;
+        for (int k = 0; k < nmiss && !done; k++)
+            done = !strcmp(miss[k], n);
+        if (done)
+            continue;
+        miss = flint_realloc(miss, (size_t)(nmiss + 1) * sizeof(char *));
+        miss[nmiss++] = n;
+    }
+    if (nmiss == 0)
+        return SP_OK;
+    char list[1024];
+    size_t k = 0;
+    for (int i = 0; i < nmiss && i < 8 && k < sizeof list; i++)
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", miss[i]);
+    if (nmiss > 8 && k < sizeof list)
+        snprintf(list + k, sizeof list - k, " and %d more", nmiss - 8);
+    sp_diags_error(C->d, SP_DIAG_LINEAGE, C->plan->name.loc,
+                   "plan '%s' checks no output for %s of the model: output %s, or name %s in "
+                   "'omit ...' to leave %s unchecked",
+                   C->plan->name.str, list, nmiss > 1 ? "them" : "it",
+                   nmiss > 1 ? "them" : "it", nmiss > 1 ? "them" : "it");
+    flint_free(miss);
+    return SP_ERR_INPUT;
+}
+
 sp_status_t sp_exec_plan(sp_check_t *C)
 {
     interp_t I;
@@ -3315,6 +3403,8 @@ sp_status_t sp_exec_plan(sp_check_t *C)
     for (int i = 0; i < C->nstages && st == SP_OK && !C->collect_only; i++)
         if (C->stages[i].kind == SP_STAGE_OUTPUT)
             st = check_coverage(C, &C->stages[i]);
+    if (st == SP_OK && !C->collect_only)
+        st = check_outputs_declared(C);
     interp_clear(&I);
     return st;
 }

@@ -1086,6 +1086,37 @@ fail:
     return NULL;
 }
 
+/* omit target {',' target}: model outputs the plan leaves unchecked ('omit' is a keyword only
+   at the start of a statement followed by a name, so tensors may still be called omit) */
+static sp_ast_stmt_t *parse_omit(parser_t *p)
+{
+    sp_ast_stmt_t *s = new_stmt(p, SP_STMT_OMIT);
+    if (s == NULL)
+        return NULL;
+    next(p);
+    size_t mark = p->scr_len;
+    for (;;) {
+        sp_ast_output_t o;
+        memset(&o, 0, sizeof o);
+        o.target = parse_expr(p);
+        if (o.target == NULL)
+            goto fail;
+        if (!is_lvalue(o.target)) {
+            perr(p, SP_DIAG_SYNTAX, o.target->loc, "'omit' takes model tensor names");
+            goto fail;
+        }
+        if (!scr_push(p, &o, sizeof o))
+            goto fail;
+        if (!accept(p, SP_TOK_COMMA))
+            break;
+    }
+    s->outputs = scr_take(p, mark, sizeof(sp_ast_output_t), &s->noutputs);
+    return s->outputs != NULL ? s : NULL;
+fail:
+    p->scr_len = mark;
+    return NULL;
+}
+
 /* train OPTIMIZER ['(' keyword args ')'] */
 static sp_ast_stmt_t *parse_train(parser_t *p)
 {
@@ -1291,7 +1322,11 @@ static sp_ast_stmt_t *parse_stmt(parser_t *p)
     case SP_TOK_IN:
         expected(p, "a statement");
         return NULL;
-    default: return parse_simple(p);
+    default:
+        if (kind(p) == SP_TOK_IDENT && cur(p)->len == 4 && !strncmp(cur(p)->text, "omit", 4) &&
+            peek1(p)->kind == SP_TOK_IDENT)
+            return parse_omit(p);
+        return parse_simple(p);
     }
 }
 
@@ -1478,6 +1513,7 @@ const char *sp_ast_stmt_kind_name(sp_ast_stmt_kind_t k)
     case SP_STMT_FOR: return "for";
     case SP_STMT_IF: return "if";
     case SP_STMT_RETURN: return "return";
+    case SP_STMT_OMIT: return "omit";
     }
     return "?";
 }
@@ -1694,6 +1730,12 @@ static void dump_stmt(FILE *f, const sp_ast_stmt_t *s, int indent, int locs)
     case SP_STMT_EXPR:
         fputc(' ', f);
         dump_expr(f, s->value, locs);
+        break;
+    case SP_STMT_OMIT:
+        for (size_t i = 0; i < s->noutputs; i++) {
+            fputs(i ? ", " : " ", f);
+            dump_expr(f, s->outputs[i].target, locs);
+        }
         break;
     case SP_STMT_OUTPUT:
         for (size_t i = 0; i < s->noutputs; i++) {

@@ -159,7 +159,8 @@ typedef enum {
     SP_STMT_ON,      /* on pp = 0, tp = 1 { }                     binds, body */
     SP_STMT_FOR,     /* for l in lo..hi { }                       name, lo, hi, body */
     SP_STMT_IF,      /* if cond { } else { }              value, body, has_else, else_body */
-    SP_STMT_RETURN   /* return a, b                               values */
+    SP_STMT_RETURN,  /* return a, b                               values */
+    SP_STMT_OMIT     /* omit grad.w2, next.w2                     outputs (targets only) */
 } sp_ast_stmt_kind_t;
 
 /*

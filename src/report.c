@@ -64,6 +64,14 @@ static void header(const sp_check_t *C, FILE *out)
     for (int i = 0; i < C->ndims; i++)
         fprintf(out, " %s=%lld", C->dims[i].name, (long long)C->dims[i].real);
     fprintf(out, ")\nseed: %llu\n", (unsigned long long)C->opt.seed);
+    if (C->nomitted > 0) {
+        fprintf(out, "unchecked (the plan's omit):");
+        for (int i = 0; i < C->nomitted && i < 6; i++)
+            fprintf(out, "%s %s", i ? "," : "", C->omitted[i]);
+        if (C->nomitted > 6)
+            fprintf(out, " and %d more", C->nomitted - 6);
+        fprintf(out, "\n");
+    }
 }
 
 static void loc_str(sp_loc_t l, char *buf, size_t len)

@@ -378,6 +378,9 @@ static void test_parse_locations(void **state)
 static void test_parse_grammar(void **state)
 {
     (void)state;
+    /* 'omit' is a statement only when a name follows; otherwise it is a name like any other */
+    assert_dump("plan p of m {\n  omit grad.w2, next.w[1]\n  omit = x\n}\n",
+                "plan p of m {\n  omit grad.w2, ([] next.w 1)\n  assign omit = x\n}\n");
     /* Multiple targets take one expression (a tuple-returning call). */
     assert_errors("model m {\n  q, k = proj(x, wq), matmul(x, wk)\n}\n",
                   "t.sp:2:21: error: expected end of statement, found ','\n");

@@ -1509,6 +1509,7 @@ typedef struct {
     int tok_full;       /* logical dataloader output */
     int vcls;           /* vocabulary class */
     abuf_t mdecl, mbody;
+    abuf_t omit; /* the model outputs TrainVerify's plans do not check: loss, next.W */
     int use_linear, use_linear_gw, use_rotary, use_rotary_grad, use_gmm;
     VEC(const char *) gate_cfg; /* "score|groups|topk_groups|topk|route_scale|E" per config */
     VEC(int) gate_ecls;         /* the experts class per config */
@@ -2350,6 +2351,8 @@ static const char *mvar(imp_t *I, slot_t *s, const char *opath)
         } else {
             lshape_dims(I, lf, shape, sizeof shape, NULL);
             ab_printf(&I->mdecl, "  %s %s : %s\n", f->is_param ? "param" : "input", nm, shape);
+            if (f->is_param)
+                ab_printf(&I->omit, ", next.%s", nm);
         }
         return nm;
     }
@@ -4541,6 +4544,9 @@ static char *assemble(imp_t *I, const char *lname, const char *pname)
         if (I->st[k].decl.len)
             ab_printf(&o, "  on pp = %d {\n%s  }\n", k, I->st[k].decl.s);
     ab_puts(&o, I->body.s);
+    /* TrainVerify compares the gradients of the parameters: the loss and the optimizer's update
+       (train sgd's next.W) are the model's outputs too, left unchecked explicitly */
+    ab_printf(&o, "  omit loss%s\n", I->omit.len ? I->omit.s : "");
     ab_puts(&o, "}\n");
     char *r = flint_malloc(o.len + 1);
     memcpy(r, o.s, o.len + 1);
@@ -4579,6 +4585,7 @@ int sp_nnscaler_import_text_ex(const char *lname, const char *ltext, size_t llen
         take_reserved(I);
         dims_build(X, &I->DC.D, &I->L, &I->P);
         ab_init(&I->mdecl);
+        ab_init(&I->omit);
         ab_init(&I->mbody);
         build_model(I);
         build_plan(I);

@@ -49,6 +49,7 @@ plan pp2_dp2 of mlp {
   on pp = 1 {
     g2 = all_reduce(gw2, sum, dp)
     output grad.w2 = g2 : [F, H]
+    output next.w2 = w2 - g2 / 64 : [F, H]
     output loss = all_reduce(lossp, sum, dp) : []
   }
 }

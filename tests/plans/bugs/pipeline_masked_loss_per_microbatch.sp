@@ -50,9 +50,11 @@ plan pp2_dp2 of mlpm {
     output loss = L : []
     g2 = all_reduce(gw2, sum, dp)
     output grad.w2 = g2 : [F, H]
+    output next.w2 = w2 - g2 / 64 : [F, H]
   }
   on pp = 0 {
     g1 = all_reduce(gw1, sum, dp)
     output grad.w1 = g1 : [H, F]
+    output next.w1 = w1 - g1 / 64 : [H, F]
   }
 }

@@ -31,10 +31,12 @@ plan pp2_tp2 of mlp {
     output loss = sum(y) / (B*H) : []
     gy = mul(y, 0) + 1/(B*H)
     output grad.w2 = matmul(transpose(a, 0, 1), gy) : [F@tp, H]
+    output next.w2 = w2 - (matmul(transpose(a, 0, 1), gy)) / 64 : [F@tp, H]
     send(matmul(gy, transpose(w2, 0, 1)), pp = 0)
   }
   on pp = 0 {
     ga = recv(pp = 1)
     output grad.w1 = matmul(transpose(x, 0, 1), where(gt(h, 0), ga, 0)) : [H, F@tp]
+    output next.w1 = w1 - (matmul(transpose(x, 0, 1), where(gt(h, 0), ga, 0))) / 64 : [H, F@tp]
   }
 }
