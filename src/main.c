@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "gen/gen.h"
 #include "import/cli_import.h"
+#include "ref/ref.h"
 
 static void usage(FILE *f)
 {
@@ -40,6 +41,9 @@ static void usage(FILE *f)
             "        writes a partial report, JSON, for merge: one job of a Slurm array or MPI run)\n"
             "  merge PART.json... [--format text|json|sarif|junit] [--dot OUT] [-j N]\n"
             "        combine the partial reports of every shard into the report of the whole check\n"
+            "  run FILE [--plan NAME] [--dims NAME=SIZE,...] [--seed N] [--max-elements N] ...\n"
+            "        run the model and every rank of the plan on random exact inputs with the\n"
+            "        reference executor and compare every output element (docs/reference-executor.md)\n"
             "  equiv FILE [--seed N] [--smt2 DIR]\n"
             "        decide each query 'LHS == RHS' (or '[a, b] == [c, d]') of FILE exactly\n"
             "  version\n"
@@ -71,6 +75,8 @@ int main(int argc, char **argv)
         return sp_gen_main(argc - 2, argv + 2);
     if (strcmp(cmd, "equiv") == 0)
         return sp_cli_equiv(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0)
+        return sp_ref_cli(argc - 2, argv + 2);
     if (strcmp(cmd, "merge") == 0)
         return sp_cli_merge(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -1,0 +1,186 @@
+/* ref_cli.c: `shardproof run`, the reference executor's command and its text report. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <flint/flint.h>
+
+#include "cli.h"
+#include "ref.h"
+
+void sp_ref_result_print(FILE *out, const sp_ref_result_t *r)
+{
+    static const char *const verdicts[] = {"AGREE", "DIFFER", "UNDECIDED", "TOO LARGE", "ERROR"};
+    static const char *const kinds[] = {"the values differ", "the plan is undefined where the model is defined",
+                                        "no rank holds this element", "two ranks hold different values"};
+    if (r->plan)
+        fprintf(out, "plan %s of model %s on mesh %s (%d ranks), seed %llu, %ld-bit balls\n", r->plan, r->model,
+                r->mesh, r->nranks, (unsigned long long)r->seed, r->prec);
+    if (r->verdict == SP_REF_TOO_LARGE)
+        fprintf(out, "limit: %s\n", r->limit ? r->limit : "?");
+    if (r->verdict <= SP_REF_UNDECIDED) {
+        fprintf(out, "compared %lld output elements: %lld equal, %lld overlapping balls (consistent, not certified), "
+                     "%lld undecided, %lld undefined in the model, %lld undefined in the plan, %lld different; "
+                     "%lld uncovered\n",
+                (long long)r->compared, (long long)r->equal, (long long)r->overlap, (long long)r->undecided,
+                (long long)r->model_undefined, (long long)r->plan_undefined, (long long)r->differ,
+                (long long)r->uncovered);
+        if (r->nnot_covered > 0) {
+            fprintf(out, "not output by the plan:");
+            for (size_t i = 0; i < r->nnot_covered; i++)
+                fprintf(out, " %s", r->not_covered[i]);
+            fprintf(out, "\n");
+        }
+    }
+    fprintf(out, "%s\n", verdicts[r->verdict]);
+    if (r->verdict != SP_REF_DIFFER || r->output == NULL)
+        return;
+    fprintf(out, "  output:      %s", r->output);
+    if (r->loc.file)
+        fprintf(out, " (plan line %s:%u:%u)", r->loc.file, (unsigned)r->loc.line, (unsigned)r->loc.col);
+    fprintf(out, "\n  why:         %s\n", kinds[r->kind]);
+    if (r->rank >= 0)
+        fprintf(out, "  rank:        %d %s\n  element:     local %s, global %s\n", r->rank, r->coords,
+                r->local_index, r->global_index);
+    else
+        fprintf(out, "  element:     global %s\n", r->global_index);
+    fprintf(out, "  plan value:  %s\n  model value: %s\n", r->plan_value, r->model_value);
+    fprintf(out, "  inputs:      seed %llu (--print-inputs lists all %zu input values)\n", (unsigned long long)r->seed,
+            r->inputs->n);
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: shardproof run FILE [--plan NAME] [--dims NAME=SIZE,...] [--seed N]\n"
+                    "         [--max-elements N] [--max-ranks N] [--max-mem MIB] [--prec BITS] [--max-prec BITS]\n"
+                    "         [--inputs FILE] [--print-inputs]\n");
+    return SP_EXIT_USAGE;
+}
+
+static int number(const char *opt, const char *s, long long lo, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(s ? s : "", &end, 10);
+    if (s == NULL || *s == 0 || *end || errno || *v < lo) {
+        fprintf(stderr, "shardproof: error: %s takes an integer >= %lld\n", opt, lo);
+        return 0;
+    }
+    return 1;
+}
+
+int sp_ref_cli(int argc, char **argv)
+{
+    sp_ref_opts_t o;
+    sp_ref_opts_default(&o);
+    const char *path = NULL, *inpath = NULL;
+    int print_inputs = 0, rc = SP_EXIT_USAGE;
+    sp_ref_dim_t *dims = calloc((size_t)argc + 1, sizeof(sp_ref_dim_t));
+    char **owned = calloc((size_t)argc + 1, sizeof(char *));
+    size_t nd = 0, nown = 0;
+    sp_ref_inputs_t given;
+    sp_ref_inputs_init(given);
+    if (dims == NULL || owned == NULL)
+        goto done;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long long n;
+        if (!strcmp(a, "--print-inputs"))
+            print_inputs = 1;
+        else if (!strcmp(a, "--plan") && v)
+            o.plan = argv[++i];
+        else if (!strcmp(a, "--inputs") && v)
+            inpath = argv[++i];
+        else if (!strcmp(a, "--dims") && v) {
+            char *s = strdup(argv[++i]);
+            owned[nown++] = s;
+            for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+                char *eq = strchr(tok, '=');
+                if (eq == NULL) {
+                    fprintf(stderr, "shardproof: error: --dims takes NAME=SIZE with SIZE >= 1\n");
+                    goto done;
+                }
+                *eq = 0;
+                if (!number("--dims", eq + 1, 1, &n))
+                    goto done;
+                dims[nd++] = (sp_ref_dim_t){tok, n};
+                if (nd % (size_t)argc == 0) { /* more dims than arguments: grow */
+                    sp_ref_dim_t *g = realloc(dims, (nd + (size_t)argc + 1) * sizeof(sp_ref_dim_t));
+                    if (g == NULL)
+                        goto done;
+                    dims = g;
+                }
+            }
+        } else if (!strcmp(a, "--seed") && v && number(a, argv[++i], 0, &n))
+            o.seed = (uint64_t)n;
+        else if (!strcmp(a, "--max-elements") && v && number(a, argv[++i], 1, &n))
+            o.max_elements = n;
+        else if (!strcmp(a, "--max-ranks") && v && number(a, argv[++i], 1, &n) && n <= 4096)
+            o.max_ranks = (int)n;
+        else if (!strcmp(a, "--max-mem") && v && number(a, argv[++i], 1, &n))
+            o.max_mem_mb = n;
+        else if (!strcmp(a, "--prec") && v && number(a, argv[++i], 16, &n) && n <= 65536)
+            o.prec = (long)n;
+        else if (!strcmp(a, "--max-prec") && v && number(a, argv[++i], 16, &n) && n <= 65536)
+            o.max_prec = (long)n;
+        else if (a[0] != '-' && path == NULL)
+            path = a;
+        else {
+            if (a[0] == '-' && !strchr(a + 1, ' ') && (i >= argc || argv[i][0] == '-'))
+                fprintf(stderr, "shardproof: error: unknown or incomplete option '%s'\n", a);
+            else if (a[0] == '-')
+                fprintf(stderr, "shardproof: error: bad value for '%s'\n", argv[i - 1]);
+            return free(dims), free(owned), usage();
+        }
+    }
+    if (path == NULL) {
+        free(dims);
+        free(owned);
+        return usage();
+    }
+    o.dims = dims;
+    o.ndims = nd;
+    if (inpath) {
+        size_t len;
+        char err[200], *text = sp_cli_read_file(inpath, (size_t)64 << 20, &len);
+        if (text == NULL) {
+            fprintf(stderr, "shardproof: error: cannot read %s: %s\n", inpath, strerror(errno));
+            goto done;
+        }
+        int bad = sp_ref_inputs_parse(given, text, err, sizeof(err));
+        flint_free(text);
+        if (bad) {
+            fprintf(stderr, "%s: error: %s\n", inpath, err);
+            goto done;
+        }
+        o.inputs = given;
+    }
+    sp_diags_t d;
+    sp_diags_init(d);
+    sp_ast_t *ast = NULL;
+    sp_ref_result_t res;
+    sp_ref_result_init(&res);
+    rc = SP_EXIT_INTERNAL;
+    if (sp_parse_path(&ast, path, NULL, d) != SP_OK)
+        rc = SP_EXIT_USAGE;
+    else if (sp_ref_run(ast, &o, &res, d) == SP_OK) {
+        static const int codes[] = {SP_EXIT_EQUIVALENT, SP_EXIT_DIFFERENT, SP_EXIT_UNKNOWN, SP_EXIT_UNKNOWN,
+                                    SP_EXIT_USAGE};
+        rc = codes[res.verdict];
+        if (res.verdict != SP_REF_ERROR)
+            sp_ref_result_print(stdout, &res);
+        if (print_inputs && res.verdict == SP_REF_DIFFER)
+            sp_ref_inputs_print(stdout, res.inputs);
+    }
+    sp_diags_print(stderr, d);
+    sp_ref_result_clear(&res);
+    sp_ast_free(ast);
+    sp_diags_clear(d);
+done:
+    for (size_t i = 0; i < nown; i++)
+        free(owned[i]);
+    free(owned);
+    free(dims);
+    sp_ref_inputs_clear(given);
+    return rc;
+}
