@@ -229,6 +229,9 @@ static int setup_dims(rrun_t *R, rexec_t *X)
                 return 0;
             if (v < 1)
                 return rx_error(X, SP_DIAG_SHAPE, s->binds[j].name.loc, "dim %s = %lld is not positive", nm, (long long)v);
+            for (int k = 0; k < R->ndims; k++)
+                if (!strcmp(R->dimname[k], nm))
+                    return rx_error(X, SP_DIAG_NAME, s->binds[j].name.loc, "dimension '%s' is declared twice", nm);
             char **dn = realloc(R->dimname, (size_t)(R->ndims + 1) * sizeof(char *));
             fmpq *dv = dn ? realloc(R->dimval, (size_t)(R->ndims + 1) * sizeof(fmpq)) : NULL;
             if (dn)
@@ -456,8 +459,10 @@ static void note_diff(rrun_t *R, sp_ref_result_t *res, sp_ref_diff_kind_t kind, 
     res->kind = kind;
     res->output = strdup(cv->key);
     res->rank = r;
-    if (o)
+    if (o && (res->file = strdup(o->loc.file ? o->loc.file : "")) != NULL) {
         res->loc = o->loc;
+        res->loc.file = res->file;
+    }
     if (r >= 0) {
         rx_coords_str(R, r, buf, sizeof(buf));
         res->coords = strdup(buf);
@@ -597,7 +602,7 @@ void sp_ref_result_init(sp_ref_result_t *r)
 
 void sp_ref_result_clear(sp_ref_result_t *r)
 {
-    free(r->model), free(r->plan), free(r->mesh), free(r->limit), free(r->output), free(r->coords);
+    free(r->model), free(r->plan), free(r->mesh), free(r->limit), free(r->output), free(r->coords), free(r->file);
     free(r->local_index), free(r->global_index), free(r->plan_value), free(r->model_value);
     for (size_t i = 0; i < r->nnot_covered; i++)
         free(r->not_covered[i]);
@@ -765,35 +770,53 @@ void sp_ref_inputs_print(FILE *out, const sp_ref_inputs_t in)
 
 int sp_ref_inputs_parse(sp_ref_inputs_t in, const char *text, char *err, size_t errlen)
 {
-    int line = 0;
+    int line = 0, ok = 1;
     fmpq_t q;
     fmpq_init(q);
-    for (const char *p = text; *p;) {
+    for (const char *p = text; *p && ok;) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        char buf[1200], name[600], num[600];
-        long long idx;
+        char buf[1200], *lb, *rb, *eq, *end;
         line++;
         snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len : sizeof(buf) - 1), p);
         p += len + (e != NULL);
-        char *h = strchr(buf, '#');
-        if (h)
-            *h = 0;
+        if ((lb = strchr(buf, '#')) != NULL)
+            *lb = 0;
         if (strspn(buf, " \t\r") == strlen(buf))
             continue;
-        if (len >= sizeof(buf) - 1 || sscanf(buf, " %599[^[ ] [ %lld ] = %599s", name, &idx, num) != 3 || idx < 0 ||
-            fmpq_set_str(q, num, 10) != 0 || fmpz_is_zero(fmpq_denref(q))) {
-            snprintf(err, errlen, "line %d: expected NAME[INDEX] = P/Q", line);
-            fmpq_clear(q);
-            return -1;
+        /* NAME[INDEX] = P/Q, where NAME may itself be indexed (wq[1]) */
+        eq = strchr(buf, '=');
+        ok = len < sizeof(buf) - 1 && eq != NULL;
+        if (ok) {
+            *eq = 0;
+            rb = strrchr(buf, ']');
+            lb = strrchr(buf, '[');
+            ok = rb && lb && lb < rb && lb > buf && strspn(rb + 1, " \t") == strlen(rb + 1);
         }
-        fmpq_canonicalise(q);
-        if (sp_ref_inputs_add(in, name, idx, q) < 0) {
-            snprintf(err, errlen, "out of memory");
-            fmpq_clear(q);
-            return -1;
+        long long idx = -1;
+        if (ok) {
+            *lb = *rb = 0;
+            idx = strtoll(lb + 1, &end, 10);
+            ok = end != lb + 1 && *end == 0 && idx >= 0;
+        }
+        char *name = buf, *val = eq + 1;
+        while (ok && (*name == ' ' || *name == '\t'))
+            name++;
+        while (ok && (*val == ' ' || *val == '\t'))
+            val++;
+        if (ok)
+            val[strcspn(val, " \t\r")] = 0;
+        ok = ok && *name && fmpq_set_str(q, val, 10) == 0 && !fmpz_is_zero(fmpq_denref(q));
+        if (!ok)
+            snprintf(err, errlen, "line %d: expected NAME[INDEX] = P/Q", line);
+        else {
+            fmpq_canonicalise(q);
+            if (sp_ref_inputs_add(in, name, idx, q) < 0) {
+                snprintf(err, errlen, "out of memory");
+                ok = 0;
+            }
         }
     }
     fmpq_clear(q);
-    return 0;
+    return ok ? 0 : -1;
 }

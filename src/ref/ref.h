@@ -95,7 +95,8 @@ typedef struct {
     /* DIFFER: the first difference */
     sp_ref_diff_kind_t kind;
     char *output;           /* the model tensor */
-    sp_loc_t loc;           /* the plan's output statement (file borrowed from the AST) */
+    sp_loc_t loc;           /* the plan's output statement (loc.file is `file`) */
+    char *file;
     int rank;               /* -1 for an uncovered element */
     char *coords;           /* "(dp=1, tp=0)" */
     char *local_index, *global_index; /* "[0, 1]" */

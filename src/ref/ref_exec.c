@@ -664,9 +664,9 @@ static int op_call(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
         fmpq_init(&at[i].num);
     }
     size_t i = 0; /* positional values, then non-value positional attributes, then keywords */
-    for (; ok && i < n && e->args[i].key.str == NULL; i++) {
+    for (; ok && i < n && e->args[i].key.str == NULL; i++) { /* no operator takes a bare name positionally */
         const sp_ast_expr_t *v = e->args[i].value;
-        if (v->kind == SP_AST_LIST || rx_bare_name(X, v))
+        if (v->kind == SP_AST_LIST)
             break;
         ok = eval(X, v, &tv[nt++]);
     }
@@ -679,7 +679,7 @@ static int op_call(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
         fmpq_set(&at[na++].num, &tv[nt + k].q);
     }
     for (; ok && i < n; i++) {
-        if (e->args[i].key.str == NULL && !(e->args[i].value->kind == SP_AST_LIST || rx_bare_name(X, e->args[i].value)))
+        if (e->args[i].key.str == NULL && e->args[i].value->kind != SP_AST_LIST)
             ok = rx_error(X, SP_DIAG_SHAPE, e->args[i].value->loc, "%s: a tensor argument after a non-tensor argument", e->name);
         else
             ok = attr_value(X, e->args[i].value, e->args[i].key.str, &at[na++]);

@@ -97,7 +97,8 @@ void rs_init(rstore_t *S, slong prec, rmem_t *mem);
 void rs_clear(rstore_t *S);
 void rs_truncate(rstore_t *S, size_t len);
 static inline const rv_t *rs_val(const rstore_t *S, uint32_t id) { return &S->n[id].v; }
-uint32_t rs_leaf(rstore_t *S, const rv_t *v);
+uint32_t rs_leaf(rstore_t *S, const rv_t *v); /* v must not point into S */
+uint32_t rs_leaf_of(rstore_t *S, uint32_t src);  /* a leaf holding node src's value */
 uint32_t rs_const(rstore_t *S, slong p, ulong q);
 uint32_t rs_constq(rstore_t *S, const fmpq_t q);
 uint32_t rs_op(rstore_t *S, rop_t op, const uint32_t *args, uint32_t n);

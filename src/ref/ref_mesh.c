@@ -621,7 +621,7 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
                          ? add_axis(X, x->args[t].value->name, x->args[t].value->loc, &mask, NULL)
                          : rx_error(X, SP_DIAG_LAYOUT, x->args[t].value->loc, "expected a mesh axis");
         } else if (x->kind == SP_AST_NAME && (k == NULL || !strcmp(k, "axis") || !strcmp(k, "group") || !strcmp(k, "op")) &&
-                   (rx_bare_name(X, x) || (k == NULL && rx_axis(R, x->name) >= 0 && !renv_find(X->env, x->name, 1)))) {
+                   (rx_bare_name(X, x) || (rx_axis(R, x->name) >= 0 && !renv_find(X->env, x->name, 1)))) {
             int op = -1;
             ok = add_axis(X, x->name, x->loc, &mask, &op);
             if (ok && op >= 0)

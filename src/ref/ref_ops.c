@@ -88,7 +88,8 @@ static int talloc(ropc_t *c, rten_t *t, int nd, const int64_t *sh)
     }
     rt_init(t);
     t->nd = nd;
-    memcpy(t->sh, sh, (size_t)nd * sizeof(int64_t));
+    if (nd > 0)
+        memcpy(t->sh, sh, (size_t)nd * sizeof(int64_t));
     t->id = calloc((size_t)(n > 0 ? n : 1), sizeof(uint32_t));
     if (t->id == NULL) {
         c->limit = 1;
@@ -1563,7 +1564,7 @@ static int f_grad(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const r
     for (int k = 0; k < nb && ok; k++)
         if ((ok = talloc(c, &L[k], src[k]->nd, src[k]->sh)))
             for (int64_t i = 0, n = rt_numel(src[k]); i < n; i++)
-                L[k].id[i] = zerox && k == 0 ? rs_const(S, 0, 1) : rs_leaf(S, rs_val(S, src[k]->id[i]));
+                L[k].id[i] = zerox && k == 0 ? rs_const(S, 0, 1) : rs_leaf_of(S, src[k]->id[i]);
     const char *op = c->op;
     c->op = b->name;
     ok = ok && b->fn(c, b, L, nb, A, &y);

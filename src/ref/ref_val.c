@@ -271,6 +271,18 @@ static void rv_unary(rv_t *r, rop_t op, const rv_t *x, slong prec)
         rv_set_si(r, 0, 1);
         return;
     }
+    if ((op == RO_SQRT || op == RO_RSQRT) && !x->ball && fmpq_sgn(&x->q) > 0 &&
+        fmpz_is_square(fmpq_numref(&x->q)) && fmpz_is_square(fmpq_denref(&x->q))) {
+        fmpq_t t; /* a square: exact */
+        fmpq_init(t);
+        fmpz_sqrt(fmpq_numref(t), fmpq_numref(&x->q));
+        fmpz_sqrt(fmpq_denref(t), fmpq_denref(&x->q));
+        if (op == RO_RSQRT)
+            fmpq_inv(t, t);
+        rv_set_fmpq(r, t);
+        fmpq_clear(t);
+        return;
+    }
     arb_t y, t;
     arb_init(y);
     arb_init(t);
@@ -527,6 +539,16 @@ uint32_t rs_leaf(rstore_t *S, const rv_t *v)
     uint32_t id = rs_new(S, RO_LEAF, 0);
     if (id)
         rv_set(&S->n[id].v, v);
+    return id;
+}
+
+uint32_t rs_leaf_of(rstore_t *S, uint32_t src)
+{
+    rv_t t; /* a copy first: creating the node may move the store */
+    rv_init(&t);
+    rv_set(&t, rs_val(S, src));
+    uint32_t id = rs_leaf(S, &t);
+    rv_clear(&t);
     return id;
 }
 
