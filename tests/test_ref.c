@@ -616,6 +616,27 @@ static void test_ref_rank_conditional(void **state)
     assert_int_equal(verdict(u), SP_REF_AGREE);
 }
 
+/* Plans the checker (028a58c) calls EQUIVALENT at its reduced sizes (issue 11, item 1): the
+   real sizes and the real mesh show the wrong rank. */
+static void test_ref_issue11_real_sizes(void **state)
+{
+    (void)state;
+    /* a derived dim sharded over 4 ranks: 3, 3, 3, 3 elements (reduced: 1, 1, 1, 0) */
+    assert_int_equal(verdict("dim H = 4, F = 3*H\nmodel m {\n  input x : [F]\n  y = 2 * x\n  output y\n}\n"
+                             "plan p of m {\n  mesh tp = 4\n  x : [F@tp]\n  if rank.tp == 3 {\n    y = 3 * x\n"
+                             "  } else {\n    y = 2 * x\n  }\n  output y = y : [F@tp]\n}\n"),
+                     SP_REF_DIFFER);
+    /* a mesh size written as a dim: 4 ranks, not 2 */
+    assert_int_equal(verdict("dim B = 8, D = 4\nmodel m {\n  input x : [B]\n  y = x\n  output y\n}\n"
+                             "plan p of m {\n  mesh dp = D\n  x : [B@dp]\n  if rank.dp == 3 {\n    y = 2 * x\n"
+                             "  } else {\n    y = x\n  }\n  output y = y : [B@dp]\n}\n"),
+                     SP_REF_DIFFER);
+    /* a local amax where the sum over the shard is needed (two elements per shard) */
+    assert_int_equal(verdict("dim B = 4\nmodel m {\n  input x : [B]\n  y = sum(x)\n  output y\n}\n"
+                             "plan p of m {\n  mesh dp = 2\n  x : [B@dp]\n  output y = all_reduce(amax(x), sum, dp) : []\n}\n"),
+                     SP_REF_DIFFER);
+}
+
 static void test_ref_deadlock_and_errors(void **state)
 {
     (void)state;
@@ -874,6 +895,7 @@ int main(void)
         cmocka_unit_test(test_ref_plan_undefined),
         cmocka_unit_test(test_ref_coverage),
         cmocka_unit_test(test_ref_rank_conditional),
+        cmocka_unit_test(test_ref_issue11_real_sizes),
         cmocka_unit_test(test_ref_deadlock_and_errors),
         cmocka_unit_test(test_ref_limits),
         cmocka_unit_test(test_ref_inputs_roundtrip),
