@@ -179,28 +179,28 @@ static int broadcast3(ropc_t *c, const rten_t *a, const rten_t *b, const rten_t 
     return 1;
 }
 
-int rop_binary(ropc_t *c, rop_t op, const rten_t *a, const rten_t *b, rten_t *out)
+/* a op b (cmp < 0) or the comparison cmp of a and b, elementwise with broadcasting */
+static int elementwise2(ropc_t *c, rop_t op, int cmp, const rten_t *a, const rten_t *b, rten_t *out)
 {
     int64_t sh[RMAXD], *ma, *mb, *mw;
     if (!broadcast3(c, a, b, NULL, 0, sh, &ma, &mb, &mw, out))
         return 0;
     for (int64_t i = 0, n = rt_numel(out); i < n; i++)
-        out->id[i] = rs_op2(c->S, op, a->id[ma[i]], b->id[mb[i]]);
+        out->id[i] = cmp < 0 ? rs_op2(c->S, op, a->id[ma[i]], b->id[mb[i]])
+                             : rs_cmp(c->S, cmp, a->id[ma[i]], b->id[mb[i]]);
     free(ma);
     free(mb);
     return 1;
 }
 
+int rop_binary(ropc_t *c, rop_t op, const rten_t *a, const rten_t *b, rten_t *out)
+{
+    return elementwise2(c, op, -1, a, b, out);
+}
+
 int rop_compare(ropc_t *c, int cmp, const rten_t *a, const rten_t *b, rten_t *out)
 {
-    int64_t sh[RMAXD], *ma, *mb, *mw;
-    if (!broadcast3(c, a, b, NULL, 0, sh, &ma, &mb, &mw, out))
-        return 0;
-    for (int64_t i = 0, n = rt_numel(out); i < n; i++)
-        out->id[i] = rs_cmp(c->S, cmp, a->id[ma[i]], b->id[mb[i]]);
-    free(ma);
-    free(mb);
-    return 1;
+    return elementwise2(c, RO_LEAF, cmp, a, b, out);
 }
 
 /* ---- attributes ------------------------------------------------------------------------------ */

@@ -493,6 +493,22 @@ void rs_clear(rstore_t *S)
     memset(S, 0, sizeof(*S));
 }
 
+/* *p (cap elements of size sz) made room for need elements, doubling; 0 or -1 */
+static int grow(void **p, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : 1024;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * sz);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
 /* A new node with room for nargs arguments (set by the caller); 0 when over budget. */
 static uint32_t rs_new(rstore_t *S, rop_t op, uint32_t nargs)
 {
@@ -502,27 +518,10 @@ static uint32_t rs_new(rstore_t *S, rop_t op, uint32_t nargs)
         S->over = 1;
         return 0;
     }
-    if (S->len == S->cap) {
-        size_t c = S->cap ? 2 * S->cap : 1024;
-        rnode_t *n = realloc(S->n, c * sizeof(rnode_t));
-        if (n == NULL) {
-            S->over = 1;
-            return 0;
-        }
-        S->n = n;
-        S->cap = c;
-    }
-    if (S->alen + nargs > S->acap) {
-        size_t c = S->acap ? 2 * S->acap : 4096;
-        while (c < S->alen + nargs)
-            c *= 2;
-        uint32_t *a = realloc(S->a, c * sizeof(uint32_t));
-        if (a == NULL) {
-            S->over = 1;
-            return 0;
-        }
-        S->a = a;
-        S->acap = c;
+    if (grow((void **)&S->n, &S->cap, S->len + 1, sizeof(rnode_t)) < 0 ||
+        grow((void **)&S->a, &S->acap, S->alen + nargs, sizeof(uint32_t)) < 0) {
+        S->over = 1;
+        return 0;
     }
     rnode_t *n = &S->n[S->len];
     rv_init(&n->v);
