@@ -675,6 +675,29 @@ static void test_ref_deadlock_and_errors(void **state)
     sp_diags_clear(d);
 }
 
+/* a comparison undecidable at 256 bits is decided at 1024 (the run escalates) */
+static void test_ref_precision_escalates(void **state)
+{
+    (void)state;
+    const char *t = "dim N = 2\nmodel m {\n  input x : [N]\n  y = where(gt(exp(x) + 2^-300 - exp(x), 0), x, 2 * x)\n"
+                    "  output y\n}\nplan p of m {\n  mesh r = 1\n  x : [N]\n  output y = x : [N]\n}\n";
+    sp_diags_t d;
+    sp_diags_init(d);
+    sp_ref_result_t r;
+    run(t, NULL, &r, d);
+    assert_int_equal(r.verdict, SP_REF_AGREE);
+    assert_int_equal(r.prec, 1024);
+    sp_ref_result_clear(&r);
+    sp_ref_opts_t o;
+    sp_ref_opts_default(&o);
+    o.max_prec = 256;
+    run(t, &o, &r, d);
+    assert_int_equal(r.verdict, SP_REF_UNDECIDED);
+    assert_int_equal(r.undecided_prec, 2);
+    sp_ref_result_clear(&r);
+    sp_diags_clear(d);
+}
+
 static void test_ref_limits(void **state)
 {
     (void)state;
@@ -897,6 +920,7 @@ int main(void)
         cmocka_unit_test(test_ref_rank_conditional),
         cmocka_unit_test(test_ref_issue11_real_sizes),
         cmocka_unit_test(test_ref_deadlock_and_errors),
+        cmocka_unit_test(test_ref_precision_escalates),
         cmocka_unit_test(test_ref_limits),
         cmocka_unit_test(test_ref_inputs_roundtrip),
         cmocka_unit_test(test_ref_deterministic),

@@ -519,6 +519,7 @@ static int compare(rrun_t *R, sp_ref_result_t *res, sp_diags_t d)
                 const rv_t *m = rs_val(&M->S, cv->m->id[g]);
                 int cl = classify(&p, m, R->prec);
                 res->compared++;
+                res->undecided_prec += cl == 2 && ((p.taint | m->taint) & RT_UNDEC) && !((p.taint | m->taint) & RT_TIE);
                 int64_t *cnt[] = {&res->equal, &res->overlap, &res->undecided, &res->model_undefined,
                                   &res->plan_undefined, &res->differ};
                 (*cnt[cl])++;
@@ -679,7 +680,7 @@ sp_status_t sp_ref_run(const sp_ast_t *ast, const sp_ref_opts_t *opt, sp_ref_res
         sp_ref_result_clear(res);
         sp_status_t st = run_once(ast, opt, prec, res, d);
         /* undecided comparisons may be decided with more bits */
-        if (st != SP_OK || res->verdict != SP_REF_UNDECIDED || res->undecided == 0 || prec * 4 > opt->max_prec)
+        if (st != SP_OK || res->verdict != SP_REF_UNDECIDED || res->undecided_prec == 0 || prec * 4 > opt->max_prec)
             return st;
         sp_diags_restore(d, &mk);
         prec *= 4;

@@ -104,6 +104,7 @@ typedef struct {
     sp_ref_inputs_t inputs; /* DIFFER: every input value of the run (re-run with opts.inputs) */
     /* counts over (rank, output element) pairs */
     int64_t compared, equal, overlap, undecided, model_undefined, plan_undefined, differ;
+    int64_t undecided_prec; /* of the undecided: an undecidable comparison of balls (more bits may decide) */
     int64_t uncovered;      /* elements of declared outputs that no rank holds */
     char **not_covered;     /* model outputs the plan never outputs (the lead decides) */
     size_t nnot_covered;

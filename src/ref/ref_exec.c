@@ -301,7 +301,7 @@ static int ct_binop(rexec_t *X, sp_loc_t loc, sp_ast_binop_t op, const fmpq_t a,
     case SP_BIN_POW:
         if (!fmpz_is_one(fmpq_denref(b)) || fmpz_bits(fmpq_numref(b)) > 12 ||
             (fmpq_is_zero(a) && fmpq_sgn(b) < 0) ||
-            (fmpz_bits(fmpq_numref(a)) + fmpz_bits(fmpq_denref(a))) * fmpz_get_si(fmpq_numref(b)) > 1000000)
+            (slong)(fmpz_bits(fmpq_numref(a)) + fmpz_bits(fmpq_denref(a))) * FLINT_ABS(fmpz_get_si(fmpq_numref(b))) > 1000000)
             return rx_error(X, SP_DIAG_SHAPE, loc, "exponent out of range") - 1;
         fmpq_pow_si(r, a, fmpz_get_si(fmpq_numref(b)));
         return 1;
