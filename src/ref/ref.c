@@ -394,10 +394,10 @@ static int reduced(rrun_t *R, int r, const rout_t *o, int e, int64_t i, rv_t *v,
 {
     const rout_t *mine = match_out(R->X[r], o);
     char a[200], b[200];
-    if (mine == NULL || mine->n != o->n) {
+    if (mine == NULL || mine->n != o->n || memcmp(&mine->L, &o->L, sizeof(rlayout_t)) != 0) {
         rx_coords_str(R, r, a, sizeof(a));
         sp_diags_error(d, SP_DIAG_LAYOUT, o->loc, "output %s is partial over a group whose member %s does not output it%s",
-                       o->key, a, mine ? " with the same shape" : "");
+                       o->key, a, mine ? " with the same layout" : "");
         return 0;
     }
     if (e == o->L.np) {
