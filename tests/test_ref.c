@@ -673,6 +673,16 @@ static void test_ref_deadlock_and_errors(void **state)
     free(h);
     sp_ref_result_clear(&r);
     sp_diags_clear(d);
+    /* an operator's dim on a scalar (a fuzz find: concat read past the shape) */
+    sp_diags_init(d);
+    run("dim B = 2\nmodel m {\n  input x : [B]\n  y = concat(sum(x), sum(x), 0)\n  output y\n}\n"
+        "plan p of m {\n  mesh pp = 1\n  x : [B]\n  output y = x : [B]\n}\n", NULL, &r, d);
+    assert_int_equal(r.verdict, SP_REF_ERROR);
+    h = sp_diags_format_head(d, 0);
+    assert_string_equal(h, "t.sp:4:7: error: concat: dimension 0 out of range for a 0-d tensor");
+    free(h);
+    sp_ref_result_clear(&r);
+    sp_diags_clear(d);
 }
 
 /* a comparison undecidable at 256 bits is decided at 1024 (the run escalates) */

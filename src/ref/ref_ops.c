@@ -114,14 +114,18 @@ static int64_t flat(int nd, const int64_t *sh, const int64_t *idx)
     return f;
 }
 
-static int normdim(ropc_t *c, int64_t d, int nd, int *out)
+/* dim d of an nd-dim tensor, negative from the end; lane operators (reductions, softmax, norms,
+   top-k) also accept 0 and -1 on a scalar (scalar != 0), as torch does */
+static int normdim_s(ropc_t *c, int64_t d, int nd, int scalar, int *out)
 {
-    int n = nd ? nd : 1; /* a scalar accepts dim 0 and -1 */
+    int n = nd || !scalar ? nd : 1;
     if (d < -n || d >= n)
         return fail(c, "dimension %lld out of range for a %d-d tensor", (long long)d, nd);
     *out = (int)(d < 0 ? d + n : d);
     return 1;
 }
+
+static int normdim(ropc_t *c, int64_t d, int nd, int *out) { return normdim_s(c, d, nd, 0, out); }
 
 /* NumPy broadcasting of shapes a and b into (nd, sh). */
 static int bshape(ropc_t *c, int na, const int64_t *a, int nb, const int64_t *b, int *nd,
@@ -962,7 +966,7 @@ static int f_reduce(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
         if (A[0] != NULL && !a_list(c, A[0], &one, &l, &nl))
             return 0;
         for (int k = 0; k < nl; k++) {
-            if (!normdim(c, l[k], x->nd, &dim))
+            if (!normdim_s(c, l[k], x->nd, 1, &dim))
                 return 0;
             if (x->nd > 0)
                 mask[dim] = 1;
@@ -1016,7 +1020,7 @@ static int f_softmax(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
             return 0;
     } else if (!a_int(c, A[0], -1, &dd))
         return 0;
-    if (!normdim(c, d->code == SM_CAUSAL ? -1 : dd, x->nd, &dim))
+    if (!normdim_s(c, d->code == SM_CAUSAL ? -1 : dd, x->nd, 1, &dim))
         return 0;
     if (nin == 2) {
         int nd;
@@ -1084,7 +1088,7 @@ static int f_norm(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const r
     fmpq_init(eps);
     fmpq_set_si(eps, 1, d->code ? 100000 : 1000000);
     if ((A[0] != NULL && !a_num(c, A[0], eps)) || !a_int(c, A[1], -1, &dd) ||
-        !normdim(c, dd, x->nd, &dim)) {
+        !normdim_s(c, dd, x->nd, 1, &dim)) {
         fmpq_clear(eps);
         return 0;
     }
@@ -1442,7 +1446,7 @@ static int f_topk(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const r
     const rten_t *x = &in[0];
     int64_t k, dd;
     int dim;
-    if (!a_req(c, A[0], "k", &k) || !a_int(c, A[1], -1, &dd) || !normdim(c, dd, x->nd, &dim))
+    if (!a_req(c, A[0], "k", &k) || !a_int(c, A[1], -1, &dd) || !normdim_s(c, dd, x->nd, 1, &dim))
         return 0;
     int64_t L = x->nd ? x->sh[dim] : 1;
     if (k < 0 || k > L)
@@ -1505,7 +1509,7 @@ static int f_softmax_grad(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
     int dim;
     if (y->nd != dy->nd || memcmp(y->sh, dy->sh, (size_t)y->nd * 8))
         return fail(c, "y %s and dy %s differ in shape", SHS(y->nd, y->sh), SHS(dy->nd, dy->sh));
-    if (!a_int(c, A[0], -1, &dd) || !normdim(c, dd, y->nd, &dim))
+    if (!a_int(c, A[0], -1, &dd) || !normdim_s(c, dd, y->nd, 1, &dim))
         return 0;
     groups_t G;
     if (!lanes(c, y, dim, &G))
