@@ -75,24 +75,40 @@ int sp_ref_cli(int argc, char **argv)
     sp_ref_opts_default(&o);
     const char *path = NULL, *inpath = NULL;
     int print_inputs = 0, rc = SP_EXIT_USAGE;
-    sp_ref_dim_t *dims = calloc((size_t)argc + 1, sizeof(sp_ref_dim_t));
+    sp_ref_dim_t *dims = NULL;
     char **owned = calloc((size_t)argc + 1, sizeof(char *));
     size_t nd = 0, nown = 0;
     sp_ref_inputs_t given;
     sp_ref_inputs_init(given);
-    if (dims == NULL || owned == NULL)
+    if (owned == NULL)
         goto done;
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i];
         long long n;
-        if (!strcmp(a, "--print-inputs"))
+        static const char *const valued[] = {"--plan", "--inputs", "--dims", "--seed", "--max-elements",
+                                             "--max-ranks", "--max-mem", "--prec", "--max-prec"};
+        int k = 0;
+        while (k < 9 && strcmp(a, valued[k]))
+            k++;
+        if (!strcmp(a, "--print-inputs")) {
             print_inputs = 1;
-        else if (!strcmp(a, "--plan") && v)
-            o.plan = argv[++i];
-        else if (!strcmp(a, "--inputs") && v)
-            inpath = argv[++i];
-        else if (!strcmp(a, "--dims") && v) {
-            char *s = strdup(argv[++i]);
+            continue;
+        }
+        if (a[0] != '-' && path == NULL) {
+            path = a;
+            continue;
+        }
+        if (k == 9 || i + 1 >= argc) {
+            fprintf(stderr, "shardproof: error: %s option '%s'\n", k == 9 ? "unknown" : "a value is missing after the", a);
+            goto done;
+        }
+        const char *v = argv[++i];
+        if (k == 0)
+            o.plan = v;
+        else if (k == 1)
+            inpath = v;
+        else if (k == 2) {
+            char *s = strdup(v);
             owned[nown++] = s;
             for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
                 char *eq = strchr(tok, '=');
@@ -103,40 +119,30 @@ int sp_ref_cli(int argc, char **argv)
                 *eq = 0;
                 if (!number("--dims", eq + 1, 1, &n))
                     goto done;
+                sp_ref_dim_t *g = realloc(dims, (nd + 1) * sizeof(sp_ref_dim_t));
+                if (g == NULL)
+                    goto done;
+                dims = g;
                 dims[nd++] = (sp_ref_dim_t){tok, n};
-                if (nd % (size_t)argc == 0) { /* more dims than arguments: grow */
-                    sp_ref_dim_t *g = realloc(dims, (nd + (size_t)argc + 1) * sizeof(sp_ref_dim_t));
-                    if (g == NULL)
-                        goto done;
-                    dims = g;
-                }
             }
-        } else if (!strcmp(a, "--seed") && v && number(a, argv[++i], 0, &n))
+        } else if (!number(a, v, k >= 7 ? 16 : k == 3 ? 0 : 1, &n))
+            goto done;
+        else if (k == 3)
             o.seed = (uint64_t)n;
-        else if (!strcmp(a, "--max-elements") && v && number(a, argv[++i], 1, &n))
+        else if (k == 4)
             o.max_elements = n;
-        else if (!strcmp(a, "--max-ranks") && v && number(a, argv[++i], 1, &n) && n <= 4096)
-            o.max_ranks = (int)n;
-        else if (!strcmp(a, "--max-mem") && v && number(a, argv[++i], 1, &n))
+        else if (k == 5)
+            o.max_ranks = n > 4096 ? 4096 : (int)n;
+        else if (k == 6)
             o.max_mem_mb = n;
-        else if (!strcmp(a, "--prec") && v && number(a, argv[++i], 16, &n) && n <= 65536)
-            o.prec = (long)n;
-        else if (!strcmp(a, "--max-prec") && v && number(a, argv[++i], 16, &n) && n <= 65536)
-            o.max_prec = (long)n;
-        else if (a[0] != '-' && path == NULL)
-            path = a;
-        else {
-            if (a[0] == '-' && !strchr(a + 1, ' ') && (i >= argc || argv[i][0] == '-'))
-                fprintf(stderr, "shardproof: error: unknown or incomplete option '%s'\n", a);
-            else if (a[0] == '-')
-                fprintf(stderr, "shardproof: error: bad value for '%s'\n", argv[i - 1]);
-            return free(dims), free(owned), usage();
-        }
+        else if (k == 7)
+            o.prec = n > 65536 ? 65536 : (long)n;
+        else
+            o.max_prec = n > 65536 ? 65536 : (long)n;
     }
     if (path == NULL) {
-        free(dims);
-        free(owned);
-        return usage();
+        usage();
+        goto done;
     }
     o.dims = dims;
     o.ndims = nd;
