@@ -27,7 +27,8 @@ enum {
     SP_CMD_IMPORT = 1u << 5,
     SP_CMD_GEN = 1u << 6,
     SP_CMD_OPS = 1u << 7,
-    SP_CMD_HELP = 1u << 8
+    SP_CMD_HELP = 1u << 8,
+    SP_CMD_RUN = 1u << 10
 };
 
 /* The option table of check, explain, smt2, merge, equiv and import. */

@@ -6,6 +6,7 @@
 #include "diag.h"
 #include "gen/gen.h"
 #include "import/cli_import.h"
+#include "ref/ref.h"
 
 static int version_cmd(const sp_cmd_t *cmd, int argc, char **argv);
 static int help_cmd(const sp_cmd_t *cmd, int argc, char **argv);
@@ -50,6 +51,12 @@ static const sp_cmd_t commands[] = {
     {"gen", SP_CMD_GEN, "llama3|deepseek3 [options]",
      "write a model and a parallel plan of a built-in family (docs/workloads.md)",
      "'... | shardproof check -' verifies the generated file.\n", sp_gen_opts, sp_gen_main},
+    {"run", SP_CMD_RUN, "FILE [options]",
+     "run the model and every rank of the plan on seeded exact inputs with the independent "
+     "reference executor and compare every output element (docs/reference-executor.md)",
+     "Exit codes: 0 AGREE, 1 DIFFER (with rank, element, values and inputs), 2 bad input, 3\n"
+     "UNDECIDED (overlapping balls only) or TOO LARGE.\n",
+     sp_ref_opts, sp_ref_cli},
     {"ops", SP_CMD_OPS, "[--markdown]",
      "list the operators: tensors, attributes, semantics, gradient (docs/operators.md)", NULL,
      sp_ops_opts, sp_cli_ops},
