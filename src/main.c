@@ -26,6 +26,11 @@ static void usage(FILE *f)
             "  check --nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [check options]\n"
             "        import a pair of nnScaler plans (TrainVerify's tvplan JSON) and check it\n"
             "        (explain --nnscaler ... likewise; docs/nnscaler.md)\n"
+            "  check --torch FILE.py --world N [-o OUT.sp] [check options]\n"
+            "        capture a PyTorch file's single() and parallel(rank, world) steps and check\n"
+            "        them (docs/torch.md)\n"
+            "  torch FILE.py --world N [-o OUT.sp]\n"
+            "        capture a PyTorch file and write the generated plan file\n"
             "  smt2 FILE DIR [--plan NAME] [--dims ...]\n"
             "        write every stage's query as SMT-LIB2 (for Z3 / cvc5) into DIR\n"
             "  explain FILE [--plan NAME] [--dims ...]\n"
@@ -61,10 +66,14 @@ int main(int argc, char **argv)
         int explain = cmd[0] == 'e';
         if (sp_cli_nnscaler_requested(argc - 2, argv + 2))
             return sp_cli_check_nnscaler(argc - 2, argv + 2, explain);
+        if (sp_cli_torch_requested(argc - 2, argv + 2))
+            return sp_cli_check_torch(argc - 2, argv + 2, explain);
         return sp_cli_check(argc - 2, argv + 2, explain);
     }
     if (strcmp(cmd, "import") == 0)
         return sp_cli_import(argc - 2, argv + 2);
+    if (strcmp(cmd, "torch") == 0)
+        return sp_cli_torch(argc - 2, argv + 2);
     if (strcmp(cmd, "smt2") == 0)
         return sp_cli_check(argc - 2, argv + 2, 2);
     if (strcmp(cmd, "gen") == 0)

@@ -98,9 +98,20 @@ static void header(const sp_check_t *C, FILE *out)
     fprintf(out, ")\nseed: %llu\n", (unsigned long long)C->opt.seed);
 }
 
-static void loc_str(sp_loc_t l, char *buf, size_t len)
+/* The source-map origin ('#@ ORIGIN', docs/language.md) of a location's line, or NULL. */
+static const char *origin_of(const sp_check_t *C, sp_loc_t l)
 {
-    snprintf(buf, len, "%s:%u:%u", l.file ? l.file : "?", l.line, l.col);
+    if (C->ast == NULL || l.file == NULL || C->ast->file == NULL || strcmp(l.file, C->ast->file))
+        return NULL;
+    return sp_ast_origin(C->ast, l.line);
+}
+
+/* FILE:LINE:COL, followed by " (ORIGIN)" when the line has a source-map comment. */
+static void loc_str(const sp_check_t *C, sp_loc_t l, char *buf, size_t len)
+{
+    const char *o = origin_of(C, l);
+    snprintf(buf, len, "%s:%u:%u%s%s%s", l.file ? l.file : "?", l.line, l.col, o ? " (" : "",
+             o ? o : "", o ? ")" : "");
 }
 
 static void text_report(const sp_check_t *C, FILE *out)
@@ -125,8 +136,8 @@ static void text_report(const sp_check_t *C, FILE *out)
                 nprob, nprob > 1 ? "s" : "", (long long)minbits);
     if (bad) {
         char pl[512], ml[512], rs[256], ix[128], sh[128], ls[512];
-        loc_str(bad->plan_loc, pl, sizeof pl);
-        loc_str(bad->model_loc, ml, sizeof ml);
+        loc_str(C, bad->plan_loc, pl, sizeof pl);
+        loc_str(C, bad->model_loc, ml, sizeof ml);
         sp_mesh_rank_str(&C->mesh, bad->fail_rank, rs, sizeof rs);
         index_str(bad, ix, sizeof ix);
         shape_of(bad->fail_shape, bad->fail_ndim, sh, sizeof sh);
@@ -177,11 +188,17 @@ void sp_json_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void json_loc(FILE *out, sp_loc_t l)
+static void json_loc(const sp_check_t *C, FILE *out, sp_loc_t l)
 {
+    const char *o = origin_of(C, l);
     fprintf(out, "{\"file\": ");
     sp_json_str(out, l.file);
-    fprintf(out, ", \"line\": %u, \"column\": %u}", l.line, l.col);
+    fprintf(out, ", \"line\": %u, \"column\": %u", l.line, l.col);
+    if (o) {
+        fprintf(out, ", \"origin\": ");
+        sp_json_str(out, o);
+    }
+    fprintf(out, "}");
 }
 
 static void json_report(const sp_check_t *C, FILE *out)
@@ -222,9 +239,9 @@ static void json_report(const sp_check_t *C, FILE *out)
         fprintf(out, ", \"layout\": ");
         sp_json_str(out, ls);
         fprintf(out, ", \"plan_loc\": ");
-        json_loc(out, s->plan_loc);
+        json_loc(C, out, s->plan_loc);
         fprintf(out, ", \"model_loc\": ");
-        json_loc(out, s->model_loc);
+        json_loc(C, out, s->model_loc);
         fprintf(out, ", \"elements\": %lld", (long long)s->elements);
         if (s->prob_bits > 0)
             fprintf(out, ", \"probabilistic_error_bits\": %lld", (long long)s->prob_bits);
@@ -330,7 +347,7 @@ void shardproof_explain(const shardproof_t *C, FILE *out)
     for (int i = 0; i < C->nstages; i++) {
         const sp_stage_t *s = &C->stages[i];
         char pl[512], ls[512];
-        loc_str(s->plan_loc, pl, sizeof pl);
+        loc_str(C, s->plan_loc, pl, sizeof pl);
         layout_str(C, &s->layout, ls, sizeof ls);
         fprintf(out, "  %3d  %-7s %s: plan '%s' ~ model '%s' : %s\n", s->id + 1,
                 s->kind == SP_STAGE_OUTPUT ? "output" : "lineage", pl, s->plan_name, s->model_name, ls);

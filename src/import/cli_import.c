@@ -1,4 +1,4 @@
-/* cli_import.c: command-line glue for importers (shardproof import, check --nnscaler). */
+/* cli_import.c: command-line glue for importers (import, check --nnscaler, torch, check --torch). */
 #include "cli_import.h"
 
 #include <errno.h>
@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "import/nnscaler.h"
+#include "import/torch.h"
 
 static int write_file(const char *path, const char *text)
 {
@@ -109,6 +110,50 @@ int sp_cli_nnscaler_requested(int argc, char **argv)
     return 0;
 }
 
+/*
+ * A temporary directory (dir) and the path of a generated file BASE.sp in it, BASE the base name
+ * of src without its extension ext.  0 after an error message.
+ */
+static int temp_plan_path(const char *kind, const char *src, const char *ext, char *dir,
+                          size_t dlen, char *path, size_t plen)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, dlen, "%s/shardproof-%s-XXXXXX", tmp && *tmp && strlen(tmp) < 30 ? tmp : "/tmp",
+             kind);
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "shardproof: error: cannot create a temporary directory: %s\n",
+                strerror(errno));
+        dir[0] = 0;
+        return 0;
+    }
+    const char *b = strrchr(src, '/');
+    b = b ? b + 1 : src;
+    size_t n = strlen(b), e = strlen(ext);
+    if (n > e && !strcmp(b + n - e, ext))
+        n -= e;
+    snprintf(path, plen, "%s/%.*s.sp", dir, (int)(n > 200 ? 200 : n), b);
+    return 1;
+}
+
+/*
+ * check (or explain) a generated file at path with the other options rest[1..nrest); a
+ * temporary file (dir non-empty) is removed when the verdict is EQUIVALENT, else kept and named.
+ */
+static int check_generated(char **rest, int nrest, const char *path, const char *dir, int explain)
+{
+    rest[0] = (char *)path;
+    int rc = sp_cli_check(nrest, rest, explain);
+    if (dir[0]) {
+        if (rc == 0 || explain) {
+            unlink(path);
+            rmdir(dir);
+        } else {
+            fprintf(stderr, "shardproof: the generated plan file is kept at %s\n", path);
+        }
+    }
+    return rc;
+}
+
 int sp_cli_check_nnscaler(int argc, char **argv, int explain)
 {
     const char *files[2] = {NULL, NULL}, *out = NULL;
@@ -152,26 +197,12 @@ int sp_cli_check_nnscaler(int argc, char **argv, int explain)
         return SP_EXIT_USAGE;
     }
     char dir[64] = "", path[4096];
-    if (out) {
+    if (out)
         snprintf(path, sizeof path, "%s", out);
-    } else {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/shardproof-nnscaler-XXXXXX",
-                 tmp && *tmp && strlen(tmp) < 30 ? tmp : "/tmp");
-        if (mkdtemp(dir) == NULL) {
-            fprintf(stderr, "shardproof: error: cannot create a temporary directory: %s\n",
-                    strerror(errno));
-            flint_free(text);
-            flint_free(rest);
-            return SP_EXIT_USAGE;
-        }
-        /* the parallel file's base name, .json replaced by .sp */
-        const char *b = strrchr(files[1], '/');
-        b = b ? b + 1 : files[1];
-        size_t n = strlen(b);
-        if (n > 5 && !strcmp(b + n - 5, ".json"))
-            n -= 5;
-        snprintf(path, sizeof path, "%s/%.*s.sp", dir, (int)(n > 200 ? 200 : n), b);
+    else if (!temp_plan_path("nnscaler", files[1], ".json", dir, sizeof dir, path, sizeof path)) {
+        flint_free(text);
+        flint_free(rest);
+        return SP_EXIT_USAGE;
     }
     int ok = write_file(path, text);
     flint_free(text);
@@ -181,16 +212,158 @@ int sp_cli_check_nnscaler(int argc, char **argv, int explain)
         flint_free(rest);
         return SP_EXIT_USAGE;
     }
-    rest[0] = path;
-    int rc = sp_cli_check(nrest, rest, explain);
-    if (!out) {
-        if (rc == 0 || explain) {
-            unlink(path);
-            rmdir(dir);
+    int rc = check_generated(rest, nrest, path, dir, explain);
+    flint_free(rest);
+    return rc;
+}
+
+/* --world N: 1 and the value, 0 (not --world), -1 after an error message. */
+static int world_option(int argc, char **argv, int *i, int *world)
+{
+    if (strcmp(argv[*i], "--world") != 0)
+        return 0;
+    char *end;
+    long w = *i + 1 < argc ? strtol(argv[*i + 1], &end, 10) : 0;
+    if (*i + 1 >= argc || *end != 0 || w < 1 || w > 64) {
+        fprintf(stderr, "shardproof: error: --world needs a number of ranks from 1 to 64\n");
+        return -1;
+    }
+    *world = (int)w;
+    ++*i;
+    return 1;
+}
+
+static void torch_usage(void)
+{
+    fprintf(stderr, "usage: shardproof torch FILE.py --world N [-o OUT.sp]\n"
+                    "       shardproof check --torch FILE.py --world N [-o OUT.sp] [check options]\n");
+}
+
+/* The capture's exit code as the CLI's, its message printed. */
+static int torch_run(const char *file, int world, const char *out)
+{
+    char err[1024] = "";
+    int rc = sp_torch_capture(file, world, out, err, sizeof err);
+    if (rc != 0 && err[0])
+        fprintf(stderr, "shardproof: %s: %s\n", rc == 2 ? "error" : "internal error", err);
+    return rc == 0 ? 0 : rc == 2 ? SP_EXIT_USAGE : SP_EXIT_INTERNAL;
+}
+
+int sp_cli_torch(int argc, char **argv)
+{
+    const char *file = NULL, *out = "-";
+    int world = 0, o;
+    for (int i = 0; i < argc; i++) {
+        if ((o = world_option(argc, argv, &i, &world)) != 0) {
+            if (o < 0)
+                return SP_EXIT_USAGE;
+        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "shardproof: error: %s needs a file name\n", argv[i]);
+                return SP_EXIT_USAGE;
+            }
+            out = argv[++i];
+        } else if (argv[i][0] == '-' || file != NULL) {
+            fprintf(stderr, "shardproof: error: unexpected argument '%s'\n", argv[i]);
+            torch_usage();
+            return SP_EXIT_USAGE;
         } else {
-            fprintf(stderr, "shardproof: the generated plan file is kept at %s\n", path);
+            file = argv[i];
         }
     }
+    if (file == NULL || world == 0) {
+        fprintf(stderr, "shardproof: error: torch needs FILE.py and --world N\n");
+        torch_usage();
+        return SP_EXIT_USAGE;
+    }
+    if (strcmp(out, "-") != 0)
+        return torch_run(file, world, out);
+    /* standard output: through a temporary file, so that a failed capture writes nothing */
+    char dir[64], path[4096];
+    if (!temp_plan_path("torch", file, ".py", dir, sizeof dir, path, sizeof path))
+        return SP_EXIT_USAGE;
+    int rc = torch_run(file, world, path);
+    if (rc == 0) {
+        size_t len;
+        char *text = sp_cli_read_file(path, (size_t)1 << 30, &len);
+        if (text == NULL || fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+            fprintf(stderr, "shardproof: error: cannot copy the generated file to standard "
+                            "output\n");
+            rc = SP_EXIT_USAGE;
+        }
+        flint_free(text);
+    }
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+int sp_cli_torch_requested(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--torch"))
+            return 1;
+    return 0;
+}
+
+int sp_cli_check_torch(int argc, char **argv, int explain)
+{
+    const char *file = NULL, *out = NULL;
+    char **rest = flint_calloc((size_t)argc + 2, sizeof(char *));
+    int nrest = 1, world = 0, o, rc;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--torch")) {
+            if (i + 1 >= argc || file != NULL) {
+                fprintf(stderr, "shardproof: error: --torch takes FILE.py (once)\n");
+                flint_free(rest);
+                return SP_EXIT_USAGE;
+            }
+            file = argv[++i];
+        } else if ((o = world_option(argc, argv, &i, &world)) != 0) {
+            if (o < 0) {
+                flint_free(rest);
+                return SP_EXIT_USAGE;
+            }
+        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "shardproof: error: %s needs a file name\n", argv[i]);
+                flint_free(rest);
+                return SP_EXIT_USAGE;
+            }
+            out = argv[++i];
+        } else if (argv[i][0] != '-') {
+            fprintf(stderr, "shardproof: error: check --torch takes no FILE ('%s')\n", argv[i]);
+            flint_free(rest);
+            return SP_EXIT_USAGE;
+        } else {
+            rest[nrest++] = argv[i];
+            if (i + 1 < argc && sp_cli_check_option_valued(argv[i], argv[i + 1]))
+                rest[nrest++] = argv[++i];
+        }
+    }
+    if (file == NULL || world == 0) {
+        fprintf(stderr, "shardproof: error: check --torch needs FILE.py and --world N\n");
+        torch_usage();
+        flint_free(rest);
+        return SP_EXIT_USAGE;
+    }
+    char dir[64] = "", path[4096];
+    if (out)
+        snprintf(path, sizeof path, "%s", out);
+    else if (!temp_plan_path("torch", file, ".py", dir, sizeof dir, path, sizeof path)) {
+        flint_free(rest);
+        return SP_EXIT_USAGE;
+    }
+    rc = torch_run(file, world, path);
+    if (rc != 0) {
+        if (dir[0]) {
+            unlink(path);
+            rmdir(dir);
+        }
+        flint_free(rest);
+        return rc;
+    }
+    rc = check_generated(rest, nrest, path, dir, explain);
     flint_free(rest);
     return rc;
 }

@@ -22,4 +22,23 @@ int sp_cli_nnscaler_requested(int argc, char **argv);
  */
 int sp_cli_check_nnscaler(int argc, char **argv, int explain);
 
+/*
+ * shardproof torch FILE.py --world N [-o OUT.sp]
+ *   argv: the arguments after "torch".  Captures single() and parallel(rank, world) of the
+ *   PyTorch file (docs/torch.md) and writes the generated plan file (default: standard output).
+ *   Exit 0, 2 (bad input, torch not importable, code the capture cannot represent: the message
+ *   names the Python file:line) or 4.
+ */
+int sp_cli_torch(int argc, char **argv);
+
+/* 1 if the arguments of check/explain contain --torch. */
+int sp_cli_torch_requested(int argc, char **argv);
+
+/*
+ * shardproof check --torch FILE.py --world N [-o OUT.sp] [check options]
+ *   Captures and checks in one step, like check --nnscaler (the generated file is temporary
+ *   unless -o is given, and kept, with its path printed, when the verdict is not EQUIVALENT).
+ */
+int sp_cli_check_torch(int argc, char **argv, int explain);
+
 #endif

@@ -19,13 +19,12 @@ are outputs too: their values when the function returns.  `shardproof torch FILE
 runs both functions under the recorder and writes a shardproof plan file.
 """
 
-from .capture import current_recorder as _current
-
 __all__ = ["input", "params", "param", "output", "mesh"]
 
 
 def _rec(what):
-    r = _current()
+    from .capture import current_recorder  # torch is imported only when capturing
+    r = current_recorder()
     if r is None:
         raise RuntimeError(
             "shardproof_torch.%s: called outside a capture (run the file with "

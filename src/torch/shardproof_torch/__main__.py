@@ -25,6 +25,13 @@ def main(argv=None):
     if not os.path.isfile(a.file):
         print("shardproof: error: %s: no such file" % a.file, file=sys.stderr)
         return 2
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        print("shardproof: error: PyTorch is not importable from %s (%s): install Debian's "
+              "python3-torch (apt-get install python3-torch), or set SHARDPROOF_PYTHON to a "
+              "python3 that can import torch" % (sys.executable, e), file=sys.stderr)
+        return 2
     from .capture import CaptureError
     from .emit import EmitError, emit
     from .run import UserError, capture

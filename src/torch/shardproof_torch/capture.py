@@ -19,6 +19,7 @@ The recorder turns what runs into a trace of single-assignment values:
   c10d dispatcher operators and use the group of the DistributedDataParallel instance.
 """
 
+import os
 import sys
 import threading
 
@@ -208,6 +209,8 @@ class Recorder(TorchDispatchMode):
     def __init__(self, user_file, rank=None):
         super().__init__()
         self.user_file = user_file
+        self.user_dir = os.path.dirname(user_file)
+        self.user_files = {}
         self.trace = Trace(rank)
         self.trace.file = user_file
         self.map = {}          # key -> vid
@@ -225,18 +228,27 @@ class Recorder(TorchDispatchMode):
 
     # ---- locations --------------------------------------------------------------------------
 
+    def is_user(self, filename):
+        """The user's code: the file, and the Python files beside it (modules it imports from
+        its own directory)."""
+        r = self.user_files.get(filename)
+        if r is None:
+            r = filename == self.user_file or os.path.dirname(filename) == self.user_dir
+            self.user_files[filename] = r
+        return r
+
     def user_loc(self):
         f = sys._getframe(1)
         while f is not None:
-            if f.f_code.co_filename == self.user_file:
-                return "%s:%d" % (_base(self.user_file), f.f_lineno)
+            if self.is_user(f.f_code.co_filename):
+                return "%s:%d" % (_base(f.f_code.co_filename), f.f_lineno)
             f = f.f_back
         return None
 
     def _user_depth(self):
         f, n = sys._getframe(1), 0
         while f is not None:
-            if f.f_code.co_filename == self.user_file:
+            if self.is_user(f.f_code.co_filename):
                 n += 1
             f = f.f_back
         return n

@@ -27,6 +27,10 @@ class UserError(Exception):
 
 
 def load_user(path):
+    # like `python3 FILE.py`: the file's directory is on the module path
+    d = os.path.dirname(path)
+    if d not in sys.path:
+        sys.path.insert(0, d)
     spec = importlib.util.spec_from_file_location("shardproof_user", path)
     if spec is None:
         raise UserError("%s: cannot load" % path)
