@@ -146,9 +146,14 @@ class Analysis:
                 self.sym[v] = s
 
     def needed(self, roots):
-        """Operator indexes the symbolic roots depend on, in trace order."""
+        """Operator indexes the symbolic roots depend on, in trace order.  Point-to-point
+        operators are always kept (a send has no output; its peer's recv may be needed)."""
         need = set()
         todo = [v for v in roots if v is not None and self.sym[v]]
+        for i, op in enumerate(self.tr.ops):
+            if op.fn in ("send", "recv"):
+                need.add(i)
+                todo += [w for _, a in op.args for w in refs(a) if self.sym[w]]
         seen = set()
         while todo:
             v = todo.pop()
