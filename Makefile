@@ -6,7 +6,8 @@ CC ?= cc
 PREFIX ?= /usr/local
 B := build/$(MODE)
 
-DEB_PACKAGES := libflint-dev libflint-arb-dev libgmp-dev libmpfr-dev libcmocka-dev libjansson-dev
+DEB_PACKAGES := libflint-dev libflint-arb-dev libgmp-dev libmpfr-dev libcmocka-dev libjansson-dev \
+  python3 pkg-config
 # Optional: the PyTorch capture front end (shardproof torch, check --torch) and its tests run
 # Debian's torch with /usr/bin/python3 (make deps-torch; tests/torch/run.sh skips without it).
 DEB_TORCH_PACKAGES := python3-torch
@@ -24,8 +25,15 @@ else ifeq ($(MODE),asan)
 else
   $(error unknown MODE=$(MODE): use release, debug or asan)
 endif
-CFLAGS += $(CSTD) $(WARN) $(OPT) $(INC) -MMD -MP
+CFLAGS += $(CSTD) $(WARN) $(OPT) $(INC) -fPIC -MMD -MP
 LDLIBS := -lflint-arb -lflint -lmpfr -lgmp -ljansson -lpthread -lm
+
+# The shared library: soname libshardproof.so.$(SOMAJOR); it exports the public API only
+# (src/libshardproof.map) and records its dependencies, so an embedding program links with
+# `pkg-config --cflags --libs shardproof` alone.
+VERSION := $(shell sed -n 's/^\#define SHARDPROOF_VERSION "\(.*\)"/\1/p' include/shardproof.h)
+SOMAJOR := 0
+SONAME := libshardproof.so.$(SOMAJOR)
 
 SOLVER_SRC := $(sort $(wildcard solver/*.c))
 EXCLUDE ?=
@@ -35,14 +43,14 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
 
-.PHONY: all deps deps-torch check check-unit check-plans demo clean install fuzz fuzz-smoke bench format check-valgrind
-all: $(B)/shardproof $(B)/libshardproof.a
+.PHONY: FORCE all deps deps-torch check check-unit check-plans demo clean install fuzz fuzz-smoke bench format check-valgrind
+all: $(B)/shardproof $(B)/libshardproof.a $(B)/libshardproof.so
 
 # Install what a fresh Debian 12 machine lacks (apt-get update once, then install).
 deps:
 	@if ! [ -f /usr/include/flint/fmpq_mpoly.h ] || ! [ -f /usr/include/arb.h ] || \
 	    ! [ -f /usr/include/cmocka.h ] || ! [ -f /usr/include/jansson.h ] || \
-	    ! [ -f /usr/include/mpfr.h ]; then \
+	    ! [ -f /usr/include/mpfr.h ] || ! [ -x /usr/bin/python3 ] || ! command -v pkg-config >/dev/null; then \
 	  echo "shardproof: installing $(DEB_PACKAGES)"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -q && \
@@ -59,13 +67,26 @@ deps-torch:
 	    $(DEB_TORCH_PACKAGES); \
 	fi
 
-$(B)/%.o: %.c | deps
+# every object is rebuilt when the compiler or its flags change (build/MODE/cflags records them)
+$(B)/cflags: FORCE
+	@mkdir -p $(B)
+	@echo '$(CC) $(CFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS)' > $@
+
+$(B)/%.o: %.c $(B)/cflags | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/libshardproof.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+$(B)/libshardproof.so.$(VERSION): $(LIB_OBJ) src/libshardproof.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libshardproof.map \
+	  -Wl,--no-undefined $(LDASAN) -o $@ $(LIB_OBJ) $(LDLIBS)
+
+$(B)/libshardproof.so: $(B)/libshardproof.so.$(VERSION)
+	ln -sf libshardproof.so.$(VERSION) $(B)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 $(B)/shardproof: $(B)/src/main.o $(B)/libshardproof.a
 	$(CC) $(LDASAN) -o $@ $^ $(LDLIBS)
@@ -80,6 +101,10 @@ check: deps all $(TEST_BIN)
 	  echo "== $$t"; SP_SHARED=../shared $$t || fail=1; done; \
 	if [ -x tests/run_plans.sh ]; then MODE=$(MODE) tests/run_plans.sh $(B)/shardproof || fail=1; fi; \
 	tests/alloc_sweep.sh $(B)/shardproof || fail=1; \
+	tests/cli.sh $(B)/shardproof || fail=1; \
+	tests/reports.sh $(B)/shardproof || fail=1; \
+	/usr/bin/python3 tests/run_docs.py $(B)/shardproof || fail=1; \
+	MAKE="$(MAKE)" MODE=$(MODE) EMBED_CFLAGS="$(LDASAN)" tests/embed.sh || fail=1; \
 	tests/shard.sh $(B)/shardproof || fail=1; \
 	if [ "$(MODE)" = release ]; then tests/gen_matrix.sh $(B)/shardproof || fail=1; fi; \
 	if [ "$(MODE)" = release ]; then tests/torch/run.sh $(B)/shardproof || fail=1; fi; \
@@ -94,19 +119,23 @@ demo: deps all
 fuzz fuzz-smoke bench:
 	@$(MAKE) -f fuzz/fuzz.mk $@ MODE=$(MODE)
 
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the CLI, both libraries, the public header
+# (internal headers are not installed), the man page and the pkg-config file.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
-	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(B)/shardproof $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(B)/libshardproof.a $(DESTDIR)$(PREFIX)/lib/
-	install -d $(DESTDIR)$(PREFIX)/include/shardproof
-	install -m 644 include/*.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 solver/*.h $(DESTDIR)$(PREFIX)/include/shardproof/
+	install -m 755 $(B)/libshardproof.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libshardproof.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libshardproof.so
+	install -m 644 include/shardproof.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 docs/shardproof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' src/shardproof.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shardproof.pc
 	install -d $(DESTDIR)$(PREFIX)/lib/shardproof/python/shardproof_torch
 	install -m 644 src/torch/shardproof_torch/*.py \
 	  $(DESTDIR)$(PREFIX)/lib/shardproof/python/shardproof_torch/
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: shardproof\nDescription: exact equivalence checking of parallel deep-learning plans\nVersion: 0.1.0\nLibs: -L$${libdir} -lshardproof\nLibs.private: -lflint-arb -lflint -lmpfr -lgmp -ljansson -lpthread -lm\nCflags: -I$${includedir} -I$${includedir}/shardproof\n' \
-	  '$(PREFIX)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shardproof.pc
 
 format:
 	clang-format -i solver/*.[ch] src/*.[ch] include/*.h tests/*.c fuzz/*.c bench/*.c

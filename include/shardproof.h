@@ -10,6 +10,11 @@
 extern "C" {
 #endif
 
+#define SHARDPROOF_VERSION "0.1.0"
+
+/* The library's version (SHARDPROOF_VERSION of the build, which may differ from the header's). */
+const char *shardproof_version(void);
+
 /*
  * A checker reads a plan file (dims, one model, one or more plans), runs the model and the plan
  * symbolically at reduced shapes, and proves every stage (lineage cut point or declared output)
@@ -30,11 +35,17 @@ typedef enum {
     SHARDPROOF_FORMAT_JUNIT
 } shardproof_format_t;
 
-typedef struct {
+/* The default budget of one query: a single query cannot stall a check for minutes. */
+#define SHARDPROOF_DEFAULT_MAX_MS 60000
+
+typedef struct shardproof_options {
     const char *plan;          /* plan name; NULL: the file's only plan */
     int jobs;                  /* threads; 0: all cores */
     uint64_t seed;             /* random points; printed in reports */
-    long max_terms, max_degree, max_splits, max_ms; /* engine limits per query (0: default) */
+    long max_terms, max_degree, max_splits; /* engine limits per query (0: default) */
+    long max_ms;               /* wall-clock budget of one element query in milliseconds (0:
+                                  SHARDPROOF_DEFAULT_MAX_MS; negative: none); when it runs out
+                                  the stage is UNKNOWN (limit max_ms) */
     long max_coeff_bits;       /* bits of a normal form's rational coefficient (0: default) */
     long max_nodes;            /* expression nodes of the run and of each stage's query (memory;
                                   0: none) */
@@ -55,6 +66,9 @@ typedef struct {
     int shape_index;           /* which reduction: 0 the smallest admissible sizes, k the k-th
                                   next admissible size of every reduced dim (--shapes N runs
                                   0..N-1) */
+    int strict_shapes;         /* shape reduction keeps every pair of sizes the program uses
+                                  apart, and apart from mesh sizes and the constants of tensor
+                                  expressions (docs/soundness.md, "Shape reduction") */
     int shard_index, shard_count; /* shard_count > 1: prove only the stage groups of shard
                                   shard_index (0-based) of shard_count, a deterministic subset;
                                   the others stay pending (see shardproof_write_partial) */
@@ -109,6 +123,128 @@ void shardproof_write_partial(const shardproof_t *c, FILE *out, const char *text
 shardproof_verdict_t shardproof_merge_partials(shardproof_t *c, const char *text, size_t len,
                                                const char *const *parts, const char *const *names,
                                                int nparts, char *err, size_t errlen);
+
+/*
+ * Results as data.  shardproof_result_new takes a snapshot of the last check, prepare or merge
+ * (or of its bad input): the verdict, the mesh, the reduced dims, every stage and the
+ * diagnostics.  The snapshot owns everything it points to; it stays valid after the checker is
+ * freed and until shardproof_result_free.  Every string is NUL-terminated UTF-8; pointers are
+ * NULL when a field does not apply.  The JSON, SARIF and JUnit reports are written from it.
+ */
+typedef struct shardproof_result shardproof_result_t;
+
+typedef enum {
+    SHARDPROOF_STAGE_PENDING = 0, /* not proved in this shard (--shard I/N) */
+    SHARDPROOF_STAGE_PROVED,
+    SHARDPROOF_STAGE_FAILED,      /* a certified counterexample */
+    SHARDPROOF_STAGE_UNKNOWN,     /* a limit or an undecided case: reason says which */
+    SHARDPROOF_STAGE_MEMOIZED     /* identical up to renaming to stage memo_of, proved there */
+} shardproof_stage_status_t;
+
+/*
+ * A source position: line and column 1-based; line 0: the whole file (no position).  origin:
+ * the source-map comment '#@ ORIGIN' of that line (a generator's source position such as
+ * "model.py:42", docs/language.md "Source maps"), or NULL (also for a syntax error: the file
+ * was not parsed).
+ */
+typedef struct {
+    const char *file;
+    unsigned line, column;
+    const char *origin;
+} shardproof_loc_t;
+
+typedef struct {
+    const char *name; /* a mesh axis or a dimension */
+    int64_t value;    /* its size, or a rank's coordinate on it */
+} shardproof_coord_t;
+
+typedef struct {
+    const char *name;
+    int64_t real, reduced; /* the size written in the file, the size checked */
+} shardproof_dim_t;
+
+/* One input of a counterexample: a symbol such as "x[0,1]" and its exact rational value. */
+typedef struct {
+    const char *name;
+    const char *value; /* "2", "-3/4" */
+} shardproof_assignment_t;
+
+/*
+ * One stage: the plan tensor (defined at plan_loc), on every rank, must equal the model tensor
+ * (defined at model_loc) under the layout.  For a FAILED or UNKNOWN stage the rank, element and
+ * values say where; a FAILED stage also carries its counterexample.
+ */
+typedef struct {
+    int id;                         /* 1-based, in plan order */
+    int is_output;                  /* 1: a declared output; 0: a lineage cut point */
+    shardproof_stage_status_t status;
+    const char *plan_tensor, *model_tensor;
+    const char *layout;             /* at the reduced sizes: "[2, 4@tp] partial(sum@dp)" */
+    shardproof_loc_t plan_loc, model_loc;
+    int64_t elements;               /* element comparisons made */
+    int64_t symmetric;              /* element comparisons covered by rank symmetry */
+    int memo_of;                    /* MEMOIZED: the id of the stage proved; else 0 */
+    int64_t prob_error_bits;        /* > 0: proved by fingerprints only (--probabilistic), each
+                                       query's error probability below 2^-prob_error_bits */
+    /* FAILED or UNKNOWN (else 0 / NULL) */
+    int64_t rank;                   /* the first failing rank, row-major over the mesh axes */
+    int ncoords;                    /* its coordinates, one per mesh axis */
+    const shardproof_coord_t *coords;
+    int group;                      /* 1: the layout has pending reductions and rank stands for
+                                       its group's reduced value */
+    int ndim;                       /* the element's index in the rank's local shard */
+    const int64_t *element, *shard_shape;
+    const char *plan_value, *model_value; /* both sides there, symbolic (canonical forms) */
+    const char *reason;             /* UNKNOWN: "limit max_ms", "no witness", ... */
+    /* FAILED: an input at which the two sides differ, and both values there */
+    int nassign;
+    const shardproof_assignment_t *assign;
+    const char *plan_at, *model_at;
+    int exact;                      /* 1: exact rationals; 0: disjoint Arb balls */
+} shardproof_stage_t;
+
+typedef enum { SHARDPROOF_ERROR = 0, SHARDPROOF_WARNING, SHARDPROOF_NOTE } shardproof_severity_t;
+
+typedef struct {
+    shardproof_severity_t severity;
+    const char *code; /* "syntax", "name", "shape", "layout", "lineage", "limit", "io", "usage" */
+    shardproof_loc_t loc;
+    const char *message;
+} shardproof_diagnostic_t;
+
+/* A snapshot of c's results; NULL if out of memory. */
+shardproof_result_t *shardproof_result_new(const shardproof_t *c);
+void shardproof_result_free(shardproof_result_t *r);
+
+shardproof_verdict_t shardproof_result_verdict(const shardproof_result_t *r);
+/* The input file as named to the checker; the plan and model names (NULL before they are known,
+   for instance after a syntax error). */
+const char *shardproof_result_file(const shardproof_result_t *r);
+const char *shardproof_result_plan(const shardproof_result_t *r);
+const char *shardproof_result_model(const shardproof_result_t *r);
+uint64_t shardproof_result_seed(const shardproof_result_t *r);
+
+/* The mesh axes with their sizes, and the dims with real and reduced sizes (i out of range:
+   NULL).  Both are empty when the input was bad. */
+int shardproof_result_axis_count(const shardproof_result_t *r);
+const shardproof_coord_t *shardproof_result_axis(const shardproof_result_t *r, int i);
+int shardproof_result_dim_count(const shardproof_result_t *r);
+const shardproof_dim_t *shardproof_result_dim(const shardproof_result_t *r, int i);
+
+/* The stages in plan order (none when the input was bad). */
+int shardproof_result_stage_count(const shardproof_result_t *r);
+const shardproof_stage_t *shardproof_result_stage(const shardproof_result_t *r, int i);
+/* The index of the first FAILED stage, else of the first UNKNOWN one, else -1. */
+int shardproof_result_failing_stage(const shardproof_result_t *r);
+
+/* The diagnostics (errors with their positions when the input was bad). */
+int shardproof_result_diagnostic_count(const shardproof_result_t *r);
+const shardproof_diagnostic_t *shardproof_result_diagnostic(const shardproof_result_t *r, int i);
+
+/* "EQUIVALENT", "NOT_EQUIVALENT", "BAD_INPUT", "UNKNOWN", "INTERNAL_ERROR" */
+const char *shardproof_verdict_name(shardproof_verdict_t v);
+/* "pending", "proved", "failed", "unknown", "memoized" */
+const char *shardproof_stage_status_name(shardproof_stage_status_t s);
 
 #ifdef __cplusplus
 }

@@ -739,6 +739,39 @@ int sp_eval_certify_differ_by(const sp_ectx_t E, sp_expr_t a, sp_expr_t b, const
     return differ;
 }
 
+sp_eval_status_t sp_eval_definedness_by(const sp_ectx_t E, sp_expr_t e, const fmpq *vals,
+                                        int64_t deadline_ns, char **value, int *exact)
+{
+    if (value != NULL)
+        *value = NULL;
+    if (exact != NULL)
+        *exact = 0;
+    fmpq_t q;
+    fmpq_init(q);
+    sp_eval_status_t s = eval_exact(E, &e, 1, vals, deadline_ns, q);
+    if (s == SP_EVAL_OK) {
+        if (value != NULL)
+            *value = fmpq_get_str(NULL, 10, q);
+        if (exact != NULL)
+            *exact = 1;
+    }
+    fmpq_clear(q);
+    if (s != SP_EVAL_INEXACT && s != SP_EVAL_NOMEM)
+        return s;
+    /* transcendental values, or rationals too large for exact arithmetic: balls */
+    arb_t x;
+    arb_init(x);
+    for (slong prec = CERT_PREC_MIN; prec <= CERT_PREC_MAX; prec *= 2) {
+        s = eval_ball(E, &e, 1, vals, prec, deadline_ns, x);
+        if (s == SP_EVAL_OK && value != NULL)
+            *value = arb_get_str(x, 20, 0);
+        if (s != SP_EVAL_UNDECIDED)
+            break;
+    }
+    arb_clear(x);
+    return s;
+}
+
 /* ---- fingerprints --------------------------------------------------------------------------- */
 
 /*

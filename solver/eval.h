@@ -56,6 +56,18 @@ int sp_eval_certify_differ_by(const sp_ectx_t E, sp_expr_t a, sp_expr_t b, const
                               int64_t deadline_ns, char **va, char **vb, int *exact);
 
 /*
+ * Decide whether e is defined at the point, with a certificate.  Returns SP_EVAL_OK when exact
+ * evaluation succeeds or Arb balls (64 up to 4096 bits) decide every domain condition and
+ * comparison on the way (then, when value is not NULL, *value is the printed value, freed by the
+ * caller with flint_free, and *exact is 1 for an exact rational); SP_EVAL_UNDEFINED when e is
+ * certainly undefined there (a division by an exact zero, log of a ball <= 0, ...: undefinedness
+ * is only reported from exact values or from balls that lie entirely outside the domain); else
+ * the status that stopped it (UNDECIDED, NOMEM, TIMEOUT).  deadline_ns as below.
+ */
+sp_eval_status_t sp_eval_definedness_by(const sp_ectx_t E, sp_expr_t e, const fmpq *vals,
+                                        int64_t deadline_ns, char **value, int *exact);
+
+/*
  * Fingerprint: evaluation modulo the prime SP_FP_PRIME at a pseudo-random point derived from
  * seed: symbol i gets sp_fp_hash(seed, i).  Exact rational operations are homomorphic.  Every
  * other operator (exp, log, max, relu, cmp, where, ...) evaluates as a pseudo-random function of

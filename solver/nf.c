@@ -410,6 +410,14 @@ sp_nfid_t sp_nf_si(sp_engine_t *S, slong c)
     return r;
 }
 
+sp_nfid_t sp_nf_poly(sp_engine_t *S, const sp_poly_t p)
+{
+    sp_poly_t q;
+    sp_poly_init(q);
+    sp_poly_set(q, p);
+    return make_poly_take(S, q);
+}
+
 static sp_nfid_t nf_var_pow(sp_engine_t *S, uint32_t v, int32_t e)
 {
     uint32_t m = sp_mono_var(&S->M, v, e);

@@ -118,6 +118,8 @@ struct sp_engine {
     uint32_t canon_alloc;
     uint8_t *cfree;
     uint32_t ncfree, cfree_alloc;
+    /* per-node definedness facts (defined.c), NULL until the first sp_defined_implied */
+    struct sp_defined_cache *defined;
 };
 
 /* Constructors of normal forms.  All return SP_NF_FAIL (and set S->why) on a limit. */
@@ -139,6 +141,9 @@ sp_nfid_t sp_nf_phi(sp_engine_t *S, sp_nfid_t a);
 sp_nfid_t sp_nf_maxmin(sp_engine_t *S, int is_max, const sp_nfid_t *args, slong n);
 sp_nfid_t sp_nf_pos(sp_engine_t *S, sp_nfid_t d);
 sp_nfid_t sp_nf_zero(sp_engine_t *S, sp_nfid_t d);
+
+/* The normal form p / 1 of a copy of the Laurent polynomial p (over the engine's variables). */
+sp_nfid_t sp_nf_poly(sp_engine_t *S, const sp_poly_t p);
 
 /* Normal form of an expression (cached when no environment is active).  Iterative. */
 sp_nfid_t sp_nf_of_expr(sp_engine_t *S, sp_expr_t e);
@@ -179,6 +184,13 @@ char *sp_nf_print(const sp_engine_t *S, sp_nfid_t a, size_t maxlen);
 /* Exact evaluation of an atom-free normal form at a symbol point (by symbol index);
    returns 0 if an atom occurs or the denominator vanishes. */
 int sp_nf_eval_fmpq(const sp_engine_t *S, sp_nfid_t a, const fmpq *symvals, fmpq_t out);
+
+/*
+ * 1 if a and b have the same sum-of-products canonical form (solver.c): then they are equal
+ * wherever both are defined, and defined at the same points (the rewrites keep every
+ * subexpression).  Memoized in S->C.
+ */
+int sp_canon_equal(sp_engine_t *S, sp_expr_t a, sp_expr_t b);
 
 int64_t sp_now_ns(void);
 int sp_engine_time_up(sp_engine_t *S);

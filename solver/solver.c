@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "defined.h"
 #include "eval.h"
 #include "lp.h"
 #include "nf.h"
@@ -16,7 +17,7 @@ static const char *const why_names[] = {
     "none",          "limit max_terms", "limit max_degree",        "limit max_splits",
     "limit max_ms",  "limit max_nodes", "no certified counterexample found",
     "case split with nonlinear conditions and no witness found", "expression undefined",
-    "limit max_coeff_bits"};
+    "limit max_coeff_bits", "left side not shown defined wherever the right side is"};
 
 const char *sp_why_name(sp_why_t why)
 {
@@ -48,6 +49,7 @@ void sp_result_clear(sp_result_t *r)
     flint_free(r->cex.syms);
     flint_free(r->cex.lhs_value);
     flint_free(r->cex.rhs_value);
+    flint_free(r->detail);
     sp_result_init(r);
 }
 
@@ -89,6 +91,7 @@ void sp_engine_free(sp_engine_t *S)
     sp_ectx_clear(S->C);
     flint_free(S->canon);
     flint_free(S->cfree);
+    sp_defined_cache_free(S->defined);
     flint_free(S);
 }
 
@@ -959,8 +962,7 @@ static sp_expr_t canon_of(sp_engine_t *S, sp_expr_t e, size_t argv_cap)
     return S->canon[e];
 }
 
-/* 1 if a and b have the same canonical form (then they are equal wherever both are defined). */
-static int canon_equal(sp_engine_t *S, sp_expr_t a, sp_expr_t b)
+int sp_canon_equal(sp_engine_t *S, sp_expr_t a, sp_expr_t b)
 {
     /* the private store may hold about twice the expressions; past that it starts over */
     size_t cap = 2 * (size_t)S->E->len + ((size_t)1 << 16);
@@ -983,7 +985,7 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
     S->deadline_ns = S->lim.max_ms > 0 ? sp_now_ns() + S->lim.max_ms * 1000000 : 0;
     if (a == SP_EXPR_NONE || b == SP_EXPR_NONE || S->E->oom)
         return finish(res, SP_UNKNOWN, SP_WHY_LIMIT_NODES);
-    if (a == b || canon_equal(S, a, b))
+    if (a == b || sp_canon_equal(S, a, b))
         return finish(res, SP_EQUAL, SP_WHY_NONE);
     unsigned fl = S->E->nodes[a].flags | S->E->nodes[b].flags;
     int atom_free = !(fl & (SP_NODE_PIECEWISE | SP_NODE_TRANSC));

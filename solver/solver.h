@@ -30,7 +30,9 @@ typedef enum {
     SP_WHY_NO_WITNESS,     /* the normal forms differ but no certified counterexample was found */
     SP_WHY_NONLINEAR_CASE, /* a case split's conditions are nonlinear and no witness was found */
     SP_WHY_UNDEFINED,      /* no point was found where both sides are defined */
-    SP_WHY_LIMIT_COEFF     /* a coefficient of a normal form exceeded limits.max_coeff_bits */
+    SP_WHY_LIMIT_COEFF,    /* a coefficient of a normal form exceeded limits.max_coeff_bits */
+    SP_WHY_DEFINEDNESS     /* sp_defined_implied: an obligation of the left side was neither
+                              discharged nor refuted (result.detail names it) */
 } sp_why_t;
 
 const char *sp_why_name(sp_why_t why);
@@ -73,6 +75,9 @@ typedef struct {
     slong probabilistic_bits; /* > 0: EQUAL from fingerprints only, with error probability
                                  below 2^-probabilistic_bits (Schwartz-Zippel); 0: a proof */
     slong witness_tries;
+    char *detail;      /* sp_defined_implied: for DIFFERENT the operation of the left side that
+                          fails at cex ("division by zero at `n` = 0"), for UNKNOWN the obligation
+                          not discharged ("denominator `n` nonzero"); else NULL.  Owned */
 } sp_result_t;
 
 void sp_result_init(sp_result_t *r);

@@ -9,10 +9,29 @@
 #include "../include/shardproof.h"
 #include "check.h"
 
+const char *shardproof_version(void) { return SHARDPROOF_VERSION; }
+
 void shardproof_options_default(shardproof_options_t *opt)
 {
     memset(opt, 0, sizeof(*opt));
     opt->seed = 1;
+}
+
+void sp_check_limits(sp_limits_t *lim, const shardproof_options_t *o)
+{
+    sp_limits_default(lim);
+    if (o->max_terms > 0)
+        lim->max_terms = o->max_terms;
+    if (o->max_degree > 0)
+        lim->max_degree = o->max_degree;
+    if (o->max_splits > 0)
+        lim->max_splits = o->max_splits;
+    lim->max_ms = o->max_ms > 0 ? o->max_ms : o->max_ms < 0 ? 0 : SHARDPROOF_DEFAULT_MAX_MS;
+    if (o->max_coeff_bits > 0)
+        lim->max_coeff_bits = o->max_coeff_bits;
+    if (o->max_nodes > 0)
+        lim->max_nodes = o->max_nodes;
+    lim->probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
 }
 
 shardproof_t *shardproof_new(const shardproof_options_t *o)
@@ -29,19 +48,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.plan = o->plan;
     C->opt.jobs = o->jobs;
     C->opt.seed = o->seed;
-    sp_limits_default(&C->opt.lim);
-    if (o->max_terms > 0)
-        C->opt.lim.max_terms = o->max_terms;
-    if (o->max_degree > 0)
-        C->opt.lim.max_degree = o->max_degree;
-    if (o->max_splits > 0)
-        C->opt.lim.max_splits = o->max_splits;
-    if (o->max_ms > 0)
-        C->opt.lim.max_ms = o->max_ms;
-    if (o->max_coeff_bits > 0)
-        C->opt.lim.max_coeff_bits = o->max_coeff_bits;
-    if (o->max_nodes > 0)
-        C->opt.lim.max_nodes = o->max_nodes;
+    sp_check_limits(&C->opt.lim, o);
     sp_parse_limits_default(&C->opt.parse);
     if (o->max_input_bytes > 0)
         C->opt.parse.max_bytes = o->max_input_bytes;
@@ -54,9 +61,9 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 65536;
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : 65536;
     C->opt.progress = o->progress;
-    C->opt.lim.probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
     C->opt.infer = o->infer_lineage;
     C->opt.shape_index = o->shape_index > 0 ? o->shape_index : 0;
+    C->opt.strict_shapes = o->strict_shapes != 0;
     if (o->shard_count > 1 && o->shard_index >= 0 && o->shard_index < o->shard_count) {
         C->opt.shard_count = o->shard_count;
         C->opt.shard_index = o->shard_index;
@@ -82,6 +89,7 @@ static void free_bindings(sp_binding_t *b, int n, int64_t nranks)
         for (int64_t r = 0; r < nranks; r++)
             sp_tensor_clear(&b[i].t[r]);
         flint_free(b[i].t);
+        flint_free(b[i].rloc);
     }
 }
 
@@ -169,6 +177,45 @@ void shardproof_free(shardproof_t *C)
     flint_free(C);
 }
 
+/* The file's plan names, "'a', 'b'" (flint_free), and up to n of them in names. */
+static char *plan_list(const sp_check_t *C, const char **names, size_t *n)
+{
+    const sp_ast_t *A = C->ast;
+    sp_sbuf_t b;
+    sp_sbuf_init(&b);
+    size_t k = 0;
+    for (size_t i = 0; i < A->nitems; i++)
+        if (A->items[i]->kind == SP_STMT_PLAN) {
+            sp_sbuf_printf(&b, "%s'%s'", k ? ", " : "", A->items[i]->name.str);
+            if (names)
+                names[k] = A->items[i]->name.str;
+            k++;
+        }
+    if (n)
+        *n = k;
+    return sp_sbuf_take(&b);
+}
+
+/* --plan NAME names no plan: say which plans the file has (and the closest one). */
+static void no_such_plan(sp_check_t *C, sp_loc_t at)
+{
+    const char **names = flint_calloc(C->ast->nitems + 1, sizeof(char *));
+    size_t n;
+    char *list = plan_list(C, names, &n);
+    const char *s = sp_suggest(C->opt.plan, names, n, 3);
+    if (n == 0)
+        sp_diags_error(C->d, SP_DIAG_NAME, at, "no plan named '%s': the file has no plan",
+                       C->opt.plan);
+    else if (s)
+        sp_diags_error(C->d, SP_DIAG_NAME, at, "no plan named '%s' (did you mean '%s'?); the "
+                       "file's plans: %s", C->opt.plan, s, list);
+    else
+        sp_diags_error(C->d, SP_DIAG_NAME, at, "no plan named '%s'; the file's plans: %s",
+                       C->opt.plan, list);
+    flint_free(list);
+    flint_free(names);
+}
+
 static sp_status_t find_items(sp_check_t *C)
 {
     const sp_ast_t *A = C->ast;
@@ -214,6 +261,13 @@ static sp_status_t find_items(sp_check_t *C)
                                    s->name.str);
                     return SP_ERR_INPUT;
                 }
+            if (sp_ops_known(s->name.str) || sp_exec_is_collective(s->name.str)) {
+                sp_diags_error(C->d, SP_DIAG_NAME, s->name.loc,
+                               "function '%s' has the name of an operator; a function cannot "
+                               "replace an operator",
+                               s->name.str);
+                return SP_ERR_INPUT;
+            }
             C->funcs = flint_realloc(C->funcs, (size_t)(C->nfuncs + 1) * sizeof(*C->funcs));
             C->funcs[C->nfuncs++] = s;
             break;
@@ -227,12 +281,15 @@ static sp_status_t find_items(sp_check_t *C)
         return SP_ERR_INPUT;
     }
     if (C->opt.plan && chosen == NULL) {
-        sp_diags_error(C->d, SP_DIAG_NAME, top, "no plan named '%s'", C->opt.plan);
+        sp_loc_t whole = {C->ast->file, 0, 0};
+        no_such_plan(C, whole);
         return SP_ERR_INPUT;
     }
     if (!C->opt.plan && nplans > 1) {
+        char *list = plan_list(C, NULL, NULL);
         sp_diags_error(C->d, SP_DIAG_NAME, first_plan->name.loc,
-                       "the file has %d plans: choose one with --plan NAME", nplans);
+                       "the file has %d plans: choose one with --plan NAME (%s)", nplans, list);
+        flint_free(list);
         return SP_ERR_INPUT;
     }
     if (nplans == 0) {
@@ -328,13 +385,22 @@ solve:
 
 shardproof_verdict_t shardproof_check(shardproof_t *C, const char *path, const char *text, size_t len)
 {
-    return run(C, path, text, len, 1);
+    return C->verdict = run(C, path, text, len, 1);
 }
 
 shardproof_verdict_t shardproof_prepare(shardproof_t *C, const char *path, const char *text,
                                         size_t len)
 {
-    return run(C, path, text, len, 0);
+    return C->verdict = run(C, path, text, len, 0);
+}
+
+void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const char *msg)
+{
+    if (C->path == NULL)
+        C->path = file;
+    sp_loc_t at = {file, 0, 0};
+    sp_diags_error(C->d, code, at, "%s", msg);
+    C->verdict = SHARDPROOF_BAD_INPUT;
 }
 
 void shardproof_print_diagnostics(const shardproof_t *C, FILE *out) { sp_diags_print(out, C->d); }

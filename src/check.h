@@ -26,6 +26,8 @@ typedef struct {
     char *name;
     sp_loc_t loc;            /* where it was defined */
     sp_tensor_t *t;          /* nranks tensors, owned */
+    sp_loc_t *rloc;          /* plan: where each rank's value was defined (nranks, owned);
+                                NULL for the model */
     int scope;
 } sp_binding_t;
 
@@ -50,6 +52,8 @@ typedef struct {
     sp_stage_kind_t kind;
     char *plan_name, *model_name;
     sp_loc_t plan_loc, model_loc;
+    sp_loc_t *plan_rloc;     /* output stages: the defining statement per rank (nranks, owned),
+                                or NULL; a failure at rank r reports plan_rloc[r] as plan_loc */
     sp_layout_t layout;
     sp_tensor_t *plan;       /* nranks tensors (copies) */
     sp_tensor_t model;       /* the model tensor's value (before any cut) */
@@ -66,6 +70,7 @@ typedef struct {
     char *cex;               /* the counterexample, "x[0,1] = 2, ..." */
     char *cex_values;        /* "plan = 3, model = 5 (exact)" */
     sp_why_t why;
+    char *reason;            /* UNKNOWN: a sentence for why when there is more to say, or NULL */
     int64_t prob_bits;       /* > 0: some element proved by fingerprints only (--probabilistic),
                                 the smallest per-query bound 2^-prob_bits */
     uint64_t key;            /* renaming-invariant hash of the queries (memoization) */
@@ -90,6 +95,8 @@ typedef struct {
     int infer;               /* infer lineage for plan assignments without it */
     int shard_index, shard_count; /* shard_count > 1: solve only this shard's stage groups */
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
+    int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes
+                                and the constants of tensor expressions (docs/soundness.md) */
     sp_parse_limits_t parse; /* input limits */
 } sp_check_opts_t;
 
@@ -133,11 +140,20 @@ typedef struct sp_check {
     int nstages, astages;
     int fresh_counter;
     /* results */
+    int verdict;             /* a shardproof_verdict_t: of the last check, prepare or merge */
     double seconds;
     int collect_only;        /* first plan pass: collect cut names, make no stages */
     sp_inferred_t *inferred;
     int ninferred;
 } sp_check_t;
+
+/* check.c: the engine limits of the options (the engine's defaults where they say 0) */
+struct shardproof_options;
+void sp_check_limits(sp_limits_t *lim, const struct shardproof_options *o);
+
+/* check.c: a usage or I/O error of the caller (the CLI) about file: a diagnostic without a
+   position, and the verdict BAD_INPUT.  file is borrowed: it must outlive the reports. */
+void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const char *msg);
 
 /* reduce.c */
 sp_status_t sp_reduce_dims(sp_check_t *C);
@@ -151,16 +167,29 @@ sp_status_t sp_exec_plan(sp_check_t *C);
 sp_status_t sp_plan_guess_cuts(sp_check_t *C);
 int sp_cuts_confirmed(sp_check_t *C);
 const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
+/* 1 if name is a collective (all_reduce, send, ...). */
+int sp_exec_is_collective(const char *name);
 
 /* stage.c */
 void sp_stage_clear(sp_stage_t *s);
+/* Record that stage s fails at rank r: fail_rank, and plan_loc from the per-rank definitions. */
+void sp_stage_fail_at(sp_stage_t *s, int64_t r);
 sp_status_t sp_stages_solve(sp_check_t *C);
 /* Group the stages by renaming-invariant key: sets every stage's key, and rep[i] (the first
    stage of i's group); rep is allocated (nstages entries), NULL if out of memory. */
 int *sp_stages_group(sp_check_t *C);
 int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errlen);
 
-/* report.c: s as a JSON string (quoted, escaped) */
-void sp_json_str(FILE *out, const char *s);
+/* result.c: a layout as text at the reduced sizes, "[2, 4@tp] partial(sum@dp)" */
+void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len);
+
+/* The source-map origin ('#@ ORIGIN', docs/language.md) of line of file, when file is the checked
+   input, or NULL (result.c). */
+const char *sp_check_origin(const sp_check_t *C, const char *file, unsigned line);
+/* result.c: the failing element's index in its local shard (s->fail_ndim entries) */
+void sp_stage_index(const sp_stage_t *s, int64_t *idx);
+/* result.c: a copy of s (flint_free) in which every byte that is not part of valid UTF-8 (and
+   no NUL) is replaced by U+FFFD: what JSON and XML documents can carry */
+char *sp_utf8_clean(const char *s);
 
 #endif

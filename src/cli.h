@@ -4,7 +4,10 @@
 
 #include <stddef.h>
 
-#define SP_VERSION "0.1.0"
+#include "../include/shardproof.h"
+#include "args.h"
+
+#define SP_VERSION SHARDPROOF_VERSION
 
 enum {
     SP_EXIT_EQUIVALENT = 0,
@@ -14,6 +17,23 @@ enum {
     SP_EXIT_INTERNAL = 4
 };
 
+/* The commands' bits in the option tables (sp_opt_t.cmds). */
+enum {
+    SP_CMD_CHECK = 1u << 0,
+    SP_CMD_EXPLAIN = 1u << 1,
+    SP_CMD_SMT2 = 1u << 2,
+    SP_CMD_MERGE = 1u << 3,
+    SP_CMD_EQUIV = 1u << 4,
+    SP_CMD_IMPORT = 1u << 5,
+    SP_CMD_GEN = 1u << 6,
+    SP_CMD_OPS = 1u << 7,
+    SP_CMD_HELP = 1u << 8,
+    SP_CMD_TORCH = 1u << 9
+};
+
+/* The option table of check, explain, smt2, merge, equiv, import and torch. */
+extern const sp_opt_t sp_cli_opts[];
+
 /* FLINT aborts (a FLINT precondition we failed to check) become exit 4 with a message. */
 void sp_cli_install_abort_hook(void);
 
@@ -21,16 +41,18 @@ void sp_cli_install_abort_hook(void);
 void sp_cli_install_test_allocator(void);
 
 /* shardproof equiv FILE: decide the queries of an engine query file. */
-int sp_cli_equiv(int argc, char **argv);
+int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv);
 
-/* shardproof check FILE [options] / shardproof explain FILE [options]. */
-int sp_cli_check(int argc, char **argv, int explain);
-
-/* Does check's option a take a value (next: the argument after it, for optional values)? */
-int sp_cli_check_option_valued(const char *a, const char *next);
+/* shardproof check FILE [options] (also check --nnscaler L P, check --torch F.py --world N),
+   explain, smt2 FILE DIR. */
+int sp_cli_check(const sp_cmd_t *cmd, int argc, char **argv);
 
 /* shardproof merge PART.json...: combine the partial reports of check --shard I/N. */
-int sp_cli_merge(int argc, char **argv);
+int sp_cli_merge(const sp_cmd_t *cmd, int argc, char **argv);
+
+/* shardproof ops [--markdown]: the operator reference (docs/operators.md); cli_ops.c. */
+int sp_cli_ops(const sp_cmd_t *cmd, int argc, char **argv);
+extern const sp_opt_t sp_ops_opts[];
 
 /* Read a whole file (or stdin for "-"), NUL-terminated; NULL with errno on failure. */
 char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len);

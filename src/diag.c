@@ -21,6 +21,7 @@ const char *sp_diag_code_name(sp_diag_code_t code)
     case SP_DIAG_LINEAGE: return "lineage";
     case SP_DIAG_INTERNAL: return "internal";
     case SP_DIAG_NOMEM: return "nomem";
+    case SP_DIAG_USAGE: return "usage";
     }
     return "unknown";
 }
@@ -417,4 +418,55 @@ char *sp_diags_format_head(const sp_diags_t d, size_t i)
     if (len > 0 && buf[len - 1] == '\n')
         buf[len - 1] = '\0';
     return buf;
+}
+
+size_t sp_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return SIZE_MAX;
+    size_t dp[65][65];
+    for (size_t x = 0; x <= la; x++)
+        dp[x][0] = x;
+    for (size_t y = 0; y <= lb; y++)
+        dp[0][y] = y;
+    for (size_t x = 1; x <= la; x++)
+        for (size_t y = 1; y <= lb; y++) {
+            size_t c = dp[x - 1][y - 1] + (a[x - 1] != b[y - 1]);
+            if (dp[x - 1][y] + 1 < c)
+                c = dp[x - 1][y] + 1;
+            if (dp[x][y - 1] + 1 < c)
+                c = dp[x][y - 1] + 1;
+            if (x > 1 && y > 1 && a[x - 1] == b[y - 2] && a[x - 2] == b[y - 1] &&
+                dp[x - 2][y - 2] + 1 < c)
+                c = dp[x - 2][y - 2] + 1;
+            dp[x][y] = c;
+        }
+    return dp[la][lb];
+}
+
+const char *sp_suggest(const char *word, const char *const *cands, size_t n, size_t maxd)
+{
+    const char *best = NULL;
+    size_t bestd = SIZE_MAX, wl = strlen(word);
+    for (size_t i = 0; i < n && cands[i] != NULL; i++) {
+        size_t d = sp_edit_distance(word, cands[i]);
+        if (d < bestd) {
+            bestd = d;
+            best = cands[i];
+        }
+    }
+    if (best != NULL && bestd <= maxd && bestd < wl)
+        return best;
+    /* an abbreviation or a longer spelling, when only one fits: 'epsilon' for 'eps' */
+    const char *only = NULL;
+    for (size_t i = 0; i < n && cands[i] != NULL; i++) {
+        size_t cl = strlen(cands[i]), m = cl < wl ? cl : wl;
+        if (m >= 2 && strncmp(word, cands[i], m) == 0) {
+            if (only != NULL)
+                return NULL;
+            only = cands[i];
+        }
+    }
+    return only;
 }

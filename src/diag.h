@@ -48,7 +48,8 @@ typedef enum {
     SP_DIAG_LAYOUT,    /* layouts, meshes, collectives */
     SP_DIAG_LINEAGE,   /* lineage annotations */
     SP_DIAG_INTERNAL,  /* a bug in shardproof */
-    SP_DIAG_NOMEM
+    SP_DIAG_NOMEM,
+    SP_DIAG_USAGE      /* the command line (reports of the CLI) */
 } sp_diag_code_t;
 
 const char *sp_diag_code_name(sp_diag_code_t code);
@@ -148,6 +149,17 @@ void sp_diags_print_one(FILE *out, const sp_diags_t d, size_t i);
 
 /* The text sp_diags_print would write, as a string the caller frees with free(); NULL if OOM. */
 char *sp_diags_format(const sp_diags_t d);
+
+/*
+ * "Did you mean" support.  sp_edit_distance: the Damerau-Levenshtein distance of two names (an
+ * adjacent transposition counts 1), SIZE_MAX when either is longer than 64 bytes.  sp_suggest:
+ * the first of cands[0..n) (n == SP_SUGGEST_NULL_TERMINATED: up to a NULL entry) closest to word,
+ * if its distance is at most maxd and smaller than word's length; else the only one that is a
+ * prefix of word or has word as a prefix (at least 2 characters: 'eps' for 'epsilon'); else NULL.
+ */
+#define SP_SUGGEST_NULL_TERMINATED ((size_t)-1)
+size_t sp_edit_distance(const char *a, const char *b);
+const char *sp_suggest(const char *word, const char *const *cands, size_t n, size_t maxd);
 
 /* The first line of diagnostic i ("file:line:col: error: msg") as a string to free(); NULL: OOM. */
 char *sp_diags_format_head(const sp_diags_t d, size_t i);

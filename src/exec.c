@@ -129,9 +129,18 @@ static sp_binding_t *lookup(interp_t *I, const char *name)
     return NULL;
 }
 
-/* Bind name to val (taken).  In the current scope a rebinding replaces the ranks val has. */
+/* Bind name to val (taken), on the active ranks only: a rank outside the active set (an `on`
+   block, a rank-dependent `if`) keeps what it had, even when val holds a value for it (a plain
+   alias `y = a` evaluates `a` on every rank).  In the current scope a rebinding replaces the
+   active ranks' values and remembers, per rank, the statement that defined each. */
 static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
 {
+    for (int64_t r = 0; r < I->nranks; r++)
+        if (!I->active[r] && val[r].ndim >= 0) {
+            sp_tensor_clear(&val[r]);
+            sp_tensor_init(&val[r]);
+            val[r].ndim = -1;
+        }
     sp_binding_t *b = lookup(I, name);
     if (b && b->scope == I->scope) {
         for (int64_t r = 0; r < I->nranks; r++) {
@@ -141,6 +150,8 @@ static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vi
             b->t[r] = val[r];
             sp_tensor_init(&val[r]);
             val[r].ndim = -1;
+            if (b->rloc)
+                b->rloc[r] = loc;
         }
         pval_free(val, I->nranks);
         b->loc = loc;
@@ -159,6 +170,13 @@ static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vi
     nb->name = sp_strdup(name);
     nb->loc = loc;
     nb->t = val;
+    nb->rloc = NULL;
+    if (I->is_plan) {
+        nb->rloc = flint_calloc((size_t)I->nranks, sizeof(sp_loc_t));
+        for (int64_t r = 0; r < I->nranks; r++)
+            if (val[r].ndim >= 0)
+                nb->rloc[r] = loc;
+    }
     nb->scope = I->scope;
     if (!I->is_plan)
         I->vid_of_binding[nb - *I->vals] = vid;
@@ -169,6 +187,7 @@ static void pop_scope(interp_t *I, int scope)
     while (*I->nvals > 0 && (*I->vals)[*I->nvals - 1].scope > scope) {
         sp_binding_t *b = &(*I->vals)[--*I->nvals];
         flint_free(b->name);
+        flint_free(b->rloc);
         pval_free(b->t, I->nranks);
     }
 }
@@ -543,12 +562,18 @@ static pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *f
         for (int64_t r = 0; r < I->nranks; r++) {
             if (!I->active[r] || sp_axes_index(&C->mesh, a, r) != 0)
                 continue;
-            /* group led by r */
+            /* group led by r: r's value w (the group's value so far: after the earlier
+               entries' decompositions it is r's part of them) is split into n parts */
             sp_tensor_t sum;
             sp_tensor_init(&sum);
             sp_tensor_copy(&sum, &out[r]);
             int64_t numel = sp_tensor_numel(&sum);
             sp_red_t op = L->pop[k];
+            if (op == SP_RED_AVG) {
+                /* avg of the parts is w: the parts sum to n * w */
+                for (int64_t i = 0; i < numel; i++)
+                    sum.v[i] = sp_expr_mul(C->E, sp_expr_const_si(C->E, n, 1), sum.v[i]);
+            }
             for (int64_t j = 0; j + 1 < n; j++) {
                 int64_t q = sp_axes_member(&C->mesh, a, r, j);
                 if (op == SP_RED_MAX || op == SP_RED_MIN)
@@ -565,22 +590,6 @@ static pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *f
             }
             int64_t last = sp_axes_member(&C->mesh, a, r, n - 1);
             if (op == SP_RED_SUM || op == SP_RED_AVG) {
-                if (op == SP_RED_AVG) {
-                    /* avg of the parts is the value: the parts sum to n * value */
-                    for (int64_t i = 0; i < numel; i++) {
-                        sp_expr_t s = out[r].v[i]; /* placeholder overwritten below */
-                        (void)s;
-                    }
-                    sp_tensor_t nv;
-                    sp_tensor_init(&nv);
-                    sp_layout_project(&C->mesh, L, r, full, &nv);
-                    for (int64_t i = 0; i < numel; i++) {
-                        sp_expr_t scaled = sp_expr_mul(C->E, sp_expr_const_si(C->E, n, 1), nv.v[i]);
-                        /* sum currently = value - parts; make it n*value - parts */
-                        sum.v[i] = sp_expr_add(C->E, sum.v[i], sp_expr_sub(C->E, scaled, nv.v[i]));
-                    }
-                    sp_tensor_clear(&nv);
-                }
                 sp_tensor_clear(&out[last]);
                 out[last] = sum;
             } else {
@@ -902,7 +911,7 @@ static const char *const collectives[] = {"all_reduce", "all_gather", "reduce_sc
                                           "all_to_all", "broadcast", "reduce", "send", "recv",
                                           NULL};
 
-static int is_collective(const char *name)
+int sp_exec_is_collective(const char *name)
 {
     for (int i = 0; collectives[i]; i++)
         if (strcmp(collectives[i], name) == 0)
@@ -992,7 +1001,8 @@ static int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr
         return 1;
     }
     a->kind = SP_ATTR_NUM;
-    if (v->kind == SP_AST_BINOP && v->op == SP_BIN_DIV && is_int_expr(I, v))
+    /* a constant expression: 1/64, H/2, (2*1e-5), -(1/3), rank.cp*S */
+    if (v->kind == SP_AST_BINOP || v->kind == SP_AST_NEG)
         return eval_rat(I, v, rank, a->num);
     int64_t x;
     if (!eval_int(I, v, rank, &x))
@@ -1356,31 +1366,6 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
     return SP_OK;
 }
 
-/* Damerau-Levenshtein distance (adjacent transpositions), for names up to 64 characters. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return SIZE_MAX;
-    size_t dp[65][65];
-    for (size_t x = 0; x <= la; x++)
-        dp[x][0] = x;
-    for (size_t y = 0; y <= lb; y++)
-        dp[0][y] = y;
-    for (size_t x = 1; x <= la; x++)
-        for (size_t y = 1; y <= lb; y++) {
-            size_t c = dp[x - 1][y - 1] + (a[x - 1] != b[y - 1]);
-            if (dp[x - 1][y] + 1 < c)
-                c = dp[x - 1][y] + 1;
-            if (dp[x][y - 1] + 1 < c)
-                c = dp[x][y - 1] + 1;
-            if (x > 1 && y > 1 && a[x - 1] == b[y - 2] && a[x - 2] == b[y - 1] && dp[x - 2][y - 2] + 1 < c)
-                c = dp[x - 2][y - 2] + 1;
-            dp[x][y] = c;
-        }
-    return dp[la][lb];
-}
-
 /* The closest operator or collective name within distance 2, for "did you mean". */
 static const char *suggest(const char *name)
 {
@@ -1389,7 +1374,7 @@ static const char *suggest(const char *name)
     const char *const *lists[2] = {sp_ops_names(), collectives};
     for (int l = 0; l < 2; l++)
         for (int i = 0; lists[l][i]; i++) {
-            size_t d = edit_distance(name, lists[l][i]);
+            size_t d = sp_edit_distance(name, lists[l][i]);
             if (d < bestd) {
                 bestd = d;
                 best = lists[l][i];
@@ -1522,7 +1507,11 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 err.msg[0] = 0;
                 if (!sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements, &res[r],
                                   &err)) {
-                    errat(I, SP_DIAG_SHAPE, e->loc, "%s", err.msg[0] ? err.msg : "bad operator use");
+                    /* an unknown attribute: at its keyword */
+                    sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
+                                      ? attr_args[err.attr]->key.loc
+                                      : e->loc;
+                    errat(I, SP_DIAG_SHAPE, at, "%s", err.msg[0] ? err.msg : "bad operator use");
                     st = SP_ERR_INPUT;
                 } else if (!I->is_plan && r == 0) {
                     *vid = tv_add(I, &res[r]);
@@ -1753,7 +1742,7 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
             flint_free(rvids);
             return SP_OK;
         }
-        if (is_collective(e->name))
+        if (sp_exec_is_collective(e->name))
             return call_collective(I, e, out);
         return call_op(I, e, out, vid);
     }
@@ -2187,6 +2176,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
         o->name = sp_strdup(nm);
         o->loc = b->loc;
         o->scope = 0;
+        o->rloc = NULL;
         o->t = pval_dup(b->t, 1);
         sp_tensor_t f;
         sp_tensor_init(&f);
@@ -2248,8 +2238,16 @@ static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
         const sp_binding_t *pb = lookup(I, pn);
         if (pb && (o->value == NULL || o->value->kind == SP_AST_NAME))
             ploc = pb->loc;
+        int before = C->nstages;
         st = relate(I, SP_STAGE_OUTPUT, pn, ploc, mn, o->target->loc, o->layout, &v);
         pval_free(v, I->nranks);
+        if (st == SP_OK && C->nstages > before && pb && pb->rloc &&
+            (o->value == NULL || o->value->kind == SP_AST_NAME)) {
+            /* a name defined differently per rank: a failure names the failing rank's line */
+            sp_stage_t *sg = &C->stages[C->nstages - 1];
+            sg->plan_rloc = flint_malloc((size_t)I->nranks * sizeof(sp_loc_t));
+            memcpy(sg->plan_rloc, pb->rloc, (size_t)I->nranks * sizeof(sp_loc_t));
+        }
         if (st != SP_OK)
             return st;
     }
@@ -2480,6 +2478,51 @@ static const sp_ast_stmt_t *find_train(const sp_ast_block_t *b)
     return NULL;
 }
 
+/* Every argument of `train OPT(...)` is a keyword the optimizer reads: an argument it would
+   ignore is an error (the check would silently use a default instead).  Unknown optimizers are
+   reported by the caller. */
+static int train_args_known(interp_t *I, const sp_ast_stmt_t *t)
+{
+    static const char *const sgd[] = {"lr", "weight_decay", "clip", NULL};
+    static const char *const momentum[] = {"lr", "momentum", "clip", NULL};
+    static const char *const adam[] = {"lr",           "beta1", "beta2", "eps",
+                                       "weight_decay", "clip",  "step",  NULL};
+    const char *opt = t->name.str;
+    const char *const *keys = !strcmp(opt, "sgd")        ? sgd
+                              : !strcmp(opt, "momentum") ? momentum
+                              : !strcmp(opt, "adam") || !strcmp(opt, "adamw") ? adam
+                                                                              : NULL;
+    for (size_t i = 0; keys && i < t->nargs; i++) {
+        const char *key = t->args[i].key.str;
+        if (key == NULL) {
+            const sp_ast_expr_t *v = t->args[i].value;
+            while (v->kind == SP_AST_BINOP) /* its first character */
+                v = v->a;
+            errat(I, SP_DIAG_NAME, v->loc,
+                  "the arguments of %s are keywords (%s(lr = ...))", opt, opt);
+            return 0;
+        }
+        size_t k = 0;
+        while (keys[k] && strcmp(keys[k], key) != 0)
+            k++;
+        if (keys[k])
+            continue;
+        const char *s = sp_suggest(key, keys, SP_SUGGEST_NULL_TERMINATED, 2);
+        char list[128] = "";
+        for (k = 0; keys[k]; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
+                     keys[k]);
+        if (s)
+            errat(I, SP_DIAG_NAME, t->args[i].key.loc,
+                  "unknown argument '%s' of %s (did you mean '%s'?)", key, opt, s);
+        else
+            errat(I, SP_DIAG_NAME, t->args[i].key.loc, "unknown argument '%s' of %s (it takes %s)",
+                  key, opt, list);
+        return 0;
+    }
+    return 1;
+}
+
 static int train_num(interp_t *I, const sp_ast_stmt_t *t, const char *key, const char *dflt,
                      fmpq_t out)
 {
@@ -2551,6 +2594,7 @@ static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done
     o->name = sp_strdup(nm);
     o->loc = fb ? fb->loc : C->model->loc; /* the forward definition of NAME */
     o->scope = 0;
+    o->rloc = NULL;
     o->t = pval_dup(g, 1);
     sp_tensor_t f;
     sp_tensor_init(&f);
@@ -2574,6 +2618,18 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
         errat(I, SP_DIAG_SHAPE, t->loc, "the loss '%s' must be a scalar", C->outputs[0]);
         return SP_ERR_INPUT;
     }
+    /* the names train derives must not be taken by the model's own tensors (they would be
+       silently replaced) */
+    static const char *const derived[] = {"grad.", "next.", "momentum.", "adam."};
+    for (int i = 0; i < *I->nvals; i++)
+        for (size_t k = 0; k < sizeof derived / sizeof derived[0]; k++)
+            if (strncmp((*I->vals)[i].name, derived[k], strlen(derived[k])) == 0) {
+                errat(I, SP_DIAG_NAME, (*I->vals)[i].loc,
+                      "'%s' is a name that 'train' derives (line %u); name the model's tensor "
+                      "otherwise",
+                      (*I->vals)[i].name, t->loc.line);
+                return SP_ERR_INPUT;
+            }
     /* adjoints by value id, accumulated in reverse tape order */
     int ng = I->ntv;
     sp_tensor_t *g = flint_calloc((size_t)ng, sizeof(sp_tensor_t));
@@ -2689,13 +2745,19 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
     fmpq_init(lr); fmpq_init(mu); fmpq_init(b1); fmpq_init(b2);
     fmpq_init(eps); fmpq_init(wd); fmpq_init(clip); fmpq_init(step);
     int have_clip = 0;
-    if (train_num(I, t, "lr", "1/1000", lr) < 0 || train_num(I, t, "momentum", "9/10", mu) < 0 ||
+    if (!train_args_known(I, t) ||
+        train_num(I, t, "lr", "1/1000", lr) < 0 || train_num(I, t, "momentum", "9/10", mu) < 0 ||
         train_num(I, t, "beta1", "9/10", b1) < 0 || train_num(I, t, "beta2", "999/1000", b2) < 0 ||
         train_num(I, t, "eps", "1/100000000", eps) < 0 ||
         train_num(I, t, "weight_decay", strcmp(opt, "adamw") == 0 ? "1/100" : "0", wd) < 0 ||
         (have_clip = train_num(I, t, "clip", NULL, clip)) < 0 ||
         train_num(I, t, "step", "1", step) < 0)
         st = SP_ERR_INPUT;
+    if (st == SP_OK && (!fmpz_is_one(fmpq_denref(step)) || fmpz_sgn(fmpq_numref(step)) <= 0 ||
+                        !fmpz_fits_si(fmpq_numref(step)))) {
+        errat(I, SP_DIAG_SHAPE, t->name.loc, "'step' of %s must be a positive integer", opt);
+        st = SP_ERR_INPUT;
+    }
     if (st == SP_OK && strcmp(opt, "sgd") && strcmp(opt, "momentum") && strcmp(opt, "adam") &&
         strcmp(opt, "adamw")) {
         errat(I, SP_DIAG_NAME, t->name.loc, "unknown optimizer '%s' (sgd, momentum, adam, adamw)", opt);
@@ -2854,6 +2916,7 @@ static void interp_clear(interp_t *I)
     if (I->is_plan) {
         for (int k = 0; k < I->npvals; k++) {
             flint_free(I->pvals[k].name);
+            flint_free(I->pvals[k].rloc);
             pval_free(I->pvals[k].t, I->nranks);
         }
         flint_free(I->pvals);
@@ -2906,6 +2969,7 @@ sp_status_t sp_exec_model(sp_check_t *C)
             o->name = sp_strdup(b->name);
             o->loc = b->loc;
             o->scope = 0;
+        o->rloc = NULL;
             o->t = pval_dup(b->t, 1);
             sp_tensor_t f;
             sp_tensor_init(&f);
@@ -3022,6 +3086,82 @@ int sp_cuts_confirmed(sp_check_t *C)
     return 1;
 }
 
+/*
+ * Coverage of an output: every element of the model tensor is held by some rank that declares
+ * the output, and a pending reduction has every member of its group (a group that misses a
+ * rank would compare a partial sum).  Ranks that do not declare it are not compared: an
+ * element no declaring rank holds would pass unseen.
+ */
+static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
+{
+    const sp_layout_t *L = &s->layout;
+    int64_t numel = 1;
+    for (int d = 0; d < L->ndim; d++)
+        numel *= L->size[d];
+    uint8_t *held = flint_calloc((size_t)(numel ? numel : 1), 1);
+    sp_status_t st = SP_OK;
+    for (int64_t r = 0; r < s->nranks && st == SP_OK; r++) {
+        if (s->plan[r].ndim < 0)
+            continue;
+        for (int k = 0; k < L->npartial && st == SP_OK; k++) {
+            int64_t n = sp_axes_count(&C->mesh, &L->paxes[k]);
+            for (int64_t j = 0; j < n; j++) {
+                int64_t q = sp_axes_member(&C->mesh, &L->paxes[k], r, j);
+                if (s->plan[q].ndim < 0) {
+                    char a[128], b[128];
+                    sp_mesh_rank_str(&C->mesh, r, a, sizeof a);
+                    sp_mesh_rank_str(&C->mesh, q, b, sizeof b);
+                    sp_diags_error(C->d, SP_DIAG_LINEAGE, s->plan_loc,
+                                   "output '%s' has a pending %s over a group of rank %s, but rank "
+                                   "%s of that group does not declare it",
+                                   s->model_name, sp_red_name(L->pop[k]), a, b);
+                    st = SP_ERR_INPUT;
+                    break;
+                }
+            }
+        }
+        int64_t lo[SP_MAX_DIMS], hi[SP_MAX_DIMS], idx[SP_MAX_DIMS];
+        int empty = 0;
+        for (int d = 0; d < L->ndim; d++) {
+            sp_layout_range(&C->mesh, L, d, r, &lo[d], &hi[d]);
+            idx[d] = lo[d];
+            empty |= lo[d] >= hi[d];
+        }
+        while (!empty && numel > 0) {
+            int64_t f = 0;
+            for (int d = 0; d < L->ndim; d++)
+                f = f * L->size[d] + idx[d];
+            held[f] = 1;
+            int d = L->ndim - 1;
+            while (d >= 0 && ++idx[d] == hi[d]) {
+                idx[d] = lo[d];
+                d--;
+            }
+            if (d < 0)
+                break;
+        }
+    }
+    for (int64_t f = 0; f < numel && st == SP_OK; f++)
+        if (!held[f]) {
+            char es[256];
+            size_t k = 0;
+            int64_t rest = f, ix[SP_MAX_DIMS];
+            for (int d = L->ndim - 1; d >= 0; d--) {
+                ix[d] = rest % L->size[d];
+                rest /= L->size[d];
+            }
+            for (int d = 0; d < L->ndim && k < sizeof es; d++)
+                k += (size_t)snprintf(es + k, sizeof es - k, "%s%lld", d ? ", " : "", (long long)ix[d]);
+            sp_diags_error(C->d, SP_DIAG_LINEAGE, s->plan_loc,
+                           "output '%s': element [%s] is held by no rank that declares the output "
+                           "(declare it on every rank that holds a part of it)",
+                           s->model_name, es);
+            st = SP_ERR_INPUT;
+        }
+    flint_free(held);
+    return st;
+}
+
 sp_status_t sp_exec_plan(sp_check_t *C)
 {
     interp_t I;
@@ -3051,6 +3191,9 @@ sp_status_t sp_exec_plan(sp_check_t *C)
                        "plan '%s' declares no output: nothing would be proven", C->plan->name.str);
         st = SP_ERR_INPUT;
     }
+    for (int i = 0; i < C->nstages && st == SP_OK && !C->collect_only; i++)
+        if (C->stages[i].kind == SP_STAGE_OUTPUT)
+            st = check_coverage(C, &C->stages[i]);
     interp_clear(&I);
     return st;
 }

@@ -405,6 +405,16 @@ void sp_lex_next(sp_lexer_t L, sp_tok_t *t)
             make(L, t, SP_TOK_ERROR, start, line, col);
             return;
         }
+        /* names beginning with '__' (or a dotted part that does) are the engine's own symbols
+           (__sqrt_pi): a user name must not reach them */
+        for (size_t k = 0; k + 1 < n; k++)
+            if ((k == 0 || L->text[start + k - 1] == '.') && L->text[start + k] == '_' &&
+                L->text[start + k + 1] == '_') {
+                lex_error(L, SP_DIAG_NAME, line, col,
+                          "names beginning with '__' are reserved for the engine's symbols");
+                make(L, t, SP_TOK_ERROR, start, line, col);
+                return;
+            }
         make(L, t, memchr(L->text + start, '.', n) ? SP_TOK_IDENT : sp_lex_keyword(L->text + start, n),
              start, line, col);
         return;

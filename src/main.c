@@ -1,56 +1,126 @@
-/* main.c: the shardproof command line. */
-#include <errno.h>
+/* main.c: the shardproof command line: the table of commands and the dispatch. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "diag.h"
 #include "gen/gen.h"
 #include "import/cli_import.h"
 
-static void usage(FILE *f)
+static int version_cmd(const sp_cmd_t *cmd, int argc, char **argv);
+static int help_cmd(const sp_cmd_t *cmd, int argc, char **argv);
+
+static const sp_opt_t help_opts[] = {
+    {1, "--man", NULL, SP_ARG_NONE, NULL, SP_CMD_HELP, 0,
+     "the manual page (troff) of every command, generated from the option tables"},
+    {0, NULL, NULL, SP_ARG_NONE, NULL, 0, 0, NULL}};
+
+/*
+ * The commands, in the order of the usage text.  A new command is one entry here (and its
+ * options in a table with its bit, cli.h); its --help, the usage text and the man page follow.
+ */
+static const sp_cmd_t commands[] = {
+    {"check", SP_CMD_CHECK,
+     "FILE [options]\n--nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [options]\n"
+     "--torch FILE.py --world N [-o OUT.sp] [options]",
+     "prove that the plan computes what the model computes (exit 0), or show where it does not "
+     "(exit 1)",
+     "FILE '-' reads standard input.  With --shard I/N, check writes a partial report (JSON) for\n"
+     "merge.  docs/tutorial.md walks through a first plan; docs/guide.md describes the reports.\n",
+     sp_cli_opts, sp_cli_check},
+    {"explain", SP_CMD_EXPLAIN, "FILE [options]",
+     "print the reduced shapes, cut points and stages without proving", NULL, sp_cli_opts,
+     sp_cli_check},
+    {"smt2", SP_CMD_SMT2, "FILE DIR [options]",
+     "write every stage's query as SMT-LIB2 (QF_UFNRA; unsat means equal) into DIR, created "
+     "when missing, for Z3 or cvc5",
+     NULL, sp_cli_opts, sp_cli_check},
+    {"merge", SP_CMD_MERGE, "PART.json... [options]",
+     "combine the partial reports of check --shard I/N into the report of the whole check",
+     "The input file and the result-changing options come from the partial reports.\n",
+     sp_cli_opts, sp_cli_merge},
+    {"equiv", SP_CMD_EQUIV, "FILE [options]",
+     "decide each query 'LHS == RHS' (or '[a, b] == [c, d]') of FILE exactly",
+     "A query per line, '#' starts a comment.  A line with a syntax error is reported (one\n"
+     "file:line:col each) and the next query is decided; the exit code is then 2.\n",
+     sp_cli_opts, sp_cli_equiv},
+    {"import", SP_CMD_IMPORT, "nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [options]",
+     "convert a pair of nnScaler plans (TrainVerify's tvplan JSON) into a model and a plan "
+     "(docs/nnscaler.md)",
+     NULL, sp_cli_opts, sp_cli_import},
+    {"torch", SP_CMD_TORCH, "FILE.py --world N [-o OUT.sp]",
+     "capture a PyTorch file's single-device step single() and distributed step "
+     "parallel(rank, world) and write the plan file (docs/torch.md)",
+     "The capture runs Debian's /usr/bin/python3 (or $SHARDPROOF_PYTHON), which must import\n"
+     "torch (make deps-torch).  Generated lines carry '#@ FILE.py:LINE' comments, which\n"
+     "reports print next to plan and model lines.  'check --torch FILE.py --world N' captures\n"
+     "and checks.\n",
+     sp_cli_opts, sp_cli_torch},
+    {"gen", SP_CMD_GEN, "llama3|deepseek3 [options]",
+     "write a model and a parallel plan of a built-in family (docs/workloads.md)",
+     "'... | shardproof check -' verifies the generated file.\n", sp_gen_opts, sp_gen_main},
+    {"ops", SP_CMD_OPS, "[--markdown]",
+     "list the operators: tensors, attributes, semantics, gradient (docs/operators.md)", NULL,
+     sp_ops_opts, sp_cli_ops},
+    {"version", 0, "", "print the version", NULL, NULL, version_cmd},
+    {"help", SP_CMD_HELP, "[COMMAND]", "the help of a command, or this list", NULL, help_opts,
+     help_cmd},
+};
+
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static const sp_cmd_t *find_command(const char *name)
 {
-    fprintf(f,
-            "usage: shardproof COMMAND [ARGS]\n"
-            "\n"
-            "commands:\n"
-            "  check FILE [--plan NAME] [-j N] [--format text|json|sarif|junit] [--dot OUT]\n"
-            "        [--seed N] [--dims NAME=SIZE,...] [--max-terms N] [--max-degree N]\n"
-            "        [--max-splits N] [--max-ms N] [--max-coeff-bits N] [--max-elements N]\n"
-            "        [--max-ranks N] [--max-nodes N] [--max-input-bytes N] [--max-tokens N]\n"
-            "        [--max-ident N] [--max-depth N] [--shapes N]\n"
-            "        [--probabilistic [K]]  (EQUAL from K agreeing fingerprints when a limit\n"
-            "        stops an exact proof; the report states the error bound)\n"
-            "        [--infer-lineage]  (cut where plan tensors match model tensors)\n"
-            "        prove that the plan computes what the model computes\n"
-            "  check --nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [check options]\n"
-            "        import a pair of nnScaler plans (TrainVerify's tvplan JSON) and check it\n"
-            "        (explain --nnscaler ... likewise; docs/nnscaler.md)\n"
-            "  check --torch FILE.py --world N [-o OUT.sp] [check options]\n"
-            "        capture a PyTorch file's single() and parallel(rank, world) steps and check\n"
-            "        them (docs/torch.md)\n"
-            "  torch FILE.py --world N [-o OUT.sp]\n"
-            "        capture a PyTorch file and write the generated plan file\n"
-            "  smt2 FILE DIR [--plan NAME] [--dims ...]\n"
-            "        write every stage's query as SMT-LIB2 (for Z3 / cvc5) into DIR\n"
-            "  explain FILE [--plan NAME] [--dims ...]\n"
-            "        print the reduced shapes, cut points and stages without proving\n"
-            "  import nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp]\n"
-            "        convert a pair of nnScaler plans into a model and a plan (docs/nnscaler.md)\n"
-            "  gen llama3|deepseek3 [--preset P] [--layers N] [--dp N] [--tp N] [--sp] [--cp N]\n"
-            "        [--pp N] [--vpp N] [--nm N] [--ep N] [--zero 0|1|2|3] [--optim sgd|adam]\n"
-            "        [--bug NAME|list] [--variant NAME] [-o OUT] ...  (gen --help: every option)\n"
-            "        write a model and a plan of a built-in family (docs/workloads.md)\n"
-            "  check FILE --shard I/N [options]  (a deterministic subset of the stage groups;\n"
-            "        writes a partial report, JSON, for merge: one job of a Slurm array or MPI run)\n"
-            "  merge PART.json... [--format text|json|sarif|junit] [--dot OUT] [-j N]\n"
-            "        combine the partial reports of every shard into the report of the whole check\n"
-            "  equiv FILE [--seed N] [--smt2 DIR]\n"
-            "        decide each query 'LHS == RHS' (or '[a, b] == [c, d]') of FILE exactly\n"
-            "  version\n"
-            "\n"
-            "exit codes: 0 equivalent, 1 not equivalent, 2 bad input or usage,\n"
-            "            3 unknown or limit hit, 4 internal error\n");
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+static void usage(FILE *f) { sp_cmds_list(commands, NCOMMANDS, f); }
+
+static int version_cmd(const sp_cmd_t *cmd, int argc, char **argv)
+{
+    sp_args_t A;
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
+        return 0;
+    if (A.nerr == 0 && A.n > 0)
+        sp_args_error(&A, "unexpected argument '%s'", A.a[0].val[0]);
+    int bad = sp_args_report(cmd, &A, stderr);
+    sp_args_clear(&A);
+    if (bad)
+        return SP_EXIT_USAGE;
+    printf("shardproof %s\n", SP_VERSION);
+    return 0;
+}
+
+static int help_cmd(const sp_cmd_t *cmd, int argc, char **argv)
+{
+    sp_args_t A;
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
+        return 0;
+    int man = 0, npos = 0;
+    const sp_cmd_t *about = NULL;
+    for (int i = 0; i < A.n; i++) {
+        const char *v = A.a[i].val[0];
+        if (A.a[i].opt)
+            man = 1;
+        else if (npos++ > 0)
+            sp_args_error(&A, "unexpected argument '%s'", v);
+        else if ((about = find_command(v)) == NULL)
+            sp_args_error(&A, "unknown command '%s'", v);
+    }
+    int bad = sp_args_report(cmd, &A, stderr);
+    sp_args_clear(&A);
+    if (bad)
+        return SP_EXIT_USAGE;
+    if (man)
+        sp_cmds_man(commands, NCOMMANDS, SP_VERSION, stdout);
+    else if (about)
+        sp_cmd_help(about, stdout);
+    else
+        usage(stdout);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -61,36 +131,22 @@ int main(int argc, char **argv)
         usage(stderr);
         return SP_EXIT_USAGE;
     }
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "check") == 0 || strcmp(cmd, "explain") == 0) {
-        int explain = cmd[0] == 'e';
-        if (sp_cli_nnscaler_requested(argc - 2, argv + 2))
-            return sp_cli_check_nnscaler(argc - 2, argv + 2, explain);
-        if (sp_cli_torch_requested(argc - 2, argv + 2))
-            return sp_cli_check_torch(argc - 2, argv + 2, explain);
-        return sp_cli_check(argc - 2, argv + 2, explain);
-    }
-    if (strcmp(cmd, "import") == 0)
-        return sp_cli_import(argc - 2, argv + 2);
-    if (strcmp(cmd, "torch") == 0)
-        return sp_cli_torch(argc - 2, argv + 2);
-    if (strcmp(cmd, "smt2") == 0)
-        return sp_cli_check(argc - 2, argv + 2, 2);
-    if (strcmp(cmd, "gen") == 0)
-        return sp_gen_main(argc - 2, argv + 2);
-    if (strcmp(cmd, "equiv") == 0)
-        return sp_cli_equiv(argc - 2, argv + 2);
-    if (strcmp(cmd, "merge") == 0)
-        return sp_cli_merge(argc - 2, argv + 2);
-    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("shardproof %s\n", SP_VERSION);
-        return 0;
-    }
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    fprintf(stderr, "shardproof: error: unknown command '%s'\n", cmd);
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+        name = "help";
+    else if (!strcmp(name, "--version"))
+        name = "version";
+    const sp_cmd_t *cmd = find_command(name);
+    if (cmd != NULL)
+        return cmd->run(cmd, argc - 2, argv + 2);
+    const char *names[NCOMMANDS];
+    for (int i = 0; i < NCOMMANDS; i++)
+        names[i] = commands[i].name;
+    const char *s = sp_suggest(name, names, NCOMMANDS, 2);
+    if (s)
+        fprintf(stderr, "shardproof: error: unknown command '%s' (did you mean '%s'?)\n", name, s);
+    else
+        fprintf(stderr, "shardproof: error: unknown command '%s'\n", name);
     usage(stderr);
     return SP_EXIT_USAGE;
 }

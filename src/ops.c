@@ -1,6 +1,8 @@
 /* ops.c: the tensor operator library: forward semantics and VJP rules on symbolic tensors. */
 #include <flint/flint.h>
 #include "ops.h"
+#include "diag.h"
+#include "sbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -224,6 +226,7 @@ typedef struct {
     int nattr;
     int64_t max_numel;
     sp_op_err_t *err;
+    int nconv; /* attr[0..nconv) were made from trailing literal tensors (prepare) */
 } opc_t;
 
 /* A gather: output element i is element src[i] of the inputs' element arrays laid end to end,
@@ -314,6 +317,35 @@ static const sp_attr_t *get_attr(const opc_t *c, const char *key)
     return p;
 }
 
+/* attribute i (keyword key) is not one of the operator's: say which are, or the closest */
+static int unknown_attr(opc_t *c, int i, const char *key)
+{
+    const char *names[32];
+    char buf[256];
+    size_t n = 0;
+    snprintf(buf, sizeof buf, "%s", c->def->keys);
+    for (char *p = buf; *p && n < 32;) {
+        names[n++] = p;
+        p += strcspn(p, ",|");
+        if (*p)
+            *p++ = 0;
+    }
+    if (c->err)
+        c->err->attr = i - c->nconv;
+    const char *s = sp_suggest(key, names, n, 2);
+    if (s)
+        return fail(c, "unknown attribute '%s' (did you mean '%s'?)", key, s);
+    if (n == 0)
+        return fail(c, "unknown attribute '%s' (%s takes no attributes)", key, c->name);
+    sp_sbuf_t b;
+    sp_sbuf_init(&b);
+    for (size_t k = 0; k < n; k++)
+        sp_sbuf_printf(&b, "%s%s", k ? ", " : "", names[k]);
+    fail(c, "unknown attribute '%s' (%s takes %s)", key, c->name, b.s);
+    sp_sbuf_clear(&b);
+    return 0;
+}
+
 static int check_attrs(opc_t *c)
 {
     int pos = 0;
@@ -325,7 +357,7 @@ static int check_attrs(opc_t *c)
         }
         int k = key_index(c->def->keys, a->key);
         if (k < 0)
-            return fail(c, "unknown attribute '%s'", a->key);
+            return unknown_attr(c, i, a->key);
         for (int j = 0; j < i; j++)
             if (c->attr[j].key != NULL && key_index(c->def->keys, c->attr[j].key) == k)
                 return fail(c, "attribute '%s' given twice", a->key);
@@ -3101,6 +3133,172 @@ int sp_ops_known(const char *name) { return find_op(name) != NULL; }
 
 const char *const *sp_ops_names(void) { return op_names; }
 
+/* ---- the operator reference (docs/operators.md, `shardproof ops --markdown`) ------------------ */
+
+/*
+ * Semantics and engine class of every operator of op_table, keyed by name; sp_ops_info pairs
+ * them with the table's arity, attributes and VJP, and test_ops checks that every operator has
+ * an entry.  Kinds: "rational" (a polynomial or rational function of the inputs: exact normal
+ * forms), "atoms" (transcendental functions kept as atoms keyed by canonical arguments, with the
+ * rewrite rules of docs/soundness.md), "piecewise" (max/min/relu/comparison nodes, decided by
+ * case splits), or both.
+ */
+typedef struct {
+    const char *name, *kind, *doc;
+} op_doc_t;
+
+static const op_doc_t op_docs[] = {
+    {"neg", "rational", "`-x`"},
+    {"exp", "atoms", "`exp(x)`; `exp(a + b) = exp(a) exp(b)` is a rewrite rule, so max-shifted and "
+                     "online softmax cancel exactly"},
+    {"log", "atoms", "natural logarithm, defined for `x > 0`; `log(exp(u)) = u`, `log` of a product "
+                     "of positive factors splits"},
+    {"sqrt", "atoms", "`sqrt(x)`, defined for `x >= 0`"},
+    {"rsqrt", "atoms", "`1 / sqrt(x)`, defined for `x > 0`"},
+    {"tanh", "atoms", "`tanh(x)`"},
+    {"sigmoid", "atoms", "`1 / (1 + exp(-x))`"},
+    {"silu", "atoms", "`x * sigmoid(x)`"},
+    {"gelu", "atoms", "exact GELU `x * Phi(x)`, `Phi` the standard normal CDF (not the tanh "
+                      "approximation)"},
+    {"erf", "atoms", "the error function; `erf(-u) = -erf(u)`"},
+    {"relu", "piecewise", "`max(x, 0)`; gradient `[x > 0]`"},
+    {"abs", "piecewise", "`|x|`; gradient `[x > 0] - [x < 0]`"},
+    {"add", "rational", "`a + b`, NumPy broadcasting (also the infix `+`)"},
+    {"sub", "rational", "`a - b`, broadcasting (infix `-`)"},
+    {"mul", "rational", "`a * b`, broadcasting (infix `*`)"},
+    {"div", "rational", "`a / b`, broadcasting (infix `/`); defined where `b != 0`"},
+    {"maximum", "piecewise", "elementwise `max(a, b)`, broadcasting; the gradient goes to the first "
+                             "extremal argument in canonical order"},
+    {"minimum", "piecewise", "elementwise `min(a, b)`, broadcasting"},
+    {"scale", "rational", "`c * x` for a rational constant `c`"},
+    {"pow", "rational", "`x^k` for an integer `k` (negative: `1 / x^-k`); also the infix `^`"},
+    {"clamp", "piecewise", "`min(max(x, lo), hi)`; bounds as tensors or as the attributes `lo`, "
+                           "`hi` (either may be absent)"},
+    {"where", "piecewise", "`a` where `cond != 0`, else `b`, broadcasting; `cond` gets no gradient"},
+    {"lt", "piecewise", "`1` if `a < b` else `0` (an indicator; also the infix `<`)"},
+    {"le", "piecewise", "`1` if `a <= b` else `0`"},
+    {"gt", "piecewise", "`1` if `a > b` else `0`"},
+    {"ge", "piecewise", "`1` if `a >= b` else `0`"},
+    {"eq", "piecewise", "`1` if `a == b` else `0`"},
+    {"ne", "piecewise", "`1` if `a != b` else `0`"},
+    {"dropout", "rational", "`x * mask / (1 - p)` with an explicit mask tensor (the mask gets no "
+                            "gradient)"},
+    {"reshape", "rational", "row-major reshape to `shape` (one `-1` may be inferred)"},
+    {"view", "rational", "`reshape`"},
+    {"flatten", "rational", "merge dims `start..end` (inclusive, default all)"},
+    {"squeeze", "rational", "drop size-1 dims (`dim`, or all of them)"},
+    {"unsqueeze", "rational", "insert a size-1 dim at `dim`"},
+    {"transpose", "rational", "swap `dim0` and `dim1` (default the last two)"},
+    {"permute", "rational", "reorder the dims as `dims`"},
+    {"expand", "rational", "broadcast to `shape` (`-1` keeps a dim); the gradient sums over the "
+                           "broadcast dims"},
+    {"broadcast_to", "rational", "`expand`"},
+    {"slice", "rational", "`x[start:end:step]` along `dim`, Python clamping of the bounds"},
+    {"chunk", "rational", "the `index`-th of `chunks` chunks along `dim`, `torch.chunk` sizes "
+                          "(ceil); `allow_empty = 1`: the XLA rule, trailing chunks may be empty"},
+    {"split", "rational", "the `index`-th piece along `dim` of pieces of sizes `sizes` (or all of "
+                          "size `size`, the last smaller)"},
+    {"pad", "rational", "`before` and `after` elements of `value` around `dim`"},
+    {"repeat", "rational", "tile as `torch.Tensor.repeat(sizes)`, or `times` copies along `dim`"},
+    {"repeat_interleave", "rational", "each element `repeats` times along `dim` (GQA's key/value "
+                                      "head expansion)"},
+    {"concat", "rational", "join the tensors along `dim`"},
+    {"cat", "rational", "`concat`"},
+    {"sum", "rational", "sum over `dim` (an integer or a list; default all dims), `keepdim`"},
+    {"mean", "rational", "mean over `dim` (default all dims), `keepdim`"},
+    {"max", "piecewise", "with two tensors: `maximum`; with one: the maximum over `dim` (default "
+                         "all), an n-ary max node (so an all-reduce of local maxima equals the "
+                         "global max)"},
+    {"min", "piecewise", "with two tensors: `minimum`; with one: the minimum over `dim`"},
+    {"amax", "piecewise", "the maximum over `dim` (default all dims)"},
+    {"amin", "piecewise", "the minimum over `dim`"},
+    {"logsumexp", "atoms", "`log(sum(exp(x)))` over `dim` (default -1)"},
+    {"softmax", "atoms", "`exp(x_i) / sum_j exp(x_j)` over `dim` (default -1), exact (no max "
+                         "shift needed: the shifted form is the same real function); with a second "
+                         "tensor `m`: `exp(x) m / sum(exp(x) m)`"},
+    {"log_softmax", "atoms", "`x_i - log(sum_j exp(x_j))` over `dim` (default -1)"},
+    {"causal_softmax", "atoms", "softmax over the last dim of `[.., Sq, Sk]` keeping key `k <= q + "
+                                "offset`, the others 0"},
+    {"layernorm", "atoms", "`(x - mean) * rsqrt(var + eps) [* w] [+ b]` over the last dim "
+                           "(biased variance, `eps` default 1e-5)"},
+    {"rmsnorm", "atoms", "`x * rsqrt(mean(x^2) + eps) [* w]` over the last dim (`eps` default "
+                         "1e-6)"},
+    {"cross_entropy", "atoms", "`(1 - s) * -sum_v t_v log_softmax_v + s * mean_v(-log_softmax_v)` "
+                               "per position for logits `[.., V]`, one-hot targets `t` and label "
+                               "smoothing `s`; `reduction` `mean` (default; with a mask "
+                               "`sum(mask * loss) / sum(mask)`), `sum` or `none`"},
+    {"matmul", "rational", "`torch.matmul`: 1-d, 2-d and batched with broadcasting"},
+    {"embedding", "rational", "`onehot [.., V] @ table [V, H]` (token ids as symbolic one-hot "
+                              "inputs), or `embedding(table, ids = [..], shape = [..])`, a gather of "
+                              "concrete rows"},
+    {"rope", "rational", "rotary embedding of `x [.., S, D]` by `cos` and `sin` tables (per-position "
+                         "symbols: a wrong offset is a different symbol); pairs `(i, i + D/2)` "
+                         "(rotate_half), or `(2i, 2i + 1)` with `interleaved = 1`; tables `[.., S, "
+                         "D/2]` or full `[.., S, D]`"},
+    {"attention", "atoms", "`softmax(q k^T * scale [+ mask]) v` for `q [.., Hq, Sq, D]`, `k [.., "
+                           "Hkv, Sk, D]`, `v [.., Hkv, Sk, Dv]` (GQA: query head `h` reads kv head "
+                           "`h / (Hq/Hkv)`); `scale` default `rsqrt(D)` of the checked head dim; "
+                           "`causal = 1` keeps key `j <= i + offset` (a row with no key gives 0)"},
+    {"topk_mask", "piecewise", "`1` at the `k` largest elements along `dim` (ties to the lower "
+                               "index), else `0`; exact comparisons"},
+    {"relu_grad", "piecewise", "`dy * [x > 0]`: `relu`'s VJP, for explicit backward passes "
+                               "(`relu_grad(x, dy)`)"},
+    {"silu_grad", "atoms", "`dy * silu'(x)`"},
+    {"gelu_grad", "atoms", "`dy * gelu'(x)`"},
+    {"sigmoid_grad", "atoms", "`dy * sigmoid'(x)`"},
+    {"tanh_grad", "atoms", "`dy * (1 - tanh(x)^2)`"},
+    {"exp_grad", "atoms", "`dy * exp(x)`"},
+    {"log_grad", "rational", "`dy / x`"},
+    {"sqrt_grad", "atoms", "`dy / (2 sqrt(x))`"},
+    {"rsqrt_grad", "atoms", "`dy * -rsqrt(x) / (2 x)`"},
+    {"erf_grad", "atoms", "`dy * 2 exp(-x^2) / sqrt(pi)`"},
+    {"abs_grad", "piecewise", "`dy * ([x > 0] - [x < 0])`"},
+    {"rmsnorm_grad_x", "atoms", "the gradient of `rmsnorm(x, [w])` with respect to `x`: "
+                                "`rmsnorm_grad_x(x, [w], dy)`"},
+    {"rmsnorm_grad_w", "atoms", "with respect to `w`: `rmsnorm_grad_w(x, w, dy)`"},
+    {"layernorm_grad_x", "atoms", "the gradient of `layernorm(x, [w, [b]])` with respect to `x`"},
+    {"layernorm_grad_w", "atoms", "with respect to `w`"},
+    {"layernorm_grad_b", "atoms", "with respect to `b`"},
+    {"matmul_grad_a", "rational", "the gradient of `matmul(a, b)` with respect to `a`: "
+                                  "`matmul_grad_a(a, b, dy)`"},
+    {"matmul_grad_b", "rational", "with respect to `b`"},
+    {"attention_grad_q", "atoms", "the gradient of `attention(q, k, v, [mask])` with respect to "
+                                  "`q`: `attention_grad_q(q, k, v, [mask], dy)`"},
+    {"attention_grad_k", "atoms", "with respect to `k`"},
+    {"attention_grad_v", "atoms", "with respect to `v`"},
+    {"embedding_grad", "rational", "the gradient of `embedding` with respect to the table"},
+    {"softmax_grad", "rational", "`y * (dy - sum(y * dy))` from the forward output `y`: "
+                                 "`softmax_grad(y, dy, dim)`"},
+    {"log_softmax_grad", "atoms", "`dy - exp(y) sum(dy)` from the forward output `y`"},
+    {"rope_grad", "rational", "the inverse rotation: `rope_grad(dy, cos, sin)`"},
+    {"cross_entropy_grad", "atoms", "the gradient of `cross_entropy` with respect to the logits: "
+                                    "`cross_entropy_grad(logits, target, [mask, [dloss]])` "
+                                    "(`dloss` default 1)"},
+};
+
+int sp_ops_count(void) { return (int)(sizeof(op_table) / sizeof(op_table[0])); }
+
+int sp_ops_info(int i, sp_op_info_t *out)
+{
+    if (i < 0 || i >= sp_ops_count())
+        return 0;
+    const op_def_t *d = &op_table[i];
+    memset(out, 0, sizeof(*out));
+    out->name = d->name;
+    out->min_in = d->min_in;
+    out->max_in = d->max_in;
+    out->attrs = d->keys;
+    out->npos = d->npos;
+    out->vjp = d->base ? -1 : (d->flags & OPF_NOGRAD) ? 0 : d->vjp ? 1 : -1;
+    out->grad_of = d->base;
+    for (size_t k = 0; k < sizeof(op_docs) / sizeof(op_docs[0]); k++)
+        if (!strcmp(op_docs[k].name, d->name)) {
+            out->kind = op_docs[k].kind;
+            out->doc = op_docs[k].doc;
+        }
+    return 1;
+}
+
 /* ---- entry points --------------------------------------------------------------------------- */
 
 /* Attributes made from trailing literal tensors, followed by the caller's attributes. */
@@ -3166,6 +3364,7 @@ static int prepare(opc_t *c, attrbuf_t *ab)
         c->attr = ab->all;
         c->nattr += conv;
         c->nin = n;
+        c->nconv = conv;
     }
     if (c->nin < d->min_in || (d->max_in >= 0 && c->nin > d->max_in)) {
         if (d->max_in == d->min_in)
@@ -3201,14 +3400,16 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                  const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
                  sp_op_err_t *err)
 {
-    if (err != NULL)
+    if (err != NULL) {
         err->msg[0] = 0;
+        err->attr = -1;
+    }
     const op_def_t *def = find_op(name);
     if (def == NULL) {
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err};
+    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err, 0};
     attrbuf_t ab;
     sp_tensor_t res;
     sp_tensor_init(&res);
@@ -3246,8 +3447,10 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                const sp_attr_t *attr, int nattr, const sp_tensor_t *out, const sp_tensor_t *dout,
                sp_tensor_t *din, sp_op_err_t *err)
 {
-    if (err != NULL)
+    if (err != NULL) {
         err->msg[0] = 0;
+        err->attr = -1;
+    }
     for (int k = 0; din != NULL && k < nin; k++) {
         sp_tensor_clear(&din[k]);
         din[k].ndim = -1;
@@ -3257,7 +3460,7 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err};
+    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err, 0};
     if (din == NULL && nin > 0)
         return fail(&c, "no gradient storage");
     attrbuf_t ab;

@@ -49,6 +49,7 @@ typedef struct {
 /* Error text of a failed operator (shape mismatch, bad attribute, ...), without location. */
 typedef struct {
     char msg[512];
+    int attr; /* sp_ops_apply: the index in attr[] of the attribute at fault, or -1 */
 } sp_op_err_t;
 
 /*
@@ -78,6 +79,26 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
 
 /* 1 if name is a known (non-collective) operator. */
 int sp_ops_known(const char *name);
+
+/*
+ * The operator table as data, for the reference docs/operators.md (`shardproof ops --markdown`).
+ * Every string is static.
+ */
+typedef struct {
+    const char *name;
+    int min_in, max_in; /* tensor arguments (max_in < 0: any number) */
+    const char *attrs;  /* attribute keys in positional order, ',' separated, '|' aliases */
+    int npos;           /* how many leading attributes may be given positionally */
+    int vjp;            /* 1: a VJP rule (train differentiates it); 0: no input gets a gradient
+                           (derivative 0 almost everywhere); -1: none (gradient operators) */
+    const char *grad_of;/* gradient operators: the forward operator, else NULL */
+    const char *kind;   /* "rational", "atoms" or "piecewise"; NULL if undocumented (a bug) */
+    const char *doc;    /* semantics, markdown; NULL if undocumented (a bug) */
+} sp_op_info_t;
+
+int sp_ops_count(void);
+/* The i-th operator of the table; 0 if i is out of range. */
+int sp_ops_info(int i, sp_op_info_t *out);
 
 /* The list of known operator names, NULL-terminated (for "did you mean" suggestions). */
 const char *const *sp_ops_names(void);

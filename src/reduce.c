@@ -7,18 +7,26 @@
 #include "check.h"
 
 /*
- * Every dimension D declared `dim D = N` gets a reduced size d <= N, the smallest d >= 2 (or 1
- * when N is 1) such that, for every mesh group size n that shards D in a layout of the plan
- * (`D@axes`, n the product of the axis sizes):
- *   - if n divides N, n divides d (even shards stay even, each at least one element);
- *   - if not, torch.chunk gives the same number of chunks for d as for N and the last chunk is
- *     partial for both (uneven remainders are preserved);
- * and d is a multiple of every divisor k with N/k written in a dim or shape expression when k
- * divides N.  Dimensions defined by an expression of others (F = 4*H) follow from the reduced
- * sizes.  --dims NAME=V sets a reduced size directly.  With --shapes N, reduction k (0..N-1)
- * takes the k-th next admissible size instead of the smallest (the real size when there are
- * fewer), so the same plan is checked at N different shapes.
+ * Every base dimension (`dim D = N`) gets a reduced size d; dims defined by an expression of
+ * others (F = 3*H) follow.  Mesh sizes are never reduced: a dim that defines one keeps its real
+ * size.  The sizes are chosen in increasing order of real size, each the smallest candidate
+ * (torch.chunk structure of every `D@axes` with D a plain dim; multiples of literal and mesh
+ * divisors) that keeps admissible() true for every value depending only on the dims chosen so
+ * far; a repair loop then grows or pins dims until the whole program is admissible.
+ * admissible() checks every size the program writes (derived and expression sizes included):
+ * a sharded size splits the same way at both sizes, a division that is whole at the real sizes
+ * is whole at the reduced ones, and an `if` on sizes takes the same branch; with
+ * --strict-shapes also that every size keeps its order relative to 0, 1 and the integer
+ * literals of integer positions (at least two elements per shard, a top-k k, slice bounds,
+ * chunk counts), and that sizes of different real values, mesh sizes and the constants of
+ * tensor expressions stay apart.  docs/soundness.md ("Shape reduction") states the claim.
+ * --dims NAME=V sets a size directly (it must be admissible); --shapes N takes the k-th
+ * admissible candidate of every dim for k = 0..N-1.
  */
+
+/* Sizes are bounded so that no sum, product or chunk computation on them overflows 64 bits. */
+#define SP_DIM_MAX_BITS 40
+#define SP_DIM_MAX (INT64_C(1) << SP_DIM_MAX_BITS)
 
 int sp_dim_find(const sp_check_t *C, const char *name)
 {
@@ -40,6 +48,8 @@ static int dim_eval(sp_check_t *C, const sp_ast_expr_t *e, int which, int64_t *o
             return 0;
         }
         *out = fmpz_get_si(fmpq_numref(e->value));
+        if (*out > SP_DIM_MAX)
+            goto overflow;
         return 1;
     case SP_AST_NAME: {
         int d = sp_dim_find(C, e->name);
@@ -53,20 +63,25 @@ static int dim_eval(sp_check_t *C, const sp_ast_expr_t *e, int which, int64_t *o
     case SP_AST_NEG:
         if (!dim_eval(C, e->a, which, &a))
             return 0;
+        if (a < -SP_DIM_MAX || a > SP_DIM_MAX)
+            goto overflow;
         *out = -a;
         return 1;
     case SP_AST_BINOP:
         if (!dim_eval(C, e->a, which, &a) || !dim_eval(C, e->b, which, &b))
             return 0;
         switch (e->op) {
-        case SP_BIN_ADD: *out = a + b; break;
-        case SP_BIN_SUB: *out = a - b; break;
+        case SP_BIN_ADD:
+            if (__builtin_add_overflow(a, b, out))
+                goto overflow;
+            break;
+        case SP_BIN_SUB:
+            if (__builtin_sub_overflow(a, b, out))
+                goto overflow;
+            break;
         case SP_BIN_MUL:
-            if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -(INT64_MAX / (a < 0 ? -a : a)))) {
-                sp_diags_error(C->d, SP_DIAG_LIMIT, e->loc, "dimension overflows 64 bits");
-                return 0;
-            }
-            *out = a * b;
+            if (__builtin_mul_overflow(a, b, out))
+                goto overflow;
             break;
         case SP_BIN_DIV:
             if (b == 0 || a % b != 0) {
@@ -81,11 +96,17 @@ static int dim_eval(sp_check_t *C, const sp_ast_expr_t *e, int which, int64_t *o
             sp_diags_error(C->d, SP_DIAG_SHAPE, e->loc, "operator not allowed in a dimension");
             return 0;
         }
+        if (*out < -SP_DIM_MAX || *out > SP_DIM_MAX)
+            goto overflow;
         return 1;
     default:
         sp_diags_error(C->d, SP_DIAG_SHAPE, e->loc, "not a dimension expression");
         return 0;
     }
+overflow:
+    sp_diags_error(C->d, SP_DIAG_LIMIT, e->loc, "dimension out of range (at most 2^%d)",
+                   SP_DIM_MAX_BITS);
+    return 0;
 }
 
 typedef struct {
@@ -140,7 +161,7 @@ static int div_chain(sp_check_t *C, const sp_ast_expr_t *e, const sp_mesh_t *mes
     else if (b->kind == SP_AST_NAME && mesh && sp_mesh_axis(mesh, b->name) >= 0)
         k = mesh->size[sp_mesh_axis(mesh, b->name)];
     else if (b->kind == SP_AST_NAME && sp_dim_find(C, b->name) >= 0)
-        k = C->dims[sp_dim_find(C, b->name)].real;
+        k = 1; /* a reduced dim divides: admissible() checks the quotient at the reduced sizes */
     if (k <= 0 || *prod > (INT64_C(1) << 40) / k)
         return 0;
     *prod *= k;
@@ -251,6 +272,787 @@ static int uneven_ok(int64_t m, int64_t N, int64_t n)
     return km == kN && ((lm < cm) == (lN < cN));
 }
 
+/* ---- admissibility: the reduction preserves the order of every size the program uses ---- */
+
+/*
+ * The values a reduction must keep apart (docs/soundness.md, "Shape reduction"): every closed
+ * size expression of the program (dims, mesh axis names and integer literals combined with
+ * + - * /, at least one name), every shard size of a sharded layout dimension, and the fixed
+ * points: 0, 1, every mesh axis size and sharding group size, and every integer literal that
+ * stands alone in the program (a slice bound, a top-k k, a chunk count, a divisor `/128`,
+ * a factor `* 2`), except axis indices (`dim = 1`, `transpose(x, 0, 1)`) and exponents.
+ * A reduction is admissible when the map real -> reduced is strictly increasing on these
+ * values (equal real values may reduce to different sizes unless one of them is fixed), every
+ * sharded dimension splits the same way at both sizes (divisible stays divisible, the chunk
+ * count and a partial last chunk are kept), and every expression that evaluates at the real
+ * sizes evaluates at the reduced ones.
+ */
+typedef struct {
+    const sp_ast_expr_t *e; /* NULL: a fixed value (real = red = fix) */
+    int avoid;              /* with e NULL: 0 an integer literal (order and equality kept),
+                               1 a constant of a tensor expression (only avoided), 2 a mesh
+                               size (order kept); 3: e (op) e2 is a comparison of an `if` */
+    const sp_ast_expr_t *e2;
+    sp_ast_binop_t op;
+    int ordered;            /* a loop bound, or compared with a loop variable or a rank
+                               coordinate: keeps its order relative to mesh sizes too */
+    int64_t fix;
+    int64_t n;              /* > 0: the shard size of e over a group of n ranks */
+    int part;               /* with n: 0 the full chunk, 1 the last chunk */
+} sval_t;
+
+typedef struct {
+    sval_t *v;
+    int len, cap;
+} svals_t;
+
+static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, int part)
+{
+    if (e == NULL) /* fixed values are few: keep each once (a literal's rule is the stronger) */
+        for (int i = 0; i < V->len; i++)
+            if (V->v[i].e == NULL && V->v[i].fix == fix && V->v[i].avoid != 1) {
+                V->v[i].avoid = 0;
+                return;
+            }
+    if (V->len == V->cap) {
+        V->cap = V->cap ? 2 * V->cap : 64;
+        V->v = flint_realloc(V->v, (size_t)V->cap * sizeof(sval_t));
+    }
+    sval_t *x = &V->v[V->len++];
+    x->e = e;
+    x->avoid = 0;
+    x->e2 = NULL;
+    x->op = SP_BIN_EQ;
+    x->ordered = 0;
+    x->fix = fix;
+    x->n = n;
+    x->part = part;
+}
+
+static void sv_avoid(svals_t *V, int64_t c)
+{
+    for (int i = 0; i < V->len; i++)
+        if (V->v[i].e == NULL && V->v[i].fix == c)
+            return;
+    sv_push(V, NULL, c, 0, 0);
+    V->v[V->len - 1].avoid = 1;
+}
+
+static void sv_mesh(svals_t *V, int64_t c)
+{
+    for (int i = 0; i < V->len; i++)
+        if (V->v[i].e == NULL && V->v[i].fix == c) {
+            if (V->v[i].avoid == 1)
+                V->v[i].avoid = 2;
+            return;
+        }
+    sv_push(V, NULL, c, 0, 0);
+    V->v[V->len - 1].avoid = 2;
+}
+
+/* Evaluate a closed size expression without diagnostics: 1 with *out, 0 if e is not closed
+   (loop variables, rank coordinates, tensors, other operators), -1 if it fails (a division
+   with a remainder, a size out of range). */
+static int ival(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e, int which,
+                int64_t *out)
+{
+    int64_t a, b;
+    int ra, rb;
+    switch (e->kind) {
+    case SP_AST_NUM:
+        if (!fmpz_is_one(fmpq_denref(e->value)) || !fmpz_fits_si(fmpq_numref(e->value)))
+            return 0;
+        *out = fmpz_get_si(fmpq_numref(e->value));
+        return *out > SP_DIM_MAX ? -1 : 1;
+    case SP_AST_NAME: {
+        int d = sp_dim_find(C, e->name);
+        if (d >= 0) {
+            *out = which ? C->dims[d].red : C->dims[d].real;
+            return 1;
+        }
+        int ax = mesh ? sp_mesh_axis(mesh, e->name) : -1;
+        if (ax >= 0) {
+            *out = mesh->size[ax];
+            return 1;
+        }
+        return 0;
+    }
+    case SP_AST_NEG:
+        ra = ival(C, mesh, e->a, which, &a);
+        if (ra <= 0)
+            return ra;
+        *out = -a;
+        return 1;
+    case SP_AST_BINOP:
+        if (e->op > SP_BIN_DIV)
+            return 0;
+        ra = ival(C, mesh, e->a, which, &a);
+        rb = ival(C, mesh, e->b, which, &b);
+        if (ra == 0 || rb == 0)
+            return 0;
+        if (ra < 0 || rb < 0)
+            return -1;
+        switch (e->op) {
+        case SP_BIN_ADD:
+            if (__builtin_add_overflow(a, b, out))
+                return -1;
+            break;
+        case SP_BIN_SUB:
+            if (__builtin_sub_overflow(a, b, out))
+                return -1;
+            break;
+        case SP_BIN_MUL:
+            if (__builtin_mul_overflow(a, b, out))
+                return -1;
+            break;
+        default:
+            if (b == 0 || a % b != 0)
+                return -1;
+            *out = a / b;
+            break;
+        }
+        return *out > SP_DIM_MAX || *out < -SP_DIM_MAX ? -1 : 1;
+    default:
+        return 0;
+    }
+}
+
+static int has_name(const sp_ast_expr_t *e)
+{
+    if (e->kind == SP_AST_NAME)
+        return 1;
+    if (e->kind == SP_AST_NEG)
+        return has_name(e->a);
+    if (e->kind == SP_AST_BINOP)
+        return has_name(e->a) || has_name(e->b);
+    return 0;
+}
+
+/* Operators whose positional non-tensor arguments at these positions (0 = the first argument)
+   are axis indices, not sizes; keyword arguments with these names are axes too. */
+static const struct {
+    const char *op;
+    unsigned pos; /* bit k: argument k is an axis */
+} axis_args[] = {
+    {"transpose", 6},   {"permute", 2},      {"squeeze", 2},   {"unsqueeze", 2},  {"flatten", 6},
+    {"sum", 2},         {"mean", 2},         {"max", 2},       {"min", 2},        {"amax", 2},
+    {"amin", 2},        {"logsumexp", 2},    {"softmax", 2},   {"log_softmax", 2}, {"chunk", 4},
+    {"slice", 2},       {"split", 4},        {"pad", 2},       {"repeat_interleave", 4},
+    {"topk_mask", 4},   {"all_gather", 2},   {"reduce_scatter", 2}, {"all_to_all", 6},
+    {"layernorm", 8},   {"rmsnorm", 4},
+};
+
+static int axis_key(const char *k)
+{
+    static const char *const keys[] = {"dim",       "dim0",    "dim1",     "d0",     "d1",
+                                       "start_dim", "end_dim", "keepdim",  "causal", "interleaved",
+                                       "allow_empty", "split",  "concat",  "dims",   "root"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(k, keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int arg_is_axis(const sp_ast_expr_t *call, size_t i)
+{
+    const sp_ast_arg_t *a = &call->args[i];
+    if (a->key.str)
+        return axis_key(a->key.str) ||
+               (strcmp(call->name, "flatten") == 0 &&
+                (strcmp(a->key.str, "start") == 0 || strcmp(a->key.str, "end") == 0));
+    if (strcmp(call->name, "cat") == 0 || strcmp(call->name, "concat") == 0)
+        return i + 1 == call->nargs && i > 0 && a->value->kind != SP_AST_NAME;
+    for (size_t k = 0; k < sizeof axis_args / sizeof axis_args[0]; k++)
+        if (strcmp(call->name, axis_args[k].op) == 0)
+            return i < 32 && (axis_args[k].pos >> i & 1u);
+    return 0;
+}
+
+/* A literal-only expression of a tensor expression (2, 1/64, 2*2): the integers its value is
+   made of (numerator and denominator), to be avoided by reduced sizes. */
+static void avoid_literal(const sp_ast_expr_t *e, svals_t *V)
+{
+    if (e->kind == SP_AST_NUM) {
+        if (fmpz_fits_si(fmpq_numref(e->value)) && fmpz_fits_si(fmpq_denref(e->value))) {
+            slong p = fmpz_get_si(fmpq_numref(e->value)), q = fmpz_get_si(fmpq_denref(e->value));
+            if (p < 0)
+                p = -p;
+            /* an integer c may stand for a size, a fraction p/q for a size q (1/64 for 1/F) */
+            if (q == 1 && p > 1 && p <= SP_DIM_MAX)
+                sv_avoid(V, p);
+            if (q > 1 && q <= SP_DIM_MAX)
+                sv_avoid(V, q);
+        }
+        return;
+    }
+    if (e->kind == SP_AST_NEG || (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV)) {
+        avoid_literal(e->a, V);
+        if (e->kind == SP_AST_BINOP)
+            avoid_literal(e->b, V);
+    }
+}
+
+/* Collect the values of expression e (see above).  lit: 0 a literal here is nothing (an axis
+   index, an exponent), 1 a fixed point (an integer position: attribute, index, bound, list),
+   2 a tensor expression's constant (avoided). */
+static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
+                         int lit, svals_t *V)
+{
+    if (e == NULL)
+        return;
+    int64_t v;
+    int r = ival(C, mesh, e, 0, &v);
+    if (r != 0 && has_name(e)) {
+        sv_push(V, e, 0, 0, 0);
+        /* its closed subexpressions are sizes too (B/dp inside mb*(B/dp)) */
+        if (e->kind == SP_AST_BINOP) {
+            collect_expr(C, mesh, e->a, 0, V);
+            collect_expr(C, mesh, e->b, 0, V);
+        } else if (e->kind == SP_AST_NEG) {
+            collect_expr(C, mesh, e->a, 0, V);
+        }
+        return;
+    }
+    if (!has_name(e) && (e->kind == SP_AST_NUM || e->kind == SP_AST_NEG ||
+                         (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV))) {
+        /* a literal-only expression */
+        if (lit == 1 && r > 0)
+            sv_push(V, NULL, v < 0 ? -v : v, 0, 0);
+        else if (lit)
+            avoid_literal(e, V);
+        return;
+    }
+    switch (e->kind) {
+    case SP_AST_NEG:
+        collect_expr(C, mesh, e->a, lit, V);
+        return;
+    case SP_AST_BINOP:
+        collect_expr(C, mesh, e->a, lit, V);
+        collect_expr(C, mesh, e->b, e->op == SP_BIN_POW ? 0 : lit, V);
+        return;
+    case SP_AST_CALL:
+        /* axis indices, exponents and peers' coordinates (send(t, pp = 9)) are not sizes */
+        for (size_t i = 0; i < e->nargs; i++) {
+            const sp_ast_expr_t *x = e->args[i].value;
+            int64_t t;
+            /* arithmetic on a rank coordinate or a loop variable in an argument is a value
+               (eps = 1/(100000 + rank.tp)): its literals are constants, not sizes */
+            int value = (x->kind == SP_AST_BINOP || x->kind == SP_AST_NEG) && has_name(x) &&
+                        ival(C, mesh, x, 0, &t) == 0;
+            collect_expr(C, mesh, x,
+                         arg_is_axis(e, i) || strcmp(e->name, "pow") == 0 ||
+                                 (e->args[i].key.str && sp_mesh_axis(mesh, e->args[i].key.str) >= 0)
+                             ? 0
+                         : value ? 2
+                                 : 1,
+                         V);
+        }
+        return;
+    case SP_AST_INDEX:
+        /* w[l, 0] selects an element of a parameter array (not a size); x[0..4] slices rows */
+        collect_expr(C, mesh, e->a, lit, V);
+        for (size_t i = 0; i < e->nargs; i++)
+            collect_expr(C, mesh, e->args[i].value, e->args[i].value->kind == SP_AST_RANGE, V);
+        return;
+    case SP_AST_RANGE:
+    case SP_AST_LIST:
+        if (e->a)
+            collect_expr(C, mesh, e->a, 1, V);
+        if (e->b)
+            collect_expr(C, mesh, e->b, 1, V);
+        for (size_t i = 0; i < e->nargs; i++)
+            collect_expr(C, mesh, e->args[i].value, 1, V);
+        return;
+    default:
+        return;
+    }
+}
+
+static void collect_layout(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_layout_t *l,
+                           svals_t *V)
+{
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->ndims; i++) {
+        const sp_ast_ldim_t *ld = &l->dims[i];
+        collect_expr(C, mesh, ld->size, 1, V);
+        for (size_t k = 0; k < ld->nsplit; k++)
+            collect_expr(C, mesh, ld->split[k], 1, V);
+        if (ld->naxes == 0 || ld->nsplit)
+            continue;
+        int64_t n = 1;
+        int known = 1;
+        for (size_t a = 0; a < ld->naxes; a++) {
+            int ax = sp_mesh_axis(mesh, ld->axes[a].str);
+            if (ax < 0)
+                known = 0;
+            else
+                n *= mesh->size[ax];
+        }
+        int64_t v;
+        if (!known || n <= 1 || ival(C, mesh, ld->size, 0, &v) <= 0)
+            continue;
+        sv_mesh(V, n);
+        sv_push(V, ld->size, 0, n, 0);
+        sv_push(V, ld->size, 0, n, 1);
+    }
+}
+
+static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_block_t *b,
+                          svals_t *V)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        collect_expr(C, mesh, s->value, s->kind == SP_STMT_IF ? 1 : 2, V);
+        if (s->kind == SP_STMT_IF && s->value->kind == SP_AST_BINOP && s->value->op >= SP_BIN_LT) {
+            int64_t t;
+            for (int side = 0; side < 2; side++) {
+                const sp_ast_expr_t *x = side ? s->value->b : s->value->a;
+                if (ival(C, mesh, x, 0, &t) > 0 && has_name(x)) {
+                    sv_push(V, x, 0, 0, 0);
+                    V->v[V->len - 1].ordered = 1;
+                }
+            }
+        }
+        if (s->kind == SP_STMT_FOR) {
+            int64_t t;
+            if (s->hi && ival(C, mesh, s->hi, 0, &t) > 0 && has_name(s->hi)) {
+                sv_push(V, s->hi, 0, 0, 0);
+                V->v[V->len - 1].ordered = 1;
+            }
+        }
+        if (s->kind == SP_STMT_IF && s->value->kind == SP_AST_BINOP && s->value->op >= SP_BIN_LT) {
+            sv_push(V, s->value->a, 0, 0, 0);
+            V->v[V->len - 1].avoid = 3;
+            V->v[V->len - 1].e2 = s->value->b;
+            V->v[V->len - 1].op = s->value->op;
+        }
+        /* loop bounds and array extents count layers, micro-batches, experts: a literal one
+           is not a size (a loop variable compared with a size makes that size ordered) */
+        collect_expr(C, mesh, s->lo, 0, V);
+        collect_expr(C, mesh, s->hi, 0, V);
+        for (size_t k = 0; k < s->ntargets; k++)
+            collect_expr(C, mesh, s->targets[k], 1, V);
+        for (size_t k = 0; k < s->nvalues; k++)
+            collect_expr(C, mesh, s->values[k], 2, V);
+        for (size_t k = 0; k < s->ncount; k++)
+            collect_expr(C, mesh, s->count[k], 0, V);
+        for (size_t k = 0; k < s->nargs; k++)
+            collect_expr(C, mesh, s->args[k].value, 1, V);
+        /* mesh sizes are fixed points of their own (sp_reduce_dims adds them); `on` values
+           are rank coordinates, compared with coordinates only (never reduced) */
+        for (size_t k = 0; k < s->nbinds; k++)
+            collect_expr(C, mesh, s->binds[k].value,
+                         s->kind == SP_STMT_MESH || s->kind == SP_STMT_ON ? 0 : 1, V);
+        for (size_t k = 0; k < s->noutputs; k++) {
+            collect_expr(C, mesh, s->outputs[k].target, 1, V);
+            collect_expr(C, mesh, s->outputs[k].value, 2, V);
+            collect_layout(C, mesh, s->outputs[k].layout, V);
+        }
+        collect_layout(C, mesh, s->layout, V);
+        if (s->lineage) {
+            collect_expr(C, mesh, s->lineage->target, 1, V);
+            if (s->lineage->rows)
+                collect_expr(C, mesh, s->lineage->rows, 1, V);
+            collect_layout(C, mesh, s->lineage->layout, V);
+        }
+        if (s->kind == SP_STMT_ON || s->kind == SP_STMT_FOR || s->kind == SP_STMT_IF ||
+            s->kind == SP_STMT_FUNC) {
+            collect_block(C, mesh, &s->body, V);
+            if (s->has_else)
+                collect_block(C, mesh, &s->else_body, V);
+        }
+    }
+}
+
+/* The base (non-derived) dims e depends on, marked in dep[]. */
+static void deps(const sp_check_t *C, const sp_ast_expr_t *e, uint8_t *dep, int depth)
+{
+    if (e == NULL || depth > 64)
+        return;
+    if (e->kind == SP_AST_NAME) {
+        int d = sp_dim_find(C, e->name);
+        if (d < 0)
+            return;
+        if (C->dims[d].derived)
+            deps(C, C->dims[d].def, dep, depth + 1);
+        else
+            dep[d] = 1;
+        return;
+    }
+    deps(C, e->a, dep, depth + 1);
+    deps(C, e->b, dep, depth + 1);
+}
+
+/* The innermost division of e that leaves a remainder at the reduced sizes (its dividend must
+   grow), or NULL. */
+static const sp_ast_expr_t *bad_division(const sp_check_t *C, const sp_ast_expr_t *e)
+{
+    if (e == NULL || (e->kind != SP_AST_BINOP && e->kind != SP_AST_NEG))
+        return NULL;
+    const sp_ast_expr_t *in = bad_division(C, e->a);
+    if (in == NULL && e->kind == SP_AST_BINOP)
+        in = bad_division(C, e->b);
+    if (in)
+        return in;
+    int64_t a, b;
+    if (e->kind == SP_AST_BINOP && e->op == SP_BIN_DIV && ival(C, NULL, e->a, 1, &a) > 0 &&
+        ival(C, NULL, e->b, 1, &b) > 0 && (b == 0 || a % b != 0))
+        return e;
+    return NULL;
+}
+
+/* real and reduced value of x: 1, or -1 if it fails at the reduced sizes only (0: skip) */
+static int sv_eval(const sp_check_t *C, const sp_mesh_t *mesh, const sval_t *x, int64_t *real,
+                   int64_t *red)
+{
+    if (x->e == NULL) {
+        *real = *red = x->fix;
+        return 1;
+    }
+    if (ival(C, mesh, x->e, 0, real) <= 0)
+        return 0;
+    if (ival(C, mesh, x->e, 1, red) <= 0)
+        return -1;
+    if (x->n > 0) {
+        int64_t R = *real, r = *red, n = x->n;
+        if (R % n == 0) {
+            if (r % n != 0)
+                return -1;
+            *real = R / n;
+            *red = r / n;
+            return 1;
+        }
+        if (!uneven_ok(r, R, n))
+            return -1;
+        int64_t lR, lr;
+        chunks(R, n, &lR);
+        chunks(r, n, &lr);
+        *real = x->part ? lR : (R + n - 1) / n;
+        *red = x->part ? lr : (r + n - 1) / n;
+    }
+    return 1;
+}
+
+typedef struct {
+    int64_t real, red;
+    int idx;
+} svv_t;
+
+/* A literal fixed point: 0, 1 or an integer literal of an integer position. */
+static int lit_fixed(const svals_t *V, int idx)
+{
+    return idx < 0 || (V->v[idx].e == NULL && V->v[idx].avoid == 0);
+}
+
+static int cmp_holds(sp_ast_binop_t op, int64_t a, int64_t b)
+{
+    switch (op) {
+    case SP_BIN_LT: return a < b;
+    case SP_BIN_LE: return a <= b;
+    case SP_BIN_GT: return a > b;
+    case SP_BIN_GE: return a >= b;
+    case SP_BIN_EQ: return a == b;
+    default: return a != b;
+    }
+}
+
+/* Does x depend only on the dims marked in have (base dims already given a reduced size)? */
+static int sv_ready(const sp_check_t *C, const sval_t *x, const uint8_t *have)
+{
+    if (x->e == NULL)
+        return 1;
+    uint8_t dep[256];
+    if (C->ndims > 256)
+        return 1;
+    memset(dep, 0, (size_t)C->ndims);
+    deps(C, x->e, dep, 0);
+    for (int i = 0; i < C->ndims; i++)
+        if (dep[i] && !have[i])
+            return 0;
+    return 1;
+}
+
+static int svv_cmp(const void *pa, const void *pb)
+{
+    const svv_t *a = pa, *b = pb;
+    if (a->real != b->real)
+        return a->real < b->real ? -1 : 1;
+    if (a->red != b->red)
+        return a->red < b->red ? -1 : 1;
+    return a->idx - b->idx;
+}
+
+/*
+ * Check the reduction; on a violation fill `grow` (dims whose reduced size must grow) or `pin`
+ * (dims that must keep their real size) and describe it in why.  Returns 1 if admissible.
+ */
+static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+                      const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why, size_t whylen)
+{
+    svv_t *w = flint_malloc((size_t)(V->len + 2) * sizeof(svv_t));
+    int n = 0, ok = 1, strict = C->opt.strict_shapes;
+    for (int i = 0; i < V->len && ok; i++) {
+        int64_t R, r;
+        if (V->v[i].avoid == 1 || (have && !sv_ready(C, &V->v[i], have)))
+            continue;
+        if (V->v[i].avoid == 3) {
+            /* a compile-time condition on sizes takes the same branch at both sizes */
+            int64_t a0, b0, a1, b1;
+            if (have && V->v[i].e2 && !sv_ready(C, &(sval_t){.e = V->v[i].e2}, have))
+                continue;
+            if (ival(C, mesh, V->v[i].e, 0, &a0) <= 0 || ival(C, mesh, V->v[i].e2, 0, &b0) <= 0 ||
+                ival(C, mesh, V->v[i].e, 1, &a1) <= 0 || ival(C, mesh, V->v[i].e2, 1, &b1) <= 0)
+                continue;
+            if (cmp_holds(V->v[i].op, a0, b0) != cmp_holds(V->v[i].op, a1, b1)) {
+                deps(C, V->v[i].e, pin, 0);
+                deps(C, V->v[i].e2, pin, 0);
+                snprintf(why, whylen, "the condition at line %u takes another branch at the "
+                         "reduced sizes", V->v[i].e->loc.line);
+                ok = 0;
+                break;
+            }
+            continue;
+        }
+        int k = sv_eval(C, mesh, &V->v[i], &R, &r);
+        if (k == 0)
+            continue;
+        if (k < 0) {
+            const sp_ast_expr_t *bad = bad_division(C, V->v[i].e);
+            deps(C, bad ? bad->a : V->v[i].e, grow, 0);
+            snprintf(why, whylen, "a size or shard that is whole at the real sizes is not at the "
+                     "reduced ones (line %u)", V->v[i].e->loc.line);
+            ok = 0;
+            break;
+        }
+        if (R < 0)
+            continue;
+        /* a size must not reduce onto a constant of a tensor expression it differs from */
+        for (int j = 0; j < V->len && V->v[i].e; j++)
+            if (strict && (V->v[j].avoid == 1 || V->v[j].avoid == 2) && r == V->v[j].fix &&
+                R != r) {
+                deps(C, V->v[i].e, grow, 0);
+                snprintf(why, whylen, "a size reduces to the constant %lld of a tensor expression "
+                         "(line %u)", (long long)r, V->v[i].e->loc.line);
+                ok = 0;
+                break;
+            }
+        if (!ok)
+            break;
+        w[n].real = R;
+        w[n].red = r;
+        w[n++].idx = i;
+    }
+    if (ok) {
+        /* 0 and 1 are always fixed points */
+        w[n].real = w[n].red = 0;
+        w[n++].idx = -1;
+        w[n].real = w[n].red = 1;
+        w[n++].idx = -1;
+    }
+    /* without --strict-shapes: the sharding, divisibility and branch conditions above only
+       (docs/soundness.md says what that leaves unchecked) */
+    if (!strict) {
+        flint_free(w);
+        return ok;
+    }
+    /* fixed points: every size keeps its order relative to them (equal stays equal) */
+    for (int f = 0; f < n && ok; f++) {
+        if (w[f].idx >= 0 && V->v[w[f].idx].e != NULL)
+            continue;
+        int64_t c = w[f].real;
+        int mesh_only = w[f].idx >= 0 && V->v[w[f].idx].avoid == 2;
+        for (int k = 0; k < n && ok; k++) {
+            if (w[k].idx < 0 || V->v[w[k].idx].e == NULL)
+                continue;
+            int64_t R = w[k].real, r = w[k].red;
+            const sp_ast_expr_t *e = V->v[w[k].idx].e;
+            if (mesh_only && !(strict && V->v[w[k].idx].ordered))
+                continue; /* a mesh size: kept apart and ordered with --strict-shapes only */
+            if (R == c ? !mesh_only && r != c : R < c ? r >= c : 0) {
+                deps(C, e, pin, 0);
+                ok = 0;
+            } else if (R > c && r <= c) {
+                deps(C, e, grow, 0);
+                ok = 0;
+            }
+            if (!ok)
+                snprintf(why, whylen, "a size of %lld at the real sizes (line %u) reduces to %lld, "
+                         "on the other side of the literal or mesh size %lld",
+                         (long long)R, e->loc.line, (long long)r, (long long)c);
+        }
+    }
+    /* sizes of different real values reduce to different values */
+    if (ok) {
+        for (int k = 0; k < n; k++) { /* sort by reduced value */
+            int64_t t = w[k].real;
+            w[k].real = w[k].red;
+            w[k].red = t;
+        }
+        qsort(w, (size_t)n, sizeof(svv_t), svv_cmp);
+        /* without --strict-shapes only literals are kept apart from sizes; with it every
+           size, mesh size and literal */
+        for (int k = 0; k + 1 < n && ok; k++) {
+            if (w[k].real != w[k + 1].real || w[k].red == w[k + 1].red)
+                continue;
+            if (!strict) {
+                int fixed = 0;
+                for (int j = k; j >= 0 && w[j].real == w[k].real; j--)
+                    fixed |= lit_fixed(V, w[j].idx);
+                for (int j = k + 1; j < n && w[j].real == w[k].real; j++)
+                    fixed |= lit_fixed(V, w[j].idx);
+                if (!fixed)
+                    continue;
+            }
+            /* same reduced value w[k].real, real values w[k].red < w[k + 1].red */
+            const sval_t *b = w[k + 1].idx >= 0 ? &V->v[w[k + 1].idx] : NULL;
+            const sval_t *a = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
+            if (b && b->e)
+                deps(C, b->e, grow, 0);
+            else if (a && a->e)
+                deps(C, a->e, pin, 0);
+            snprintf(why, whylen, "sizes %lld and %lld at the real sizes both reduce to %lld (line %u)",
+                     (long long)w[k].red, (long long)w[k + 1].red, (long long)w[k].real,
+                     b && b->e ? b->e->loc.line : a && a->e ? a->e->loc.line : 0);
+            ok = 0;
+        }
+    }
+    flint_free(w);
+    return ok;
+}
+
+/* The smallest admissible reduced size of base dim i at or above lo (the real size if none). */
+static int64_t pick_size(const sp_check_t *C, const cons_t *K, int i, int64_t lo, int skip)
+{
+    const sp_dimdef_t *D = &C->dims[i];
+    for (int k = 0; k < K->nuneven[i]; k++)
+        if (K->uneven[i][k] > lo)
+            lo = K->uneven[i][k];
+    if (K->mult[i] > lo)
+        lo = K->mult[i];
+    for (int64_t m = lo; m < D->real && m <= lo + 4096; m++) {
+        if (m % K->mult[i] != 0)
+            continue;
+        /* dims of different real sizes get different reduced sizes (a first approximation;
+           admissible() checks every size the program uses) */
+        int clash = 0;
+        for (int j = 0; j < i && !clash; j++)
+            clash = !C->dims[j].derived && C->dims[j].real != D->real && C->dims[j].red == m;
+        if (clash)
+            continue;
+        int ok = 1;
+        for (int k = 0; k < K->nuneven[i] && ok; k++)
+            ok = uneven_ok(m, D->real, K->uneven[i][k]);
+        if (ok && skip-- == 0)
+            return m;
+    }
+    return D->real;
+}
+
+/* Reduced sizes of derived dims whose base dims are all in have (declaration order). */
+static void derive(sp_check_t *C, const uint8_t *have)
+{
+    uint8_t dep[256];
+    for (int i = 0; i < C->ndims && C->ndims <= 256; i++) {
+        sp_dimdef_t *D = &C->dims[i];
+        if (!D->derived)
+            continue;
+        memset(dep, 0, (size_t)C->ndims);
+        deps(C, D->def, dep, 0);
+        int ready = 1;
+        for (int k = 0; k < C->ndims; k++)
+            ready &= !dep[k] || have[k];
+        if (ready && ival(C, NULL, D->def, 1, &D->red) <= 0)
+            D->red = -1;
+    }
+}
+
+/*
+ * A first assignment: base dims in increasing order of real size, each the smallest candidate
+ * (the skip-th for --shapes) that keeps every value depending only on dims assigned so far
+ * admissible; the real size when none does.  lo[i] receives the result (pin[i] when real).
+ */
+static void assign_incremental(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K,
+                               const svals_t *V, uint8_t *pin, int64_t *lo)
+{
+    int nd = C->ndims;
+    if (nd > 256)
+        return;
+    uint8_t *have = flint_calloc((size_t)nd, 1), *g = flint_calloc((size_t)nd, 1),
+            *p = flint_calloc((size_t)nd, 1);
+    char why[256];
+    for (int i = 0; i < nd; i++) {
+        sp_dimdef_t *D = &C->dims[i];
+        D->red = 0;
+        if (D->derived)
+            continue;
+        for (int k = 0; k < C->opt.ndims; k++)
+            if (strcmp(C->opt.dims[k].name, D->name) == 0) {
+                D->red = C->opt.dims[k].value;
+                have[i] = 1;
+            }
+        if (pin[i]) {
+            D->red = D->real;
+            have[i] = 1;
+        }
+    }
+    for (;;) {
+        int d = -1;
+        for (int i = 0; i < nd; i++)
+            if (!C->dims[i].derived && !have[i] && (d < 0 || C->dims[i].real < C->dims[d].real))
+                d = i;
+        if (d < 0)
+            break;
+        sp_dimdef_t *D = &C->dims[d];
+        have[d] = 1;
+        int64_t m = D->real == 1 ? 1 : 2, found = -1;
+        int skip = C->opt.shape_index;
+        /* a dim of the same real size as one assigned already: its size first */
+        for (int j = 0; j < nd && skip == 0; j++)
+            if (j != d && have[j] && !C->dims[j].derived && C->dims[j].real == D->real &&
+                C->dims[j].red < D->real && pick_size(C, K, d, C->dims[j].red, 0) == C->dims[j].red) {
+                D->red = C->dims[j].red;
+                derive(C, have);
+                if (admissible(C, mesh, V, have, g, p, why, sizeof why)) {
+                    found = D->red;
+                    break;
+                }
+            }
+        for (int tries = 0; tries < 512 && m < D->real && found < 0; tries++) {
+            m = pick_size(C, K, d, m, 0);
+            if (m >= D->real)
+                break;
+            D->red = m;
+            derive(C, have);
+            if (admissible(C, mesh, V, have, g, p, why, sizeof why) && skip-- == 0) {
+                found = m;
+                break;
+            }
+            m++;
+        }
+        if (found < 0) {
+            D->red = D->real;
+            pin[d] = 1;
+        } else {
+            lo[d] = found;
+        }
+        derive(C, have);
+    }
+    flint_free(have);
+    flint_free(g);
+    flint_free(p);
+}
+
+/* Dims that define a mesh size keep their real size: a mesh is never reduced. */
+static void pin_mesh_dims(const sp_check_t *C, uint8_t *pin)
+{
+    if (C->plan && C->plan->body.n && C->plan->body.stmts[0]->kind == SP_STMT_MESH) {
+        const sp_ast_stmt_t *ms = C->plan->body.stmts[0];
+        for (size_t k = 0; k < ms->nbinds; k++)
+            deps(C, ms->binds[k].value, pin, 0);
+    }
+}
+
 sp_status_t sp_reduce_dims(sp_check_t *C)
 {
     /* real sizes in declaration order */
@@ -264,6 +1066,28 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
             return SP_ERR_INPUT;
         }
     }
+    /* --dims names an existing, non-derived dim */
+    for (int k = 0; k < C->opt.ndims; k++) {
+        int d = sp_dim_find(C, C->opt.dims[k].name);
+        sp_loc_t top = {C->ast->file, 0, 0};
+        if (d < 0) {
+            sp_diags_error(C->d, SP_DIAG_NAME, top, "--dims %s: no dimension '%s' in this file",
+                           C->opt.dims[k].name, C->opt.dims[k].name);
+            return SP_ERR_INPUT;
+        }
+        if (C->dims[d].derived) {
+            sp_diags_error(C->d, SP_DIAG_NAME, C->dims[d].loc,
+                           "--dims %s: '%s' is derived from other dimensions; set those instead",
+                           C->opt.dims[k].name, C->opt.dims[k].name);
+            return SP_ERR_INPUT;
+        }
+        if (C->opt.dims[k].value < 1 || C->opt.dims[k].value > SP_DIM_MAX) {
+            sp_diags_error(C->d, SP_DIAG_NAME, C->dims[d].loc,
+                           "--dims %s=%lld: a size is at least 1 (and at most 2^%d)",
+                           C->opt.dims[k].name, (long long)C->opt.dims[k].value, SP_DIM_MAX_BITS);
+            return SP_ERR_INPUT;
+        }
+    }
     /* the plan's mesh, read directly (the plan has not run yet) */
     sp_mesh_t mesh;
     memset(&mesh, 0, sizeof mesh);
@@ -273,22 +1097,18 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
             /* only literal sizes and dims here; the plan run reports anything else */
             const sp_ast_expr_t *v = ms->binds[k].value;
             int64_t n = 0;
-            if (v->kind == SP_AST_NUM && fmpz_is_one(fmpq_denref(v->value)) &&
-                fmpz_fits_si(fmpq_numref(v->value)))
-                n = fmpz_get_si(fmpq_numref(v->value));
-            else if (v->kind == SP_AST_NAME && sp_dim_find(C, v->name) >= 0)
-                n = C->dims[sp_dim_find(C, v->name)].real;
-            if (n < 1)
+            if (ival(C, NULL, v, 0, &n) <= 0 || n < 1)
                 continue;
             snprintf(mesh.name[mesh.naxes], sizeof mesh.name[0], "%s", ms->binds[k].name.str);
             mesh.size[mesh.naxes++] = n;
         }
     }
+    int nd = C->ndims ? C->ndims : 1;
     cons_t K;
-    K.mult = flint_malloc((size_t)(C->ndims ? C->ndims : 1) * sizeof(int64_t));
-    K.uneven = flint_calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int64_t *));
-    K.nuneven = flint_calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int));
-    K.keep = flint_calloc((size_t)(C->ndims ? C->ndims : 1), 1);
+    K.mult = flint_malloc((size_t)nd * sizeof(int64_t));
+    K.uneven = flint_calloc((size_t)nd, sizeof(int64_t *));
+    K.nuneven = flint_calloc((size_t)nd, sizeof(int));
+    K.keep = flint_calloc((size_t)nd, 1);
     for (int i = 0; i < C->ndims; i++)
         K.mult[i] = 1;
     for (int i = 0; i < C->ndims; i++)
@@ -299,54 +1119,125 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
         walk_block(C, &C->model->body, &mesh, &K);
     for (int i = 0; i < C->nfuncs; i++)
         walk_block(C, &C->funcs[i]->body, &mesh, &K);
+    /* the values the reduction must keep in order */
+    svals_t V = {NULL, 0, 0};
+    for (int i = 0; i < C->ndims; i++)
+        collect_expr(C, &mesh, C->dims[i].def, 0, &V);
+    for (int a = 0; a < mesh.naxes; a++)
+        sv_mesh(&V, mesh.size[a]);
+    if (C->plan)
+        collect_block(C, &mesh, &C->plan->body, &V);
+    if (C->model)
+        collect_block(C, &mesh, &C->model->body, &V);
+    for (int i = 0; i < C->nfuncs; i++)
+        collect_block(C, &mesh, &C->funcs[i]->body, &V);
+    uint8_t *pin = flint_calloc((size_t)nd, 1), *grow = flint_calloc((size_t)nd, 1);
+    int64_t *lo = flint_calloc((size_t)nd, sizeof(int64_t));
+    pin_mesh_dims(C, pin);
+    for (int i = 0; i < C->ndims; i++)
+        if (K.keep[i])
+            pin[i] = 1;
+    assign_incremental(C, &mesh, &K, &V, pin, lo);
     sp_status_t st = SP_OK;
-    for (int i = 0; i < C->ndims && st == SP_OK; i++) {
-        sp_dimdef_t *D = &C->dims[i];
-        if (D->derived) {
-            if (!dim_eval(C, D->def, 1, &D->red))
-                st = SP_ERR_INPUT;
-            continue;
-        }
-        int over = 0;
-        for (int k = 0; k < C->opt.ndims; k++)
-            if (strcmp(C->opt.dims[k].name, D->name) == 0) {
-                D->red = C->opt.dims[k].value;
-                D->overridden = over = 1;
+    char why[256] = "";
+    int overridden_bad = 0;
+    for (int round = 0;; round++) {
+        for (int i = 0; i < C->ndims; i++) {
+            sp_dimdef_t *D = &C->dims[i];
+            if (D->derived)
+                continue;
+            D->overridden = 0;
+            for (int k = 0; k < C->opt.ndims; k++)
+                if (strcmp(C->opt.dims[k].name, D->name) == 0) {
+                    D->red = C->opt.dims[k].value;
+                    D->overridden = 1;
+                }
+            if (D->overridden)
+                continue;
+            if (pin[i]) {
+                D->red = D->real;
+                continue;
             }
-        if (over)
-            continue;
-        if (K.keep[i]) {
-            D->red = D->real;
-            continue;
+            int64_t l = D->real == 1 ? 1 : 2;
+            if (lo[i] > l)
+                l = lo[i];
+            D->red = pick_size(C, &K, i, l, lo[i] ? 0 : C->opt.shape_index);
         }
-        int64_t lo = D->real == 1 ? 1 : 2;
-        for (int k = 0; k < K.nuneven[i]; k++)
-            if (K.uneven[i][k] > lo)
-                lo = K.uneven[i][k];
-        if (K.mult[i] > lo)
-            lo = K.mult[i];
-        int64_t found = D->real;
-        int skip = C->opt.shape_index; /* --shapes: the skip-th next admissible size */
-        for (int64_t m = lo; m < D->real && m <= lo + 4096; m++) {
-            if (m % K.mult[i] != 0)
+        int derived_ok = 1;
+        for (int i = 0; i < C->ndims && derived_ok; i++) {
+            sp_dimdef_t *D = &C->dims[i];
+            if (!D->derived)
                 continue;
-            /* dims of different real sizes get different reduced sizes, so a plan that mixes
-               them up (a transposed weight, a wrong layout) cannot pass by coincidence */
-            int clash = 0;
-            for (int j = 0; j < i && !clash; j++)
-                clash = !C->dims[j].derived && C->dims[j].real != D->real && C->dims[j].red == m;
-            if (clash)
-                continue;
-            int ok = 1;
-            for (int k = 0; k < K.nuneven[i] && ok; k++)
-                ok = uneven_ok(m, D->real, K.uneven[i][k]);
-            if (ok && skip-- == 0) {
-                found = m;
-                break;
+            if (ival(C, NULL, D->def, 1, &D->red) <= 0 || D->red < 1) {
+                memset(grow, 0, (size_t)nd);
+                const sp_ast_expr_t *bad = bad_division(C, D->def);
+                deps(C, bad ? bad->a : D->def, grow, 0);
+                snprintf(why, sizeof why, "'%s' = ... is not a whole size at the reduced sizes",
+                         D->name);
+                derived_ok = 0;
             }
         }
-        D->red = found;
+        uint8_t *pin2 = flint_calloc((size_t)nd, 1);
+        if (derived_ok)
+            memset(grow, 0, (size_t)nd);
+        int ok = derived_ok && admissible(C, &mesh, &V, NULL, grow, pin2, why, sizeof why);
+        if (ok) {
+            flint_free(pin2);
+            break;
+        }
+        /* repair: grow one dim past its reduced size, or pin dims to their real size */
+        int changed = 0;
+        for (int i = 0; i < C->ndims; i++)
+            if (pin2[i] && !pin[i] && !C->dims[i].derived) {
+                int over = 0;
+                for (int k = 0; k < C->opt.ndims; k++)
+                    over |= strcmp(C->opt.dims[k].name, C->dims[i].name) == 0;
+                if (over) {
+                    overridden_bad = 1;
+                    continue;
+                }
+                pin[i] = 1;
+                changed = 1;
+            }
+        if (!changed) {
+            int best = -1;
+            for (int i = 0; i < C->ndims; i++)
+                if (grow[i] && !pin[i] && !C->dims[i].derived && !C->dims[i].overridden &&
+                    (best < 0 || C->dims[i].red < C->dims[best].red))
+                    best = i;
+            if (best >= 0) {
+                if (C->dims[best].red >= C->dims[best].real || round > 4096)
+                    pin[best] = 1;
+                else
+                    lo[best] = C->dims[best].red + 1;
+                changed = 1;
+            } else {
+                for (int i = 0; i < C->ndims; i++)
+                    if (grow[i] && C->dims[i].overridden)
+                        overridden_bad = 1;
+            }
+        }
+        flint_free(pin2);
+        if (!changed) {
+            sp_loc_t top = {C->ast->file, 0, 0};
+            if (overridden_bad)
+                sp_diags_error(C->d, SP_DIAG_SHAPE, top,
+                               "the sizes given with --dims are not an admissible reduction: %s",
+                               why);
+            else
+                sp_diags_error(C->d, SP_DIAG_SHAPE, top, "no admissible shape reduction: %s", why);
+            st = SP_ERR_INPUT;
+            break;
+        }
     }
+    /* report a derived dim that fails at the reduced sizes with its location */
+    for (int i = 0; i < C->ndims && st == SP_OK; i++)
+        if (C->dims[i].derived && !dim_eval(C, C->dims[i].def, 1, &C->dims[i].red))
+            st = SP_ERR_INPUT;
+    flint_free(pin);
+    flint_free(grow);
+    flint_free(lo);
+    flint_free(V.v);
     for (int i = 0; i < C->ndims; i++)
         flint_free(K.uneven[i]);
     flint_free(K.uneven);

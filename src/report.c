@@ -1,4 +1,6 @@
 /* report.c: reports of a check: text (Alive2 style), JSON, SARIF, JUnit; explain; Graphviz. */
+#include <flint/flint.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,12 +8,7 @@
 #include "../include/shardproof.h"
 #include "check.h"
 #include "cli.h"
-
-static const char *status_name(sp_stage_status_t s)
-{
-    static const char *const n[] = {"pending", "proved", "failed", "unknown", "memoized"};
-    return n[s];
-}
+#include "sbuf.h"
 
 static void counts(const sp_check_t *C, int *c)
 {
@@ -33,11 +30,8 @@ static const sp_stage_t *first_bad(const sp_check_t *C)
 
 static void index_str(const sp_stage_t *s, char *buf, size_t len)
 {
-    int64_t idx[SP_MAX_DIMS], rem = s->fail_index;
-    for (int d = s->fail_ndim - 1; d >= 0; d--) {
-        idx[d] = s->fail_shape[d] ? rem % s->fail_shape[d] : 0;
-        rem = s->fail_shape[d] ? rem / s->fail_shape[d] : 0;
-    }
+    int64_t idx[SP_MAX_DIMS];
+    sp_stage_index(s, idx);
     size_t k = (size_t)snprintf(buf, len, "[");
     for (int d = 0; d < s->fail_ndim && k < len; d++)
         k += (size_t)snprintf(buf + k, len - k, "%s%lld", d ? ", " : "", (long long)idx[d]);
@@ -52,32 +46,6 @@ static void shape_of(const int64_t *s, int n, char *buf, size_t len)
         k += (size_t)snprintf(buf + k, len - k, "%s%lld", d ? ", " : "", (long long)s[d]);
     if (k < len)
         snprintf(buf + k, len - k, "]");
-}
-
-static void layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len)
-{
-    size_t k = (size_t)snprintf(buf, len, "[");
-    for (int d = 0; d < L->ndim && k < len; d++) {
-        k += (size_t)snprintf(buf + k, len - k, "%s%lld", d ? ", " : "", (long long)L->size[d]);
-        const sp_axes_t *a = &L->axes[d];
-        if (a->n == 1)
-            k += (size_t)snprintf(buf + k, len - k, "@%s", C->mesh.name[a->axis[0]]);
-        else if (a->n > 1) {
-            k += (size_t)snprintf(buf + k, len - k, "@(");
-            for (int i = 0; i < a->n; i++)
-                k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "", C->mesh.name[a->axis[i]]);
-            k += (size_t)snprintf(buf + k, len - k, ")");
-        }
-    }
-    k += (size_t)snprintf(buf + k, len > k ? len - k : 0, "]");
-    for (int p = 0; p < L->npartial && k < len; p++) {
-        k += (size_t)snprintf(buf + k, len - k, "%s%s@", p ? ", " : " partial(", sp_red_name(L->pop[p]));
-        const sp_axes_t *a = &L->paxes[p];
-        for (int i = 0; i < a->n && k < len; i++)
-            k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "", C->mesh.name[a->axis[i]]);
-        if (p + 1 == L->npartial && k < len)
-            k += (size_t)snprintf(buf + k, len - k, ")");
-    }
 }
 
 static void header(const sp_check_t *C, FILE *out)
@@ -98,18 +66,10 @@ static void header(const sp_check_t *C, FILE *out)
     fprintf(out, ")\nseed: %llu\n", (unsigned long long)C->opt.seed);
 }
 
-/* The source-map origin ('#@ ORIGIN', docs/language.md) of a location's line, or NULL. */
-static const char *origin_of(const sp_check_t *C, sp_loc_t l)
-{
-    if (C->ast == NULL || l.file == NULL || C->ast->file == NULL || strcmp(l.file, C->ast->file))
-        return NULL;
-    return sp_ast_origin(C->ast, l.line);
-}
-
 /* FILE:LINE:COL, followed by " (ORIGIN)" when the line has a source-map comment. */
 static void loc_str(const sp_check_t *C, sp_loc_t l, char *buf, size_t len)
 {
-    const char *o = origin_of(C, l);
+    const char *o = sp_check_origin(C, l.file, l.line);
     snprintf(buf, len, "%s:%u:%u%s%s%s", l.file ? l.file : "?", l.line, l.col, o ? " (" : "",
              o ? o : "", o ? ")" : "");
 }
@@ -141,7 +101,7 @@ static void text_report(const sp_check_t *C, FILE *out)
         sp_mesh_rank_str(&C->mesh, bad->fail_rank, rs, sizeof rs);
         index_str(bad, ix, sizeof ix);
         shape_of(bad->fail_shape, bad->fail_ndim, sh, sizeof sh);
-        layout_str(C, &bad->layout, ls, sizeof ls);
+        sp_layout_str(C, &bad->layout, ls, sizeof ls);
         fprintf(out, "\n%s stage %d of %d: plan '%s' ~ model '%s' : %s\n",
                 bad->status == SP_STAGE_FAILED ? "first failing" : "first undecided", bad->id + 1,
                 C->nstages, bad->plan_name, bad->model_name, ls);
@@ -154,7 +114,7 @@ static void text_report(const sp_check_t *C, FILE *out)
             fprintf(out, "  counterexample: %s\n", bad->cex ? bad->cex : "(no symbols)");
             fprintf(out, "  there: %s\n", bad->cex_values ? bad->cex_values : "?");
         } else {
-            fprintf(out, "  reason: %s\n", sp_why_name(bad->why));
+            fprintf(out, "  reason: %s\n", bad->reason ? bad->reason : sp_why_name(bad->why));
         }
         int more = c[SP_STAGE_FAILED] - (bad->status == SP_STAGE_FAILED);
         if (more > 0)
@@ -173,166 +133,595 @@ static void text_report(const sp_check_t *C, FILE *out)
     fprintf(out, "\n");
 }
 
-void sp_json_str(FILE *out, const char *s)
+/* ---- documents: JSON, SARIF and JUnit, written from a result snapshot ------------------------ */
+
+typedef const shardproof_result_t res_t;
+
+static int exit_code(shardproof_verdict_t v) { return (int)v; }
+
+static json_t *jstr(const char *s) { return s ? json_string(s) : json_null(); }
+
+static void put(json_t *o, const char *key, json_t *v) { json_object_set_new(o, key, v); }
+
+static json_t *jloc(const shardproof_loc_t *l)
 {
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
+    json_t *o = json_pack("{s:o, s:I, s:I}", "file", jstr(l->file), "line", (json_int_t)l->line,
+                          "column", (json_int_t)l->column);
+    if (l->origin)
+        put(o, "origin", json_string(l->origin));
+    return o;
 }
 
-static void json_loc(const sp_check_t *C, FILE *out, sp_loc_t l)
+static json_t *jints(const int64_t *v, int n)
 {
-    const char *o = origin_of(C, l);
-    fprintf(out, "{\"file\": ");
-    sp_json_str(out, l.file);
-    fprintf(out, ", \"line\": %u, \"column\": %u", l.line, l.col);
-    if (o) {
-        fprintf(out, ", \"origin\": ");
-        sp_json_str(out, o);
-    }
-    fprintf(out, "}");
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, json_integer(v[i]));
+    return a;
 }
 
-static void json_report(const sp_check_t *C, FILE *out)
+static json_t *jcoords(const shardproof_coord_t *c, int n)
 {
-    int c[5];
-    counts(C, c);
-    const char *verdict = c[SP_STAGE_FAILED] ? "NOT_EQUIVALENT" : c[SP_STAGE_UNKNOWN] ? "UNKNOWN" : "EQUIVALENT";
-    fprintf(out, "{\n  \"tool\": \"shardproof\", \"version\": \"%s\", \"schema\": 1,\n", SP_VERSION);
-    fprintf(out, "  \"file\": ");
-    sp_json_str(out, C->path);
-    fprintf(out, ", \"plan\": ");
-    sp_json_str(out, C->plan->name.str);
-    fprintf(out, ", \"model\": ");
-    sp_json_str(out, C->model->name.str);
-    fprintf(out, ",\n  \"verdict\": \"%s\", \"seed\": %llu,\n  \"mesh\": {", verdict,
-            (unsigned long long)C->opt.seed);
-    for (int a = 0; a < C->mesh.naxes; a++)
-        fprintf(out, "%s\"%s\": %lld", a ? ", " : "", C->mesh.name[a], (long long)C->mesh.size[a]);
-    fprintf(out, "},\n  \"dims\": [");
-    for (int i = 0; i < C->ndims; i++) {
-        fprintf(out, "%s{\"name\": ", i ? ", " : "");
-        sp_json_str(out, C->dims[i].name);
-        fprintf(out, ", \"real\": %lld, \"reduced\": %lld}", (long long)C->dims[i].real,
-                (long long)C->dims[i].red);
+    json_t *o = json_object();
+    for (int i = 0; i < n; i++)
+        put(o, c[i].name, json_integer(c[i].value));
+    return o;
+}
+
+static json_t *jassign(const shardproof_stage_t *t)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < t->nassign; i++)
+        json_array_append_new(a, json_pack("{s:s, s:s}", "name", t->assign[i].name, "value",
+                                           t->assign[i].value));
+    return a;
+}
+
+/* the where-and-why of a failed or undecided stage, shared by JSON and SARIF */
+static void jfailure(json_t *o, const shardproof_stage_t *t)
+{
+    put(o, "rank", jcoords(t->coords, t->ncoords));
+    put(o, "rank_index", json_integer(t->rank));
+    if (t->group)
+        put(o, "group_reduction", json_true());
+    put(o, "element", jints(t->element, t->ndim));
+    put(o, "shard_shape", jints(t->shard_shape, t->ndim));
+    put(o, "plan_value", jstr(t->plan_value));
+    put(o, "model_value", jstr(t->model_value));
+    if (t->status == SHARDPROOF_STAGE_FAILED) {
+        put(o, "counterexample", jassign(t));
+        put(o, "values", json_pack("{s:o, s:o, s:b}", "plan", jstr(t->plan_at), "model",
+                                   jstr(t->model_at), "exact", t->exact));
+    } else {
+        put(o, "reason", jstr(t->reason));
     }
-    fprintf(out, "],\n  \"summary\": {\"stages\": %d, \"proved\": %d, \"memoized\": %d, \"failed\": %d, \"unknown\": %d},\n",
-            C->nstages, c[SP_STAGE_PROVED], c[SP_STAGE_MEMO], c[SP_STAGE_FAILED], c[SP_STAGE_UNKNOWN]);
-    fprintf(out, "  \"stages\": [\n");
-    for (int i = 0; i < C->nstages; i++) {
-        const sp_stage_t *s = &C->stages[i];
-        char ls[512];
-        layout_str(C, &s->layout, ls, sizeof ls);
-        fprintf(out, "    {\"id\": %d, \"kind\": \"%s\", \"status\": \"%s\", \"plan_tensor\": ", s->id + 1,
-                s->kind == SP_STAGE_OUTPUT ? "output" : "lineage", status_name(s->status));
-        sp_json_str(out, s->plan_name);
-        fprintf(out, ", \"model_tensor\": ");
-        sp_json_str(out, s->model_name);
-        fprintf(out, ", \"layout\": ");
-        sp_json_str(out, ls);
-        fprintf(out, ", \"plan_loc\": ");
-        json_loc(C, out, s->plan_loc);
-        fprintf(out, ", \"model_loc\": ");
-        json_loc(C, out, s->model_loc);
-        fprintf(out, ", \"elements\": %lld", (long long)s->elements);
-        if (s->prob_bits > 0)
-            fprintf(out, ", \"probabilistic_error_bits\": %lld", (long long)s->prob_bits);
-        if (s->memo_of >= 0)
-            fprintf(out, ", \"memo_of\": %d", s->memo_of + 1);
-        if (s->status == SP_STAGE_FAILED || s->status == SP_STAGE_UNKNOWN) {
-            char rs[256], ix[128];
-            sp_mesh_rank_str(&C->mesh, s->fail_rank, rs, sizeof rs);
-            index_str(s, ix, sizeof ix);
-            fprintf(out, ", \"rank\": ");
-            sp_json_str(out, rs);
-            fprintf(out, ", \"element\": ");
-            sp_json_str(out, ix);
-            fprintf(out, ", \"plan_value\": ");
-            sp_json_str(out, s->plan_value);
-            fprintf(out, ", \"model_value\": ");
-            sp_json_str(out, s->model_value);
-            if (s->status == SP_STAGE_FAILED) {
-                fprintf(out, ", \"counterexample\": ");
-                sp_json_str(out, s->cex);
-                fprintf(out, ", \"values\": ");
-                sp_json_str(out, s->cex_values);
-            } else {
-                fprintf(out, ", \"reason\": ");
-                sp_json_str(out, sp_why_name(s->why));
-            }
+}
+
+static json_t *jdiags(res_t *r)
+{
+    json_t *a = json_array();
+    static const char *const sev[] = {"error", "warning", "note"};
+    for (int i = 0; i < shardproof_result_diagnostic_count(r); i++) {
+        const shardproof_diagnostic_t *g = shardproof_result_diagnostic(r, i);
+        json_t *o = json_pack("{s:s, s:s}", "severity", sev[g->severity], "code", g->code);
+        put(o, "file", jstr(g->loc.file));
+        put(o, "line", json_integer(g->loc.line));
+        put(o, "column", json_integer(g->loc.column));
+        if (g->loc.origin)
+            put(o, "origin", json_string(g->loc.origin));
+        put(o, "message", jstr(g->message));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+typedef struct {
+    int n[5];
+    int64_t elements, symmetric, minbits;
+    int nprob;
+} tally_t;
+
+static void tally(res_t *r, tally_t *t)
+{
+    memset(t, 0, sizeof *t);
+    for (int i = 0; i < shardproof_result_stage_count(r); i++) {
+        const shardproof_stage_t *s = shardproof_result_stage(r, i);
+        t->n[s->status]++;
+        t->elements += s->elements;
+        t->symmetric += s->symmetric;
+        if (s->prob_error_bits > 0) {
+            t->nprob++;
+            if (t->minbits == 0 || s->prob_error_bits < t->minbits)
+                t->minbits = s->prob_error_bits;
         }
-        fprintf(out, "}%s\n", i + 1 < C->nstages ? "," : "");
     }
-    fprintf(out, "  ]\n}\n");
 }
 
-static void sarif_report(const sp_check_t *C, FILE *out)
+static json_t *jseed(uint64_t seed)
 {
-    fprintf(out, "{\"version\": \"2.1.0\", \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\", "
-                 "\"runs\": [{\"tool\": {\"driver\": {\"name\": \"shardproof\", \"version\": \"%s\"}}, "
-                 "\"results\": [",
-            SP_VERSION);
-    int first = 1;
-    for (int i = 0; i < C->nstages; i++) {
-        const sp_stage_t *s = &C->stages[i];
-        if (s->status != SP_STAGE_FAILED && s->status != SP_STAGE_UNKNOWN)
+    if (seed <= (uint64_t)INT64_MAX)
+        return json_integer((json_int_t)seed);
+    char b[32];
+    snprintf(b, sizeof b, "%llu", (unsigned long long)seed);
+    return json_string(b);
+}
+
+static void dump(json_t *root, FILE *out)
+{
+    json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(root);
+}
+
+static void json_report(res_t *r, FILE *out)
+{
+    shardproof_verdict_t v = shardproof_result_verdict(r);
+    tally_t t;
+    tally(r, &t);
+    json_t *o = json_object();
+    put(o, "tool", json_string("shardproof"));
+    put(o, "version", json_string(SP_VERSION));
+    put(o, "schema", json_integer(2));
+    put(o, "file", jstr(shardproof_result_file(r)));
+    put(o, "plan", jstr(shardproof_result_plan(r)));
+    put(o, "model", jstr(shardproof_result_model(r)));
+    put(o, "verdict", json_string(shardproof_verdict_name(v)));
+    put(o, "exit_code", json_integer(exit_code(v)));
+    put(o, "seed", jseed(shardproof_result_seed(r)));
+    json_t *mesh = json_object();
+    for (int i = 0; i < shardproof_result_axis_count(r); i++)
+        put(mesh, shardproof_result_axis(r, i)->name,
+            json_integer(shardproof_result_axis(r, i)->value));
+    put(o, "mesh", mesh);
+    json_t *dims = json_array();
+    for (int i = 0; i < shardproof_result_dim_count(r); i++) {
+        const shardproof_dim_t *d = shardproof_result_dim(r, i);
+        json_array_append_new(dims, json_pack("{s:s, s:I, s:I}", "name", d->name, "real",
+                                              (json_int_t)d->real, "reduced",
+                                              (json_int_t)d->reduced));
+    }
+    put(o, "dims", dims);
+    json_t *sum = json_object();
+    put(sum, "stages", json_integer(shardproof_result_stage_count(r)));
+    put(sum, "proved", json_integer(t.n[SHARDPROOF_STAGE_PROVED]));
+    put(sum, "memoized", json_integer(t.n[SHARDPROOF_STAGE_MEMOIZED]));
+    put(sum, "failed", json_integer(t.n[SHARDPROOF_STAGE_FAILED]));
+    put(sum, "unknown", json_integer(t.n[SHARDPROOF_STAGE_UNKNOWN]));
+    put(sum, "element_checks", json_integer(t.elements));
+    put(sum, "symmetric", json_integer(t.symmetric));
+    if (t.nprob)
+        put(sum, "probabilistic", json_pack("{s:i, s:I}", "stages", t.nprob, "error_bits",
+                                            (json_int_t)t.minbits));
+    put(o, "summary", sum);
+    json_t *stages = json_array();
+    for (int i = 0; i < shardproof_result_stage_count(r); i++) {
+        const shardproof_stage_t *s = shardproof_result_stage(r, i);
+        json_t *j = json_object();
+        put(j, "id", json_integer(s->id));
+        put(j, "kind", json_string(s->is_output ? "output" : "lineage"));
+        put(j, "status", json_string(shardproof_stage_status_name(s->status)));
+        put(j, "plan_tensor", jstr(s->plan_tensor));
+        put(j, "model_tensor", jstr(s->model_tensor));
+        put(j, "layout", jstr(s->layout));
+        put(j, "plan_loc", jloc(&s->plan_loc));
+        put(j, "model_loc", jloc(&s->model_loc));
+        put(j, "elements", json_integer(s->elements));
+        put(j, "symmetric", json_integer(s->symmetric));
+        if (s->prob_error_bits > 0)
+            put(j, "probabilistic_error_bits", json_integer(s->prob_error_bits));
+        if (s->memo_of)
+            put(j, "memo_of", json_integer(s->memo_of));
+        if (s->status == SHARDPROOF_STAGE_FAILED || s->status == SHARDPROOF_STAGE_UNKNOWN)
+            jfailure(j, s);
+        json_array_append_new(stages, j);
+    }
+    put(o, "stages", stages);
+    put(o, "diagnostics", jdiags(r));
+    dump(o, out);
+}
+
+/* ---- SARIF 2.1.0 -------------------------------------------------------------------------- */
+
+enum { RULE_NOT_EQUIVALENT = 0, RULE_UNDECIDED, RULE_BAD_INPUT };
+
+static json_t *sarif_rules(void)
+{
+    static const char *const r[3][5] = {
+        {"not-equivalent", "NotEquivalent", "The plan does not compute what the model computes.",
+         "A stage's plan tensor differs from its model tensor under the declared layout: the "
+         "result names the plan line, the rank and element, and a certified counterexample.",
+         "error"},
+        {"undecided", "Undecided", "A stage could not be decided.",
+         "A limit was hit or a case split could not be decided; the result names the reason. "
+         "Raise the limit (--max-ms, --max-terms, ...) or add lineage cut points.",
+         "warning"},
+        {"bad-input", "BadInput", "The input or the command line is invalid.",
+         "shardproof could not check the file: a syntax, name, shape, layout or lineage error, "
+         "an input limit, or a usage error.",
+         "error"}};
+    json_t *a = json_array();
+    for (int i = 0; i < 3; i++)
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s}}", "id", r[i][0], "name", r[i][1],
+                         "shortDescription", "text", r[i][2], "fullDescription", "text", r[i][3],
+                         "defaultConfiguration", "level", r[i][4]));
+    return a;
+}
+
+/* A file name as a URI reference: relative to SRCROOT, or file:// for an absolute path; NULL
+   for standard input (no location). */
+static json_t *sarif_artifact(const char *file)
+{
+    if (file == NULL || !strcmp(file, "<stdin>"))
+        return NULL;
+    static const char hex[] = "0123456789ABCDEF";
+    char *u = flint_malloc(3 * strlen(file) + 8);
+    size_t k = 0;
+    int abs = file[0] == '/';
+    if (abs) {
+        memcpy(u, "file://", 7);
+        k = 7;
+    }
+    for (const unsigned char *p = (const unsigned char *)file; *p; p++) {
+        unsigned c = *p;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            strchr("-._~/", (int)c) != NULL) {
+            u[k++] = (char)c;
+        } else {
+            u[k++] = '%';
+            u[k++] = hex[c >> 4];
+            u[k++] = hex[c & 15];
+        }
+    }
+    u[k] = 0;
+    json_t *o = json_pack("{s:s}", "uri", u);
+    if (!abs)
+        put(o, "uriBaseId", json_string("SRCROOT"));
+    flint_free(u);
+    return o;
+}
+
+static json_t *sarif_location(const shardproof_loc_t *l, const char *msg, int id)
+{
+    json_t *art = sarif_artifact(l->file);
+    if (art == NULL)
+        return NULL;
+    json_t *phys = json_object();
+    put(phys, "artifactLocation", art);
+    if (l->line > 0)
+        put(phys, "region", json_pack("{s:I, s:I}", "startLine", (json_int_t)l->line,
+                                      "startColumn", (json_int_t)(l->column ? l->column : 1)));
+    json_t *loc = json_object();
+    if (id >= 0)
+        put(loc, "id", json_integer(id));
+    put(loc, "physicalLocation", phys);
+    /* a generated line's source position ('#@ ORIGIN'): in the message a viewer shows, and as
+       data in the location's property bag */
+    char text[1400];
+    if (l->origin)
+        snprintf(text, sizeof text, "%s%sgenerated from %s", msg ? msg : "", msg ? ", " : "",
+                 l->origin);
+    if (msg || l->origin)
+        put(loc, "message", json_pack("{s:s}", "text", l->origin ? text : msg));
+    if (l->origin)
+        put(loc, "properties", json_pack("{s:s}", "origin", l->origin));
+    return loc;
+}
+
+static json_t *sarif_result(int rule, const char *level, const char *msg)
+{
+    static const char *const ids[] = {"not-equivalent", "undecided", "bad-input"};
+    return json_pack("{s:s, s:i, s:s, s:{s:s}}", "ruleId", ids[rule], "ruleIndex", rule, "level",
+                     level, "message", "text", msg);
+}
+
+/* "[0, 1]", "(dp=0, tp=1)" */
+static void put_ints(sp_sbuf_t *b, const int64_t *v, int n)
+{
+    sp_sbuf_putc(b, '[');
+    for (int i = 0; i < n; i++)
+        sp_sbuf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+    sp_sbuf_putc(b, ']');
+}
+
+static void put_rank(sp_sbuf_t *b, const shardproof_stage_t *t)
+{
+    sp_sbuf_putc(b, '(');
+    for (int i = 0; i < t->ncoords; i++)
+        sp_sbuf_printf(b, "%s%s=%lld", i ? ", " : "", t->coords[i].name,
+                       (long long)t->coords[i].value);
+    sp_sbuf_putc(b, ')');
+}
+
+/* One line saying what failed where, shared by SARIF messages and JUnit failures. */
+static char *stage_message(const shardproof_stage_t *t, int nstages)
+{
+    sp_sbuf_t b;
+    sp_sbuf_init(&b);
+    sp_sbuf_printf(&b, "stage %d of %d: plan tensor '%s' %s model tensor '%s' under %s", t->id,
+                   nstages, t->plan_tensor,
+                   t->status == SHARDPROOF_STAGE_FAILED ? "differs from" : "is undecided against",
+                   t->model_tensor, t->layout);
+    if (t->status == SHARDPROOF_STAGE_UNKNOWN)
+        sp_sbuf_printf(&b, " (%s)", t->reason ? t->reason : "?");
+    sp_sbuf_puts(&b, ": rank ");
+    put_rank(&b, t);
+    sp_sbuf_puts(&b, t->group ? " (its group's reduction), element " : ", element ");
+    put_ints(&b, t->element, t->ndim);
+    if (t->status == SHARDPROOF_STAGE_FAILED) {
+        sp_sbuf_printf(&b, "; plan = %s, model = %s (%s) at ", t->plan_at ? t->plan_at : "?",
+                       t->model_at ? t->model_at : "?", t->exact ? "exact" : "Arb balls");
+        int shown = t->nassign < 8 ? t->nassign : 8;
+        for (int i = 0; i < shown; i++)
+            sp_sbuf_printf(&b, "%s%s = %s", i ? ", " : "", t->assign[i].name, t->assign[i].value);
+        if (t->nassign > shown)
+            sp_sbuf_printf(&b, ", ... (%d inputs in all)", t->nassign);
+        if (t->nassign == 0)
+            sp_sbuf_puts(&b, "any input");
+    }
+    return sp_sbuf_take(&b);
+}
+
+static void sarif_report(res_t *r, FILE *out)
+{
+    shardproof_verdict_t v = shardproof_result_verdict(r);
+    int n = shardproof_result_stage_count(r);
+    json_t *results = json_array();
+    for (int i = 0; i < n; i++) {
+        const shardproof_stage_t *t = shardproof_result_stage(r, i);
+        if (t->status != SHARDPROOF_STAGE_FAILED && t->status != SHARDPROOF_STAGE_UNKNOWN)
             continue;
-        char msg[2048];
-        snprintf(msg, sizeof msg, "stage %d: plan '%s' differs from model '%s'%s%s", s->id + 1,
-                 s->plan_name, s->model_name, s->cex ? "; counterexample: " : "", s->cex ? s->cex : "");
-        fprintf(out, "%s{\"ruleId\": \"%s\", \"level\": \"%s\", \"message\": {\"text\": ", first ? "" : ", ",
-                s->status == SP_STAGE_FAILED ? "not-equivalent" : "unknown",
-                s->status == SP_STAGE_FAILED ? "error" : "warning");
-        sp_json_str(out, msg);
-        fprintf(out, "}, \"locations\": [{\"physicalLocation\": {\"artifactLocation\": {\"uri\": ");
-        sp_json_str(out, s->plan_loc.file);
-        fprintf(out, "}, \"region\": {\"startLine\": %u, \"startColumn\": %u}}}]}", s->plan_loc.line,
-                s->plan_loc.col);
-        first = 0;
+        int failed = t->status == SHARDPROOF_STAGE_FAILED;
+        char *msg = stage_message(t, n);
+        json_t *res = sarif_result(failed ? RULE_NOT_EQUIVALENT : RULE_UNDECIDED,
+                                   failed ? "error" : "warning", msg);
+        flint_free(msg);
+        json_t *loc = sarif_location(&t->plan_loc, NULL, -1);
+        if (loc)
+            put(res, "locations", json_pack("[o]", loc));
+        char rel[1024];
+        snprintf(rel, sizeof rel, "model tensor '%s'", t->model_tensor);
+        json_t *mloc = sarif_location(&t->model_loc, rel, 1);
+        if (mloc)
+            put(res, "relatedLocations", json_pack("[o]", mloc));
+        json_t *props = json_object();
+        put(props, "stage", json_integer(t->id));
+        put(props, "plan_tensor", jstr(t->plan_tensor));
+        put(props, "model_tensor", jstr(t->model_tensor));
+        put(props, "layout", jstr(t->layout));
+        jfailure(props, t);
+        put(res, "properties", props);
+        json_array_append_new(results, res);
     }
-    fprintf(out, "]}]}\n");
+    static const char *const level[] = {"error", "warning", "note"};
+    for (int i = 0; i < shardproof_result_diagnostic_count(r); i++) {
+        const shardproof_diagnostic_t *g = shardproof_result_diagnostic(r, i);
+        json_t *res = sarif_result(RULE_BAD_INPUT, level[g->severity], g->message);
+        json_t *loc = sarif_location(&g->loc, NULL, -1);
+        if (loc)
+            put(res, "locations", json_pack("[o]", loc));
+        put(res, "properties", json_pack("{s:s}", "code", g->code));
+        json_array_append_new(results, res);
+    }
+    tally_t t;
+    tally(r, &t);
+    json_t *driver = json_pack("{s:s, s:s, s:s, s:o}", "name", "shardproof", "version", SP_VERSION,
+                               "semanticVersion", SP_VERSION, "rules", sarif_rules());
+    json_t *run = json_object();
+    put(run, "tool", json_pack("{s:o}", "driver", driver));
+    put(run, "originalUriBaseIds",
+        json_pack("{s:{s:{s:s}}}", "SRCROOT", "description", "text",
+                  "the directory shardproof ran in: relative file names are relative to it"));
+    put(run, "invocations",
+        json_pack("[{s:b, s:i}]", "executionSuccessful", v != SHARDPROOF_INTERNAL, "exitCode",
+                  exit_code(v)));
+    put(run, "results", results);
+    json_t *props = json_object();
+    put(props, "verdict", json_string(shardproof_verdict_name(v)));
+    put(props, "plan", jstr(shardproof_result_plan(r)));
+    put(props, "model", jstr(shardproof_result_model(r)));
+    put(props, "seed", jseed(shardproof_result_seed(r)));
+    put(props, "stages", json_integer(n));
+    put(props, "proved", json_integer(t.n[SHARDPROOF_STAGE_PROVED]));
+    put(props, "memoized", json_integer(t.n[SHARDPROOF_STAGE_MEMOIZED]));
+    put(props, "failed", json_integer(t.n[SHARDPROOF_STAGE_FAILED]));
+    put(props, "unknown", json_integer(t.n[SHARDPROOF_STAGE_UNKNOWN]));
+    put(run, "properties", props);
+    json_t *root = json_object();
+    put(root, "$schema", json_string("https://json.schemastore.org/sarif-2.1.0.json"));
+    put(root, "version", json_string("2.1.0"));
+    put(root, "runs", json_pack("[o]", run));
+    dump(root, out);
 }
 
-static void junit_report(const sp_check_t *C, FILE *out)
+/* ---- JUnit XML ------------------------------------------------------------------------------ */
+
+/* s as XML character data or attribute value: markup escaped, and the characters XML 1.0
+   cannot carry at all (control characters but tab, newline, return) as U+FFFD */
+static void xml(FILE *out, const char *s)
 {
-    int c[5];
-    counts(C, c);
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(out, "<testsuite name=\"shardproof %s\" tests=\"%d\" failures=\"%d\" errors=\"%d\">\n",
-            C->plan->name.str, C->nstages, c[SP_STAGE_FAILED], c[SP_STAGE_UNKNOWN]);
-    for (int i = 0; i < C->nstages; i++) {
-        const sp_stage_t *s = &C->stages[i];
-        fprintf(out, "  <testcase classname=\"%s\" name=\"stage %d: %s ~ %s (line %u)\"", C->plan->name.str,
-                s->id + 1, s->plan_name, s->model_name, s->plan_loc.line);
-        if (s->status == SP_STAGE_FAILED)
-            fprintf(out, "><failure message=\"not equivalent\">%s</failure></testcase>\n",
-                    s->cex ? s->cex : "");
-        else if (s->status == SP_STAGE_UNKNOWN)
-            fprintf(out, "><error message=\"%s\"/></testcase>\n", sp_why_name(s->why));
-        else
-            fprintf(out, "/>\n");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        case '\n': fputs("&#10;", out); break;
+        case '\t': fputs("&#9;", out); break;
+        case '\r': fputs("&#13;", out); break;
+        default:
+            if (c < 0x20)
+                fputs("\xef\xbf\xbd", out);
+            else
+                fputc(c, out);
+        }
     }
-    fprintf(out, "</testsuite>\n");
+}
+
+/* <tag a1="v1" ...>: attrs NULL-terminated name/value pairs (NULL values skipped) */
+static void xml_open(FILE *out, int indent, const char *tag, const char *const *attrs, int empty)
+{
+    fprintf(out, "%*s<%s", indent, "", tag);
+    for (int i = 0; attrs && attrs[i]; i += 2) {
+        if (attrs[i + 1] == NULL)
+            continue;
+        fprintf(out, " %s=\"", attrs[i]);
+        xml(out, attrs[i + 1]);
+        fputc('"', out);
+    }
+    fputs(empty ? "/>\n" : ">\n", out);
+}
+
+/* FILE:LINE:COL, and " (ORIGIN)" as the text report writes it */
+static void xml_loc(FILE *out, const shardproof_loc_t *l)
+{
+    xml(out, l->file);
+    fprintf(out, ":%u:%u", l->line, l->column);
+    if (l->origin) {
+        fputs(" (", out);
+        xml(out, l->origin);
+        fputs(")", out);
+    }
+}
+
+/* A stable test name: "plan ~ model", and " #k" for the k-th stage of the same pair. */
+static void test_name(res_t *r, int i, char *buf, size_t len)
+{
+    const shardproof_stage_t *t = shardproof_result_stage(r, i);
+    int k = 1;
+    for (int j = 0; j < i; j++) {
+        const shardproof_stage_t *u = shardproof_result_stage(r, j);
+        k += !strcmp(u->plan_tensor, t->plan_tensor) && !strcmp(u->model_tensor, t->model_tensor);
+    }
+    if (k > 1)
+        snprintf(buf, len, "%s ~ %s #%d", t->plan_tensor, t->model_tensor, k);
+    else
+        snprintf(buf, len, "%s ~ %s", t->plan_tensor, t->model_tensor);
+}
+
+static void junit_report(res_t *r, FILE *out)
+{
+    shardproof_verdict_t v = shardproof_result_verdict(r);
+    tally_t t;
+    tally(r, &t);
+    int n = shardproof_result_stage_count(r), input_bad = n == 0 && v != SHARDPROOF_EQUIVALENT;
+    char tests[32], fails[32], errs[32], skipped[32], seed[32], line[32];
+    snprintf(tests, sizeof tests, "%d", input_bad ? 1 : n);
+    snprintf(fails, sizeof fails, "%d", t.n[SHARDPROOF_STAGE_FAILED]);
+    snprintf(errs, sizeof errs, "%d", input_bad ? 1 : t.n[SHARDPROOF_STAGE_UNKNOWN]);
+    snprintf(skipped, sizeof skipped, "%d", t.n[SHARDPROOF_STAGE_PENDING]);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)shardproof_result_seed(r));
+    const char *plan = shardproof_result_plan(r), *file = shardproof_result_file(r);
+    char suite[512], cls[512];
+    snprintf(suite, sizeof suite, "shardproof %s", plan ? plan : file ? file : "");
+    snprintf(cls, sizeof cls, "shardproof.%s", plan ? plan : "input");
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+    const char *ts[] = {"name", "shardproof", "tests", tests, "failures", fails, "errors", errs,
+                        NULL};
+    xml_open(out, 0, "testsuites", ts, 0);
+    const char *sa[] = {"name", suite, "tests", tests, "failures", fails, "errors", errs,
+                        "skipped", skipped, "file", file, NULL};
+    xml_open(out, 2, "testsuite", sa, 0);
+    xml_open(out, 4, "properties", NULL, 0);
+    const char *props[][2] = {{"verdict", shardproof_verdict_name(v)}, {"file", file},
+                              {"plan", plan}, {"model", shardproof_result_model(r)},
+                              {"seed", seed}};
+    for (size_t i = 0; i < sizeof props / sizeof props[0]; i++) {
+        const char *pa[] = {"name", props[i][0], "value", props[i][1], NULL};
+        if (props[i][1])
+            xml_open(out, 6, "property", pa, 1);
+    }
+    fputs("    </properties>\n", out);
+    if (input_bad) {
+        /* no stages: the diagnostics are the one test's error */
+        const shardproof_diagnostic_t *g0 = shardproof_result_diagnostic(r, 0);
+        const char *ca[] = {"classname", cls, "name", "input", "file", file, NULL};
+        xml_open(out, 4, "testcase", ca, 0);
+        const char *ea[] = {"message", g0 ? g0->message : shardproof_verdict_name(v), "type",
+                            shardproof_verdict_name(v), NULL};
+        xml_open(out, 6, "error", ea, 0);
+        for (int i = 0; i < shardproof_result_diagnostic_count(r); i++) {
+            const shardproof_diagnostic_t *g = shardproof_result_diagnostic(r, i);
+            char pos[64] = "";
+            if (g->loc.line)
+                snprintf(pos, sizeof pos, ":%u:%u", g->loc.line, g->loc.column);
+            xml(out, g->loc.file ? g->loc.file : "shardproof");
+            xml(out, pos);
+            fprintf(out, ": %s: ", g->severity == SHARDPROOF_ERROR     ? "error"
+                                   : g->severity == SHARDPROOF_WARNING ? "warning"
+                                                                       : "note");
+            xml(out, g->message);
+            fputc('\n', out);
+        }
+        fputs("      </error>\n    </testcase>\n", out);
+    }
+    for (int i = 0; i < n; i++) {
+        const shardproof_stage_t *s = shardproof_result_stage(r, i);
+        char name[1024];
+        test_name(r, i, name, sizeof name);
+        snprintf(line, sizeof line, "%u", s->plan_loc.line);
+        const char *ca[] = {"classname", cls, "name", name, "file", s->plan_loc.file, "line", line,
+                            NULL};
+        int bad = s->status == SHARDPROOF_STAGE_FAILED || s->status == SHARDPROOF_STAGE_UNKNOWN;
+        int pending = s->status == SHARDPROOF_STAGE_PENDING;
+        xml_open(out, 4, "testcase", ca, !bad && !pending);
+        if (pending) {
+            fputs("      <skipped message=\"not proved in this shard\"/>\n    </testcase>\n", out);
+            continue;
+        }
+        if (!bad)
+            continue;
+        char *msg = stage_message(s, n);
+        const char *fa[] = {"message", msg, "type",
+                            s->status == SHARDPROOF_STAGE_FAILED ? "NotEquivalent" : "Undecided",
+                            NULL};
+        const char *tag = s->status == SHARDPROOF_STAGE_FAILED ? "failure" : "error";
+        xml_open(out, 6, tag, fa, 0);
+        flint_free(msg);
+        fprintf(out, "plan line: ");
+        xml_loc(out, &s->plan_loc);
+        fprintf(out, "\nmodel line: ");
+        xml_loc(out, &s->model_loc);
+        fprintf(out, "\nplan value: ");
+        xml(out, s->plan_value);
+        fputs("\nmodel value: ", out);
+        xml(out, s->model_value);
+        fputs("\n", out);
+        if (s->status == SHARDPROOF_STAGE_FAILED) {
+            fputs("counterexample:", out);
+            for (int k = 0; k < s->nassign; k++) {
+                fputs(k ? ", " : " ", out);
+                xml(out, s->assign[k].name);
+                fputs(" = ", out);
+                xml(out, s->assign[k].value);
+            }
+            fputs("\n", out);
+        }
+        fprintf(out, "      </%s>\n    </testcase>\n", tag);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", out);
 }
 
 void shardproof_report(const shardproof_t *C, FILE *out, shardproof_format_t fmt)
 {
-    if (C->plan == NULL)
+    int bad = C->verdict == SHARDPROOF_BAD_INPUT || C->verdict == SHARDPROOF_INTERNAL;
+    if (fmt == SHARDPROOF_FORMAT_TEXT) {
+        /* bad input: the diagnostics (shardproof_print_diagnostics) are the whole report */
+        if (!bad && C->plan != NULL)
+            text_report(C, out);
+        return;
+    }
+    shardproof_result_t *r = shardproof_result_new(C);
+    if (r == NULL)
         return;
     switch (fmt) {
-    case SHARDPROOF_FORMAT_JSON: json_report(C, out); break;
-    case SHARDPROOF_FORMAT_SARIF: sarif_report(C, out); break;
-    case SHARDPROOF_FORMAT_JUNIT: junit_report(C, out); break;
-    default: text_report(C, out); break;
+    case SHARDPROOF_FORMAT_JSON: json_report(r, out); break;
+    case SHARDPROOF_FORMAT_SARIF: sarif_report(r, out); break;
+    default: junit_report(r, out); break;
     }
+    shardproof_result_free(r);
 }
 
 void shardproof_explain(const shardproof_t *C, FILE *out)
@@ -348,35 +737,8 @@ void shardproof_explain(const shardproof_t *C, FILE *out)
         const sp_stage_t *s = &C->stages[i];
         char pl[512], ls[512];
         loc_str(C, s->plan_loc, pl, sizeof pl);
-        layout_str(C, &s->layout, ls, sizeof ls);
+        sp_layout_str(C, &s->layout, ls, sizeof ls);
         fprintf(out, "  %3d  %-7s %s: plan '%s' ~ model '%s' : %s\n", s->id + 1,
                 s->kind == SP_STAGE_OUTPUT ? "output" : "lineage", pl, s->plan_name, s->model_name, ls);
     }
-}
-
-void shardproof_dot(const shardproof_t *C, FILE *out)
-{
-    if (C->plan == NULL)
-        return;
-    fprintf(out, "digraph shardproof {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n");
-    fprintf(out, "  subgraph cluster_model { label=\"model %s\"; color=gray;\n", C->model->name.str);
-    for (int i = 0; i < C->nstages; i++)
-        fprintf(out, "    m%d [label=\"%s\\nline %u\"];\n", i, C->stages[i].model_name,
-                C->stages[i].model_loc.line);
-    fprintf(out, "  }\n  subgraph cluster_plan { label=\"plan %s\"; color=gray;\n", C->plan->name.str);
-    for (int i = 0; i < C->nstages; i++) {
-        const sp_stage_t *s = &C->stages[i];
-        const char *color = s->status == SP_STAGE_FAILED ? "red" : s->status == SP_STAGE_UNKNOWN ? "orange"
-                          : s->status == SP_STAGE_PENDING ? "black" : "darkgreen";
-        fprintf(out, "    p%d [label=\"%d: %s\\nline %u\\n%s\", color=%s%s];\n", i, s->id + 1, s->plan_name,
-                s->plan_loc.line, status_name(s->status), color,
-                s->status == SP_STAGE_FAILED ? ", penwidth=3, style=filled, fillcolor=mistyrose" : "");
-    }
-    fprintf(out, "  }\n");
-    for (int i = 0; i < C->nstages; i++) {
-        fprintf(out, "  p%d -> m%d [style=dashed, arrowhead=none, label=\"~\"];\n", i, i);
-        if (i > 0)
-            fprintf(out, "  p%d -> p%d [color=gray];\n", i - 1, i);
-    }
-    fprintf(out, "}\n");
 }

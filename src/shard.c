@@ -25,48 +25,73 @@ static uint64_t text_hash(const char *text, size_t len)
     return h;
 }
 
+/* s as a JSON string (invalid UTF-8 replaced), null for NULL */
+static json_t *jstr(const char *s)
+{
+    if (s == NULL)
+        return json_null();
+    char *c = sp_utf8_clean(s);
+    json_t *j = json_string(c);
+    flint_free(c);
+    return j;
+}
+
+static json_t *jhex(uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%016" PRIx64, v);
+    return json_string(b);
+}
+
 void shardproof_write_partial(const shardproof_t *C, FILE *out, const char *text, size_t len,
                               const char *const *args, int nargs)
 {
-    fprintf(out, "{\n  \"format\": \"%s\", \"schema\": %d, \"version\": \"%s\",\n  \"file\": ",
-            PARTIAL_FORMAT, PARTIAL_SCHEMA, SP_VERSION);
-    sp_json_str(out, C->path);
-    fprintf(out, ", \"input_fnv1a64\": \"%016" PRIx64 "\",\n  \"args\": [", text_hash(text, len));
-    for (int i = 0; i < nargs; i++) {
-        fprintf(out, "%s", i ? ", " : "");
-        sp_json_str(out, args[i]);
-    }
-    fprintf(out, "],\n  \"shard\": %d, \"shards\": %d, \"stages\": %d,\n  \"results\": [\n",
-            C->opt.shard_index, C->opt.shard_count, C->nstages);
+    json_t *o = json_object(), *a = json_array(), *results = json_array();
+    json_object_set_new(o, "format", json_string(PARTIAL_FORMAT));
+    json_object_set_new(o, "schema", json_integer(PARTIAL_SCHEMA));
+    json_object_set_new(o, "version", json_string(SP_VERSION));
+    json_object_set_new(o, "file", jstr(C->path));
+    json_object_set_new(o, "input_fnv1a64", jhex(text_hash(text, len)));
+    for (int i = 0; i < nargs; i++)
+        json_array_append_new(a, jstr(args[i]));
+    json_object_set_new(o, "args", a);
+    json_object_set_new(o, "shard", json_integer(C->opt.shard_index));
+    json_object_set_new(o, "shards", json_integer(C->opt.shard_count));
+    json_object_set_new(o, "stages", json_integer(C->nstages));
     for (int i = 0; i < C->nstages; i++) {
         const sp_stage_t *s = &C->stages[i];
-        fprintf(out, "    {\"id\": %d, \"key\": \"%016" PRIx64 "\", \"status\": \"%s\"", s->id + 1,
-                s->key, status_names[s->status]);
-        if (s->status != SP_STAGE_PENDING)
-            fprintf(out, ", \"elements\": %" PRId64 ", \"symmetric\": %" PRId64, s->elements,
-                    s->symmetric);
-        if (s->memo_of >= 0)
-            fprintf(out, ", \"memo_of\": %d", s->memo_of + 1);
-        if (s->prob_bits > 0)
-            fprintf(out, ", \"prob_bits\": %" PRId64, s->prob_bits);
-        if (s->status == SP_STAGE_FAILED || s->status == SP_STAGE_UNKNOWN) {
-            fprintf(out, ",\n     \"why\": %d, \"fail_rank\": %" PRId64 ", \"fail_index\": %" PRId64
-                         ", \"fail_shape\": [",
-                    (int)s->why, s->fail_rank, s->fail_index);
-            for (int d = 0; d < s->fail_ndim; d++)
-                fprintf(out, "%s%" PRId64, d ? ", " : "", s->fail_shape[d]);
-            const char *names[] = {"plan_value", "model_value", "cex", "cex_values"};
-            const char *vals[] = {s->plan_value, s->model_value, s->cex, s->cex_values};
-            fprintf(out, "]");
-            for (int k = 0; k < 4; k++)
-                if (vals[k]) {
-                    fprintf(out, ", \"%s\": ", names[k]);
-                    sp_json_str(out, vals[k]);
-                }
+        json_t *r = json_object();
+        json_object_set_new(r, "id", json_integer(s->id + 1));
+        json_object_set_new(r, "key", jhex(s->key));
+        json_object_set_new(r, "status", json_string(status_names[s->status]));
+        if (s->status != SP_STAGE_PENDING) {
+            json_object_set_new(r, "elements", json_integer(s->elements));
+            json_object_set_new(r, "symmetric", json_integer(s->symmetric));
         }
-        fprintf(out, "}%s\n", i + 1 < C->nstages ? "," : "");
+        if (s->memo_of >= 0)
+            json_object_set_new(r, "memo_of", json_integer(s->memo_of + 1));
+        if (s->prob_bits > 0)
+            json_object_set_new(r, "prob_bits", json_integer(s->prob_bits));
+        if (s->status == SP_STAGE_FAILED || s->status == SP_STAGE_UNKNOWN) {
+            json_object_set_new(r, "why", json_integer((int)s->why));
+            json_object_set_new(r, "fail_rank", json_integer(s->fail_rank));
+            json_object_set_new(r, "fail_index", json_integer(s->fail_index));
+            json_t *sh = json_array();
+            for (int d = 0; d < s->fail_ndim; d++)
+                json_array_append_new(sh, json_integer(s->fail_shape[d]));
+            json_object_set_new(r, "fail_shape", sh);
+            const char *names[] = {"plan_value", "model_value", "cex", "cex_values", "reason"};
+            const char *vals[] = {s->plan_value, s->model_value, s->cex, s->cex_values, s->reason};
+            for (int k = 0; k < 5; k++)
+                if (vals[k])
+                    json_object_set_new(r, names[k], jstr(vals[k]));
+        }
+        json_array_append_new(results, r);
     }
-    fprintf(out, "  ]\n}\n");
+    json_object_set_new(o, "results", results);
+    json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(o);
 }
 
 /* ---- merge -------------------------------------------------------------------------------- */
@@ -135,7 +160,7 @@ static int take_result(sp_stage_t *s, json_t *r, int nstages, char *err, size_t 
         s->why = (sp_why_t)v;
         if (!json_int_in(r, "fail_rank", 0, INT64_MAX, &v))
             MERR("%s: results[%d].fail_rank: expected a rank", name, s->id);
-        s->fail_rank = v;
+        sp_stage_fail_at(s, v);
         if (!json_int_in(r, "fail_index", 0, INT64_MAX, &v))
             MERR("%s: results[%d].fail_index: expected an index", name, s->id);
         s->fail_index = v;
@@ -152,6 +177,7 @@ static int take_result(sp_stage_t *s, json_t *r, int nstages, char *err, size_t 
         s->model_value = flint_dup_or_null(r, "model_value");
         s->cex = flint_dup_or_null(r, "cex");
         s->cex_values = flint_dup_or_null(r, "cex_values");
+        s->reason = flint_dup_or_null(r, "reason");
     }
     return 1;
 fail:
@@ -254,5 +280,6 @@ fail:
     for (int k = 0; k < nparts; k++)
         json_decref(P[k].root);
     flint_free(P);
+    C->verdict = verdict;
     return verdict;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "defined.h"
 #include "nf.h"
 #include "smt2.h"
 #include "sbuf.h"
@@ -22,11 +23,20 @@ void sp_stage_clear(sp_stage_t *s)
         flint_free(s->plan);
     }
     sp_tensor_clear(&s->model);
+    flint_free(s->plan_rloc);
     flint_free(s->plan_value);
     flint_free(s->model_value);
     flint_free(s->cex);
     flint_free(s->cex_values);
+    flint_free(s->reason);
     memset(s, 0, sizeof(*s));
+}
+
+void sp_stage_fail_at(sp_stage_t *s, int64_t r)
+{
+    s->fail_rank = r;
+    if (s->plan_rloc && r >= 0 && r < s->nranks && s->plan_rloc[r].file)
+        s->plan_loc = s->plan_rloc[r];
 }
 
 /* The element pairs of a stage: plan[r][i] against the model's shard, after pending reductions. */
@@ -434,13 +444,31 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
         s->elements++;
         sp_answer_t ans = sp_equiv(S, a[k], b[k], &r);
         if (ans == SP_EQUAL) {
-            if (r.probabilistic_bits > 0 && (s->prob_bits == 0 || r.probabilistic_bits < s->prob_bits))
-                s->prob_bits = r.probabilistic_bits;
-            continue;
+            /* equal wherever both are defined; EQUIVALENT also needs the plan defined wherever
+               the model is (docs/soundness.md, "Definedness") */
+            slong bits = r.probabilistic_bits;
+            ans = sp_defined_implied(S, a[k], b[k], &r);
+            if (ans == SP_EQUAL) {
+                if (bits > 0 && (s->prob_bits == 0 || bits < s->prob_bits))
+                    s->prob_bits = bits;
+                continue;
+            }
+        } else if (ans == SP_UNKNOWN) {
+            /* equality undecided (often a branch where the plan is undefined): a point where
+               the model is defined and the plan is not still refutes it */
+            sp_result_t d;
+            sp_result_init(&d);
+            if (sp_defined_implied(S, a[k], b[k], &d) == SP_DIFFERENT) {
+                sp_result_clear(&r);
+                r = d;
+                ans = SP_DIFFERENT;
+            } else {
+                sp_result_clear(&d);
+            }
         }
         s->status = ans == SP_DIFFERENT ? SP_STAGE_FAILED : SP_STAGE_UNKNOWN;
         s->why = r.why;
-        s->fail_rank = P.rank[i];
+        sp_stage_fail_at(s, P.rank[i]);
         s->fail_index = P.index[i];
         int64_t ls[SP_MAX_DIMS];
         sp_layout_local_shape(&C->mesh, &s->layout, P.rank[i], ls);
@@ -460,10 +488,20 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
             char *cx = fmt_cex(E, &r);
             s->cex = strdup_flint(cx);
             flint_free(cx);
-            size_t need = strlen(r.cex.lhs_value) + strlen(r.cex.rhs_value) + 64;
-            s->cex_values = flint_malloc(need);
-            snprintf(s->cex_values, need, "plan = %s, model = %s (%s)", r.cex.lhs_value,
-                     r.cex.rhs_value, r.cex.exact ? "exact" : "Arb balls, disjoint");
+            sp_sbuf_t t;
+            sp_sbuf_init(&t);
+            if (r.detail != NULL) /* sp_defined_implied: the plan undefined there */
+                sp_sbuf_printf(&t, "plan undefined (%s) where the model = %s (%s)", r.detail,
+                               r.cex.rhs_value, r.cex.exact ? "exact" : "Arb ball");
+            else
+                sp_sbuf_printf(&t, "plan = %s, model = %s (%s)", r.cex.lhs_value, r.cex.rhs_value,
+                               r.cex.exact ? "exact" : "Arb balls, disjoint");
+            s->cex_values = sp_sbuf_take(&t);
+        } else if (r.why == SP_WHY_DEFINEDNESS) {
+            sp_sbuf_t t;
+            sp_sbuf_init(&t);
+            sp_sbuf_printf(&t, "cannot show the plan's %s wherever the model is defined", r.detail);
+            s->reason = sp_sbuf_take(&t);
         }
         break;
     }

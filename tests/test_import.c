@@ -541,6 +541,10 @@ static void test_import_trainverify_pairs(void **state)
     assert_int_equal(bad, 0);
 }
 
+static const sp_cmd_t import_cmd = {"import", SP_CMD_IMPORT, "", "", NULL, sp_cli_opts,
+                                    sp_cli_import};
+static const sp_cmd_t check_cmd = {"check", SP_CMD_CHECK, "", "", NULL, sp_cli_opts, sp_cli_check};
+
 /* the command line: import to a file, check --nnscaler, and exit 2 on bad input */
 static void test_import_cli(void **state)
 {
@@ -550,7 +554,7 @@ static void test_import_cli(void **state)
     char out[256];
     snprintf(out, sizeof out, "%s/tiny.sp", dir);
     char *a1[] = {"nnscaler", TINY_L, TINY_P, "-o", out};
-    assert_int_equal(sp_cli_import(5, a1), 0);
+    assert_int_equal(sp_cli_import(&import_cmd, 5, a1), 0);
     size_t n;
     char *text = slurp(out, &n);
     assert_non_null(text);
@@ -559,17 +563,16 @@ static void test_import_cli(void **state)
     unlink(out);
     rmdir(dir);
     char *a2[] = {"--nnscaler", TINY_L, TINY_P, "--no-progress", "--format", "json"};
-    assert_true(sp_cli_nnscaler_requested(6, a2));
     /* the report goes to stdout, silenced here; only the exit code matters */
     fflush(stdout);
     int saved = dup(1), null = open("/dev/null", O_WRONLY);
     assert_true(saved >= 0 && null >= 0);
     dup2(null, 1);
-    int rc = sp_cli_check_nnscaler(6, a2, 0);
-    /* check's valued options pass through with their values (the list is cli.c's) */
+    int rc = sp_cli_check(&check_cmd, 6, a2);
+    /* check's other options go with --nnscaler (one option table) */
     char *pass[] = {"--nnscaler", TINY_L, TINY_P, "--no-progress", "--max-nodes", "100000000",
                   "--shapes", "1", "--probabilistic", "3"};
-    int rc3 = sp_cli_check_nnscaler(10, pass, 0);
+    int rc3 = sp_cli_check(&check_cmd, 10, pass);
     fflush(stdout);
     dup2(saved, 1);
     close(saved);
@@ -577,13 +580,13 @@ static void test_import_cli(void **state)
     assert_int_equal(rc, 0);
     assert_int_equal(rc3, 0);
     char *a3[] = {"nnscaler", "tests/import/no_such_file.json", TINY_P, "-o", "/dev/null"};
-    assert_int_equal(sp_cli_import(5, a3), 2);
+    assert_int_equal(sp_cli_import(&import_cmd, 5, a3), 2);
     char *a4[] = {"nnscaler", TINY_L};
-    assert_int_equal(sp_cli_import(2, a4), 2);
+    assert_int_equal(sp_cli_import(&import_cmd, 2, a4), 2);
     char *a5[] = {"gguf", TINY_L, TINY_P};
-    assert_int_equal(sp_cli_import(3, a5), 2);
+    assert_int_equal(sp_cli_import(&import_cmd, 3, a5), 2);
     char *a6[] = {"--nnscaler", TINY_L, TINY_P, "extra.sp"};
-    assert_int_equal(sp_cli_check_nnscaler(4, a6, 0), 2);
+    assert_int_equal(sp_cli_check(&check_cmd, 4, a6), 2);
 }
 
 int main(void)

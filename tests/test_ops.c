@@ -10,32 +10,11 @@
 #include <cmocka.h>
 
 #include "diff.h"
+#include "engine_fixture.h"
 #include "ops.h"
 #include "solver.h"
 
 /* ---- fixture and helpers ---------------------------------------------------------------- */
-
-typedef struct {
-    sp_engine_t *S;
-    sp_ectx_struct *E;
-} fx_t;
-
-static int setup(void **state)
-{
-    fx_t *f = calloc(1, sizeof(fx_t));
-    f->S = sp_engine_new(NULL, 12345);
-    f->E = sp_engine_exprs(f->S);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *f = *state;
-    sp_engine_free(f->S);
-    free(f);
-    return 0;
-}
 
 /* Attributes from a spec "key=value;value;..." (values: integers, rationals a/b, [lists],
    names). */
@@ -191,7 +170,8 @@ static void apply(fx_t *f, const char *name, const sp_tensor_t *in, int nin, con
     assert_true(ok);
 }
 
-/* Apply and expect the error message exactly. */
+/* Apply and expect the error message exactly; an unknown attribute is also named by its index
+   in err.attr (the caller points at its keyword). */
 static void apply_err(fx_t *f, const char *name, const sp_tensor_t *in, int nin, const char *attrs,
                       const char *msg)
 {
@@ -201,12 +181,21 @@ static void apply_err(fx_t *f, const char *name, const sp_tensor_t *in, int nin,
     attrs_init(&A, attrs);
     sp_tensor_init(&out);
     int ok = sp_ops_apply(f->E, name, in, nin, A.a, A.n, 0, &out, &err);
-    attrs_clear(&A);
     assert_false(ok);
     assert_null(out.v);
     if (strcmp(err.msg, msg) != 0)
         fprintf(stderr, "message: '%s'\n   want: '%s'\n", err.msg, msg);
     assert_string_equal(err.msg, msg);
+    const char *u = strstr(msg, "unknown attribute '");
+    if (u != NULL) {
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(u + 19, "'"), u + 19);
+        assert_true(err.attr >= 0 && err.attr < A.n);
+        assert_string_equal(A.keys[err.attr], key);
+    } else {
+        assert_int_equal(err.attr, -1);
+    }
+    attrs_clear(&A);
 }
 
 static void clear_all(sp_tensor_t *t, int n)
@@ -621,7 +610,10 @@ static void test_ops_reductions(void **state)
     expect_elem(f, &out, 0, "log(exp(x[0,0,0]) + exp(x[0,0,1]))");
     sp_tensor_clear(&out);
     apply_err(f, "sum", &x, 1, "dim=[1,1]", "sum: dimension 1 repeated");
-    apply_err(f, "sum", &x, 1, "axis=1", "sum: unknown attribute 'axis'");
+    apply_err(f, "sum", &x, 1, "axis=1", "sum: unknown attribute 'axis' (sum takes dim, keepdim)");
+    apply_err(f, "sum", &x, 1, "dim=1;keepdims=1",
+              "sum: unknown attribute 'keepdims' (did you mean 'keepdim'?)");
+    apply_err(f, "relu", &x, 1, "dim=1", "relu: unknown attribute 'dim' (relu takes no attributes)");
     apply_err(f, "mean", &x, 1, "dim=3", "mean: dimension 3 out of range for a 3-d tensor");
     sp_tensor_clear(&x);
 }
@@ -1526,41 +1518,62 @@ static void test_ops_random_inputs_never_crash(void **state)
     assert_true(ok_count > 2000 && err_count > 5000);
 }
 
+/* Every operator of the table has its reference entry (docs/operators.md is generated from it). */
+static void test_ops_every_operator_documented(void **state)
+{
+    (void)state;
+    sp_op_info_t o;
+    int n = 0;
+    for (int i = 0; sp_ops_info(i, &o); i++, n++) {
+        if (o.doc == NULL || o.kind == NULL)
+            fprintf(stderr, "operator '%s' has no entry in op_docs\n", o.name);
+        assert_non_null(o.doc);
+        assert_true(!strcmp(o.kind, "rational") || !strcmp(o.kind, "atoms") ||
+                    !strcmp(o.kind, "piecewise"));
+        assert_true(sp_ops_known(o.name));
+    }
+    assert_int_equal(n, sp_ops_count());
+    assert_false(sp_ops_info(n, &o));
+    for (const char *const *p = sp_ops_names(); *p; p++)
+        assert_true(sp_ops_known(*p));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ops_tensor_basics, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_names_known, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_elementwise_broadcast, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_elementwise_formulas, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_binary_and_where, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_dropout, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_literal_tensor_attrs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_reshape_flatten_squeeze, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_transpose_permute, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_slice_python_clamp, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_chunk_torch_rule, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_split_pad_concat, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_expand_repeat, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_reductions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_softmax_formula, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_masked_and_causal_softmax, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_norms, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_cross_entropy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_matmul_broadcasting, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_embedding, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_rope, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_attention_gqa, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_attention_composed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_topk_mask, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_output_aliases_input, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_vjp_matches_diff, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_vjp_random_broadcast, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_vjp_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_grad_operators, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_cross_entropy_grad, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ops_random_inputs_never_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ops_tensor_basics, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_names_known, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_elementwise_broadcast, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_elementwise_formulas, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_binary_and_where, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_dropout, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_literal_tensor_attrs, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_reshape_flatten_squeeze, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_transpose_permute, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_slice_python_clamp, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_chunk_torch_rule, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_split_pad_concat, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_expand_repeat, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_reductions, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_softmax_formula, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_masked_and_causal_softmax, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_norms, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_cross_entropy, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_matmul_broadcasting, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_embedding, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_rope, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_attention_gqa, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_attention_composed, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_topk_mask, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_errors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_output_aliases_input, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_vjp_matches_diff, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_vjp_random_broadcast, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_vjp_errors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_grad_operators, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_cross_entropy_grad, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_random_inputs_never_crash, fx_setup, fx_teardown),
+        cmocka_unit_test(test_ops_every_operator_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

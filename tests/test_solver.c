@@ -10,39 +10,11 @@
 
 #include <cmocka.h>
 
+#include "engine_fixture.h"
 #include "eval.h"
 #include "solver.h"
 
-typedef struct {
-    sp_engine_t *S;
-    sp_ectx_struct *E;
-} fx_t;
-
-static int setup(void **state)
-{
-    fx_t *f = malloc(sizeof(fx_t));
-    f->S = sp_engine_new(NULL, 12345);
-    f->E = sp_engine_exprs(f->S);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *f = *state;
-    sp_engine_free(f->S);
-    free(f);
-    return 0;
-}
-
-static sp_expr_t P(fx_t *f, const char *s)
-{
-    char err[200];
-    sp_expr_t e = sp_expr_parse(f->E, s, err, sizeof err);
-    if (e == SP_EXPR_NONE)
-        fail_msg("parse '%s': %s", s, err);
-    return e;
-}
+static sp_expr_t P(fx_t *f, const char *s) { return fx_parse(f, s); }
 
 static sp_expr_t V(fx_t *f, const char *fmt, int i, int j)
 {
@@ -663,31 +635,31 @@ static void test_solver_random_polynomial_identities(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_solver_indicator_conditions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_row_parallel_matmul, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_softmax_max_shift, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_online_softmax_merge, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_vocab_parallel_cross_entropy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_piecewise_identities, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_sharded_rmsnorm, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_exp_sigmoid_identities, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_relu_not_additive, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_single_index_reduction_is_unsound, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_double_scaling, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_softmax_shift_understanding, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_rational_functions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_deep_chain, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_normal_form_is_canonical, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_indicator_conditions, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_row_parallel_matmul, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_softmax_max_shift, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_online_softmax_merge, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_vocab_parallel_cross_entropy, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_piecewise_identities, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_sharded_rmsnorm, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_exp_sigmoid_identities, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_relu_not_additive, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_single_index_reduction_is_unsound, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_double_scaling, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_softmax_shift_understanding, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_rational_functions, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_deep_chain, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_normal_form_is_canonical, fx_setup, fx_teardown),
         cmocka_unit_test(test_solver_regress_pow_scalar_alias),
         cmocka_unit_test(test_solver_probabilistic_mode),
         cmocka_unit_test(test_solver_limits_give_unknown),
         cmocka_unit_test(test_solver_random_polynomial_identities),
         cmocka_unit_test(test_solver_regress_constant_tower_limit),
-        cmocka_unit_test_setup_teardown(test_solver_regress_log_of_deep_sqrt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_regress_log_of_deep_sqrt, fx_setup, fx_teardown),
         cmocka_unit_test(test_solver_regress_deadline_inside_evaluation),
-        cmocka_unit_test_setup_teardown(test_solver_regress_fingerprint_linear, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_print_parse_round_trip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_solver_cp_attention_key_grad, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solver_regress_fingerprint_linear, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_print_parse_round_trip, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_cp_attention_key_grad, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests_name("solver", tests, NULL, NULL);
 }

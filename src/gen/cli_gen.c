@@ -6,149 +6,140 @@
 #include <string.h>
 
 #include "gen.h"
+#include "cli.h"
 
-static void gen_usage(FILE *f)
-{
-    fprintf(
-        f,
-        "usage: shardproof gen llama3|deepseek3 [options] [-o OUT]\n"
-        "       shardproof gen llama3|deepseek3 --bug list\n"
-        "       shardproof gen llama3 --variant list\n"
-        "\n"
-        "Writes a .sp file (dims, the model trained with SGD or Adam, one plan) for the given\n"
-        "parallelism; see docs/workloads.md.\n"
-        "\n"
-        "model:     --preset NAME (llama3: 8b 70b 405b; deepseek3: 16b 236b 671b)  --layers N\n"
-        "           --batch N  --optim sgd|adam  --clip C  --loss-mask  --label-smoothing E\n"
-        "           --tied  --freeze NAME,...  --score softmax|sigmoid (deepseek3 router)\n"
-        "parallel:  --dp N  --tp N  --sp  --cp N  --cp-algo allgather|ring  --pp N  --vpp N\n"
-        "           --partition N,N,...  --nm N | --grad-accum N  --schedule gpipe|1f1b\n"
-        "           --zero 0|1|2|3  --ep N (deepseek3)\n"
-        "checks:    --bug NAME (plants a bug; the file starts with its expected verdict and line)\n"
-        "           --variant NAME (a performance-only change that must verify EQUIVALENT)\n");
-}
+enum {
+    G_PRESET = 1, G_LAYERS, G_BATCH, G_OPTIM, G_CLIP, G_LOSS_MASK, G_LABEL_SMOOTHING, G_TIED,
+    G_FREEZE, G_SCORE, G_DP, G_TP, G_SP, G_CP, G_CP_ALGO, G_PP, G_VPP, G_PARTITION, G_NM,
+    G_GRAD_ACCUM, G_SCHEDULE, G_ZERO, G_EP, G_BUG, G_VARIANT, G_OUTPUT
+};
+
+#define G SP_CMD_GEN
+
+const sp_opt_t sp_gen_opts[] = {
+    {G_PRESET, "--preset", NULL, SP_ARG_ONE, "NAME", G, 0,
+     "the model's sizes: llama3 8b, 70b, 405b; deepseek3 16b, 236b, 671b (default: the first)"},
+    {G_LAYERS, "--layers", NULL, SP_ARG_ONE, "N", G, 0, "layers (default: the preset's)"},
+    {G_BATCH, "--batch", NULL, SP_ARG_ONE, "N", G, 0,
+     "global batch in sequences (default 2 * dp * nm)"},
+    {G_OPTIM, "--optim", NULL, SP_ARG_ONE, "sgd|adam", G, 0, "the optimizer (default sgd)"},
+    {G_CLIP, "--clip", NULL, SP_ARG_ONE, "C", G, 0, "gradient-norm clipping at C (a number)"},
+    {G_LOSS_MASK, "--loss-mask", NULL, SP_ARG_NONE, NULL, G, 0,
+     "a loss-mask input: the mean over the unmasked tokens"},
+    {G_LABEL_SMOOTHING, "--label-smoothing", NULL, SP_ARG_ONE, "E", G, 0,
+     "cross-entropy label smoothing E in [0, 1)"},
+    {G_TIED, "--tied", NULL, SP_ARG_NONE, NULL, G, 0,
+     "tied embeddings: the LM head is the embedding transposed"},
+    {G_FREEZE, "--freeze", NULL, SP_ARG_ONE, "NAME,...", G, 0, "frozen parameters"},
+    {G_SCORE, "--score", NULL, SP_ARG_ONE, "softmax|sigmoid", G, 0,
+     "deepseek3: the router's scores (default softmax)"},
+    {G_DP, "--dp", NULL, SP_ARG_ONE, "N", G, 0, "data parallel ranks"},
+    {G_TP, "--tp", NULL, SP_ARG_ONE, "N", G, 0, "tensor parallel ranks"},
+    {G_SP, "--sp", NULL, SP_ARG_NONE, NULL, G, 0, "sequence parallel (needs --tp > 1)"},
+    {G_CP, "--cp", NULL, SP_ARG_ONE, "N", G, 0, "context parallel ranks"},
+    {G_CP_ALGO, "--cp-algo", NULL, SP_ARG_ONE, "allgather|ring", G, 0,
+     "context-parallel attention (default allgather)"},
+    {G_PP, "--pp", NULL, SP_ARG_ONE, "N", G, 0, "pipeline stages"},
+    {G_VPP, "--vpp", NULL, SP_ARG_ONE, "N", G, 0,
+     "virtual pipeline chunks per stage (interleaved)"},
+    {G_PARTITION, "--partition", NULL, SP_ARG_ONE, "N,N,...", G, 0,
+     "layers per pipeline chunk (default: as even as possible)"},
+    {G_NM, "--nm", NULL, SP_ARG_ONE, "N", G, 0,
+     "micro-batches (with --pp 1: gradient accumulation)"},
+    {G_GRAD_ACCUM, "--grad-accum", NULL, SP_ARG_ONE, "N", G, 0,
+     "gradient-accumulation steps (sets --nm)"},
+    {G_SCHEDULE, "--schedule", NULL, SP_ARG_ONE, "gpipe|1f1b", G, 0,
+     "pipeline schedule (default gpipe)"},
+    {G_ZERO, "--zero", NULL, SP_ARG_ONE, "0|1|2|3", G, 0,
+     "ZeRO stage over dp (needs --dp > 1 and --optim adam when > 0)"},
+    {G_EP, "--ep", NULL, SP_ARG_ONE, "N", G, 0, "deepseek3: expert parallel ranks"},
+    {G_BUG, "--bug", NULL, SP_ARG_ONE, "NAME|list", G, 0,
+     "plant a bug (the file starts with its expected verdict and line); list: the bugs"},
+    {G_VARIANT, "--variant", NULL, SP_ARG_ONE, "NAME|list", G, 0,
+     "a performance-only change that must verify EQUIVALENT; list: the variants"},
+    {G_OUTPUT, "--output", "-o", SP_ARG_ONE, "OUT", G, 0,
+     "write the file to OUT (default standard output)"},
+    {0, NULL, NULL, SP_ARG_NONE, NULL, 0, 0, NULL}};
+
+#undef G
 
 /* a positive integer option value */
-static int int_arg(const char *opt, const char *s, int *out)
+static int int_arg(sp_args_t *A, const sp_arg_t *a, int *out)
 {
     char *end;
     errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < 1 || v > 100000) {
-        fprintf(stderr, "shardproof: error: %s expects a positive integer, got '%s'\n", opt, s);
+    long v = strtol(a->val[0], &end, 10);
+    if (errno || *end || end == a->val[0] || v < 1 || v > 100000) {
+        sp_args_error(A, "%s expects a positive integer, got '%s'", a->opt->name, a->val[0]);
         return 0;
     }
     *out = (int)v;
     return 1;
 }
 
-int sp_gen_main(int argc, char **argv)
+int sp_gen_main(const sp_cmd_t *cmd, int argc, char **argv)
 {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        gen_usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? 2 : 0;
-    }
-    int ds = strcmp(argv[0], "deepseek3") == 0;
-    if (strcmp(argv[0], "llama3") != 0 && !ds) {
-        fprintf(stderr, "shardproof: error: unknown model family '%s' (llama3, deepseek3)\n",
-                argv[0]);
-        return 2;
-    }
+    sp_args_t A;
+    if (sp_args_parse(cmd, argc, argv, &A) == SP_ARGS_HELP)
+        return 0;
     sp_gen_opts_t o;
     sp_gen_opts_init(&o);
-    const char *outpath = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_val = i + 1 < argc;
-        if (strcmp(a, "--sp") == 0) {
-            o.sp = 1;
+    const char *outpath = NULL, *family = NULL;
+    int npos = 0;
+    for (int i = 0; i < A.n; i++) {
+        const sp_arg_t *a = &A.a[i];
+        const char *v = a->val[0];
+        if (a->opt == NULL) {
+            if (npos++ == 0)
+                family = v;
+            else if (A.nerr == 0)
+                sp_args_error(&A, "unexpected argument '%s'", v);
             continue;
         }
-        if (strcmp(a, "--loss-mask") == 0) {
-            o.loss_mask = 1;
-            continue;
+        switch (a->opt->id) {
+        case G_PRESET: o.preset = v; break;
+        case G_LAYERS: int_arg(&A, a, &o.layers); break;
+        case G_BATCH: int_arg(&A, a, &o.batch); break;
+        case G_OPTIM: o.optim = v; break;
+        case G_CLIP: o.clip = v; break;
+        case G_LOSS_MASK: o.loss_mask = 1; break;
+        case G_LABEL_SMOOTHING: o.label_smoothing = v; break;
+        case G_TIED: o.tied = 1; break;
+        case G_FREEZE: o.freeze = v; break;
+        case G_SCORE: o.score = v; break;
+        case G_DP: int_arg(&A, a, &o.dp); break;
+        case G_TP: int_arg(&A, a, &o.tp); break;
+        case G_SP: o.sp = 1; break;
+        case G_CP: int_arg(&A, a, &o.cp); break;
+        case G_CP_ALGO: o.cp_algo = v; break;
+        case G_PP: int_arg(&A, a, &o.pp); break;
+        case G_VPP: int_arg(&A, a, &o.vpp); break;
+        case G_PARTITION: o.partition = v; break;
+        case G_NM: int_arg(&A, a, &o.nm); break;
+        case G_GRAD_ACCUM: int_arg(&A, a, &o.grad_accum); break;
+        case G_SCHEDULE: o.schedule = v; break;
+        case G_ZERO:
+            if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
+                sp_args_error(&A, "--zero expects 0, 1, 2 or 3, got '%s'", v);
+            else
+                o.zero = v[0] - '0';
+            break;
+        case G_EP: int_arg(&A, a, &o.ep); break;
+        case G_BUG: o.bug = v; break;
+        case G_VARIANT: o.variant = v; break;
+        case G_OUTPUT: outpath = v; break;
+        default: break;
         }
-        if (strcmp(a, "--tied") == 0) {
-            o.tied = 1;
-            continue;
-        }
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            gen_usage(stdout);
-            return 0;
-        }
-        const char *known[] = {"--preset",     "--dp",        "--tp",       "--pp",
-                               "--nm",         "--layers",    "--batch",    "--optim",
-                               "--bug",        "--variant",   "--zero",     "--clip",
-                               "--cp",         "--ep",        "--score",    "--vpp",
-                               "--grad-accum", "--partition", "--schedule", "--label-smoothing",
-                               "--freeze",     "--cp-algo",   "-o",         NULL};
-        int k;
-        for (k = 0; known[k] && strcmp(known[k], a) != 0; k++)
-            ;
-        if (!known[k]) {
-            fprintf(stderr, "shardproof: error: unknown option '%s'\n", a);
-            gen_usage(stderr);
-            return 2;
-        }
-        if (!has_val) {
-            fprintf(stderr, "shardproof: error: %s needs a value\n", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        int ok = 1;
-        if (strcmp(a, "--preset") == 0)
-            o.preset = v;
-        else if (strcmp(a, "--dp") == 0)
-            ok = int_arg(a, v, &o.dp);
-        else if (strcmp(a, "--tp") == 0)
-            ok = int_arg(a, v, &o.tp);
-        else if (strcmp(a, "--pp") == 0)
-            ok = int_arg(a, v, &o.pp);
-        else if (strcmp(a, "--nm") == 0)
-            ok = int_arg(a, v, &o.nm);
-        else if (strcmp(a, "--layers") == 0)
-            ok = int_arg(a, v, &o.layers);
-        else if (strcmp(a, "--batch") == 0)
-            ok = int_arg(a, v, &o.batch);
-        else if (strcmp(a, "--optim") == 0)
-            o.optim = v;
-        else if (strcmp(a, "--bug") == 0)
-            o.bug = v;
-        else if (strcmp(a, "--variant") == 0)
-            o.variant = v;
-        else if (strcmp(a, "--ep") == 0)
-            ok = int_arg(a, v, &o.ep);
-        else if (strcmp(a, "--score") == 0)
-            o.score = v;
-        else if (strcmp(a, "--cp") == 0)
-            ok = int_arg(a, v, &o.cp);
-        else if (strcmp(a, "--vpp") == 0)
-            ok = int_arg(a, v, &o.vpp);
-        else if (strcmp(a, "--grad-accum") == 0)
-            ok = int_arg(a, v, &o.grad_accum);
-        else if (strcmp(a, "--partition") == 0)
-            o.partition = v;
-        else if (strcmp(a, "--schedule") == 0)
-            o.schedule = v;
-        else if (strcmp(a, "--cp-algo") == 0)
-            o.cp_algo = v;
-        else if (strcmp(a, "--label-smoothing") == 0)
-            o.label_smoothing = v;
-        else if (strcmp(a, "--freeze") == 0)
-            o.freeze = v;
-        else if (strcmp(a, "--clip") == 0)
-            o.clip = v;
-        else if (strcmp(a, "--zero") == 0) {
-            if (strlen(v) != 1 || v[0] < '0' || v[0] > '3') {
-                fprintf(stderr, "shardproof: error: --zero expects 0, 1, 2 or 3, got '%s'\n", v);
-                return 2;
-            }
-            o.zero = v[0] - '0';
-        } else
-            outpath = v;
-        if (!ok)
-            return 2;
     }
+    int ds = family && strcmp(family, "deepseek3") == 0;
+    if (A.nerr == 0 && family == NULL)
+        sp_args_error(&A, "gen needs a model family (llama3, deepseek3)");
+    else if (A.nerr == 0 && strcmp(family, "llama3") != 0 && !ds)
+        sp_args_error(&A, "unknown model family '%s' (llama3, deepseek3)", family);
+    int bad = sp_args_report(cmd, &A, stderr);
+    sp_args_clear(&A);
+    if (bad)
+        return 2;
     if ((o.bug && strcmp(o.bug, "list") == 0) || (o.variant && strcmp(o.variant, "list") == 0)) {
         const sp_gen_bug_t *l =
             o.bug ? (ds ? sp_gen_deepseek3_bugs : sp_gen_llama3_bugs) : sp_gen_llama3_variants;

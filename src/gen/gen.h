@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "args.h"
 #include "sbuf.h"
 
 /*
@@ -71,6 +72,9 @@ int sp_gen_llama3(sp_sbuf_t *out, const sp_gen_opts_t *o, char *err, size_t errl
  * the text to standard output or to -o FILE.  Returns the process exit code (0, or 2 for bad
  * usage).
  */
-int sp_gen_main(int argc, char **argv);
+int sp_gen_main(const sp_cmd_t *cmd, int argc, char **argv);
+
+/* gen's option table (cmds bit SP_CMD_GEN). */
+extern const sp_opt_t sp_gen_opts[];
 
 #endif

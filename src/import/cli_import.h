@@ -1,44 +1,46 @@
-/* cli_import.h: command-line glue for importers (shardproof import, check --nnscaler). */
+/* cli_import.h: command-line glue for importers (import, torch, check --nnscaler/--torch). */
 #ifndef SP_IMPORT_CLI_IMPORT_H
 #define SP_IMPORT_CLI_IMPORT_H
 
-/*
- * shardproof import nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp]
- *   argv: the arguments after "import" (argv[0] == "nnscaler").  Writes the generated file to
- *   OUT (or standard output); exit 0, or 2 with "shardproof: error: FILE: PATH: what" on stderr.
- */
-int sp_cli_import(int argc, char **argv);
+#include <stddef.h>
 
-/* 1 if the arguments of check/explain contain --nnscaler. */
-int sp_cli_nnscaler_requested(int argc, char **argv);
+#include "args.h"
 
 /*
- * shardproof check --nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [check options]
- *   argv: the arguments after "check" (or "explain", explain = 1).  Imports the pair, writes the
- *   file to OUT (default: a temporary file, removed afterwards unless the verdict is not
- *   EQUIVALENT, when its path is printed so that report lines can be looked up) and runs
- *   sp_cli_check on it with the other options.  Returns the check's exit code (2 if the import
- *   fails).
+ * shardproof import nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [--autograd-sum |
+ * --trainverify-chunk-rule]: argv holds the arguments after "import".  Writes the generated file
+ * to OUT (or standard output); exit 0, or 2 with "shardproof: error: FILE: PATH: what" on stderr.
  */
-int sp_cli_check_nnscaler(int argc, char **argv, int explain);
+int sp_cli_import(const sp_cmd_t *cmd, int argc, char **argv);
 
 /*
- * shardproof torch FILE.py --world N [-o OUT.sp]
- *   argv: the arguments after "torch".  Captures single() and parallel(rank, world) of the
- *   PyTorch file (docs/torch.md) and writes the generated plan file (default: standard output).
- *   Exit 0, 2 (bad input, torch not importable, code the capture cannot represent: the message
- *   names the Python file:line) or 4.
+ * check --nnscaler: import the pair (flags SP_NNSCALER_*) and write the plan file to out, or, when
+ * out is NULL, to a new temporary directory (its name in dir, dirlen bytes, "" otherwise).  The
+ * written file's path goes to path.  Returns 1, or 0 with a message in err.
  */
-int sp_cli_torch(int argc, char **argv);
-
-/* 1 if the arguments of check/explain contain --torch. */
-int sp_cli_torch_requested(int argc, char **argv);
+int sp_cli_nnscaler_to_file(const char *logical, const char *parallel, int flags, const char *out,
+                            char *path, size_t pathlen, char *dir, size_t dirlen, char *err,
+                            size_t errlen);
 
 /*
- * shardproof check --torch FILE.py --world N [-o OUT.sp] [check options]
- *   Captures and checks in one step, like check --nnscaler (the generated file is temporary
- *   unless -o is given, and kept, with its path printed, when the verdict is not EQUIVALENT).
+ * shardproof torch FILE.py --world N [-o OUT.sp]: argv holds the arguments after "torch".
+ * Captures single() and parallel(rank, world) of the PyTorch file (docs/torch.md) and writes the
+ * generated plan file (default: standard output, written only after a successful capture).
+ * Exit 0, 2 (bad input, torch not importable, code the capture cannot represent: the message
+ * names the Python file:line) or 4.
  */
-int sp_cli_check_torch(int argc, char **argv, int explain);
+int sp_cli_torch(const sp_cmd_t *cmd, int argc, char **argv);
+
+/*
+ * check --torch: capture FILE.py with a world of N ranks and write the plan file to out, or,
+ * when out is NULL, to a new temporary directory, as sp_cli_nnscaler_to_file.  Returns 0, or the
+ * exit code (2 bad input, 4 internal) with a message in err (the capture's own messages are on
+ * stderr already).
+ */
+int sp_cli_torch_to_file(const char *file, int world, const char *out, char *path, size_t pathlen,
+                         char *dir, size_t dirlen, char *err, size_t errlen);
+
+/* --world N of torch and check --torch: N (1 to SP_TORCH_MAX_WORLD), or -1 after a usage error. */
+int sp_cli_world_arg(sp_args_t *A, const sp_arg_t *a);
 
 #endif

@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 
+/* The largest --world: the capture runs one process per rank (a gloo world on this machine). */
+#define SP_TORCH_MAX_WORLD 64
+
 /*
  * Capture FILE.py (its single() and parallel(rank, world) functions) and write the generated
  * plan file to out (a path).  Runs $SHARDPROOF_PYTHON (default /usr/bin/python3) on the package

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# cli.sh: the command line: every command's --help (exit 0), usage errors with suggestions, option
+# forms (-j1, --seed=5), --plan listing the file's plans, the man page generated from the tables.
+set -u
+bin=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+runs=0
+bad() { echo "cli: $*"; fail=1; }
+expect() { # RC PATTERN(stderr+stdout, grep -E) ARGS...
+    local want=$1 pat=$2
+    shift 2
+    "$bin" "$@" >"$tmp/out" 2>&1
+    local rc=$?
+    runs=$((runs + 1))
+    [ "$rc" = "$want" ] || bad "shardproof $*: exit $rc, expected $want: $(head -3 "$tmp/out")"
+    [ -z "$pat" ] || grep -qE -- "$pat" "$tmp/out" || bad "shardproof $*: no '$pat' in: $(head -3 "$tmp/out")"
+}
+mlp=$root/docs/examples/mlp.sp
+
+for c in check explain smt2 merge equiv import gen ops version help; do
+    expect 0 "^usage: shardproof $c" "$c" --help
+    expect 0 "^usage: shardproof $c" "$c" -h
+    expect 0 "^usage: shardproof $c" help "$c"
+done
+expect 0 "^commands:" --help
+expect 2 "^commands:"
+expect 2 "unknown command 'chek' \(did you mean 'check'\?\)" chek "$mlp"
+expect 0 "^shardproof [0-9]" --version
+# every option of check is in its help, and --no-progress too
+"$bin" check --help >"$tmp/help"
+for o in --plan --jobs --format --dot --seed --dims --shapes --shard --probabilistic --infer-lineage \
+    --max-ms --no-progress --nnscaler --output; do
+    grep -q -- "$o" "$tmp/help" || bad "check --help does not list $o"
+done
+
+# usage errors: one line each, a suggestion when one is close, exit 2
+expect 2 "unknown option '--seeed' \(did you mean '--seed'\?\)" check "$mlp" --seeed 3
+expect 2 "unknown option '--formt' \(did you mean '--format'\?\)" check "$mlp" --formt json
+expect 2 "unknown option '--dpp' \(did you mean '--dp'\?\)" gen llama3 --dpp 2
+expect 2 "--format is not an option of explain" explain "$mlp" --format json
+expect 2 "--shapes needs a value" check "$mlp" --shapes
+expect 2 "-j takes|--jobs takes a number from 0 to 1024, not 'x'" check "$mlp" -j x
+expect 2 "unexpected argument 'extra'" check "$mlp" extra
+expect 2 "check needs a FILE" check
+expect 2 "smt2 needs a FILE and a DIR" smt2 "$mlp"
+expect 2 "unknown format 'xml'" check "$mlp" --format xml
+
+# option forms: -j1 and -j 1, --seed=5 and --seed 5 give the same report
+"$bin" check "$mlp" -j1 --no-progress >"$tmp/a" 2>&1
+"$bin" check "$mlp" -j 1 --no-progress >"$tmp/b" 2>&1
+cmp -s "$tmp/a" "$tmp/b" || bad "-j1 and -j 1 differ"
+"$bin" check "$mlp" --seed=5 --no-progress >"$tmp/a" 2>&1
+"$bin" check "$mlp" --seed 5 --no-progress >"$tmp/b" 2>&1
+cmp -s "$tmp/a" "$tmp/b" || bad "--seed=5 and --seed 5 differ"
+grep -q "^seed: 5" "$tmp/a" || bad "--seed=5 was not taken"
+runs=$((runs + 2))
+
+# --plan NAME that the file does not have: the file's plans, and the closest one
+cat >"$tmp/two.sp" <<'SP'
+dim B = 4
+model m {
+  input x : [B]
+  y = scale(x, 2)
+  output y
+}
+plan alpha of m {
+  mesh dp = 2
+  x : [B@dp]
+  y = scale(x, 2)
+  output y = y : [B@dp]
+}
+plan beta of m {
+  mesh dp = 2
+  x : [B@dp]
+  y = scale(x, 2)
+  output y = y : [B@dp]
+}
+SP
+expect 2 "no plan named 'alpah' \(did you mean 'alpha'\?\); the file's plans: 'alpha', 'beta'" \
+    check "$tmp/two.sp" --plan alpah
+expect 2 "the file has 2 plans: choose one with --plan NAME \('alpha', 'beta'\)" check "$tmp/two.sp"
+expect 0 "^EQUIVALENT" check "$tmp/two.sp" --plan beta --no-progress
+
+# equiv: every syntax error reported with one position, the other lines still decided; --smt2
+# DIR and smt2 FILE DIR create DIR
+printf 'x + 1 == 1 + x\nx + == 2\n[a, b] == [b]\nexp(x) == exp(\nx*x == x^2\nx == x + 1\n' >"$tmp/q.sq"
+"$bin" equiv "$tmp/q.sq" --smt2 "$tmp/sq/deep" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+runs=$((runs + 1))
+[ $rc = 2 ] || bad "equiv with syntax errors: exit $rc, expected 2"
+grep -qx "$tmp/q.sq:2:4: error: unexpected end of input" "$tmp/err" || bad "equiv line 2: $(sed -n 1p "$tmp/err")"
+grep -qx "$tmp/q.sq:3:8: error: sides have 2 and 1 elements" "$tmp/err" || bad "equiv line 3: $(sed -n 2p "$tmp/err")"
+grep -qx "$tmp/q.sq:4:15: error: unexpected end of input" "$tmp/err" || bad "equiv line 4: $(sed -n 3p "$tmp/err")"
+[ "$(grep -c 'column' "$tmp/err")" = 0 ] || bad "equiv: a second column number in a message"
+grep -qx "$tmp/q.sq:5: EQUAL" "$tmp/out" || bad "equiv: line 5 after the errors was not decided"
+grep -qx "$tmp/q.sq:6: DIFFERENT" "$tmp/out" || bad "equiv: line 6 after the errors was not decided"
+grep -q "3 queries: 2 equal, 1 different, 0 unknown; 3 lines with errors" "$tmp/out" || bad "equiv summary: $(tail -2 "$tmp/out")"
+[ -s "$tmp/sq/deep/line-5.smt2" ] && [ -s "$tmp/sq/deep/line-6.smt2" ] || bad "equiv --smt2 did not write the queries"
+[ -e "$tmp/sq/deep/line-2.smt2" ] && bad "equiv --smt2 wrote a query with a syntax error"
+expect 0 "stage-\*\.smt2" smt2 "$mlp" "$tmp/smt/a/b"
+[ -s "$tmp/smt/a/b/stage-1.smt2" ] || bad "smt2 FILE DIR did not create DIR"
+"$bin" check --help | grep -q "default 60000" || bad "check --help: --max-ms default not 60000"
+
+# the man page is generated from the option tables: docs/shardproof.1 must be the binary's
+"$bin" help --man >"$tmp/man"
+cmp -s "$tmp/man" "$root/docs/shardproof.1" ||
+    bad "docs/shardproof.1 differs from 'shardproof help --man' (regenerate it)"
+runs=$((runs + 1))
+
+# --dot: the dataflow between stages, repeated layers collapsed, the failing stage filled and
+# its upstream path marked; dot (Graphviz, when installed) must read it
+"$bin" gen llama3 --preset 8b --dp 2 --tp 2 --pp 2 --nm 2 --layers 2 --bug bwd_allreduce_identity \
+    -o "$tmp/bug.sp" 2>/dev/null
+"$bin" check "$tmp/bug.sp" --dot "$tmp/bug.dot" --no-progress >/dev/null 2>&1
+[ $? = 1 ] || bad "--dot on a bug plan: not exit 1"
+grep -q 'fillcolor=mistyrose' "$tmp/bug.dot" || bad "--dot: the failing stage is not filled"
+grep -q '"[0-9]*: gh1\[1\] ~ grad.h1\[1\]' "$tmp/bug.dot" || bad "--dot: the failing stage gh1[1] is not a node of its own"
+grep -q 'h1\[\*\] ~ h1\[\*\]\\n2 stages' "$tmp/bug.dot" || bad "--dot: the layers of h1 are not collapsed"
+grep -q 'cluster_1' "$tmp/bug.dot" || bad "--dot: no backward cluster"
+[ "$(grep -c 'color=red, penwidth=2\]' "$tmp/bug.dot")" -gt 0 ] || bad "--dot: no path to the failing stage"
+if command -v dot >/dev/null; then
+    dot -Tsvg "$tmp/bug.dot" >"$tmp/bug.svg" 2>"$tmp/err" && [ -s "$tmp/bug.svg" ] || bad "dot -Tsvg: $(head -2 "$tmp/err")"
+else
+    echo "cli: Graphviz's dot is not installed: the --dot output is not rendered (apt-get install graphviz)"
+fi
+runs=$((runs + 1))
+
+# docs/operators.md is generated from src/ops.c's table: it must be the binary's
+"$bin" ops --markdown >"$tmp/ops.md"
+cmp -s "$tmp/ops.md" "$root/docs/operators.md" ||
+    bad "docs/operators.md differs from 'shardproof ops --markdown' (regenerate it)"
+expect 0 "^matmul " ops
+runs=$((runs + 1))
+
+echo "cli: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
+[ $fail = 0 ]
