@@ -39,6 +39,8 @@ enum { OB_NZ = 0, OB_POS, OB_NNEG }; /* the argument must be != 0, > 0, >= 0 */
 #define GUARD_LITS 16 /* literals per guard (past it: lhs keeps the guard, rhs drops the path) */
 #define WITNESS_TRIES 6
 #define WITNESS_VARS 4
+#define WITNESS_POINTS 48 /* points evaluated per query, over all targets (each evaluation may
+                             raise Arb precision up to 4096 bits on a large cone) */
 
 /* Facts about one node, as a partial node and as a where-condition. */
 typedef struct {
@@ -954,6 +956,7 @@ typedef struct {
     fmpq *vals;
     slong nvals;
     uint64_t rng;
+    slong points;    /* points left to evaluate (WITNESS_POINTS per query) */
 } wsearch_t;
 
 enum { HOW_ORIGIN, HOW_ZERO, HOW_SOLVE, HOW_SCAN };
@@ -1029,7 +1032,7 @@ static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, sp_nfi
     int found = 0;
     for (slong tr = 0; ok && tr < WITNESS_TRIES && tr < S->lim.cex_tries && !found; tr++) {
         for (int c = 0; c < nc && !found; c++) {
-            if (sp_engine_time_up(S)) {
+            if (W->points <= 0 || sp_engine_time_up(S)) {
                 ok = 0;
                 break;
             }
@@ -1077,6 +1080,7 @@ static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, sp_nfi
                 fmpq_div(W->vals + vs, B, A);
                 fmpq_neg(W->vals + vs, W->vals + vs);
             }
+            W->points--;
             if (sp_eval_definedness_by(S->E, W->lhs, W->vals, S->deadline_ns, NULL, NULL) !=
                 SP_EVAL_UNDEFINED)
                 continue;
@@ -1121,10 +1125,11 @@ static int witness_poly(sp_engine_t *S, wsearch_t *W, const sp_poly_t P0, sp_nfi
  * Rule (c): look for a rational point where the obligation of partial node e fails (a factor of
  * its argument's numerator zero, or the argument zero or negative), rhs is
  * defined and lhs is not; both checked by evaluating the expressions (eval.c), never from normal
- * forms.  Returns 1 with res filled (res may be NULL).
+ * forms.  At most *points points are evaluated (the count left is written back).  Returns 1 with
+ * res filled (res may be NULL).
  */
 static int witness(struct sp_defined_cache *D, sp_engine_t *S, sp_expr_t lhs, sp_expr_t rhs,
-                   sp_expr_t e, sp_result_t *res)
+                   sp_expr_t e, slong *points, sp_result_t *res)
 {
     const info_t in = *info_of(D, e);
     /* the polynomials to make zero: nf ids (keys without the tag) */
@@ -1146,6 +1151,7 @@ static int witness(struct sp_defined_cache *D, sp_engine_t *S, sp_expr_t lhs, sp
     W.nvals = S->E->nsyms ? S->E->nsyms : 1;
     W.vals = _fmpq_vec_init(W.nvals);
     W.rng = mix(S->seed ^ ((uint64_t)lhs << 32 | rhs) ^ mix(e));
+    W.points = *points;
     int found = 0;
     sp_poly_t P;
     sp_poly_init(P);
@@ -1162,6 +1168,7 @@ static int witness(struct sp_defined_cache *D, sp_engine_t *S, sp_expr_t lhs, sp
     sp_poly_clear(P);
     _fmpq_vec_clear(W.vals, W.nvals);
     flint_free(W.cone);
+    *points = W.points;
     return found;
 }
 
@@ -1231,8 +1238,10 @@ sp_answer_t sp_defined_implied(sp_engine_t *S, sp_expr_t lhs, sp_expr_t rhs, sp_
     if (nu > 0) {
         /* rule (c), then (d); one search per partial node */
         ans = SP_UNKNOWN;
-        for (size_t i = 0; i < nu && ans == SP_UNKNOWN; i++)
-            if ((i == 0 || ls[i].node != ls[i - 1].node) && witness(D, S, lhs, rhs, ls[i].node, res))
+        slong points = WITNESS_POINTS;
+        for (size_t i = 0; i < nu && ans == SP_UNKNOWN && points > 0; i++)
+            if ((i == 0 || ls[i].node != ls[i - 1].node) &&
+                witness(D, S, lhs, rhs, ls[i].node, &points, res))
                 ans = SP_DIFFERENT;
         if (ans == SP_UNKNOWN) {
             why = timed_out(S) ? SP_WHY_LIMIT_TIME : SP_WHY_DEFINEDNESS;

@@ -29,6 +29,10 @@ typedef struct {
     sp_loc_t *rloc;          /* plan: where each rank's value was defined (nranks, owned);
                                 NULL for the model */
     int scope;
+    int pend;                /* plan: the value holds a pending max/min (a partial(max@axes)
+                                input or cut): it may only be reduced, renamed or related */
+    sp_red_t pend_op;
+    sp_axes_t pend_axes;
 } sp_binding_t;
 
 /*

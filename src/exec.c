@@ -78,6 +78,7 @@ typedef struct {
     int *occ_n;
     int nocc;
     int walk; /* sp_plan_guess_cuts: control flow only, lineage targets collected */
+    int pend_ok; /* the next name evaluated may hold a pending max/min (its use checks it) */
 } interp_t;
 
 static sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b);
@@ -129,6 +130,59 @@ static sp_binding_t *lookup(interp_t *I, const char *name)
     return NULL;
 }
 
+/* The pending max/min entry of a layout: 1 with op and axes, 0 if none. */
+static int layout_pending(const sp_layout_t *L, sp_red_t *op, sp_axes_t *ax)
+{
+    for (int k = 0; k < L->npartial; k++)
+        if (L->pop[k] == SP_RED_MAX || L->pop[k] == SP_RED_MIN) {
+            *op = L->pop[k];
+            *ax = L->paxes[k];
+            return 1;
+        }
+    return 0;
+}
+
+static void axes_str(const sp_mesh_t *m, const sp_axes_t *a, char *buf, size_t len)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < a->n && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "", m->name[a->axis[i]]);
+}
+
+/* Does b cover every axis of a? */
+static int axes_cover(const sp_axes_t *b, const sp_axes_t *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        int found = 0;
+        for (int j = 0; j < b->n; j++)
+            found |= b->axis[j] == a->axis[i];
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+static void pending_error(interp_t *I, sp_loc_t loc, const sp_binding_t *b, const char *what)
+{
+    char ax[256];
+    axes_str(&I->C->mesh, &b->pend_axes, ax, sizeof ax);
+    const char *op = sp_red_name(b->pend_op);
+    errat(I, SP_DIAG_LINEAGE, loc,
+          "'%s' holds a pending %s over %s (partial(%s@%s)) and is %s: the checker gives every "
+          "rank the %s itself, which is sound only if such a value is reduced "
+          "(all_reduce(%s, %s, %s)) before any other use",
+          b->name, op, ax, op, ax, what, op, b->name, op, ax);
+}
+
+/* Mark the binding of name as holding the pending max/min of layout L (if any). */
+static void mark_pending(interp_t *I, const char *name, const sp_layout_t *L)
+{
+    sp_binding_t *b = lookup(I, name);
+    if (b && I->is_plan)
+        b->pend = layout_pending(L, &b->pend_op, &b->pend_axes);
+}
+
 /* Bind name to val (taken), on the active ranks only: a rank outside the active set (an `on`
    block, a rank-dependent `if`) keeps what it had, even when val holds a value for it (a plain
    alias `y = a` evaluates `a` on every rank).  In the current scope a rebinding replaces the
@@ -155,6 +209,7 @@ static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vi
         }
         pval_free(val, I->nranks);
         b->loc = loc;
+        b->pend = 0;
         if (!I->is_plan)
             I->vid_of_binding[b - *I->vals] = vid;
         return;
@@ -171,6 +226,7 @@ static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vi
     nb->loc = loc;
     nb->t = val;
     nb->rloc = NULL;
+    nb->pend = 0;
     if (I->is_plan) {
         nb->rloc = flint_calloc((size_t)I->nranks, sizeof(sp_loc_t));
         for (int64_t r = 0; r < I->nranks; r++)
@@ -1133,12 +1189,22 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
     const sp_ast_expr_t *peer_expr = NULL;
     sp_status_t st = SP_OK;
     size_t first = 0;
+    const sp_binding_t *pend = NULL;
     if (strcmp(name, "recv") != 0) {
         if (e->nargs == 0 || e->args[0].key.str) {
             errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs a tensor as its first argument", name);
             return SP_ERR_INPUT;
         }
+        /* a pending max/min may be all-reduced with its own op over (at least) its axes */
+        const sp_binding_t *pb = e->args[0].value->kind == SP_AST_NAME
+                                     ? lookup(I, e->args[0].value->name)
+                                     : NULL;
+        if (pb && pb->pend) {
+            pend = pb;
+            I->pend_ok = !strcmp(name, "all_reduce");
+        }
         st = eval(I, e->args[0].value, &x, &xv);
+        I->pend_ok = 0;
         if (st != SP_OK)
             return st;
         first = 1;
@@ -1223,6 +1289,11 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
         } else if (nints < 4) {
             ints[nints++] = val;
         }
+    }
+    if (st == SP_OK && pend && (!have_op || op != pend->pend_op || !have_axes ||
+                                !axes_cover(&axes, &pend->pend_axes))) {
+        pending_error(I, e->args[0].value->loc, pend, "reduced otherwise here");
+        st = SP_ERR_INPUT;
     }
     if (st != SP_OK) {
         pval_free(x, I->nranks);
@@ -1613,6 +1684,11 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
             errat(I, SP_DIAG_NAME, e->loc, "unknown name '%s'", e->name);
             return SP_ERR_INPUT;
         }
+        if (b->pend && !I->pend_ok) {
+            pending_error(I, e->loc, b, "used here");
+            return SP_ERR_INPUT;
+        }
+        I->pend_ok = 0;
         *out = pval_dup(b->t, I->nranks);
         if (!I->is_plan)
             *vid = I->vid_of_binding[b - *I->vals];
@@ -1846,8 +1922,9 @@ static sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
         return SP_ERR_INPUT;
     }
     pval_t v = distribute(I, &L, mt, nm);
-    sp_layout_clear(&L);
     bind(I, nm, s->targets[0]->loc, v, -1);
+    mark_pending(I, nm, &L);
+    sp_layout_clear(&L);
     return SP_OK;
 }
 
@@ -2067,7 +2144,16 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
         return SP_ERR_INPUT;
     pval_t v;
     int vid;
+    /* a plain alias may rename a pending max/min (the new name holds it too) */
+    const sp_binding_t *src = s->value->kind == SP_AST_NAME && s->kind == SP_STMT_ASSIGN
+                                  ? lookup(I, s->value->name)
+                                  : NULL;
+    int src_pend = src && src->pend;
+    sp_red_t src_op = src_pend ? src->pend_op : SP_RED_SUM;
+    sp_axes_t src_axes = src_pend ? src->pend_axes : (sp_axes_t){0, {0}};
+    I->pend_ok = src_pend;
     st = eval(I, s->value, &v, &vid);
+    I->pend_ok = 0;
     if (st != SP_OK)
         return st;
     if (s->kind == SP_STMT_ACCUM) {
@@ -2164,6 +2250,19 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
     if (!I->is_plan && vid < 0)
         vid = tv_add(I, &v[0]);
     bind(I, nm, s->targets[0]->loc, v, vid);
+    if (I->is_plan) {
+        sp_binding_t *nb = lookup(I, nm);
+        sp_layout_t L;
+        if (s->lineage && resolve_layout(I, s->lineage->layout, &L)) {
+            /* a cut continues from the decomposition its layout states */
+            nb->pend = layout_pending(&L, &nb->pend_op, &nb->pend_axes);
+            sp_layout_clear(&L);
+        } else if (src_pend) {
+            nb->pend = 1;
+            nb->pend_op = src_op;
+            nb->pend_axes = src_axes;
+        }
+    }
     /* model: a cut point continues from fresh symbols */
     if (!I->is_plan && is_cut(I->C, nm)) {
         sp_check_t *C = I->C;
@@ -2223,6 +2322,10 @@ static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
         I->outputs_seen++;
         snprintf(pn, sizeof pn, "%s", mn);
         sp_status_t st;
+        /* a pending max/min may be related under a layout with the same pending entry */
+        const char *vn = o->value ? (o->value->kind == SP_AST_NAME ? o->value->name : NULL) : mn;
+        const sp_binding_t *vb = vn ? lookup(I, vn) : NULL;
+        I->pend_ok = vb && vb->pend;
         if (o->value) {
             st = eval(I, o->value, &v, &vid);
             if (o->value->kind == SP_AST_NAME)
@@ -2231,8 +2334,26 @@ static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
             sp_ast_expr_t tmp = *o->target;
             st = eval(I, &tmp, &v, &vid);
         }
+        I->pend_ok = 0;
         if (st != SP_OK)
             return st;
+        if (vb && vb->pend) {
+            sp_layout_t OL;
+            sp_red_t oop;
+            sp_axes_t oax;
+            int same = 0;
+            if (o->layout && resolve_layout(I, o->layout, &OL)) {
+                same = layout_pending(&OL, &oop, &oax) && oop == vb->pend_op &&
+                       axes_cover(&oax, &vb->pend_axes) && axes_cover(&vb->pend_axes, &oax);
+                sp_layout_clear(&OL);
+            }
+            if (!same) {
+                pending_error(I, o->value ? o->value->loc : o->target->loc, vb,
+                              "output without that pending entry");
+                pval_free(v, I->nranks);
+                return SP_ERR_INPUT;
+            }
+        }
         /* point at the statement that defined the plan tensor, when it is a name */
         sp_loc_t ploc = o->value ? o->value->loc : o->target->loc;
         const sp_binding_t *pb = lookup(I, pn);
