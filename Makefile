@@ -8,6 +8,9 @@ B := build/$(MODE)
 
 DEB_PACKAGES := libflint-dev libflint-arb-dev libgmp-dev libmpfr-dev libcmocka-dev libjansson-dev \
   python3 pkg-config
+# Optional: the PyTorch capture front end (shardproof torch, check --torch) and its tests run
+# Debian's torch with /usr/bin/python3 (make deps-torch; tests/torch/run.sh skips without it).
+DEB_TORCH_PACKAGES := python3-torch
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-stringop-overread -Wno-format-truncation -Wno-maybe-uninitialized
 CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -40,7 +43,7 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
 
-.PHONY: FORCE all deps check check-unit check-plans demo clean install fuzz fuzz-smoke bench format check-valgrind
+.PHONY: FORCE all deps deps-torch check check-unit check-plans demo clean install fuzz fuzz-smoke bench format check-valgrind
 all: $(B)/shardproof $(B)/libshardproof.a $(B)/libshardproof.so
 
 # Install what a fresh Debian 12 machine lacks (apt-get update once, then install).
@@ -52,6 +55,16 @@ deps:
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $(DEB_PACKAGES); \
+	fi
+
+# The PyTorch front end's packages (about 180 Debian packages without recommends).
+deps-torch:
+	@if ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then \
+	  echo "shardproof: installing $(DEB_TORCH_PACKAGES)"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends \
+	    $(DEB_TORCH_PACKAGES); \
 	fi
 
 # every object is rebuilt when the compiler or its flags change (build/MODE/cflags records them)
@@ -94,6 +107,7 @@ check: deps all $(TEST_BIN)
 	MAKE="$(MAKE)" MODE=$(MODE) EMBED_CFLAGS="$(LDASAN)" tests/embed.sh || fail=1; \
 	tests/shard.sh $(B)/shardproof || fail=1; \
 	if [ "$(MODE)" = release ]; then tests/gen_matrix.sh $(B)/shardproof || fail=1; fi; \
+	if [ "$(MODE)" = release ]; then tests/torch/run.sh $(B)/shardproof || fail=1; fi; \
 	if [ $$fail = 0 ]; then echo "shardproof: all tests passed"; else echo "shardproof: TESTS FAILED"; exit 1; fi
 
 check-valgrind: all
@@ -119,6 +133,9 @@ install: all
 	install -m 644 docs/shardproof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' src/shardproof.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shardproof.pc
+	install -d $(DESTDIR)$(PREFIX)/lib/shardproof/python/shardproof_torch
+	install -m 644 src/torch/shardproof_torch/*.py \
+	  $(DESTDIR)$(PREFIX)/lib/shardproof/python/shardproof_torch/
 
 format:
 	clang-format -i solver/*.[ch] src/*.[ch] include/*.h tests/*.c fuzz/*.c bench/*.c

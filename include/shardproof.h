@@ -141,10 +141,16 @@ typedef enum {
     SHARDPROOF_STAGE_MEMOIZED     /* identical up to renaming to stage memo_of, proved there */
 } shardproof_stage_status_t;
 
-/* A source position: line and column 1-based; line 0: the whole file (no position). */
+/*
+ * A source position: line and column 1-based; line 0: the whole file (no position).  origin:
+ * the source-map comment '#@ ORIGIN' of that line (a generator's source position such as
+ * "model.py:42", docs/language.md "Source maps"), or NULL (also for a syntax error: the file
+ * was not parsed).
+ */
 typedef struct {
     const char *file;
     unsigned line, column;
+    const char *origin;
 } shardproof_loc_t;
 
 typedef struct {

@@ -188,6 +188,10 @@ int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errl
 
 /* result.c: a layout as text at the reduced sizes, "[2, 4@tp] partial(sum@dp)" */
 void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len);
+
+/* The source-map origin ('#@ ORIGIN', docs/language.md) of line of file, when file is the checked
+   input, or NULL (result.c). */
+const char *sp_check_origin(const sp_check_t *C, const char *file, unsigned line);
 /* result.c: the failing element's index in its local shard (s->fail_ndim entries) */
 void sp_stage_index(const sp_stage_t *s, int64_t *idx);
 /* result.c: a copy of s (flint_free) in which every byte that is not part of valid UTF-8 (and

@@ -136,7 +136,8 @@ char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
 /* ---- the option table ------------------------------------------------------------------------ */
 
 enum {
-    O_PLAN = 1, O_NNSCALER, O_OUTPUT, O_AUTOGRAD_SUM, O_TV_CHUNK_RULE, O_JOBS, O_FORMAT, O_DOT,
+    O_PLAN = 1, O_NNSCALER, O_TORCH, O_WORLD, O_OUTPUT, O_AUTOGRAD_SUM, O_TV_CHUNK_RULE, O_JOBS,
+    O_FORMAT, O_DOT,
     O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_STRICT_SHAPES, O_MAX_MS, O_MAX_TERMS,
     O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_ELEMENTS, O_MAX_RANKS,
     O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS
@@ -148,6 +149,7 @@ enum {
 #define MG SP_CMD_MERGE
 #define EQ SP_CMD_EQUIV
 #define IM SP_CMD_IMPORT
+#define TO SP_CMD_TORCH
 #define RUN (CK | EX | SM) /* the commands that run a plan file */
 #define R SP_OPT_RESULT
 
@@ -157,9 +159,15 @@ const sp_opt_t sp_cli_opts[] = {
     {O_NNSCALER, "--nnscaler", NULL, SP_ARG_TWO, "LOGICAL.json PARALLEL.json", CK | EX, 0,
      "import a pair of nnScaler plans (TrainVerify's tvplan JSON) and check it instead of a FILE "
      "(docs/nnscaler.md)"},
-    {O_OUTPUT, "--output", "-o", SP_ARG_ONE, "OUT.sp", CK | EX | IM, 0,
-     "where the imported plan file goes (import: default standard output; check --nnscaler: "
-     "default a temporary file, removed after EQUIVALENT, otherwise kept and named on stderr)"},
+    {O_TORCH, "--torch", NULL, SP_ARG_ONE, "FILE.py", CK | EX, 0,
+     "capture the single-device step single() and the distributed step parallel(rank, world) "
+     "of a PyTorch file and check them instead of a FILE; needs --world (docs/torch.md)"},
+    {O_WORLD, "--world", NULL, SP_ARG_ONE, "N", CK | EX | TO, 0,
+     "ranks of the PyTorch capture's world, 1 to 64"},
+    {O_OUTPUT, "--output", "-o", SP_ARG_ONE, "OUT.sp", CK | EX | IM | TO, 0,
+     "where the imported or captured plan file goes (import, torch: default standard output; "
+     "check --nnscaler, check --torch: default a temporary file, removed after EQUIVALENT, "
+     "otherwise kept and named on stderr)"},
     {O_AUTOGRAD_SUM, "--autograd-sum", NULL, SP_ARG_NONE, NULL, CK | EX | IM, 0,
      "nnScaler import: sum an activation gradient that two nodes of one device produce, as "
      "PyTorch autograd does"},
@@ -228,6 +236,7 @@ const sp_opt_t sp_cli_opts[] = {
 #undef MG
 #undef EQ
 #undef IM
+#undef TO
 #undef RUN
 #undef R
 
@@ -565,8 +574,8 @@ typedef struct {
 /* A command line of check, explain or smt2, interpreted. */
 typedef struct {
     shardproof_options_t opt;
-    const char *path, *dot, *smt2_dir, *nnscaler[2], *import_out;
-    int import_flags, nshapes, progress;
+    const char *path, *dot, *smt2_dir, *nnscaler[2], *torch, *import_out;
+    int import_flags, world, nshapes, progress;
     shardproof_format_t fmt;
     const char **dims;   /* NAME=SIZE items, pointing into owned copies */
     int ndims;
@@ -618,6 +627,8 @@ static void interpret(const sp_cmd_t *cmd, sp_args_t *A, check_args_t *ca)
             ca->nnscaler[0] = v;
             ca->nnscaler[1] = a->val[1];
             break;
+        case O_TORCH: ca->torch = v; break;
+        case O_WORLD: ca->world = sp_cli_world_arg(A, a); break;
         case O_OUTPUT: ca->import_out = v; break;
         case O_AUTOGRAD_SUM: ca->import_flags |= SP_NNSCALER_AUTOGRAD_SUM; break;
         case O_TV_CHUNK_RULE: ca->import_flags |= SP_NNSCALER_TV_CHUNK_RULE; break;
@@ -710,15 +721,24 @@ static void interpret(const sp_cmd_t *cmd, sp_args_t *A, check_args_t *ca)
         ca->smt2_dir = pos[1];
     if (A->nerr)
         return;
-    if (ca->nnscaler[0] && ca->path)
-        sp_args_error(A, "%s --nnscaler takes no FILE ('%s')", cmd->name, ca->path);
-    else if (ca->nnscaler[0] == NULL && ca->path == NULL)
+    if (ca->nnscaler[0] && ca->torch)
+        sp_args_error(A, "--nnscaler and --torch cannot be combined");
+    else if ((ca->nnscaler[0] || ca->torch) && ca->path)
+        sp_args_error(A, "%s %s takes no FILE ('%s')", cmd->name,
+                      ca->torch ? "--torch" : "--nnscaler", ca->path);
+    else if (ca->torch && ca->world == 0)
+        sp_args_error(A, "%s --torch needs --world N", cmd->name);
+    else if (ca->world && ca->torch == NULL)
+        sp_args_error(A, "--world goes with --torch");
+    else if (ca->nnscaler[0] == NULL && ca->torch == NULL && ca->path == NULL)
         sp_args_error(A, "%s needs a FILE ('-' reads standard input)%s", cmd->name,
                       cmd->bit == SP_CMD_SMT2 ? " and a DIR" : "");
     else if (cmd->bit == SP_CMD_SMT2 && ca->smt2_dir == NULL)
         sp_args_error(A, "smt2 needs a FILE and a DIR");
-    else if ((ca->import_out || ca->import_flags) && ca->nnscaler[0] == NULL)
-        sp_args_error(A, "-o, --autograd-sum and --trainverify-chunk-rule go with --nnscaler");
+    else if (ca->import_out && ca->nnscaler[0] == NULL && ca->torch == NULL)
+        sp_args_error(A, "-o goes with --nnscaler or --torch");
+    else if (ca->import_flags && ca->nnscaler[0] == NULL)
+        sp_args_error(A, "--autograd-sum and --trainverify-chunk-rule go with --nnscaler");
     else if (ca->nshapes > 1 && opt->shard_count > 1)
         sp_args_error(A, "--shapes cannot be combined with --shard");
     else if (opt->shard_count > 1 && (ca->fmt != SHARDPROOF_FORMAT_TEXT || ca->dot))
@@ -760,21 +780,31 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
         goto out;
     }
     interpret(cmd, &A, &ca);
-    const char *shown = ca.path == NULL ? ca.nnscaler[1] : !strcmp(ca.path, "-") ? "<stdin>"
-                                                                                 : ca.path;
+    const char *shown = ca.path != NULL ? (!strcmp(ca.path, "-") ? "<stdin>" : ca.path)
+                        : ca.torch ? ca.torch : ca.nnscaler[1];
     if (sp_args_report(cmd, &A, stderr)) {
         if (shown)
             failure_report(&ca, shown, &A, NULL, 0, 0);
         goto out;
     }
-    if (ca.nnscaler[0]) {
+    /* --nnscaler and --torch generate the plan file that is then checked like a FILE */
+    if (ca.nnscaler[0] || ca.torch) {
         char err[4096];
-        if (!sp_cli_nnscaler_to_file(ca.nnscaler[0], ca.nnscaler[1], ca.import_flags,
-                                     ca.import_out, imported, sizeof imported, tmpdir,
-                                     sizeof tmpdir, err, sizeof err)) {
-            fprintf(stderr, "shardproof: error: %s\n", err);
+        int grc = ca.torch ? sp_cli_torch_to_file(ca.torch, ca.world, ca.import_out, imported,
+                                                  sizeof imported, tmpdir, sizeof tmpdir, err,
+                                                  sizeof err)
+                  : sp_cli_nnscaler_to_file(ca.nnscaler[0], ca.nnscaler[1], ca.import_flags,
+                                            ca.import_out, imported, sizeof imported, tmpdir,
+                                            sizeof tmpdir, err, sizeof err)
+                      ? 0
+                      : SP_EXIT_USAGE;
+        if (grc != 0) {
+            fprintf(stderr, "shardproof: %s: %s\n", grc == SP_EXIT_INTERNAL ? "internal error"
+                                                                          : "error", err);
             const char *m = err;
-            failure_report(&ca, shown, NULL, &m, 1, SP_DIAG_IO);
+            failure_report(&ca, shown, NULL, &m, 1,
+                           grc == SP_EXIT_INTERNAL ? SP_DIAG_INTERNAL : SP_DIAG_IO);
+            rc = grc;
             goto out;
         }
         ca.path = shown = imported;
@@ -860,7 +890,7 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
         }
     }
     rc = (int)v;
-    if (ca.nnscaler[0] && tmpdir[0]) {
+    if (tmpdir[0]) {
         if (rc == 0 || explain) {
             unlink(imported);
             rmdir(tmpdir);

@@ -28,10 +28,11 @@ enum {
     SP_CMD_GEN = 1u << 6,
     SP_CMD_OPS = 1u << 7,
     SP_CMD_HELP = 1u << 8,
+    SP_CMD_TORCH = 1u << 9,
     SP_CMD_RUN = 1u << 10
 };
 
-/* The option table of check, explain, smt2, merge, equiv and import. */
+/* The option table of check, explain, smt2, merge, equiv, import and torch. */
 extern const sp_opt_t sp_cli_opts[];
 
 /* FLINT aborts (a FLINT precondition we failed to check) become exit 4 with a message. */
@@ -43,7 +44,8 @@ void sp_cli_install_test_allocator(void);
 /* shardproof equiv FILE: decide the queries of an engine query file. */
 int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv);
 
-/* shardproof check FILE [options] (also check --nnscaler L P), explain, smt2 FILE DIR. */
+/* shardproof check FILE [options] (also check --nnscaler L P, check --torch F.py --world N),
+   explain, smt2 FILE DIR. */
 int sp_cli_check(const sp_cmd_t *cmd, int argc, char **argv);
 
 /* shardproof merge PART.json...: combine the partial reports of check --shard I/N. */

@@ -131,6 +131,44 @@ void sp_lex_init(sp_lexer_t L, const char *file, const char *text, size_t len, s
         L->pos = 3;
 }
 
+void sp_lex_clear(sp_lexer_t L)
+{
+    flint_free(L->origins);
+    L->origins = NULL;
+    L->norigins = L->aorigins = 0;
+}
+
+/* A comment starts at text[pos]: record it if it is a source-map comment '#@ ORIGIN'. */
+static void note_origin(sp_lexer_t L, size_t pos, size_t stop)
+{
+    if (pos + 1 >= stop || L->text[pos + 1] != '@')
+        return;
+    size_t a = pos + 2, b = stop;
+    while (a < b && (L->text[a] == ' ' || L->text[a] == '\t'))
+        a++;
+    while (b > a && (L->text[b - 1] == ' ' || L->text[b - 1] == '\t' || L->text[b - 1] == '\r'))
+        b--;
+    if (a == b || b - a > SP_LEX_ORIGIN_MAX)
+        return;
+    for (size_t i = a; i < b; i++)
+        if ((unsigned char)L->text[i] < 0x20 || (unsigned char)L->text[i] > 0x7e)
+            return;
+    if (L->norigins == L->aorigins) {
+        size_t cap = L->aorigins ? 2 * L->aorigins : 64;
+        sp_lex_origin_t *o = flint_realloc(L->origins, cap * sizeof(*o));
+        if (o == NULL) {
+            L->nomem = 1;
+            return;
+        }
+        L->origins = o;
+        L->aorigins = cap;
+    }
+    sp_lex_origin_t *o = &L->origins[L->norigins++];
+    o->line = L->line;
+    o->text = L->text + a;
+    o->len = b - a;
+}
+
 static int peekc(const sp_lexer_t L, size_t k)
 {
     return L->pos + k < L->len ? (unsigned char)L->text[L->pos + k] : -1;
@@ -306,6 +344,7 @@ void sp_lex_next(sp_lexer_t L, sp_tok_t *t)
         } else if (c == '#') {
             const char *nl = memchr(L->text + L->pos, '\n', L->len - L->pos);
             size_t stop = nl ? (size_t)(nl - L->text) : L->len;
+            note_origin(L, L->pos, stop);
             L->col += (uint32_t)(stop - L->pos);
             L->pos = stop;
         } else if (c == '\n') {

@@ -95,6 +95,20 @@ typedef struct {
 #define SP_LEX_MAX_EXPONENT 1000
 
 /*
+ * A source-map comment: '#@ ORIGIN' (docs/language.md, "Source maps") says that the statement
+ * on its line comes from ORIGIN (a generator's source position such as "model.py:42").  text
+ * is borrowed from the lexer's input: ORIGIN without surrounding blanks, at most
+ * SP_LEX_ORIGIN_MAX bytes, printable ASCII (a longer or other origin is not recorded).
+ */
+typedef struct {
+    uint32_t line;
+    const char *text;
+    size_t len;
+} sp_lex_origin_t;
+
+#define SP_LEX_ORIGIN_MAX 200
+
+/*
  * Lexer state.  The input is borrowed and must outlive the lexer and its tokens.  It may contain
  * NUL bytes (they are errors outside comments).
  */
@@ -113,12 +127,18 @@ typedef struct {
     int fatal;              /* a limit was hit: only SP_TOK_EOF from now on */
     size_t nerrors;         /* errors reported (recorded or not: the list may be full) */
     sp_diags_struct *diags;
+    sp_lex_origin_t *origins; /* source-map comments, in line order (owned: sp_lex_clear) */
+    size_t norigins, aorigins;
+    int nomem;              /* recording an origin failed for lack of memory */
 } sp_lexer_struct;
 typedef sp_lexer_struct sp_lexer_t[1];
 
-/* Start lexing text[0..len) of file; errors go to d.  Nothing to clear afterwards. */
+/* Start lexing text[0..len) of file; errors go to d.  sp_lex_clear frees the origins. */
 void sp_lex_init(sp_lexer_t L, const char *file, const char *text, size_t len, size_t max_ident,
                  size_t max_tokens, sp_diags_t d);
+
+/* Free what the lexer allocated (the list of source-map comments). */
+void sp_lex_clear(sp_lexer_t L);
 
 /* The next token (SP_TOK_EOF forever at the end). */
 void sp_lex_next(sp_lexer_t L, sp_tok_t *tok);

@@ -22,7 +22,8 @@ static const sp_opt_t help_opts[] = {
  */
 static const sp_cmd_t commands[] = {
     {"check", SP_CMD_CHECK,
-     "FILE [options]\n--nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [options]",
+     "FILE [options]\n--nnscaler LOGICAL.json PARALLEL.json [-o OUT.sp] [options]\n"
+     "--torch FILE.py --world N [-o OUT.sp] [options]",
      "prove that the plan computes what the model computes (exit 0), or show where it does not "
      "(exit 1)",
      "FILE '-' reads standard input.  With --shard I/N, check writes a partial report (JSON) for\n"
@@ -48,6 +49,14 @@ static const sp_cmd_t commands[] = {
      "convert a pair of nnScaler plans (TrainVerify's tvplan JSON) into a model and a plan "
      "(docs/nnscaler.md)",
      NULL, sp_cli_opts, sp_cli_import},
+    {"torch", SP_CMD_TORCH, "FILE.py --world N [-o OUT.sp]",
+     "capture a PyTorch file's single-device step single() and distributed step "
+     "parallel(rank, world) and write the plan file (docs/torch.md)",
+     "The capture runs Debian's /usr/bin/python3 (or $SHARDPROOF_PYTHON), which must import\n"
+     "torch (make deps-torch).  Generated lines carry '#@ FILE.py:LINE' comments, which\n"
+     "reports print next to plan and model lines.  'check --torch FILE.py --world N' captures\n"
+     "and checks.\n",
+     sp_cli_opts, sp_cli_torch},
     {"gen", SP_CMD_GEN, "llama3|deepseek3 [options]",
      "write a model and a parallel plan of a built-in family (docs/workloads.md)",
      "'... | shardproof check -' verifies the generated file.\n", sp_gen_opts, sp_gen_main},

@@ -1366,6 +1366,21 @@ void sp_parse_limits_default(sp_parse_limits_t *lim)
     lim->max_height = SP_PARSE_MAX_HEIGHT;
 }
 
+const char *sp_ast_origin(const sp_ast_t *ast, uint32_t line)
+{
+    if (ast == NULL)
+        return NULL;
+    size_t lo = 0, hi = ast->norigins;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ast->origins[mid].line < line)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ast->norigins && ast->origins[lo].line == line ? ast->origins[lo].text : NULL;
+}
+
 void sp_ast_free(sp_ast_t *ast)
 {
     if (ast == NULL)
@@ -1420,6 +1435,21 @@ sp_status_t sp_parse_file(sp_ast_t **out, const char *path, const char *text, si
     sp_lex_init(p.L, file, text, len, lim->max_ident, lim->max_tokens, d);
     parse_program(&p);
     flint_free(p.scr);
+    if (p.L->nomem)
+        p.nomem = 1;
+    if (!p.nomem && p.L->norigins > 0) {
+        ast->origins = alloc(&p, p.L->norigins * sizeof(sp_ast_origin_t));
+        for (size_t i = 0; ast->origins != NULL && i < p.L->norigins; i++) {
+            const sp_lex_origin_t *o = &p.L->origins[i];
+            const char *t = copy_str(&p, o->text, o->len);
+            if (t == NULL)
+                break;
+            ast->origins[i].line = o->line;
+            ast->origins[i].text = t;
+            ast->norigins = i + 1;
+        }
+    }
+    sp_lex_clear(p.L);
     if (p.nomem) {
         sp_loc_t whole = {file, 0, 0};
         sp_diags_error(d, SP_DIAG_NOMEM, whole, "out of memory while parsing");

@@ -195,11 +195,19 @@ struct sp_ast_stmt {
     sp_ast_lineage_t *lineage; /* NULL when absent */
 };
 
+/* A source-map comment '#@ ORIGIN' of a line (see lex.h). */
+typedef struct {
+    uint32_t line;
+    const char *text;        /* NUL-terminated, owned by the AST */
+} sp_ast_origin_t;
+
 /* A parsed file: its top-level statements (DIM, MODEL, PLAN, FUNC) in source order. */
 typedef struct sp_ast {
     const char *file;        /* the path as given, copied */
     sp_ast_stmt_t **items;
     size_t nitems;
+    sp_ast_origin_t *origins; /* source-map comments, in line order */
+    size_t norigins;
     struct sp_parse_arena *arena;  /* internal */
     sp_ast_expr_t *nums;     /* internal */
 } sp_ast_t;
@@ -236,6 +244,10 @@ sp_status_t sp_parse_path(sp_ast_t **out, const char *path, const sp_parse_limit
                           sp_diags_t d);
 
 void sp_ast_free(sp_ast_t *ast);
+
+/* The origin '#@ ORIGIN' written on the given line of the file (a generator's source position,
+   such as "model.py:42"), or NULL.  Reports print it next to the line. */
+const char *sp_ast_origin(const sp_ast_t *ast, uint32_t line);
 
 /*
  * A textual dump of the tree, one statement per line, indented by block, expressions as

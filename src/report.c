@@ -74,9 +74,12 @@ static void header(const sp_check_t *C, FILE *out)
     }
 }
 
-static void loc_str(sp_loc_t l, char *buf, size_t len)
+/* FILE:LINE:COL, followed by " (ORIGIN)" when the line has a source-map comment. */
+static void loc_str(const sp_check_t *C, sp_loc_t l, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s:%u:%u", l.file ? l.file : "?", l.line, l.col);
+    const char *o = sp_check_origin(C, l.file, l.line);
+    snprintf(buf, len, "%s:%u:%u%s%s%s", l.file ? l.file : "?", l.line, l.col, o ? " (" : "",
+             o ? o : "", o ? ")" : "");
 }
 
 static void text_report(const sp_check_t *C, FILE *out)
@@ -101,8 +104,8 @@ static void text_report(const sp_check_t *C, FILE *out)
                 nprob, nprob > 1 ? "s" : "", (long long)minbits);
     if (bad) {
         char pl[512], ml[512], rs[256], ix[128], sh[128], ls[512];
-        loc_str(bad->plan_loc, pl, sizeof pl);
-        loc_str(bad->model_loc, ml, sizeof ml);
+        loc_str(C, bad->plan_loc, pl, sizeof pl);
+        loc_str(C, bad->model_loc, ml, sizeof ml);
         sp_mesh_rank_str(&C->mesh, bad->fail_rank, rs, sizeof rs);
         index_str(bad, ix, sizeof ix);
         shape_of(bad->fail_shape, bad->fail_ndim, sh, sizeof sh);
@@ -150,8 +153,11 @@ static void put(json_t *o, const char *key, json_t *v) { json_object_set_new(o, 
 
 static json_t *jloc(const shardproof_loc_t *l)
 {
-    return json_pack("{s:o, s:I, s:I}", "file", jstr(l->file), "line", (json_int_t)l->line,
-                     "column", (json_int_t)l->column);
+    json_t *o = json_pack("{s:o, s:I, s:I}", "file", jstr(l->file), "line", (json_int_t)l->line,
+                          "column", (json_int_t)l->column);
+    if (l->origin)
+        put(o, "origin", json_string(l->origin));
+    return o;
 }
 
 static json_t *jints(const int64_t *v, int n)
@@ -209,6 +215,8 @@ static json_t *jdiags(res_t *r)
         put(o, "file", jstr(g->loc.file));
         put(o, "line", json_integer(g->loc.line));
         put(o, "column", json_integer(g->loc.column));
+        if (g->loc.origin)
+            put(o, "origin", json_string(g->loc.origin));
         put(o, "message", jstr(g->message));
         json_array_append_new(a, o);
     }
@@ -395,8 +403,16 @@ static json_t *sarif_location(const shardproof_loc_t *l, const char *msg, int id
     if (id >= 0)
         put(loc, "id", json_integer(id));
     put(loc, "physicalLocation", phys);
-    if (msg)
-        put(loc, "message", json_pack("{s:s}", "text", msg));
+    /* a generated line's source position ('#@ ORIGIN'): in the message a viewer shows, and as
+       data in the location's property bag */
+    char text[1400];
+    if (l->origin)
+        snprintf(text, sizeof text, "%s%sgenerated from %s", msg ? msg : "", msg ? ", " : "",
+                 l->origin);
+    if (msg || l->origin)
+        put(loc, "message", json_pack("{s:s}", "text", l->origin ? text : msg));
+    if (l->origin)
+        put(loc, "properties", json_pack("{s:s}", "origin", l->origin));
     return loc;
 }
 
@@ -566,6 +582,18 @@ static void xml_open(FILE *out, int indent, const char *tag, const char *const *
     fputs(empty ? "/>\n" : ">\n", out);
 }
 
+/* FILE:LINE:COL, and " (ORIGIN)" as the text report writes it */
+static void xml_loc(FILE *out, const shardproof_loc_t *l)
+{
+    xml(out, l->file);
+    fprintf(out, ":%u:%u", l->line, l->column);
+    if (l->origin) {
+        fputs(" (", out);
+        xml(out, l->origin);
+        fputs(")", out);
+    }
+}
+
 /* A stable test name: "plan ~ model", and " #k" for the k-th stage of the same pair. */
 static void test_name(res_t *r, int i, char *buf, size_t len)
 {
@@ -661,10 +689,10 @@ static void junit_report(res_t *r, FILE *out)
         xml_open(out, 6, tag, fa, 0);
         flint_free(msg);
         fprintf(out, "plan line: ");
-        xml(out, s->plan_loc.file);
-        fprintf(out, ":%u:%u\nmodel line: ", s->plan_loc.line, s->plan_loc.column);
-        xml(out, s->model_loc.file);
-        fprintf(out, ":%u:%u\nplan value: ", s->model_loc.line, s->model_loc.column);
+        xml_loc(out, &s->plan_loc);
+        fprintf(out, "\nmodel line: ");
+        xml_loc(out, &s->model_loc);
+        fprintf(out, "\nplan value: ");
         xml(out, s->plan_value);
         fputs("\nmodel value: ", out);
         xml(out, s->model_value);
@@ -716,7 +744,7 @@ void shardproof_explain(const shardproof_t *C, FILE *out)
     for (int i = 0; i < C->nstages; i++) {
         const sp_stage_t *s = &C->stages[i];
         char pl[512], ls[512];
-        loc_str(s->plan_loc, pl, sizeof pl);
+        loc_str(C, s->plan_loc, pl, sizeof pl);
         sp_layout_str(C, &s->layout, ls, sizeof ls);
         fprintf(out, "  %3d  %-7s %s: plan '%s' ~ model '%s' : %s\n", s->id + 1,
                 s->kind == SP_STAGE_OUTPUT ? "output" : "lineage", pl, s->plan_name, s->model_name, ls);

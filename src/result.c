@@ -203,9 +203,17 @@ static void split_values(shardproof_result_t *r, shardproof_stage_t *t, const ch
     flint_free(mv);
 }
 
-static shardproof_loc_t loc_of(shardproof_result_t *r, sp_loc_t l)
+const char *sp_check_origin(const sp_check_t *C, const char *file, unsigned line)
 {
-    shardproof_loc_t x = {keep(r, l.file), l.line, l.col};
+    if (C->ast == NULL || file == NULL || C->ast->file == NULL || strcmp(file, C->ast->file))
+        return NULL;
+    return sp_ast_origin(C->ast, line);
+}
+
+static shardproof_loc_t loc_of(shardproof_result_t *r, const sp_check_t *C, const char *file,
+                               unsigned line, unsigned col)
+{
+    shardproof_loc_t x = {keep(r, file), line, col, keep(r, sp_check_origin(C, file, line))};
     return x;
 }
 
@@ -220,8 +228,8 @@ static void take_stage(shardproof_result_t *r, const sp_check_t *C, const sp_sta
     t->model_tensor = keep(r, s->model_name);
     sp_layout_str(C, &s->layout, ls, sizeof ls);
     t->layout = keep(r, ls);
-    t->plan_loc = loc_of(r, s->plan_loc);
-    t->model_loc = loc_of(r, s->model_loc);
+    t->plan_loc = loc_of(r, C, s->plan_loc.file, s->plan_loc.line, s->plan_loc.col);
+    t->model_loc = loc_of(r, C, s->model_loc.file, s->model_loc.line, s->model_loc.col);
     t->elements = s->elements;
     t->symmetric = s->symmetric;
     t->memo_of = s->memo_of >= 0 ? s->memo_of + 1 : 0;
@@ -296,9 +304,7 @@ shardproof_result_t *shardproof_result_new(const shardproof_t *C)
         const sp_diag_t *g = sp_diags_get(C->d, (size_t)i);
         r->diags[i].severity = (shardproof_severity_t)g->severity;
         r->diags[i].code = keep(r, sp_diag_code_name(g->code));
-        r->diags[i].loc.file = keep(r, g->file);
-        r->diags[i].loc.line = g->line;
-        r->diags[i].loc.column = g->col;
+        r->diags[i].loc = loc_of(r, C, g->file, g->line, g->col);
         r->diags[i].message = keep(r, g->msg);
     }
     return r;

@@ -55,6 +55,9 @@ def check_json(doc, rc):
                      ("model_tensor", str), ("layout", str), ("plan_loc", dict),
                      ("model_loc", dict), ("elements", int)]:
             need(s, k, t, w)
+        for k in ("plan_loc", "model_loc"):
+            if isinstance(s.get(k), dict):
+                check_origin(s[k], f"{w}.{k}")
         if s.get("status") in ("failed", "unknown"):
             rank = need(s, "rank", dict, w) or {}
             if set(rank) != set(doc.get("mesh", {})) or not all(isinstance(v, int) for v in rank.values()):
@@ -95,10 +98,22 @@ def check_artifact(a, bases, w):
         bad(f"{w}.uri: a relative URI without a uriBaseId")
 
 
+def check_origin(o, w):
+    """A location's source-map origin ('#@ ORIGIN'), when present: 1 to 200 printable ASCII."""
+    if "origin" in o and not (isinstance(o["origin"], str) and 1 <= len(o["origin"]) <= 200
+                              and all(" " <= c <= "~" for c in o["origin"])):
+        bad(f"{w}.origin: expected 1 to 200 printable ASCII characters")
+
+
 def check_location(loc, bases, w):
     if not isinstance(loc, dict):
         bad(f"{w}: expected an object")
         return
+    if "properties" in loc:
+        if isinstance(loc["properties"], dict):
+            check_origin(loc["properties"], w + ".properties")
+        else:
+            bad(f"{w}.properties: expected an object")
     if "id" in loc and (not isinstance(loc["id"], int) or loc["id"] < 0):
         bad(f"{w}.id: expected a nonnegative integer")
     if "message" in loc:

@@ -57,6 +57,32 @@ for fmt in json sarif junit; do
     "$py" "$root/tests/check_reports.py" $fmt $rc "$tmp/doc" || bad "check - --format $fmt: invalid document"
 done
 
+# source-map comments ('#@ ORIGIN' on every statement line): each format names the origin of
+# the failing plan line, the line's own number here (JSON: plan_loc.origin; SARIF: the
+# location's properties.origin; JUnit: "(gen.py:N)" after the plan line)
+awk '!/#/ && NF { printf "%s    #@ gen.py:%d\n", $0, NR; next } { print }' \
+    "$root/tests/plans/bugs/mlp_row_allreduce_dropped.sp" >"$tmp/origins.sp"
+case_ 1 "$tmp" check origins.sp --no-progress
+for fmt in json sarif junit; do
+    (cd "$tmp" && "$bin" check origins.sp --no-progress --format $fmt) >"$tmp/doc" 2>/dev/null
+    "$py" - "$fmt" "$tmp/doc" <<'PY' || bad "check origins.sp --format $fmt: the failing plan line's origin is missing"
+import json, re, sys
+fmt, text = sys.argv[1], open(sys.argv[2], encoding="utf-8").read()
+if fmt == "json":
+    loc = next(s for s in json.loads(text)["stages"] if s["status"] == "failed")["plan_loc"]
+    ok = loc.get("origin") == f"gen.py:{loc['line']}"
+elif fmt == "sarif":
+    loc = json.loads(text)["runs"][0]["results"][0]["locations"][0]
+    line = loc["physicalLocation"]["region"]["startLine"]
+    ok = loc.get("properties", {}).get("origin") == f"gen.py:{line}" and \
+        loc["message"]["text"] == f"generated from gen.py:{line}"
+else:
+    m = re.search(r"plan line: origins\.sp:(\d+):\d+ \(gen\.py:(\d+)\)", text)
+    ok = m is not None and m.group(1) == m.group(2)
+sys.exit(0 if ok else 1)
+PY
+done
+
 # merge: a valid document when the merge itself fails
 "$bin" check "$ex/mlp.sp" --shard 0/2 >"$tmp/p0.json" 2>/dev/null
 case_ 2 "$tmp" merge p0.json --no-progress

@@ -13,10 +13,13 @@ no example escapes.  The labels:
   sq           engine queries: `shardproof equiv` must exit 0 (or '# expect exit N').
   sh           a shell script, run by bash -eo pipefail; it must exit 0 (or '# expect exit N').
                A line '# not run ...' (a cluster, an install) only checks the syntax (bash -n).
+               A line '# needs torch ...' runs it only when the Python of the PyTorch front end
+               ($SHARDPROOF_PYTHON, default /usr/bin/python3) imports torch; otherwise the block
+               is skipped and the skip is printed.
   console      '$ command' lines, each followed by its output: the command is run and its
                stdout+stderr must equal the lines shown; a line '...' stands for any lines.
   sp-fragment  a piece of a plan (a statement, an expression): not a whole file, not run.
-  text, c, json, xml, grammar   output, diagrams, code shown as is: not run.
+  text, c, json, xml, grammar, python   output, diagrams, code shown as is: not run.
 
 '```sp file=docs/examples/x.sp' also requires the block to be that file, byte for byte.
 
@@ -32,11 +35,27 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = {"sp", "sq", "sh", "console"}
-SHOWN = {"sp-fragment", "text", "c", "json", "xml", "grammar"}
+SHOWN = {"sp-fragment", "text", "c", "json", "xml", "grammar", "python"}
 TIMEOUT = 600
 
 problems = []
 counts = {}
+skipped = []
+_torch = None
+
+
+def torch_missing():
+    """Why blocks marked '# needs torch' cannot run, or None when they can."""
+    global _torch
+    if _torch is None:
+        py = os.environ.get("SHARDPROOF_PYTHON") or "/usr/bin/python3"
+        try:
+            ok = subprocess.run([py, "-c", "import torch"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, timeout=TIMEOUT).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        _torch = "" if ok else f"{py} cannot import torch (make deps-torch)"
+    return _torch or None
 
 
 def bad(where, msg):
@@ -177,6 +196,10 @@ def main():
                         bad(where, f"equiv: exit {rc}, expected {expect_exit(text)}: {out[:300]}")
                 elif label == "sh":
                     norun = re.search(r"^#\s*not run\b", text, re.M)
+                    if re.search(r"^#\s*needs torch\b", text, re.M) and torch_missing():
+                        skipped.append(f"{where}: skipped: {torch_missing()}")
+                        counts[label] -= 1
+                        continue
                     cmd = ["bash", "-n"] if norun else ["bash", "-eo", "pipefail"]
                     rc, out = run(cmd, scratch, env, stdin=text.encode())
                     want = 0 if norun else expect_exit(text)
@@ -186,10 +209,11 @@ def main():
                     check_console(where, text, scratch, env)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
-    for p in problems:
+    for p in skipped + problems:
         print(f"docs: {p}")
     ran = sum(counts.get(k, 0) for k in RUN)
-    print(f"docs: {ran} blocks run ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}); "
+    print(f"docs: {ran} blocks run ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}"
+          + (f"; {len(skipped)} skipped" if skipped else "") + "); "
           + ("passed" if not problems else f"{len(problems)} FAILED"))
     return 1 if problems else 0
 

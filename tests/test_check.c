@@ -239,6 +239,62 @@ static void test_check_result_as_data(void **state)
     shardproof_result_free(r);
 }
 
+/* text with " #@ ORIGIN" appended to line n (1-based), in a new buffer */
+static char *with_origin(const char *text, int n, const char *origin)
+{
+    const char *p = text;
+    for (int i = 1; i < n; i++)
+        p = strchr(p, '\n') + 1;
+    size_t at = (size_t)(strchr(p, '\n') - text), len = strlen(text);
+    char *out = flint_malloc(len + strlen(origin) + 8);
+    memcpy(out, text, at);
+    size_t k = at + (size_t)sprintf(out + at, "  #@ %s", origin);
+    memcpy(out + k, text + at, len - at + 1);
+    return out;
+}
+
+/* Source-map comments '#@ ORIGIN' reach the result API: the failing stage's plan and model
+   locations and a diagnostic's location carry the origin of their line, other lines none. */
+static void test_check_result_origins(void **state)
+{
+    (void)state;
+    const char *path = "tests/plans/bugs/mlp_row_allreduce_dropped.sp";
+    size_t len;
+    char *text = slurp(path, &len);
+    char *t1 = with_origin(text, 30, "step.py:120");
+    char *t2 = with_origin(t1, 14, "single.py:37");
+    shardproof_t *c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, path, t2, strlen(t2)), SHARDPROOF_NOT_EQUIVALENT);
+    shardproof_result_t *r = shardproof_result_new(c);
+    shardproof_free(c);
+    const shardproof_stage_t *s = shardproof_result_stage(r, shardproof_result_failing_stage(r));
+    assert_int_equal(s->plan_loc.line, 30);
+    assert_string_equal(s->plan_loc.origin, "step.py:120");
+    assert_int_equal(s->model_loc.line, 14);
+    assert_string_equal(s->model_loc.origin, "single.py:37");
+    assert_null(shardproof_result_stage(r, 0)->plan_loc.origin);
+    shardproof_result_free(r);
+    flint_free(t2);
+    flint_free(t1);
+    flint_free(text);
+
+    /* an error found after parsing (a syntax error leaves no AST, hence no origins) */
+    const char *bad = "dim B = 2\nmodel m {\n  input x : [B]\n  y = relu(z)   #@ gen.py:7\n"
+                      "  output y\n}\nplan p of m {\n  mesh dp = 2\n  x : [B]\n  y = relu(x)\n"
+                      "  output y = y : [B]\n}\n";
+    c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "t.sp", bad, strlen(bad)), SHARDPROOF_BAD_INPUT);
+    r = shardproof_result_new(c);
+    shardproof_free(c);
+    const shardproof_diagnostic_t *d = shardproof_result_diagnostic(r, 0);
+    assert_non_null(d);
+    assert_string_equal(d->code, "name");
+    assert_int_equal(d->loc.line, 4);
+    assert_non_null(d->loc.origin);
+    assert_string_equal(d->loc.origin, "gen.py:7");
+    shardproof_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_check_bug_located),
         cmocka_unit_test(test_check_reports_identical_across_jobs),
         cmocka_unit_test(test_check_bad_input_diagnostics),
+        cmocka_unit_test(test_check_result_origins),
         cmocka_unit_test(test_check_smt2_export),
         cmocka_unit_test(test_check_cut_guess_and_fallback),
         cmocka_unit_test(test_check_result_as_data),

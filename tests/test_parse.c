@@ -320,6 +320,39 @@ static void test_parse_exact_literals(void **state)
     assert_dump("dim A = 0.5e1, C = 10e-1, D = 1.0\n", "dim A=5 C=1 D=1\n");
 }
 
+/* ------------------------------------------------------------------ source maps */
+
+/* '#@ ORIGIN' comments: kept per line (trimmed), looked up by line; others ignored. */
+static void test_parse_source_map(void **state)
+{
+    (void)state;
+    sp_diags_t d;
+    sp_ast_t *ast;
+    sp_diags_init(d);
+    const char *src = "model m {          #@ single.py:3\n"
+                      "  input x : [2]\n"
+                      "  y = x * 2        #@   single.py:12  \t\r\n"
+                      "  # not an origin: #@ a.py:1\n"
+                      "  z = y + 1        #@\n"
+                      "  w = z            #@ bad\x01byte\n"
+                      "  output w         #@model.py:99\n"
+                      "}\n";
+    assert_int_equal(sp_parse_file(&ast, "t.sp", src, strlen(src), NULL, d), SP_OK);
+    assert_string_equal(sp_ast_origin(ast, 1), "single.py:3");
+    assert_null(sp_ast_origin(ast, 2));
+    assert_string_equal(sp_ast_origin(ast, 3), "single.py:12");
+    assert_null(sp_ast_origin(ast, 4)); /* the comment begins with '# ', not '#@' */
+    assert_null(sp_ast_origin(ast, 5)); /* empty */
+    assert_null(sp_ast_origin(ast, 6)); /* a control byte */
+    assert_string_equal(sp_ast_origin(ast, 7), "model.py:99");
+    assert_null(sp_ast_origin(ast, 8));
+    assert_null(sp_ast_origin(ast, 100));
+    assert_null(sp_ast_origin(NULL, 1));
+    assert_int_equal(ast->norigins, 3);
+    sp_ast_free(ast);
+    sp_diags_clear(d);
+}
+
 /* ------------------------------------------------------------------ locations */
 
 static void test_parse_locations(void **state)
@@ -1009,6 +1042,7 @@ int main(void)
         cmocka_unit_test(test_parse_mlp_dp2_tp2),
         cmocka_unit_test(test_parse_exact_literals),
         cmocka_unit_test(test_parse_locations),
+        cmocka_unit_test(test_parse_source_map),
         cmocka_unit_test(test_parse_grammar),
         cmocka_unit_test(test_parse_newlines),
         cmocka_unit_test(test_parse_several_errors),

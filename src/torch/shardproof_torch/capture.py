@@ -1,0 +1,796 @@
+"""capture.py: record every ATen operator and collective of one process (a TorchDispatchMode).
+
+The recorder turns what runs into a trace of single-assignment values:
+
+* every tensor version is a value id (vid); an operator reads the vids of its tensor arguments
+  and defines new vids for what it returns and for the arguments it writes (in-place and out=
+  operators, collectives), so in-place code becomes SSA;
+* tensors are known by their memory (storage, offset, sizes, strides): views, `.data` and
+  `detach()` aliases of a tensor read the same vid; a write through one view of a storage that
+  other views alias is tracked on the storage as a list of segments (contiguous views only),
+  so DistributedDataParallel's bucket views read what was written into the bucket;
+* a tensor read without a recorded producer is a leaf: a registered input or parameter, or a
+  constant whose concrete value is kept;
+* each operator carries the user's Python file:line: the innermost frame of the user's file, or
+  for the backward operators autograd runs, the line of the forward call that created the
+  autograd node (found through node pre-hooks installed by a TorchFunctionMode);
+* collectives are recorded by wrappers of torch.distributed's functions (group ranks, reduce
+  operator, peers); collectives issued by C++ (DistributedDataParallel's reducer) arrive as
+  c10d dispatcher operators and use the group of the DistributedDataParallel instance.
+"""
+
+import os
+import sys
+import threading
+
+import torch
+import torch.distributed as dist
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+_tls = threading.local()
+_active = [None]
+
+
+def current_recorder():
+    return _active[0]
+
+
+class CaptureError(Exception):
+    """Something the capture cannot represent; the message names the Python file:line."""
+
+
+def ref(vid):
+    return ("v", vid)
+
+
+def is_ref(x):
+    return isinstance(x, tuple) and len(x) == 2 and x[0] == "v"
+
+
+def _quiet(fn):
+    """Run a recorder method with the recorder paused (its own tensor operations are not the
+    user's)."""
+    def f(self, *a, **k):
+        self.paused += 1
+        try:
+            return fn(self, *a, **k)
+        finally:
+            self.paused -= 1
+    f.__name__ = fn.__name__
+    f.__doc__ = fn.__doc__
+    return f
+
+
+class Val:
+    __slots__ = ("shape", "dtype", "value", "kind", "name", "loc", "producer")
+
+    def __init__(self, shape, dtype, value, kind, name=None, loc=None, producer=None):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = dtype
+        self.value = value  # a CPU tensor (a copy), or None for undefined memory
+        self.kind = kind    # op | input | param | const | undef
+        self.name = name
+        self.loc = loc
+        self.producer = producer
+
+
+class Op:
+    __slots__ = ("fn", "args", "outs", "loc", "comm")
+
+    def __init__(self, fn, args, outs, loc, comm=None):
+        self.fn = fn        # functional operator name ("mm", "add", "all_reduce", ...)
+        self.args = args    # list of (name, value): refs, lists of refs, python values
+        self.outs = outs    # list of vids (a list entry may itself be a list for list returns)
+        self.loc = loc
+        self.comm = comm    # collectives: dict(group=[global ranks], op=..., peer=...)
+
+
+class Trace:
+    """What one process ran: values, operators, registrations."""
+
+    def __init__(self, rank):
+        self.rank = rank
+        self.vals = []
+        self.ops = []
+        self.inputs = {}     # name -> vid
+        self.params = {}     # name -> vid of the initial value
+        self.final = {}      # name -> (vid of the final value, vid of the final grad or None)
+        self.outputs = []    # (name, vid, loc)
+        self.modules = []    # (module path, vid, loc) forward outputs
+        self.mesh = None
+        self.file = None
+
+
+_VIEW_OPS = {"view", "_unsafe_view", "t", "transpose", "permute", "expand", "slice", "select",
+             "as_strided", "detach", "alias", "unsqueeze", "squeeze", "diagonal", "narrow",
+             "split", "split_with_sizes", "unbind", "chunk", "view_as", "reshape", "_reshape_alias",
+             "unfold", "movedim", "lift_fresh"}
+_IDENTITY_OPS = {"detach", "alias", "lift_fresh", "_reshape_alias"}
+
+
+def _dtype_name(dt):
+    return str(dt).replace("torch.", "")
+
+
+def _key(t):
+    st = t.storage()
+    return (st.data_ptr(), st.element_size(), int(t.storage_offset()), tuple(t.shape),
+            tuple(t.stride()), t.dtype)
+
+
+def _contiguous_block(k):
+    """(lo, hi) element range of a key whose view is a contiguous block, else None."""
+    _, _, off, shape, stride, _ = k
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return (off, off)
+    expect = 1
+    for s, st in reversed(list(zip(shape, stride))):
+        if s != 1 and st != expect:
+            return None
+        expect *= s
+    return (off, off + n)
+
+
+def _extent(k):
+    _, _, off, shape, stride, _ = k
+    lo = hi = off
+    for s, st in zip(shape, stride):
+        if s == 0:
+            return (off, off)
+        if st >= 0:
+            hi += (s - 1) * st
+        else:
+            lo += (s - 1) * st
+    return (lo, hi + 1)
+
+
+class _Storage:
+    """The segments of one storage whose views alias: [(lo, hi, vid, vlo)], flat[lo:hi] is
+    elements vlo..vlo+hi-lo of vid (flattened)."""
+
+    def __init__(self, numel, segs):
+        self.numel = numel
+        self.segs = segs
+
+    def write(self, lo, hi, vid):
+        out = []
+        for (a, b, v, va) in self.segs:
+            if b <= lo or a >= hi:
+                out.append((a, b, v, va))
+                continue
+            if a < lo:
+                out.append((a, lo, v, va))
+            if b > hi:
+                out.append((hi, b, v, va + (hi - a)))
+        out.append((lo, hi, vid, 0))
+        out.sort()
+        self.segs = out
+
+    def pieces(self, lo, hi):
+        res = []
+        for (a, b, v, va) in self.segs:
+            if b <= lo or a >= hi:
+                continue
+            s, e = max(a, lo), min(b, hi)
+            res.append((v, va + (s - a), va + (e - a)))
+        return res
+
+
+class _FnMode(TorchFunctionMode):
+    """Above autograd: remember the user line of every autograd node a torch call creates, and
+    install pre/post hooks that tell the recorder which node's backward is running."""
+
+    def __init__(self, rec):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        rec = self.rec
+        if rec.paused:
+            return out
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        loc = None
+        for o in outs:
+            gf = getattr(o, "grad_fn", None) if isinstance(o, torch.Tensor) else None
+            if gf is None or id(gf) in rec.node_loc:
+                continue
+            if loc is None:
+                loc = rec.user_loc()
+            rec.note_node(gf, loc)
+        return out
+
+
+class Recorder(TorchDispatchMode):
+    def __init__(self, user_file, rank=None):
+        super().__init__()
+        self.user_file = user_file
+        self.user_dir = os.path.dirname(user_file)
+        self.user_files = {}
+        self.trace = Trace(rank)
+        self.trace.file = user_file
+        self.map = {}          # key -> vid
+        self.keep = []         # tensors kept alive so that storage addresses are not reused
+        self.stor = {}         # storage address -> _Storage
+        self.node_loc = {}     # id(autograd node) -> loc
+        self.nodes = []
+        self.bwd = []          # stack of locs of the autograd nodes running
+        self.paused = 0
+        self.param_objs = {}   # name -> tensor
+        self.comm_ctx = None
+        self.ddp_groups = []
+        self.fnmode = _FnMode(self)
+        self.hooked = set()
+
+    # ---- locations --------------------------------------------------------------------------
+
+    def is_user(self, filename):
+        """The user's code: the file, and the Python files beside it (modules it imports from
+        its own directory)."""
+        r = self.user_files.get(filename)
+        if r is None:
+            r = filename == self.user_file or os.path.dirname(filename) == self.user_dir
+            self.user_files[filename] = r
+        return r
+
+    def user_loc(self):
+        f = sys._getframe(1)
+        while f is not None:
+            if self.is_user(f.f_code.co_filename):
+                return "%s:%d" % (_base(f.f_code.co_filename), f.f_lineno)
+            f = f.f_back
+        return None
+
+    def _user_depth(self):
+        f, n = sys._getframe(1), 0
+        while f is not None:
+            if self.is_user(f.f_code.co_filename):
+                n += 1
+            f = f.f_back
+        return n
+
+    def op_loc(self):
+        loc = self.user_loc()
+        if self.bwd:
+            depth, nloc = self.bwd[-1]
+            # user frames deeper than where backward() was called (a custom Function's
+            # backward, a hook) name themselves; else the forward line of the running node
+            if self._user_depth() <= depth and nloc is not None:
+                return nloc
+        return loc or "?"
+
+    def note_node(self, node, loc):
+        todo = [node]
+        while todo:
+            n = todo.pop()
+            if n is None or id(n) in self.node_loc:
+                continue
+            self.node_loc[id(n)] = loc
+            self.nodes.append(n)
+            rec = self
+
+            def pre(grad_outputs, _loc=loc):
+                rec.bwd.append((rec._user_depth(), _loc))
+
+            def post(grad_inputs, grad_outputs):
+                if rec.bwd:
+                    rec.bwd.pop()
+            try:
+                n.register_prehook(pre)
+                n.register_hook(post)
+            except Exception:
+                pass
+            for nxt, _ in getattr(n, "next_functions", ()):
+                todo.append(nxt)
+
+    # ---- values -----------------------------------------------------------------------------
+
+    def new_val(self, t, kind, name=None, loc=None, producer=None, snapshot=True):
+        vid = len(self.trace.vals)
+        self.paused += 1
+        try:
+            value = t.detach().clone() if snapshot and t is not None else None
+        finally:
+            self.paused -= 1
+        shape = tuple(t.shape) if t is not None else ()
+        dtype = _dtype_name(t.dtype) if t is not None else "float32"
+        self.trace.vals.append(Val(shape, dtype, value, kind, name, loc, producer))
+        return vid
+
+    @_quiet
+    def synth(self, fn, args, like_shape, value, loc):
+        """A value computed by an operator the recorder adds itself (view reads of storages)."""
+        vid = len(self.trace.vals)
+        self.trace.vals.append(Val(like_shape, _dtype_name(value.dtype), value.detach().clone(),
+                                   "op", None, loc, len(self.trace.ops)))
+        self.trace.ops.append(Op(fn, args, [vid], loc))
+        return vid
+
+    @_quiet
+    def read(self, t, loc):
+        k = _key(t)
+        vid = self.map.get(k)
+        if vid is not None:
+            return vid
+        st = self._tracked(k, t)
+        if st is not None:
+            blk = _contiguous_block(k)
+            if blk is None:
+                raise CaptureError("%s: a strided view of a tensor that other views alias and "
+                                   "that was written cannot be captured" % loc)
+            vid = self._read_block(st, blk, t, loc)
+        else:
+            vid = self.new_val(t, "const", loc=loc)
+        self.map[k] = vid
+        self.keep.append(t)
+        return vid
+
+    def _tracked(self, k, t):
+        """The segments of k's storage, built from the views known on it (their current values
+        over a snapshot of the memory now) when there are any; None when k is alone."""
+        st = self.stor.get(k[0])
+        if st is not None:
+            return st
+        others = sorted((vid, kk) for kk, vid in self.map.items() if kk[0] == k[0] and kk != k)
+        if not others:
+            return None
+        numel = t.storage().size()
+        self.paused += 1
+        try:
+            flat = torch.tensor([], dtype=t.dtype).set_(t.storage(), 0, (numel,), (1,))
+        finally:
+            self.paused -= 1
+        st = _Storage(numel, [(0, numel, self.new_val(flat, "const"), 0)])
+        for vid, kk in others:
+            blk = _contiguous_block(kk)
+            if blk is not None and kk[5] == t.dtype:
+                st.write(blk[0], blk[1], vid)
+        self.stor[k[0]] = st
+        return st
+
+    @_quiet
+    def prepare_write(self, t):
+        """Before an operator writes t: track its storage if other views alias it."""
+        self._tracked(_key(t), t)
+
+    def _read_block(self, st, blk, t, loc):
+        lo, hi = blk
+        flats = []
+        for (v, a, b) in st.pieces(lo, hi):
+            vv = self.trace.vals[v]
+            n = vv.value.numel() if vv.value is not None else _numel(vv.shape)
+            if a == 0 and b == n and len(flats) == 0 and b - a == hi - lo:
+                flats.append(v)
+                break
+            fv = v
+            if len(vv.shape) != 1:
+                fv = self.synth("view", [("self", ref(v)), ("size", [n])], (n,),
+                                vv.value.reshape(n), loc)
+            if a != 0 or b != n:
+                fv = self.synth("slice", [("self", ref(fv)), ("dim", 0), ("start", a),
+                                          ("end", b), ("step", 1)], (b - a,),
+                                vv.value.reshape(n)[a:b], loc)
+            flats.append(fv)
+        if len(flats) == 1:
+            v = flats[0]
+        else:
+            v = self.synth("cat", [("tensors", [ref(p) for p in flats]), ("dim", 0)],
+                           (hi - lo,), t.detach().reshape(-1), loc)
+        if tuple(self.trace.vals[v].shape) != tuple(t.shape):
+            v = self.synth("view", [("self", ref(v)), ("size", list(t.shape))], tuple(t.shape),
+                           t.detach(), loc)
+        return v
+
+    def write(self, t, vid):
+        """t (whose memory an operator wrote, prepare_write called before) now holds vid."""
+        k = _key(t)
+        st = self.stor.get(k[0])
+        if st is not None:
+            blk = _contiguous_block(k)
+            if blk is None:
+                raise CaptureError("%s: a write through a strided view of a tensor that other "
+                                   "views alias cannot be captured" % self.trace.vals[vid].loc)
+            st.write(blk[0], blk[1], vid)
+            lo, hi = _extent(k)
+            for kk in [kk for kk in self.map if kk[0] == k[0] and kk != k]:
+                a, b = _extent(kk)
+                if a < hi and b > lo:
+                    del self.map[kk]
+        self.map[k] = vid
+        self.keep.append(t)
+
+    # ---- registration (the public API) --------------------------------------------------------
+
+    @_quiet
+    def register_input(self, name, t):
+        if name in self.trace.inputs:
+            raise CaptureError("%s: input '%s' registered twice" % (self.user_loc(), name))
+        vid = self.new_val(t, "input", name=name, loc=self.user_loc())
+        self.trace.inputs[name] = vid
+        self._bind(t, vid)
+
+    @_quiet
+    def register_param(self, name, t):
+        if name in self.trace.params:
+            raise CaptureError("%s: parameter '%s' registered twice" % (self.user_loc(), name))
+        vid = self.new_val(t, "param", name=name, loc=self.user_loc())
+        self.trace.params[name] = vid
+        self.param_objs[name] = t
+        self._bind(t, vid)
+
+    def _bind(self, t, vid):
+        k = _key(t)
+        self.map[k] = vid
+        self.keep.append(t)
+        st = self.stor.get(k[0])
+        if st is not None:
+            blk = _contiguous_block(k)
+            if blk is not None:
+                st.write(blk[0], blk[1], vid)
+
+    @_quiet
+    def register_output(self, name, t):
+        loc = self.user_loc()
+        vid = self.read(t, loc)
+        self.trace.outputs.append((name, vid, loc))
+
+    def set_mesh(self, axes):
+        self.trace.mesh = axes
+
+    def watch_modules(self, module, prefix):
+        rec = self
+        for path, m in module.named_modules():
+            if id(m) in self.hooked:
+                continue
+            self.hooked.add(id(m))
+            full = prefix + path if path else prefix.rstrip(".")
+
+            def hook(mod, inp, out, _path=full):
+                if isinstance(out, torch.Tensor) and _path:
+                    rec.paused += 1
+                    try:
+                        vid = rec.read(out, rec.user_loc())
+                    finally:
+                        rec.paused -= 1
+                    rec.trace.modules.append((_path, vid, rec.user_loc()))
+            m.register_forward_hook(hook)
+
+    @_quiet
+    def finish(self):
+        for name, p in self.param_objs.items():
+            vid = self.read(p, None)
+            g = p.grad
+            gvid = self.read(g, None) if g is not None else None
+            self.trace.final[name] = (vid, gvid)
+
+    # ---- the dispatch hook --------------------------------------------------------------------
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = str(func)
+        if self.paused or name.startswith("profiler."):
+            return func(*args, **kwargs)
+        if name.startswith("c10d."):
+            return self._c10d(func, name, args, kwargs)
+        loc = self.op_loc()
+        schema = func._schema
+        packet = func.overloadpacket.__name__
+        bound = _bind_args(schema, args, kwargs)
+        # read every tensor argument before the operator runs (it may write them); an out=
+        # buffer (a written keyword-only argument) is not an input
+        in_args = []
+        for a, v in bound:
+            written = a.alias_info is not None and a.alias_info.is_write
+            if written:
+                for x in (v if isinstance(v, (list, tuple)) else (v,)):
+                    if isinstance(x, torch.Tensor):
+                        self.prepare_write(x)
+                if a.kwarg_only:
+                    continue
+            in_args.append((a.name, self._conv(v, loc)))
+        if packet == "as_strided":
+            return self._as_strided(func, args, kwargs, bound, loc)
+        if packet in _IDENTITY_OPS:
+            out = func(*args, **kwargs)
+            vid = self.read(bound[0][1], loc)
+            self.map[_key(out)] = vid
+            self.keep.append(out)
+            return out
+        out = func(*args, **kwargs)
+        fn = packet
+        if fn.endswith("_") and not fn.startswith("_") and _is_inplace(schema):
+            fn = fn[:-1]
+        rets = tuple(out) if len(schema.returns) > 1 else (out,)
+        outs = []
+        opi = len(self.trace.ops)
+        for r, t in zip(schema.returns, rets):
+            if isinstance(t, torch.Tensor):
+                vid = self.new_val(t, "op", loc=loc, producer=opi)
+                outs.append(vid)
+                if r.alias_info is not None and r.alias_info.is_write:
+                    self.write(t, vid)
+                else:
+                    self.map[_key(t)] = vid
+                    self.keep.append(t)
+            elif isinstance(t, (list, tuple)) and all(isinstance(x, torch.Tensor) for x in t):
+                sub = []
+                for x in t:
+                    vid = self.new_val(x, "op", loc=loc, producer=opi)
+                    self.map[_key(x)] = vid
+                    self.keep.append(x)
+                    sub.append(vid)
+                outs.append(sub)
+            else:
+                outs.append(_pyval(t))
+        self.trace.ops.append(Op(fn, in_args, outs, loc))
+        return out
+
+    def _as_strided(self, func, args, kwargs, bound, loc):
+        """as_strided as a slice of the input's memory (contiguous blocks only)."""
+        x = bound[0][1]
+        out = func(*args, **kwargs)
+        kx, ko = _key(x), _key(out)
+        bx, bo = _contiguous_block(kx), _contiguous_block(ko)
+        if kx[0] != ko[0] or bx is None or bo is None or bo[0] < bx[0] or bo[1] > bx[1]:
+            raise CaptureError("%s: as_strided that is not a contiguous block of its input "
+                               "cannot be captured" % loc)
+        vid = self.read(x, loc)
+        n = bx[1] - bx[0]
+        flat = x.detach().reshape(-1)
+        if len(x.shape) != 1:
+            vid = self.synth("view", [("self", ref(vid)), ("size", [n])], (n,), flat, loc)
+        a, b = bo[0] - bx[0], bo[1] - bx[0]
+        if (a, b) != (0, n):
+            vid = self.synth("slice", [("self", ref(vid)), ("dim", 0), ("start", a), ("end", b),
+                                       ("step", 1)], (b - a,), flat[a:b], loc)
+        if tuple(out.shape) != (b - a,):
+            vid = self.synth("view", [("self", ref(vid)), ("size", list(out.shape))],
+                             tuple(out.shape), out.detach(), loc)
+        self.map[ko] = vid
+        self.keep.append(out)
+        return out
+
+    def _conv(self, v, loc):
+        if isinstance(v, torch.Tensor):
+            return ref(self.read(v, loc))
+        if isinstance(v, (list, tuple)):
+            if any(isinstance(x, torch.Tensor) for x in v):
+                return [ref(self.read(x, loc)) if isinstance(x, torch.Tensor) else _pyval(x)
+                        for x in v]
+            return [_pyval(x) for x in v]
+        return _pyval(v)
+
+    # ---- collectives --------------------------------------------------------------------------
+
+    def record_comm(self, kind, loc, group, inputs, written, extra):
+        """A collective from a torch.distributed wrapper: inputs (tensors read) and written
+        (tensors it writes, after it ran)."""
+        ins = [ref(self.read(t, loc)) for t in inputs]
+        opi = len(self.trace.ops)
+        outs = []
+        for t in written:
+            vid = self.new_val(t, "op", loc=loc, producer=opi)
+            self.write(t, vid)
+            outs.append(vid)
+        comm = dict(extra)
+        comm["group"] = group
+        self.trace.ops.append(Op(kind, [("tensors", ins)], outs, loc, comm))
+
+    def _c10d(self, func, name, args, kwargs):
+        """A collective from C++ (DistributedDataParallel): the DDP instance's group."""
+        loc = self.op_loc()
+        kind = name.split(".")[1]
+        if kind != "allreduce_":
+            raise CaptureError("%s: collective %s issued outside torch.distributed's Python "
+                               "functions is not supported" % (loc, name))
+        if len(self.ddp_groups) != 1:
+            raise CaptureError("%s: %s from C++ needs exactly one DistributedDataParallel "
+                               "instance to name its process group" % (loc, name))
+        tensors = args[0]
+        ins = [ref(self.read(t, loc)) for t in tensors]
+        out = func(*args, **kwargs)
+        opi = len(self.trace.ops)
+        outs = []
+        for t in tensors:
+            vid = self.new_val(t, "op", loc=loc, producer=opi)
+            self.write(t, vid)
+            outs.append(vid)
+        self.trace.ops.append(Op("all_reduce", [("tensors", ins)], outs, loc,
+                                 dict(group=self.ddp_groups[0], op="sum")))
+        return out
+
+    # ---- activation -----------------------------------------------------------------------------
+
+    def __enter__(self):
+        _active[0] = self
+        self.fnmode.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        r = super().__exit__(*exc)
+        self.fnmode.__exit__(*exc)
+        _active[0] = None
+        return r
+
+
+def _is_inplace(schema):
+    return any(a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only
+               for a in schema.arguments)
+
+
+def _bind_args(schema, args, kwargs):
+    res = []
+    pos = list(args)
+    for i, a in enumerate(schema.arguments):
+        if not a.kwarg_only and i < len(pos):
+            res.append((a, pos[i]))
+        elif a.name in kwargs:
+            res.append((a, kwargs[a.name]))
+        elif a.has_default_value():
+            res.append((a, a.default_value))
+        else:
+            res.append((a, None))
+    return res
+
+
+def _pyval(x):
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    if isinstance(x, torch.dtype):
+        return _dtype_name(x)
+    if isinstance(x, (torch.device, torch.layout, torch.memory_format)):
+        return str(x)
+    if isinstance(x, (list, tuple)):
+        return [_pyval(y) for y in x]
+    if isinstance(x, torch.Tensor):
+        return "<tensor>"
+    return repr(x)
+
+
+def _base(path):
+    return path.rsplit("/", 1)[-1]
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# ---- torch.distributed wrappers ----------------------------------------------------------------
+
+def _ranks(group):
+    if group is None or group is dist.GroupMember.WORLD:
+        return list(range(dist.get_world_size()))
+    return [int(r) for r in dist.get_process_group_ranks(group)]
+
+
+def _red(op):
+    for name in ("SUM", "AVG", "MAX", "MIN", "PRODUCT"):
+        if hasattr(dist.ReduceOp, name) and op == getattr(dist.ReduceOp, name):
+            return name.lower()
+    return str(op)
+
+
+def _collective(kind, reads, writes, extra):
+    """A wrapper: reads(args) -> tensors read, writes(args) -> tensors written, extra(args) ->
+    dict (group, op, peer...)."""
+    def wrap(orig):
+        def f(*args, **kwargs):
+            rec = current_recorder()
+            if rec is None or rec.paused:
+                return orig(*args, **kwargs)
+            loc = rec.op_loc()
+            a = _Args(orig, args, kwargs)
+            ins = [ref(rec.read(t, loc)) for t in reads(a)]
+            outs = writes(a)
+            for t in outs:
+                rec.prepare_write(t)
+            info = extra(a)
+            rec.paused += 1
+            try:
+                work = orig(*args, **kwargs)
+                if work is not None and hasattr(work, "wait"):
+                    work.wait()
+            finally:
+                rec.paused -= 1
+            opi = len(rec.trace.ops)
+            vids = []
+            for t in outs:
+                vid = rec.new_val(t, "op", loc=loc, producer=opi)
+                rec.write(t, vid)
+                vids.append(vid)
+            rec.trace.ops.append(Op(kind, [("tensors", ins)], vids, loc, info))
+            return work
+        f.__wrapped__ = orig
+        f.__name__ = orig.__name__
+        return f
+    return wrap
+
+
+class _Args:
+    """A call's arguments by name (the wrapped function's signature)."""
+
+    def __init__(self, fn, args, kwargs):
+        import inspect
+        sig = inspect.signature(fn)
+        b = sig.bind(*args, **kwargs)
+        b.apply_defaults()
+        self.a = b.arguments
+
+    def __getattr__(self, k):
+        return self.a[k]
+
+
+def install_dist_wrappers():
+    """Wrap torch.distributed's collectives (once per process)."""
+    if getattr(dist, "_shardproof_wrapped", False):
+        return
+    W = {
+        "all_reduce": ("all_reduce", lambda a: [a.tensor], lambda a: [a.tensor],
+                       lambda a: dict(group=_ranks(a.group), op=_red(a.op))),
+        "all_gather": ("all_gather", lambda a: [a.tensor], lambda a: list(a.tensor_list),
+                       lambda a: dict(group=_ranks(a.group))),
+        "all_gather_into_tensor": ("all_gather_into_tensor", lambda a: [a.input_tensor],
+                                   lambda a: [a.output_tensor],
+                                   lambda a: dict(group=_ranks(a.group))),
+        "_all_gather_base": ("all_gather_into_tensor", lambda a: [a.input_tensor],
+                             lambda a: [a.output_tensor], lambda a: dict(group=_ranks(a.group))),
+        "reduce_scatter": ("reduce_scatter", lambda a: list(a.input_list), lambda a: [a.output],
+                           lambda a: dict(group=_ranks(a.group), op=_red(a.op))),
+        "reduce_scatter_tensor": ("reduce_scatter_tensor", lambda a: [a.input],
+                                  lambda a: [a.output],
+                                  lambda a: dict(group=_ranks(a.group), op=_red(a.op))),
+        "_reduce_scatter_base": ("reduce_scatter_tensor", lambda a: [a.input],
+                                 lambda a: [a.output],
+                                 lambda a: dict(group=_ranks(a.group), op=_red(a.op))),
+        "broadcast": ("broadcast", lambda a: [a.tensor], lambda a: [a.tensor],
+                      lambda a: dict(group=_ranks(a.group), root=int(a.src))),
+        "reduce": ("reduce", lambda a: [a.tensor], lambda a: [a.tensor],
+                   lambda a: dict(group=_ranks(a.group), root=int(a.dst), op=_red(a.op))),
+        "all_to_all_single": ("all_to_all_single", lambda a: [a.input], lambda a: [a.output],
+                              lambda a: dict(group=_ranks(a.group),
+                                             split=(a.output_split_sizes, a.input_split_sizes))),
+        "all_to_all": ("all_to_all", lambda a: list(a.input_tensor_list),
+                       lambda a: list(a.output_tensor_list),
+                       lambda a: dict(group=_ranks(a.group))),
+        "send": ("send", lambda a: [a.tensor], lambda a: [],
+                 lambda a: dict(group=_ranks(a.group), peer=int(a.dst))),
+        "isend": ("send", lambda a: [a.tensor], lambda a: [],
+                  lambda a: dict(group=_ranks(a.group), peer=int(a.dst))),
+        "recv": ("recv", lambda a: [], lambda a: [a.tensor],
+                 lambda a: dict(group=_ranks(a.group), peer=int(a.src))),
+        "irecv": ("recv", lambda a: [], lambda a: [a.tensor],
+                  lambda a: dict(group=_ranks(a.group), peer=int(a.src))),
+    }
+    from torch.distributed import distributed_c10d as c10d
+    for name, (kind, rd, wr, ex) in W.items():
+        orig = getattr(c10d, name, None)
+        if orig is None:
+            continue
+        w = _collective(kind, rd, wr, ex)(orig)
+        setattr(c10d, name, w)
+        if getattr(dist, name, None) is orig:
+            setattr(dist, name, w)
+    # DistributedDataParallel's reducer issues its all-reduces from C++: remember its group
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    init = DDP.__init__
+
+    def ddp_init(self, *args, **kwargs):
+        rec = current_recorder()
+        if rec is not None:
+            rec.paused += 1
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if rec is not None:
+                rec.paused -= 1
+        if rec is not None:
+            rec.ddp_groups.append(_ranks(self.process_group))
+    DDP.__init__ = ddp_init
+    dist._shardproof_wrapped = True

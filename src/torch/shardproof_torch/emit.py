@@ -1,0 +1,871 @@
+"""emit.py: translate the captured traces into a shardproof file (a model and a plan).
+
+* The single-device trace becomes `model single`: registered inputs and parameters are its
+  inputs and params, every recorded operator that an output depends on becomes a statement
+  (forward, autograd's backward and the optimizer, as they ran), in-place updates are already
+  SSA values in the trace.  Outputs: each registered output, and `grad.P` and `P.new` (the
+  final gradient and value) of every registered parameter P.
+* The rank traces become `plan parallel of single`: the ranks' statements are merged where
+  they are the same (SPMD), and restricted with `on AXIS = k { ... }` where ranks differ; a
+  collective becomes the language's collective over the mesh axes its process group spans.
+* Constants (values that depend on no registered tensor) are folded: a tensor of equal
+  elements is a literal (the simplest rational that rounds to the float), any other is an
+  input of the model that the plan's constants are matched to, by value, as shards.
+* The layout of each registered input and parameter, and of each output, is inferred from the
+  concrete values (which shard or replica of the single-device tensor each rank holds; for
+  outputs such as a per-rank loss also a pending sum or average); `check` then proves it.
+* Every statement ends with `#@ FILE:LINE`, the Python line that ran the operator: the
+  language's source-map comment, which reports print next to the plan line.
+"""
+
+import itertools
+import math
+import re
+from fractions import Fraction
+
+import torch
+
+from .aten import VALUE_FREE, MapError, map_op
+
+KEYWORDS = {"dim", "model", "plan", "of", "func", "input", "param", "output", "train", "mesh",
+            "on", "for", "in", "if", "else", "return"}
+COMMS = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
+         "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all_single", "all_to_all",
+         "send", "recv"}
+RTOL, ATOL = 1e-4, 1e-5
+
+
+class EmitError(Exception):
+    pass
+
+
+# ---- numbers ----------------------------------------------------------------------------------
+
+def _simplest(lo, hi):
+    """The rational of smallest denominator (then numerator) in [lo, hi], 0 < lo <= hi."""
+    fl = math.floor(lo)
+    if fl == lo:
+        return Fraction(fl)
+    if fl + 1 <= hi:
+        return Fraction(fl + 1)
+    r = _simplest(1 / (hi - fl), 1 / (lo - fl))
+    return fl + 1 / r
+
+
+def rational(x, f32=False):
+    """The simplest rational that rounds to the float x (float32 rounding when f32)."""
+    if isinstance(x, bool):
+        return Fraction(int(x))
+    if isinstance(x, int):
+        return Fraction(x)
+    x = float(x)
+    if math.isnan(x) or math.isinf(x):
+        raise EmitError("the non-finite number %r has no rational value" % x)
+    if x == 0:
+        return Fraction(0)
+    if x < 0:
+        return -rational(-x, f32)
+    if x == int(x) and abs(x) < 2 ** 24:
+        return Fraction(int(x))
+    if f32:
+        t = torch.tensor(x, dtype=torch.float32)
+        up = float(torch.nextafter(t, torch.tensor(math.inf, dtype=torch.float32)))
+        down = float(torch.nextafter(t, torch.tensor(0.0, dtype=torch.float32)))
+        x = float(t)
+    else:
+        up, down = math.nextafter(x, math.inf), math.nextafter(x, 0.0)
+    fx = Fraction(x)
+    return _simplest((Fraction(down) + fx) / 2, (fx + Fraction(up)) / 2)
+
+
+def frac_text(q):
+    q = Fraction(q)
+    s = str(q.numerator) if q.denominator == 1 else "%d/%d" % (abs(q.numerator), q.denominator)
+    if q < 0:
+        return "(-%s)" % (s if q.denominator != 1 else str(-q.numerator))
+    return s
+
+
+# ---- names ------------------------------------------------------------------------------------
+
+def mangle(name):
+    """A registered name as a language identifier: 'layers.0.weight' -> 'layers_0.weight'."""
+    parts = [re.sub(r"[^A-Za-z0-9_]", "_", p) for p in str(name).split(".") if p != ""]
+    out = ""
+    for p in parts:
+        if not out:
+            out = p if not p[0].isdigit() else "_" + p
+        elif p[0].isdigit():
+            out += "_" + p
+        else:
+            out += "." + p
+    if not out:
+        out = "_"
+    if out in KEYWORDS:
+        out += "_"
+    return out
+
+
+# ---- trace analysis ---------------------------------------------------------------------------
+
+def refs(x):
+    if isinstance(x, tuple) and len(x) == 2 and x[0] == "v":
+        yield x[1]
+    elif isinstance(x, list):
+        for y in x:
+            yield from refs(y)
+
+
+def flat_outs(outs):
+    for o in outs:
+        if isinstance(o, list):
+            yield from o
+        elif isinstance(o, int):
+            yield o
+
+
+class Analysis:
+    """Which values of a trace are symbolic (depend on a registered tensor) and which operators
+    the roots need."""
+
+    def __init__(self, tr):
+        self.tr = tr
+        n = len(tr.vals)
+        self.sym = [False] * n
+        for v, val in enumerate(tr.vals):
+            if val.kind in ("input", "param"):
+                self.sym[v] = True
+        for op in tr.ops:
+            ins = [v for _, a in op.args for v in refs(a)]
+            s = op.fn in COMMS or (op.fn not in VALUE_FREE and any(self.sym[v] for v in ins))
+            if op.fn == "_local_scalar_dense" and any(self.sym[v] for v in ins):
+                raise EmitError("%s: a Python value (.item(), a tensor in an `if`) is read from a "
+                                "tensor computed from registered inputs or parameters; the "
+                                "capture cannot follow data-dependent Python" % op.loc)
+            for v in flat_outs(op.outs):
+                self.sym[v] = s
+
+    def needed(self, roots):
+        """Operator indexes the symbolic roots depend on, in trace order.  Point-to-point
+        operators are always kept (a send has no output; its peer's recv may be needed)."""
+        need = set()
+        todo = [v for v in roots if v is not None and self.sym[v]]
+        for i, op in enumerate(self.tr.ops):
+            if op.fn in ("send", "recv"):
+                need.add(i)
+                todo += [w for _, a in op.args for w in refs(a) if self.sym[w]]
+        seen = set()
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            p = self.tr.vals[v].producer
+            if p is None:
+                continue
+            need.add(p)
+            for _, a in self.tr.ops[p].args:
+                for w in refs(a):
+                    if self.sym[w]:
+                        todo.append(w)
+        return sorted(need)
+
+
+def trace_roots(tr):
+    roots = [vid for _, vid, _ in tr.outputs]
+    for name in tr.params:
+        v, g = tr.final[name]
+        roots += [v, g]
+    return roots
+
+
+# ---- the mesh ---------------------------------------------------------------------------------
+
+class Mesh:
+    def __init__(self, axes):
+        self.axes = [(str(a), int(n)) for a, n in axes]
+        self.sizes = [n for _, n in self.axes]
+        self.names = [a for a, _ in self.axes]
+        self.nranks = 1
+        for n in self.sizes:
+            self.nranks *= n
+
+    def coords(self, r):
+        c = []
+        for n in reversed(self.sizes):
+            c.append(r % n)
+            r //= n
+        return list(reversed(c))
+
+    def rank(self, coords):
+        r = 0
+        for c, n in zip(coords, self.sizes):
+            r = r * n + c
+        return r
+
+    def group(self, r, axes):
+        """The ranks that agree with r on every axis not in axes, in rank order."""
+        c = self.coords(r)
+        return [q for q in range(self.nranks)
+                if all(self.coords(q)[i] == c[i] for i in range(len(c)) if i not in axes)]
+
+    def axes_of(self, ranks):
+        """The axes (indexes) a process group spans, or None."""
+        ranks = sorted(ranks)
+        if len(ranks) == 1:
+            return ()
+        for k in range(1, len(self.sizes) + 1):
+            for axes in itertools.combinations(range(len(self.sizes)), k):
+                if self.group(ranks[0], axes) == ranks:
+                    return axes
+        return None
+
+    def axes_text(self, axes):
+        if len(axes) == 1:
+            return self.names[axes[0]]
+        return "[" + ", ".join(self.names[a] for a in axes) + "]"
+
+
+def infer_mesh(ranks, world):
+    given = [tr.mesh for tr in ranks if tr.mesh]
+    if given:
+        m = given[0]
+        if any(g != m for g in given):
+            raise EmitError("sp.mesh(...) differs between ranks")
+        mesh = Mesh(m)
+        if mesh.nranks != world:
+            raise EmitError("sp.mesh(%s) has %d ranks, the world %d" % (
+                ", ".join("%s=%d" % a for a in m), mesh.nranks, world))
+        return mesh
+    groups = set()
+    for tr in ranks:
+        for op in tr.ops:
+            if op.comm and len(op.comm["group"]) > 1:
+                groups.add(tuple(sorted(op.comm["group"])))
+    for k in range(1, 4):
+        for sizes in _factorizations(world, k):
+            mesh = Mesh([("m%d" % i, n) for i, n in enumerate(sizes)] if k > 1 else
+                        [("w", world)])
+            if all(mesh.axes_of(g) is not None for g in groups):
+                return mesh
+    raise EmitError("the process groups of the collectives do not form a mesh; name the axes "
+                    "with sp.mesh(...)")
+
+
+def _factorizations(n, k):
+    if k == 1:
+        if n >= 1:
+            yield [n]
+        return
+    for a in range(2, n + 1):
+        if n % a == 0:
+            for rest in _factorizations(n // a, k - 1):
+                yield [a] + rest
+
+
+# ---- layouts ----------------------------------------------------------------------------------
+
+def _close(a, b):
+    a = a.detach().to(torch.float64)
+    b = b.detach().to(torch.float64)
+    if a.shape != b.shape:
+        return False
+    scale = max(1.0, float(a.abs().max()) if a.numel() else 1.0)
+    return bool(torch.allclose(a, b, rtol=RTOL, atol=ATOL * scale))
+
+
+class Layout:
+    def __init__(self, dims, partial=None):
+        self.dims = dims            # per dim: tuple of axis indexes (major to minor)
+        self.partial = partial      # None or (op, axes)
+
+    def shard(self, mesh, value, r):
+        c = mesh.coords(r)
+        for d, axes in enumerate(self.dims):
+            if not axes:
+                continue
+            n, idx = 1, 0
+            for a in axes:
+                idx = idx * mesh.sizes[a] + c[a]
+                n *= mesh.sizes[a]
+            k = value.shape[d] // n
+            value = value.narrow(d, idx * k, k)
+        return value
+
+    def text(self, mesh, shape):
+        ds = []
+        for s, axes in zip(shape, self.dims):
+            if not axes:
+                ds.append(str(s))
+            elif len(axes) == 1:
+                ds.append("%d@%s" % (s, mesh.names[axes[0]]))
+            else:
+                ds.append("%d@(%s)" % (s, ",".join(mesh.names[a] for a in axes)))
+        t = "[" + ", ".join(ds) + "]"
+        if self.partial:
+            op, axes = self.partial
+            t += " partial(%s@%s)" % (op, mesh.names[axes[0]] if len(axes) == 1 else
+                                      "(" + ",".join(mesh.names[a] for a in axes) + ")")
+        return t
+
+
+def _dim_choices(mesh, full, local):
+    if local == full:
+        return [()]
+    if local == 0 or full % local:
+        return []
+    f = full // local
+    res = []
+    for k in (1, 2):
+        for axes in itertools.permutations(range(len(mesh.sizes)), k):
+            n = 1
+            for a in axes:
+                n *= mesh.sizes[a]
+            if n == f:
+                res.append(tuple(sorted(axes)) if k > 1 else axes)
+    return sorted(set(res))
+
+
+def infer_layout(mesh, model_value, plan_values, partial_ok=False):
+    """A Layout such that each rank's plan value is its shard of the model value (or the
+    reduction of its group's values, with partial_ok), or None."""
+    ranks = sorted(plan_values)
+    shape = tuple(model_value.shape)
+    local = tuple(plan_values[ranks[0]].shape)
+    if len(local) != len(shape) or any(tuple(plan_values[r].shape) != local for r in ranks):
+        return None
+    choices = [_dim_choices(mesh, f, l) for f, l in zip(shape, local)]
+    cands = []
+    for dims in itertools.product(*choices):
+        used = [a for ax in dims for a in ax]
+        if len(used) != len(set(used)):
+            continue
+        cands.append(Layout(list(dims)))
+    for L in cands:
+        if all(_close(L.shard(mesh, model_value, r), plan_values[r]) for r in ranks):
+            return L
+    if not partial_ok:
+        return None
+    for L in cands:
+        used = {a for ax in L.dims for a in ax}
+        free = [a for a in range(len(mesh.sizes)) if a not in used]
+        for k in range(1, len(free) + 1):
+            for axes in itertools.combinations(free, k):
+                for op in ("sum", "avg"):
+                    if _partial_ok(mesh, L, axes, op, model_value, plan_values):
+                        return Layout(L.dims, (op, axes))
+    return None
+
+
+def _partial_ok(mesh, L, axes, op, model_value, plan_values):
+    for r in plan_values:
+        g = mesh.group(r, axes)
+        if any(q not in plan_values for q in g):
+            return False
+        s = sum(plan_values[q].detach().to(torch.float64) for q in g)
+        if op == "avg":
+            s = s / len(g)
+        if not _close(L.shard(mesh, model_value, r), s):
+            return False
+    return True
+
+
+# ---- rendering one operator -------------------------------------------------------------------
+
+class _Render:
+    """The mapper context for one operator of one trace (names of that trace)."""
+
+    def __init__(self, em, tr, names, op):
+        self.em, self.tr, self.names, self.op = em, tr, names, op
+        self.temps = []
+
+    def t(self, x):
+        if not (isinstance(x, tuple) and x[0] == "v"):
+            if isinstance(x, (int, float)):
+                return self.num(x)
+            raise MapError("expected a tensor argument, got %r" % (x,))
+        v = x[1]
+        if v in self.names:
+            return self.names[v]
+        return self.em.const_text(self.tr, v, self.op.loc)
+
+    def shape(self, x):
+        return self.tr.vals[x[1]].shape
+
+    def out_shape(self, k):
+        outs = list(flat_outs(self.op.outs))
+        return self.tr.vals[outs[k]].shape
+
+    def num(self, v):
+        return frac_text(rational(v))
+
+    def frac(self, q):
+        return frac_text(q)
+
+    def ints(self, x):
+        val = self.tr.vals[x[1]]
+        if self.em.an[id(self.tr)].sym[x[1]]:
+            raise MapError("indices computed from registered tensors (the capture needs constant "
+                           "indices)")
+        return [int(i) for i in val.value.reshape(-1).tolist()]
+
+    def temp(self, expr):
+        self.temps.append(expr)
+        return "$%d" % (len(self.temps) - 1)
+
+
+def render(em, tr, names, op, mesh=None):
+    """(lines, nouts): the statements of one operator; lines[i] may use $j (j < i) for the
+    name of line j; the last nouts lines define the operator's outputs in order."""
+    c = _Render(em, tr, names, op)
+    try:
+        if op.fn in COMMS:
+            outs = em.comm_text(c, op, mesh)
+        else:
+            outs = map_op(c, op.fn, op.args)
+    except MapError as e:
+        raise EmitError("%s: %s" % (op.loc, e))
+    if isinstance(outs, str):
+        outs = [outs]
+    return tuple(c.temps) + tuple(outs), len(outs)
+
+
+# ---- the emitter --------------------------------------------------------------------------------
+
+class Emitter:
+    def __init__(self, path, world, single, ranks):
+        self.path, self.world, self.single, self.ranks = path, world, single, ranks
+        self.an = {id(single): Analysis(single)}
+        for tr in ranks:
+            self.an[id(tr)] = Analysis(tr)
+        self.model_consts = []   # (name, value, loc)
+        self.const_names = {}    # (id(trace), vid) -> text
+        self.plan_consts = {}    # model const name -> Layout (plan side)
+        self.counter = 0
+        self.used = set()
+
+    def fresh(self):
+        while True:
+            self.counter += 1
+            n = "t%d" % self.counter
+            if n not in self.used:
+                self.used.add(n)
+                return n
+
+    # ---- constants
+
+    def const_text(self, tr, v, loc):
+        key = (id(tr), v)
+        if key in self.const_names:
+            return self.const_names[key]
+        val = tr.vals[v]
+        x = val.value
+        if x is None:
+            raise MapError("a tensor read before it was written (torch.empty)")
+        if x.numel() > 0 and bool((x == x.reshape(-1)[0]).all()):
+            q = rational(x.reshape(-1)[0].item(), f32=(x.dtype == torch.float32))
+            if x.dtype == torch.bool:
+                q = Fraction(int(bool(x.reshape(-1)[0])))
+            t = frac_text(q)
+            if len(val.shape):
+                t = "expand(%s, [%s])" % (t, ", ".join(str(s) for s in val.shape))
+        elif tr is self.single:
+            if x.dtype == torch.bool or not x.is_floating_point():
+                raise MapError("a constant %s tensor that is not constant-filled (a mask or "
+                               "indices used as values)" % val.dtype)
+            t = "c%d" % (len(self.model_consts) + 1)
+            self.model_consts.append((t, x, loc, val.shape))
+        else:
+            t = self.match_const(tr, x, loc)
+        self.const_names[key] = t
+        return t
+
+    def match_const(self, tr, x, loc):
+        for name, mv, _, _ in self.model_consts:
+            L = self.plan_consts.get(name)
+            if L is not None:
+                if tuple(L.shard(self.mesh, mv, tr.rank).shape) == tuple(x.shape) and \
+                        _close(L.shard(self.mesh, mv, tr.rank), x):
+                    return name
+                continue
+            L = infer_layout(self.mesh, mv, {tr.rank: x})
+            if L is not None:
+                self.plan_consts[name] = L
+                return name
+        raise MapError("a constant tensor of shape %s on rank %d that is no shard of a constant "
+                       "of single() (constants are matched by value)" % (list(x.shape), tr.rank))
+
+    # ---- collectives
+
+    def comm_text(self, c, op, mesh):
+        if mesh is None:
+            raise MapError("a collective (%s) in single()" % op.fn)
+        g = op.comm["group"]
+        axes = mesh.axes_of(g)
+        if axes is None:
+            raise MapError("process group %s is not a group of mesh axes (%s)" % (
+                g, ", ".join("%s=%d" % a for a in mesh.axes)))
+        ins = [x for x in dict(op.args)["tensors"]]
+        outs = list(flat_outs(op.outs))
+        ax = mesh.axes_text(axes)
+        fn = op.fn
+        red = op.comm.get("op", "sum")
+        if red not in ("sum", "avg", "max", "min"):
+            raise MapError("reduction %s" % red)
+        if fn in ("send", "recv"):
+            peer = op.comm["peer"]
+            me, pc = mesh.coords(c.tr.rank), mesh.coords(peer)
+            spec = ", ".join("%s = %d" % (mesh.names[i], pc[i]) for i in range(len(pc))
+                             if pc[i] != me[i])
+            if fn == "send":
+                return "send(%s, %s)" % (c.t(ins[0]), spec)
+            return "recv(%s)" % spec
+        if not axes:
+            # a group of one rank: every collective is the identity (a copy)
+            if fn == "all_gather":
+                return [c.t(ins[0])]
+            return [c.t(ins[0])] * len(outs)
+        if fn == "all_reduce":
+            return "all_reduce(%s, %s, %s)" % (c.t(ins[0]), red, ax)
+        if fn == "broadcast":
+            return "broadcast(%s, %d, %s)" % (c.t(ins[0]), g.index(op.comm["root"]), ax)
+        if fn == "all_gather_into_tensor":
+            return "all_gather(%s, 0, %s)" % (c.t(ins[0]), ax)
+        if fn == "reduce_scatter_tensor":
+            return "reduce_scatter(%s, 0, %s, %s)" % (c.t(ins[0]), red, ax)
+        if fn == "all_gather":
+            s = list(c.shape(ins[0]))
+            x = "reshape(%s, [%s])" % (c.t(ins[0]), ", ".join(str(k) for k in [1] + s))
+            tmp = c.temp("all_gather(%s, 0, %s)" % (x, ax))
+            return ["reshape(slice(%s, 0, %d, %d), [%s])" % (tmp, j, j + 1,
+                                                            ", ".join(str(k) for k in s))
+                    for j in range(len(outs))]
+        if fn == "reduce_scatter":
+            s = list(c.shape(ins[0]))
+            parts = ", ".join("reshape(%s, [%s])" % (c.t(x), ", ".join(str(k) for k in [1] + s))
+                              for x in ins)
+            return "reshape(reduce_scatter(concat(%s, dim = 0), 0, %s, %s), [%s])" % (
+                parts, red, ax, ", ".join(str(k) for k in s))
+        if fn == "all_to_all_single":
+            if any(x is not None for x in op.comm.get("split", (None, None))):
+                raise MapError("all_to_all_single with split sizes")
+            return "all_to_all(%s, 0, 0, %s)" % (c.t(ins[0]), ax)
+        if fn == "reduce":
+            return "reduce(%s, %s, %d, %s)" % (c.t(ins[0]), red, g.index(op.comm["root"]), ax)
+        raise MapError("collective %s" % fn)
+
+    # ---- the model
+
+    def model_text(self):
+        tr = self.single
+        an = self.an[id(tr)]
+        self.model_names = names = {}
+        body = []
+        decls = []
+        for name, vid in tr.inputs.items():
+            names[vid] = self._leaf_name(name)
+            decls.append(("input", names[vid], tr.vals[vid]))
+        for name, vid in tr.params.items():
+            names[vid] = self._leaf_name(name)
+            decls.append(("param", names[vid], tr.vals[vid]))
+        if not tr.params:
+            raise EmitError("single() registers no parameter (sp.params(model))")
+        for i in an.needed(trace_roots(tr)):
+            op = tr.ops[i]
+            lines, nout = render(self, tr, names, op)
+            self._bind(body, lines, nout, op, [names], [tr], "  ")
+        outs = []
+        for name, vid, loc in tr.outputs:
+            outs.append(self._model_out(body, mangle(name), vid, names, loc))
+        for name in tr.params:
+            v, g = tr.final[name]
+            if g is None:
+                raise EmitError("single(): parameter '%s' has no gradient after the step" % name)
+            pn = self._leaf_name(name)
+            outs.append(self._model_out(body, "grad." + pn, g, names, None))
+            outs.append(self._model_out(body, pn + ".new", v, names, None))
+        self.model_outputs = outs
+        text = ["model single {"]
+        for kind, n, val in decls:
+            text.append("  %s %s : %s%s" % (kind, n, _shape(val.shape), _src(val.loc)))
+        for n, x, loc, shape in self.model_consts:
+            text.append("  input %s : %s%s    # a constant of the code" % (n, _shape(shape),
+                                                                            _src(loc)))
+        text += body
+        text.append("  output " + ", ".join(n for n, _ in outs))
+        text.append("}")
+        return text
+
+    def _leaf_name(self, name):
+        n = mangle(name)
+        self.used.add(n)
+        return n
+
+    def _model_out(self, body, oname, vid, names, loc):
+        if oname in self.used and names.get(vid) != oname:
+            raise EmitError("output name '%s' is used twice" % oname)
+        src = names.get(vid)
+        if src is None:
+            src = self.const_text(self.single, vid, loc)
+        self.used.add(oname)
+        body.append("  %s = %s%s" % (oname, src, _src(loc or self.single.vals[vid].loc)))
+        names.setdefault(("out", oname), vid)
+        return (oname, vid)
+
+    def _bind(self, body, lines, nout, op, names_list, outs_traces, indent, ops=None):
+        """Emit the lines of one operator (for one or several traces with the same text) and
+        name its outputs in every trace."""
+        tnames = []
+        for i, ln in enumerate(lines):
+            for j in range(len(tnames) - 1, -1, -1):
+                ln = ln.replace("$%d" % j, tnames[j])
+            is_out = i >= len(lines) - nout
+            if is_out and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", ln):
+                tnames.append(ln)   # an alias: no statement
+                continue
+            n = self.fresh()
+            tnames.append(n)
+            body.append("%s%s = %s%s" % (indent, n, ln, _src(op.loc)))
+        outn = tnames[len(lines) - nout:]
+        for k, (names, tr) in enumerate(zip(names_list, outs_traces)):
+            o = ops[k] if ops else op
+            for vid, n in zip(flat_outs(o.outs), outn):
+                names[vid] = n
+
+    # ---- the plan
+
+    def plan_text(self):
+        self.mesh = mesh = infer_mesh(self.ranks, self.world)
+        R = len(self.ranks)
+        names = [dict() for _ in range(R)]
+        decls = []
+        # registered inputs and parameters: layouts from the values
+        for kind in ("input", "param"):
+            regs = {}
+            for tr in self.ranks:
+                for name, vid in (tr.inputs if kind == "input" else tr.params).items():
+                    regs.setdefault(name, {})[tr.rank] = (vid, tr)
+            mod = self.single.inputs if kind == "input" else self.single.params
+            for name, per in regs.items():
+                if name not in mod:
+                    r0 = min(per)
+                    raise EmitError("%s: %s '%s' registered in parallel() but not in single()" % (
+                        per[r0][1].vals[per[r0][0]].loc, kind, name))
+                mv = self.single.vals[mod[name]].value
+                L = infer_layout(mesh, mv, {r: tr.vals[v].value for r, (v, tr) in per.items()})
+                if L is None:
+                    r0 = min(per)
+                    raise EmitError(
+                        "%s: %s '%s' (shape %s on rank %d) is not a shard or a replica of "
+                        "single()'s '%s' (shape %s) on the mesh %s" % (
+                            per[r0][1].vals[per[r0][0]].loc, kind, name,
+                            list(per[r0][1].vals[per[r0][0]].shape), r0, name, list(mv.shape),
+                            ", ".join("%s=%d" % a for a in mesh.axes)))
+                n = mangle(name)
+                decls.append("  %s : %s%s" % (n, L.text(mesh, mv.shape),
+                                              _src(per[min(per)][1].vals[per[min(per)][0]].loc)))
+                for r, (v, tr) in per.items():
+                    names[r][v] = n
+        for name in self.single.params:
+            if not any(name in tr.params for tr in self.ranks):
+                raise EmitError("parameter '%s' of single() is registered on no rank of "
+                                "parallel()" % name)
+        seqs = []
+        for tr in self.ranks:
+            an = self.an[id(tr)]
+            seqs.append(an.needed(trace_roots(tr)))
+        body = self._merge(seqs, names)
+        outs = self._plan_outputs(names)
+        text = ["plan parallel of single {",
+                "  mesh " + ", ".join("%s = %d" % a for a in mesh.axes)]
+        text += decls
+        for n, L in self.plan_consts.items():
+            shape = [s for (m, _, _, s) in self.model_consts if m == n][0]
+            text.append("  %s : %s" % (n, L.text(mesh, shape)))
+        text += body
+        text += outs
+        text.append("}")
+        return text
+
+    def _on_text(self, S):
+        mesh = self.mesh
+        S = sorted(S)
+        if len(S) == mesh.nranks:
+            return None
+        cs = [mesh.coords(r) for r in S]
+        fixed = [i for i in range(len(mesh.sizes)) if all(c[i] == cs[0][i] for c in cs)]
+        match = [r for r in range(mesh.nranks)
+                 if all(mesh.coords(r)[i] == cs[0][i] for i in fixed)]
+        if match == S:
+            return ", ".join("%s = %d" % (mesh.names[i], cs[0][i]) for i in fixed)
+        return False
+
+    def _split_on(self, S, op_of):
+        """Rank sets, each expressible by an `on` block, covering S (collectives stay whole)."""
+        t = self._on_text(S)
+        if t is not False:
+            return [sorted(S)]
+        parts = []
+        left = set(S)
+        for r in sorted(S):
+            if r not in left:
+                continue
+            op = op_of(r)
+            g = sorted(op.comm["group"]) if op.comm and op.fn not in ("send", "recv") else [r]
+            parts.append(g)
+            left -= set(g)
+        return parts
+
+    def _merge(self, seqs, names):
+        mesh = self.mesh
+        R = len(self.ranks)
+        pos = [0] * R
+        body = []
+        sent = {}
+        cur_on = [None]
+
+        def op_of(r):
+            return self.ranks[r].ops[seqs[r][pos[r]]]
+
+        def emit(rs, lines, nout):
+            for part in self._split_on(rs, op_of):
+                on = self._on_text(part)
+                if on != cur_on[0]:
+                    if cur_on[0] is not None:
+                        body.append("  }")
+                    if on is not None:
+                        body.append("  on %s {" % on)
+                    cur_on[0] = on
+                ind = "    " if on is not None else "  "
+                ops = [op_of(r) for r in part]
+                self._bind(body, lines, nout, ops[0], [names[r] for r in part],
+                           [self.ranks[r] for r in part], ind, ops)
+                for r in part:
+                    o = op_of(r)
+                    if o.fn == "send":
+                        k = (r, o.comm["peer"])
+                        sent[k] = sent.get(k, 0) + 1
+                    elif o.fn == "recv":
+                        k = (o.comm["peer"], r)
+                        sent[k] -= 1
+                    pos[r] += 1
+
+        while True:
+            pending = [r for r in range(R) if pos[r] < len(seqs[r])]
+            if not pending:
+                break
+            groups = {}
+            for r in pending:
+                op = op_of(r)
+                if op.fn in COMMS and op.fn != "send":
+                    continue
+                sig = render(self, self.ranks[r], names[r], op, mesh)
+                groups.setdefault(sig, []).append(r)
+            if not groups:
+                for r in pending:
+                    op = op_of(r)
+                    if op.fn == "recv":
+                        if sent.get((op.comm["peer"], r), 0) <= 0:
+                            continue
+                    else:
+                        g = op.comm["group"]
+                        if not all(q in pending and op_of(q).fn == op.fn and
+                                   sorted(op_of(q).comm["group"]) == sorted(g) for q in g):
+                            continue
+                    sig = render(self, self.ranks[r], names[r], op, mesh)
+                    groups.setdefault(sig, []).append(r)
+            if not groups:
+                desc = "; ".join("rank %d waits in %s at %s" % (r, op_of(r).fn, op_of(r).loc)
+                                 for r in pending)
+                raise EmitError("the ranks' collectives do not match up: " + desc)
+            sig, rs = max(groups.items(), key=lambda kv: (len(kv[1]), -kv[1][0]))
+            emit(rs, sig[0], sig[1])
+        if cur_on[0] is not None:
+            body.append("  }")
+        return body
+
+    def _plan_outputs(self, names):
+        mesh = self.mesh
+        want = {}   # output name -> {rank: (vid, tr)}
+        order = []
+        for tr in self.ranks:
+            for name, vid, loc in tr.outputs:
+                on = mangle(name)
+                if on not in dict(self.model_outputs):
+                    raise EmitError("%s: output '%s' is registered in parallel() but not in "
+                                    "single()" % (loc, name))
+                want.setdefault(on, {})[tr.rank] = (vid, tr, "loss")
+            for name in tr.params:
+                v, g = tr.final[name]
+                pn = mangle(name)
+                if g is None:
+                    raise EmitError("parallel(rank=%d): parameter '%s' has no gradient after the "
+                                    "step" % (tr.rank, name))
+                want.setdefault("grad." + pn, {})[tr.rank] = (g, tr, "grad")
+                want.setdefault(pn + ".new", {})[tr.rank] = (v, tr, "new")
+        model_vid = dict(self.model_outputs)
+        lines = []
+        # in the order of the statements that define them
+        items = []
+        for on, per in want.items():
+            mv = self.single.vals[model_vid[on]].value
+            kind = next(iter(per.values()))[2]
+            L = infer_layout(mesh, mv, {r: tr.vals[v].value for r, (v, tr, _) in per.items()},
+                             partial_ok=(kind == "loss"))
+            if L is None and kind != "loss":
+                pname = on[5:] if kind == "grad" else on[:-4]
+                L = self._param_layout(pname)
+            if L is None:
+                L = Layout([()] * len(mv.shape))
+            groups = {}
+            for r, (v, tr, _) in sorted(per.items()):
+                n = names[r].get(v)
+                if n is None:
+                    n = self.const_text(tr, v, None)
+                groups.setdefault(n, []).append(r)
+            for n, rs in groups.items():
+                items.append((self._def_index(n), on, n, rs, L.text(mesh, mv.shape)))
+        items.sort(key=lambda x: x[0])
+        for _, on, n, rs, lt in items:
+            for part in self._split_on(rs, None):
+                block = self._on_text(part)
+                if block is None:
+                    lines.append("  output %s = %s : %s" % (on, n, lt))
+                else:
+                    lines.append("  on %s { output %s = %s : %s }" % (block, on, n, lt))
+        return lines
+
+    def _param_layout(self, pname):
+        for tr in self.ranks:
+            for name, vid in tr.params.items():
+                if mangle(name) == pname:
+                    per = {t.rank: t.vals[t.params[name]].value for t in self.ranks
+                           if name in t.params}
+                    return infer_layout(self.mesh, self.single.vals[self.single.params[name]].value,
+                                        per)
+        return None
+
+    def _def_index(self, n):
+        m = re.fullmatch(r"t([0-9]+)", n)
+        return int(m.group(1)) if m else -1
+
+
+def _shape(shape):
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def _src(loc):
+    return "    #@ %s" % loc if loc and loc != "?" else ""
+
+
+def emit(path, world, single, ranks, command):
+    em = Emitter(path, world, single, ranks)
+    model = em.model_text()
+    plan = em.plan_text()
+    head = ["# Generated by `%s`: do not edit, run it again." % command,
+            "# model single: single() as PyTorch ran it (forward, autograd's backward and the",
+            "# optimizer, operator by operator); plan parallel: parallel(rank, %d) on every rank." %
+            world,
+            "# '#@ FILE:LINE' after a statement is the Python line that ran it (docs/torch.md).",
+            ""]
+    return "\n".join(head + model + [""] + plan) + "\n"

@@ -1,0 +1,141 @@
+"""run.py: run single() in this process and parallel(rank, world) in a gloo world it starts.
+
+One process per rank (forked before this process computes anything, so no thread pool is
+inherited), gloo over loopback with a file store in a temporary directory; each rank records
+its trace and pickles it there.  Every process is seeded with torch.manual_seed(0) before the
+user's function runs, so the capture is deterministic.
+"""
+
+import importlib.util
+import os
+import pickle
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+
+import torch
+import torch.distributed as dist
+
+from .capture import CaptureError, Recorder, install_dist_wrappers
+
+
+class UserError(Exception):
+    """A problem in the user's file or what it ran (reported as an error, exit 2)."""
+
+
+def load_user(path):
+    # like `python3 FILE.py`: the file's directory is on the module path
+    d = os.path.dirname(path)
+    if d not in sys.path:
+        sys.path.insert(0, d)
+    spec = importlib.util.spec_from_file_location("shardproof_user", path)
+    if spec is None:
+        raise UserError("%s: cannot load" % path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["shardproof_user"] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except Exception:
+        raise UserError("%s: loading the file failed:\n%s" % (path, traceback.format_exc()))
+    for fn in ("single", "parallel"):
+        if not callable(getattr(mod, fn, None)):
+            raise UserError("%s: the file must define %s()" % (
+                path, "single" if fn == "single" else "parallel(rank, world)"))
+    return mod
+
+
+def _capture(path, fn, rank=None):
+    rec = Recorder(path, rank)
+    torch.manual_seed(0)
+    with rec:
+        fn()
+    rec.finish()
+    return rec.trace
+
+
+def _child(path, mod, rank, world, tmp, timeout):
+    os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    torch.set_num_threads(1)
+    rc = 0
+    try:
+        dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "store"),
+                                rank=rank, world_size=world)
+        trace = _capture(path, lambda: mod.parallel(rank, world), rank)
+        with open(os.path.join(tmp, "rank%d.pkl" % rank), "wb") as f:
+            pickle.dump(trace, f, protocol=pickle.HIGHEST_PROTOCOL)
+        dist.destroy_process_group()
+    except BaseException as e:
+        with open(os.path.join(tmp, "rank%d.err" % rank), "w") as f:
+            if isinstance(e, CaptureError):
+                f.write(str(e) + "\n")
+            else:
+                f.write(_user_traceback(path))
+        rc = 3
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)
+
+
+def _user_traceback(path):
+    return "".join(traceback.format_exc())
+
+
+def capture(path, world, timeout=300):
+    """(single trace, [rank traces]) for the user file at path."""
+    path = os.path.abspath(path)
+    install_dist_wrappers()
+    mod = load_user(path)
+    tmp = tempfile.mkdtemp(prefix="shardproof-torch-")
+    pids = {}
+    try:
+        for r in range(world):
+            pid = os.fork()
+            if pid == 0:
+                _child(path, mod, r, world, tmp, timeout)
+            pids[pid] = r
+        try:
+            single = _capture(path, mod.single)
+        except CaptureError as e:
+            raise UserError(str(e))
+        except Exception:
+            raise UserError("single() failed:\n%s" % traceback.format_exc())
+        deadline = time.time() + timeout
+        failed = {}
+        while pids:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                if time.time() > deadline:
+                    raise UserError("parallel(rank, %d) did not finish within %d s (a collective "
+                                    "that some rank never joins?)" % (world, timeout))
+                time.sleep(0.02)
+                continue
+            r = pids.pop(pid)
+            if status != 0:
+                failed[r] = status
+                # one rank failed: the others may wait for it forever
+                for p in pids:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except OSError:
+                        pass
+        if failed:
+            r = min(failed)
+            err = os.path.join(tmp, "rank%d.err" % r)
+            msg = open(err).read() if os.path.exists(err) else "killed"
+            raise UserError("parallel(rank=%d, world=%d) failed:\n%s" % (r, world, msg.rstrip()))
+        ranks = []
+        for r in range(world):
+            with open(os.path.join(tmp, "rank%d.pkl" % r), "rb") as f:
+                ranks.append(pickle.load(f))
+        return single, ranks
+    finally:
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+                os.waitpid(p, 0)
+            except OSError:
+                pass
+        shutil.rmtree(tmp, ignore_errors=True)
