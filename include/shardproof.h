@@ -69,6 +69,10 @@ typedef struct shardproof_options {
     int strict_shapes;         /* shape reduction keeps every pair of sizes the program uses
                                   apart, and apart from mesh sizes and the constants of tensor
                                   expressions (docs/soundness.md, "Shape reduction") */
+    int no_cross_check;        /* 1: do not run the reference executor (docs/reference-executor.md)
+                                  after the proof: by default it re-checks EQUIVALENT at the real
+                                  sizes when they are small, and a NOT EQUIVALENT needs an
+                                  end-to-end witness from it (else UNKNOWN) */
     int shard_index, shard_count; /* shard_count > 1: prove only the stage groups of shard
                                   shard_index (0-based) of shard_count, a deterministic subset;
                                   the others stay pending (see shardproof_write_partial) */

@@ -64,6 +64,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.infer = o->infer_lineage;
     C->opt.shape_index = o->shape_index > 0 ? o->shape_index : 0;
     C->opt.strict_shapes = o->strict_shapes != 0;
+    C->opt.no_cross_check = o->no_cross_check != 0;
     if (o->shard_count > 1 && o->shard_index >= 0 && o->shard_index < o->shard_count) {
         C->opt.shard_count = o->shard_count;
         C->opt.shard_index = o->shard_index;
@@ -105,6 +106,9 @@ static void reset_model(sp_check_t *C)
     for (int i = 0; i < C->nomitted; i++)
         flint_free(C->omitted[i]);
     C->nomitted = 0;
+    flint_free(C->xref);
+    C->xref = NULL;
+    C->unlifted = 0;
 }
 
 /* Everything one execution of model and plan left: values, stages, cuts, crossed cuts. */
@@ -384,7 +388,11 @@ solve:
         failed += C->stages[i].status == SP_STAGE_FAILED;
         unknown += C->stages[i].status == SP_STAGE_UNKNOWN;
     }
-    return failed ? SHARDPROOF_NOT_EQUIVALENT : unknown ? SHARDPROOF_UNKNOWN : SHARDPROOF_EQUIVALENT;
+    shardproof_verdict_t v =
+        failed ? SHARDPROOF_NOT_EQUIVALENT : unknown ? SHARDPROOF_UNKNOWN : SHARDPROOF_EQUIVALENT;
+    if (C->opt.shard_count > 1)
+        return v; /* a partial run: merge runs the reference executor on the whole verdict */
+    return (shardproof_verdict_t)sp_crosscheck(C, v);
 }
 
 shardproof_verdict_t shardproof_check(shardproof_t *C, const char *path, const char *text, size_t len)

@@ -98,6 +98,7 @@ typedef struct {
     int progress;            /* progress bar on stderr */
     int infer;               /* infer lineage for plan assignments without it */
     int shard_index, shard_count; /* shard_count > 1: solve only this shard's stage groups */
+    int no_cross_check;      /* skip the reference executor after the proof */
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
     int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes
                                 and the constants of tensor expressions (docs/soundness.md) */
@@ -140,6 +141,9 @@ typedef struct sp_check {
     int noutputs;
     char **omitted;          /* model outputs the plan leaves unchecked (`omit`) */
     int nomitted;
+    char *xref;              /* the reference executor's part of the report (owned), or NULL */
+    int unlifted;            /* a failing stage the reference run did not reproduce end to end:
+                                the verdict is UNKNOWN, the stage is evidence only */
     /* plan */
     sp_mesh_t mesh;
     sp_stage_t *stages;
@@ -160,6 +164,9 @@ void sp_check_limits(sp_limits_t *lim, const struct shardproof_options *o);
 /* check.c: a usage or I/O error of the caller (the CLI) about file: a diagnostic without a
    position, and the verdict BAD_INPUT.  file is borrowed: it must outlive the reports. */
 void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const char *msg);
+
+/* crosscheck.c: the verdict v against the reference executor; returns the final verdict */
+int sp_crosscheck(sp_check_t *C, int v);
 
 /* reduce.c */
 sp_status_t sp_reduce_dims(sp_check_t *C);

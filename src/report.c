@@ -88,7 +88,9 @@ static void text_report(const sp_check_t *C, FILE *out)
     counts(C, c);
     header(C, out);
     const sp_stage_t *bad = first_bad(C);
-    const char *verdict = c[SP_STAGE_FAILED] ? "NOT EQUIVALENT" : c[SP_STAGE_UNKNOWN] ? "UNKNOWN" : "EQUIVALENT";
+    const char *verdict = c[SP_STAGE_FAILED] && !C->unlifted ? "NOT EQUIVALENT"
+                          : c[SP_STAGE_FAILED] || c[SP_STAGE_UNKNOWN] ? "UNKNOWN"
+                                                                       : "EQUIVALENT";
     int nprob = 0;
     int64_t minbits = 0;
     for (int i = 0; i < C->nstages; i++)
@@ -127,6 +129,16 @@ static void text_report(const sp_check_t *C, FILE *out)
         int more = c[SP_STAGE_FAILED] - (bad->status == SP_STAGE_FAILED);
         if (more > 0)
             fprintf(out, "  (%d more failing stage%s: --format json lists them)\n", more, more > 1 ? "s" : "");
+    }
+    if (C->xref) {
+        if (!bad)
+            fputc('\n', out);
+        for (const char *l = C->xref; *l;) {
+            const char *e = strchr(l, '\n');
+            size_t n = e ? (size_t)(e - l) : strlen(l);
+            fprintf(out, "%s%.*s\n", bad && l != C->xref ? "    " : bad ? "  " : "", (int)n, l);
+            l += n + (e != NULL);
+        }
     }
     int64_t elems = 0, sym = 0;
     for (int i = 0; i < C->nstages; i++) {

@@ -274,6 +274,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
         unknown += C->stages[i].status == SP_STAGE_UNKNOWN;
     }
     verdict = failed ? SHARDPROOF_NOT_EQUIVALENT : unknown ? SHARDPROOF_UNKNOWN : SHARDPROOF_EQUIVALENT;
+    verdict = (shardproof_verdict_t)sp_crosscheck(C, verdict);
 fail:
     flint_free(rep);
     flint_free(owner);

@@ -68,13 +68,16 @@ static const param_t *const moe_params[] = {&p_wr,  &p_wge, &p_wue, &p_wde,
 static void moe_decls(gen_t *g)
 {
     int n = g->L - g->nd;
-    gen_linef(g, "param wr[%d] : [H, E]                   # router", n);
-    gen_linef(g, "param wge[%d] : [E, H, FE]              # routed experts: gate, up, down", n);
-    gen_linef(g, "param wue[%d] : [E, H, FE]", n);
-    gen_linef(g, "param wde[%d] : [E, FE, H]", n);
-    gen_linef(g, "param wgs[%d] : [H, FS]                 # shared experts", n);
-    gen_linef(g, "param wus[%d] : [H, FS]", n);
-    gen_linef(g, "param wds[%d] : [FS, H]", n);
+    /* a frozen weight is an input of the model: no gradient, no update to check */
+#define KIND(nm) (gen_is_frozen(g, nm) ? "input" : "param")
+    gen_linef(g, "%s wr[%d] : [H, E]                   # router", KIND("wr"), n);
+    gen_linef(g, "%s wge[%d] : [E, H, FE]              # routed experts: gate, up, down", KIND("wge"), n);
+    gen_linef(g, "%s wue[%d] : [E, H, FE]", KIND("wue"), n);
+    gen_linef(g, "%s wde[%d] : [E, FE, H]", KIND("wde"), n);
+    gen_linef(g, "%s wgs[%d] : [H, FS]                 # shared experts", KIND("wgs"), n);
+    gen_linef(g, "%s wus[%d] : [H, FS]", KIND("wus"), n);
+    gen_linef(g, "%s wds[%d] : [FS, H]", KIND("wds"), n);
+#undef KIND
 }
 
 static void moe_model(gen_t *g)

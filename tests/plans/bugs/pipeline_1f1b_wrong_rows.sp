@@ -1,5 +1,8 @@
 # pipeline_1f1b_wrong_rows: stage 1 relates every micro-batch it receives to the first micro-batch's rows
-# expect: NOT EQUIVALENT at line 37
+# expect: UNKNOWN
+# (Since the reference executor: the only defect is the lineage annotation at line 40 -- the plan's
+# outputs are right -- so the failing stage has no end-to-end witness and the verdict is UNKNOWN
+# with the stage as evidence; it was NOT EQUIVALENT at line 37 before.)
 # Stage 0 runs F0 F1 B0 B1, stage 1 runs F0 B0 F1 B1: micro-batch 1's forward on stage 1 comes
 # after micro-batch 0's backward, so every cut relates a row slice (`~ h[lo..hi]`) of a model
 # tensor, the rows of one micro-batch, instead of the whole tensor.

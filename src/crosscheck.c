@@ -1,0 +1,208 @@
+/* crosscheck.c: the checker's verdict against the reference executor (src/ref/). */
+#include <flint/flint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbuf.h"
+#include "../include/shardproof.h"
+#include "check.h"
+#include "ref/ref.h"
+
+/*
+ * Two uses of the independent reference executor (docs/reference-executor.md), after the proof:
+ *
+ * - EQUIVALENT is re-checked at the real sizes when they are small enough for it (a tensor of at
+ *   most XREF_MAX_ELEMENTS elements, at most XREF_MAX_RANKS ranks): a certified difference there
+ *   is an internal error (exit 4) that prints both values, since one of the two interpreters is
+ *   wrong.
+ * - NOT EQUIVALENT needs an end-to-end witness: inputs under which an output of the plan differs
+ *   from the model's.  A failing output stage whose counterexample names inputs only is one (at
+ *   the checked sizes).  Otherwise (a cut stage, or fresh symbols of a cut in the counterexample)
+ *   the reference executor runs the plan at the real sizes, or at the checked reduced sizes when
+ *   the real ones are too large, on XREF_SEEDS seeds; a difference is the witness, and without
+ *   one the verdict is UNKNOWN: the stage difference holds for values of a cut the plan may
+ *   never produce (a wrong lineage annotation, or a counterexample outside the reachable set).
+ *
+ * The reference runs are deterministic (seeded), so reports stay byte-identical.
+ */
+
+#define XREF_MAX_ELEMENTS 65536
+#define XREF_MAX_RANKS 256
+#define XREF_MAX_MEM_MB 1024
+#define XREF_SEEDS 3
+
+/* A stage counterexample over inputs only: no fresh symbol of a cut (named T@k). */
+static int cex_inputs_only(const sp_stage_t *s)
+{
+    return s->cex != NULL && strchr(s->cex, '@') == NULL;
+}
+
+static const sp_stage_t *first_failed(const sp_check_t *C)
+{
+    for (int i = 0; i < C->nstages; i++)
+        if (C->stages[i].status == SP_STAGE_FAILED)
+            return &C->stages[i];
+    return NULL;
+}
+
+/* Run the reference executor at the real sizes (reduced = 0) or at the checked sizes. */
+static sp_status_t ref_at(sp_check_t *C, int reduced, uint64_t seed, sp_ref_result_t *res)
+{
+    sp_ref_opts_t o;
+    sp_ref_opts_default(&o);
+    o.plan = C->plan->name.str;
+    o.seed = seed;
+    o.max_elements = XREF_MAX_ELEMENTS;
+    o.max_ranks = XREF_MAX_RANKS;
+    o.max_mem_mb = XREF_MAX_MEM_MB;
+    sp_ref_dim_t *dims = flint_calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(sp_ref_dim_t));
+    size_t nd = 0;
+    for (int i = 0; i < C->ndims && reduced; i++)
+        if (!C->dims[i].derived)
+            dims[nd++] = (sp_ref_dim_t){C->dims[i].name, C->dims[i].red};
+    o.dims = dims;
+    o.ndims = nd;
+    sp_diags_t d;
+    sp_diags_init(d);
+    sp_status_t st = sp_ref_run(C->ast, &o, res, d);
+    sp_diags_clear(d);
+    flint_free(dims);
+    return st;
+}
+
+/* "B=2 H=3" (the sizes a run used) into b */
+static void sizes_str(const sp_check_t *C, int reduced, sp_sbuf_t *b)
+{
+    for (int i = 0; i < C->ndims; i++)
+        if (!C->dims[i].derived)
+            sp_sbuf_printf(b, "%s%s=%lld", i ? " " : "", C->dims[i].name,
+                           (long long)(reduced ? C->dims[i].red : C->dims[i].real));
+}
+
+static void witness_str(const sp_check_t *C, const sp_ref_result_t *r, int reduced, sp_sbuf_t *b)
+{
+    static const char *const kinds[] = {"the values differ",
+                                        "the plan is undefined where the model is defined",
+                                        "no rank holds this element", "two ranks differ"};
+    sp_sbuf_printf(b, "end-to-end witness (reference executor, %s sizes",
+                   reduced ? "the checked" : "the real");
+    if (reduced) {
+        sp_sbuf_puts(b, " ");
+        sizes_str(C, 1, b);
+    }
+    sp_sbuf_printf(b, ", seed %llu): output '%s'", (unsigned long long)r->seed,
+                   r->output ? r->output : "?");
+    if (r->rank >= 0)
+        sp_sbuf_printf(b, " on rank %s, element %s", r->coords ? r->coords : "?",
+                       r->global_index ? r->global_index : "?");
+    sp_sbuf_printf(b, ": %s, plan = %s, model = %s\n", kinds[r->kind],
+                   r->plan_value ? r->plan_value : "?", r->model_value ? r->model_value : "?");
+    sp_sbuf_printf(b, "  the inputs: shardproof run %s --plan %s --seed %llu", C->path,
+                   C->plan->name.str, (unsigned long long)r->seed);
+    if (reduced) {
+        sp_sbuf_puts(b, " --dims ");
+        for (int i = 0, k = 0; i < C->ndims; i++)
+            if (!C->dims[i].derived)
+                sp_sbuf_printf(b, "%s%s=%lld", k++ ? "," : "", C->dims[i].name,
+                               (long long)C->dims[i].red);
+    }
+    sp_sbuf_puts(b, " --print-inputs\n");
+}
+
+static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
+{
+    const sp_stage_t *s = first_failed(C);
+    if (s && s->kind == SP_STAGE_OUTPUT && cex_inputs_only(s)) {
+        sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at the "
+                        "checked sizes)\n");
+        return SHARDPROOF_NOT_EQUIVALENT;
+    }
+    const char *why = NULL;
+    char limit[300] = "";
+    int agreed = 0;
+    for (int reduced = 0; reduced < 2; reduced++) {
+        for (int k = 0; k < XREF_SEEDS; k++) {
+            sp_ref_result_t r;
+            sp_ref_result_init(&r);
+            sp_status_t st = ref_at(C, reduced, C->opt.seed + (uint64_t)k, &r);
+            sp_ref_verdict_t v = st == SP_OK ? r.verdict : SP_REF_ERROR;
+            if (v == SP_REF_DIFFER) {
+                witness_str(C, &r, reduced, b);
+                sp_ref_result_clear(&r);
+                return SHARDPROOF_NOT_EQUIVALENT;
+            }
+            if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR) {
+                snprintf(limit, sizeof limit, "%s", v == SP_REF_TOO_LARGE && r.limit ? r.limit
+                                                    : "the reference executor refused the plan");
+                sp_ref_result_clear(&r);
+                break;
+            }
+            agreed++;
+            sp_ref_result_clear(&r);
+        }
+        if (agreed) {
+            why = reduced ? "at the checked sizes" : "at the real sizes";
+            break;
+        }
+    }
+    if (agreed)
+        sp_sbuf_printf(b,
+                       "not lifted: the reference executor finds the outputs equal %s on %d "
+                       "seeds, so the stage difference above holds only for cut values the "
+                       "plan may never produce (a wrong lineage annotation?): verdict UNKNOWN\n",
+                       why, agreed);
+    else
+        sp_sbuf_printf(b, "not lifted: the reference executor could not run the plan (%s): "
+                          "verdict UNKNOWN\n",
+                       limit);
+    C->unlifted = 1;
+    return SHARDPROOF_UNKNOWN;
+}
+
+int sp_crosscheck(sp_check_t *C, int v)
+{
+    if (C->opt.no_cross_check || C->ast == NULL || C->plan == NULL)
+        return v;
+    if (v != SHARDPROOF_EQUIVALENT && v != SHARDPROOF_NOT_EQUIVALENT)
+        return v;
+    sp_sbuf_t b;
+    sp_sbuf_init(&b);
+    if (v == SHARDPROOF_NOT_EQUIVALENT) {
+        v = lift(C, &b);
+    } else {
+        sp_ref_result_t r;
+        sp_ref_result_init(&r);
+        sp_status_t st = ref_at(C, 0, C->opt.seed, &r);
+        sp_ref_verdict_t rv = st == SP_OK ? r.verdict : SP_REF_ERROR;
+        if (rv == SP_REF_DIFFER) {
+            sp_sbuf_t w;
+            sp_sbuf_init(&w);
+            witness_str(C, &r, 0, &w);
+            sp_loc_t top = {C->ast->file, 0, 0};
+            char *ws = sp_sbuf_take(&w);
+            sp_diags_error(C->d, SP_DIAG_LIMIT, top,
+                           "internal error: the proof says EQUIVALENT but the reference executor "
+                           "finds a difference; one of the two is wrong (please report this):\n%s",
+                           ws ? ws : "");
+            flint_free(ws);
+            sp_sbuf_clear(&w);
+            v = SHARDPROOF_INTERNAL;
+        } else if (rv == SP_REF_AGREE || rv == SP_REF_UNDECIDED) {
+            sp_sbuf_printf(&b,
+                           "reference run: %s at the real sizes (seed %llu, %lld output elements, "
+                           "%lld equal exactly)\n",
+                           rv == SP_REF_AGREE ? "AGREE" : "no difference (some balls overlap)",
+                           (unsigned long long)r.seed, (long long)r.compared, (long long)r.equal);
+        } else {
+            sp_sbuf_printf(&b, "reference run: skipped (%s)\n",
+                           rv == SP_REF_TOO_LARGE && r.limit ? r.limit
+                                                              : "not supported by the reference executor");
+        }
+        sp_ref_result_clear(&r);
+    }
+    flint_free(C->xref);
+    C->xref = b.len ? sp_sbuf_take(&b) : NULL;
+    sp_sbuf_clear(&b);
+    return v;
+}
