@@ -227,6 +227,10 @@ const char *shardproof_result_file(const shardproof_result_t *r);
 const char *shardproof_result_plan(const shardproof_result_t *r);
 const char *shardproof_result_model(const shardproof_result_t *r);
 uint64_t shardproof_result_seed(const shardproof_result_t *r);
+/* What the reference executor said after the proof (docs/reference-executor.md): the cross-check
+   of EQUIVALENT, or the end-to-end witness of NOT EQUIVALENT (or why there is none, when the
+   verdict became UNKNOWN); lines of text, or NULL when it did not run. */
+const char *shardproof_result_reference(const shardproof_result_t *r);
 
 /* The mesh axes with their sizes, and the dims with real and reduced sizes (i out of range:
    NULL).  Both are empty when the input was bad. */

@@ -288,6 +288,8 @@ static void json_report(res_t *r, FILE *out)
     put(o, "verdict", json_string(shardproof_verdict_name(v)));
     put(o, "exit_code", json_integer(exit_code(v)));
     put(o, "seed", jseed(shardproof_result_seed(r)));
+    if (shardproof_result_reference(r))
+        put(o, "reference", jstr(shardproof_result_reference(r)));
     json_t *mesh = json_object();
     for (int i = 0; i < shardproof_result_axis_count(r); i++)
         put(mesh, shardproof_result_axis(r, i)->name,
