@@ -69,6 +69,7 @@ typedef struct shardproof_options {
     int strict_shapes;         /* shape reduction keeps every pair of sizes the program uses
                                   apart, and apart from mesh sizes and the constants of tensor
                                   expressions (docs/soundness.md, "Shape reduction") */
+    int profile;               /* record each phase's time and memory (shardproof_profile) */
     int no_cross_check;        /* 1: do not run the reference executor (docs/reference-executor.md)
                                   after the proof: by default it re-checks EQUIVALENT at the real
                                   sizes when they are small, and a NOT EQUIVALENT needs an
@@ -102,6 +103,9 @@ void shardproof_dot(const shardproof_t *c, FILE *out);
 /* Wall-clock seconds of the last check (not in any report: reports are byte-identical across
    runs). */
 double shardproof_seconds(const shardproof_t *c);
+/* --profile: wall and CPU time and peak memory of each phase of the last check (parse, reduce,
+   execute, prove, reference executor) and its slowest stages; nothing without opt.profile. */
+void shardproof_profile(const shardproof_t *c, FILE *out);
 /* Print the diagnostics, compiler style, with caret lines. */
 void shardproof_print_diagnostics(const shardproof_t *c, FILE *out);
 size_t shardproof_error_count(const shardproof_t *c);
