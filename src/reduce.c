@@ -428,6 +428,21 @@ static int has_name(const sp_ast_expr_t *e)
     return 0;
 }
 
+/* Does e name a dim (directly or in a subexpression)? */
+static int has_dim(const sp_check_t *C, const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return 0;
+    if (e->kind == SP_AST_NAME)
+        return sp_dim_find(C, e->name) >= 0;
+    if (has_dim(C, e->a) || has_dim(C, e->b))
+        return 1;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (has_dim(C, e->args[i].value))
+            return 1;
+    return 0;
+}
+
 /* Operators whose positional non-tensor arguments at these positions (0 = the first argument)
    are axis indices, not sizes; keyword arguments with these names are axes too. */
 static const struct {
@@ -603,7 +618,16 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
 {
     for (size_t i = 0; i < b->n; i++) {
         const sp_ast_stmt_t *s = b->stmts[i];
-        collect_expr(C, mesh, s->value, s->kind == SP_STMT_IF ? 1 : 2, V);
+        if (s->kind == SP_STMT_IF && s->value->kind == SP_AST_BINOP &&
+            s->value->op >= SP_BIN_LT) {
+            /* a literal compared with a loop variable or a rank coordinate only (if l < 15) is
+               not a size; compared with a size it is */
+            const sp_ast_expr_t *a = s->value->a, *b2 = s->value->b;
+            collect_expr(C, mesh, a, has_dim(C, b2) ? 1 : 0, V);
+            collect_expr(C, mesh, b2, has_dim(C, a) ? 1 : 0, V);
+        } else {
+            collect_expr(C, mesh, s->value, s->kind == SP_STMT_IF ? 1 : 2, V);
+        }
         if (s->kind == SP_STMT_IF && s->value->kind == SP_AST_BINOP && s->value->op >= SP_BIN_LT) {
             int64_t t;
             for (int side = 0; side < 2; side++) {
