@@ -98,7 +98,7 @@ static void witness_str(const sp_check_t *C, const sp_ref_result_t *r, int reduc
                        r->global_index ? r->global_index : "?");
     sp_sbuf_printf(b, ": %s, plan = %s, model = %s\n", kinds[r->kind],
                    r->plan_value ? r->plan_value : "?", r->model_value ? r->model_value : "?");
-    sp_sbuf_printf(b, "  the inputs: shardproof run %s --plan %s --seed %llu", C->path,
+    sp_sbuf_printf(b, "the inputs: shardproof run %s --plan %s --seed %llu", C->path,
                    C->plan->name.str, (unsigned long long)r->seed);
     if (reduced) {
         sp_sbuf_puts(b, " --dims ");

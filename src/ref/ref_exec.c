@@ -1009,6 +1009,11 @@ static int stmt(rexec_t *X, const sp_ast_stmt_t *s)
         return ok;
     }
     case SP_STMT_OUTPUT: return st_output(X, s);
+    case SP_STMT_OMIT:
+        /* model outputs the plan leaves unchecked: they stay in the "not output" list */
+        if (model)
+            return rx_error(X, SP_DIAG_NAME, s->loc, "'omit' in a model");
+        return 1;
     case SP_STMT_TRAIN:
         if (!model)
             return rx_error(X, SP_DIAG_NAME, s->loc, "'train' in a plan");
