@@ -70,6 +70,8 @@ typedef struct shardproof_options {
                                   apart, and apart from mesh sizes and the constants of tensor
                                   expressions (docs/soundness.md, "Shape reduction") */
     int profile;               /* record each phase's time and memory (shardproof_profile) */
+    int verbose;               /* the text report shows every counterexample assignment (by
+                                  default the first 8, so that it fits on a screen) */
     int no_cross_check;        /* 1: do not run the reference executor (docs/reference-executor.md)
                                   after the proof: by default it re-checks EQUIVALENT at the real
                                   sizes when they are small, and a NOT EQUIVALENT needs an

@@ -68,6 +68,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.strict_shapes = o->strict_shapes != 0;
     C->opt.no_cross_check = o->no_cross_check != 0;
     C->opt.profile = o->profile != 0;
+    C->opt.verbose = o->verbose != 0;
     if (o->shard_count > 1 && o->shard_index >= 0 && o->shard_index < o->shard_count) {
         C->opt.shard_count = o->shard_count;
         C->opt.shard_index = o->shard_index;

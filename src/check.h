@@ -101,6 +101,7 @@ typedef struct {
     int shard_index, shard_count; /* shard_count > 1: solve only this shard's stage groups */
     int no_cross_check;      /* skip the reference executor after the proof */
     int profile;             /* record the time and memory of each phase (sp_check_t.phases) */
+    int verbose;             /* text report: every counterexample assignment */
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
     int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes
                                 and the constants of tensor expressions (docs/soundness.md) */

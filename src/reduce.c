@@ -1095,8 +1095,15 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
         int d = sp_dim_find(C, C->opt.dims[k].name);
         sp_loc_t top = {C->ast->file, 0, 0};
         if (d < 0) {
-            sp_diags_error(C->d, SP_DIAG_NAME, top, "--dims %s: no dimension '%s' in this file",
-                           C->opt.dims[k].name, C->opt.dims[k].name);
+            const char **names = flint_calloc((size_t)C->ndims + 1, sizeof(char *));
+            for (int i = 0; i < C->ndims; i++)
+                names[i] = C->dims[i].name;
+            const char *near = sp_suggest(C->opt.dims[k].name, names, (size_t)C->ndims, 2);
+            sp_diags_error(C->d, SP_DIAG_NAME, top,
+                           "--dims %s: no dimension '%s' in this file%s%s%s",
+                           C->opt.dims[k].name, C->opt.dims[k].name,
+                           near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+            flint_free(names);
             return SP_ERR_INPUT;
         }
         if (C->dims[d].derived) {
@@ -1111,6 +1118,11 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
                            C->opt.dims[k].name, (long long)C->opt.dims[k].value, SP_DIM_MAX_BITS);
             return SP_ERR_INPUT;
         }
+        if (C->opt.dims[k].value == 1 && C->dims[d].real > 1)
+            sp_diags_add(C->d, SP_SEV_WARNING, SP_DIAG_SHAPE, C->dims[d].loc,
+                         "--dims %s=1: '%s' has %lld elements at the real sizes; at 1 a sum, a "
+                         "max or a transpose over it checks nothing",
+                         C->opt.dims[k].name, C->opt.dims[k].name, (long long)C->dims[d].real);
     }
     /* the plan's mesh, read directly (the plan has not run yet) */
     sp_mesh_t mesh;
