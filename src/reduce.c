@@ -197,6 +197,19 @@ static void walk_divisions(sp_check_t *C, const sp_ast_expr_t *e, cons_t *K)
     walk_divisions_m(C, e, NULL, K);
 }
 
+/* The number of ranks that shard ld (the product of its axes' sizes); 0 if an axis is unknown. */
+static int group_size(const sp_mesh_t *mesh, const sp_ast_ldim_t *ld, int64_t *n)
+{
+    *n = 1;
+    for (size_t a = 0; a < ld->naxes; a++) {
+        int ax = sp_mesh_axis(mesh, ld->axes[a].str);
+        if (ax < 0)
+            return 0;
+        *n *= mesh->size[ax];
+    }
+    return 1;
+}
+
 static void walk_layout(sp_check_t *C, const sp_ast_layout_t *l, const sp_mesh_t *mesh, cons_t *K)
 {
     if (l == NULL)
@@ -212,14 +225,7 @@ static void walk_layout(sp_check_t *C, const sp_ast_layout_t *l, const sp_mesh_t
         if (d < 0 || C->dims[d].derived)
             continue;
         int64_t n = 1;
-        int known = 1;
-        for (size_t a = 0; a < ld->naxes; a++) {
-            int ax = sp_mesh_axis(mesh, ld->axes[a].str);
-            if (ax < 0)
-                known = 0;
-            else
-                n *= mesh->size[ax];
-        }
+        int known = group_size(mesh, ld, &n);
         if (!known)
             continue;
         if (C->dims[d].real % n == 0)
@@ -596,14 +602,7 @@ static void collect_layout(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
         if (ld->naxes == 0 || ld->nsplit)
             continue;
         int64_t n = 1;
-        int known = 1;
-        for (size_t a = 0; a < ld->naxes; a++) {
-            int ax = sp_mesh_axis(mesh, ld->axes[a].str);
-            if (ax < 0)
-                known = 0;
-            else
-                n *= mesh->size[ax];
-        }
+        int known = group_size(mesh, ld, &n);
         int64_t v;
         if (!known || n <= 1 || ival(C, mesh, ld->size, 0, &v) <= 0)
             continue;
