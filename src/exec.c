@@ -2629,7 +2629,7 @@ static const sp_ast_stmt_t *find_train(const sp_ast_block_t *b)
 static int train_args_known(interp_t *I, const sp_ast_stmt_t *t)
 {
     static const char *const sgd[] = {"lr", "weight_decay", "clip", NULL};
-    static const char *const momentum[] = {"lr", "momentum", "clip", NULL};
+    static const char *const momentum[] = {"lr", "momentum", "weight_decay", "clip", NULL};
     static const char *const adam[] = {"lr",           "beta1", "beta2", "eps",
                                        "weight_decay", "clip",  "step",  NULL};
     const char *opt = t->name.str;
@@ -2958,7 +2958,8 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
                 nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), gv));
             }
         } else if (!strcmp(opt, "momentum")) {
-            /* buf' = mu * buf + g; w' = w - lr * buf'  (torch.optim.SGD with momentum) */
+            /* g' = g + wd * w; buf' = mu * buf + g'; w' = w - lr * buf'  (torch.optim.SGD with
+               momentum and weight_decay) */
             sp_tensor_t buf, nbuf;
             sp_tensor_init(&buf);
             sp_tensor_init(&nbuf);
@@ -2967,7 +2968,10 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             sp_tensor_symbols(E, &buf, nm);
             sp_tensor_copy(&nbuf, &buf);
             for (int64_t e = 0; e < n; e++) {
-                nbuf.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, mu), buf.v[e]), gg.v[e]);
+                sp_expr_t gv = gg.v[e];
+                if (!fmpq_is_zero(wd))
+                    gv = sp_expr_add(E, gv, sp_expr_mul(E, K(E, wd), w.v[e]));
+                nbuf.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, mu), buf.v[e]), gv);
                 nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), nbuf.v[e]));
             }
             bind_model(I, nm, wb->loc, &buf);
