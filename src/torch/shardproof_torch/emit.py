@@ -18,7 +18,6 @@
   language's source-map comment, which reports print next to the plan line.
 """
 
-import itertools
 import math
 import re
 from fractions import Fraction
@@ -26,13 +25,14 @@ from fractions import Fraction
 import torch
 
 from .aten import VALUE_FREE, MapError, map_op
+from .cuts import CutPlan
+from .layout import Layout, Mesh, close, infer_layout
 
 KEYWORDS = {"dim", "model", "plan", "of", "func", "input", "param", "output", "train", "mesh",
             "on", "for", "in", "if", "else", "return"}
 COMMS = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
          "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all_single", "all_to_all",
          "send", "recv"}
-RTOL, ATOL = 1e-4, 1e-5
 
 
 class EmitError(Exception):
@@ -179,53 +179,6 @@ def trace_roots(tr):
     return roots
 
 
-# ---- the mesh ---------------------------------------------------------------------------------
-
-class Mesh:
-    def __init__(self, axes):
-        self.axes = [(str(a), int(n)) for a, n in axes]
-        self.sizes = [n for _, n in self.axes]
-        self.names = [a for a, _ in self.axes]
-        self.nranks = 1
-        for n in self.sizes:
-            self.nranks *= n
-
-    def coords(self, r):
-        c = []
-        for n in reversed(self.sizes):
-            c.append(r % n)
-            r //= n
-        return list(reversed(c))
-
-    def rank(self, coords):
-        r = 0
-        for c, n in zip(coords, self.sizes):
-            r = r * n + c
-        return r
-
-    def group(self, r, axes):
-        """The ranks that agree with r on every axis not in axes, in rank order."""
-        c = self.coords(r)
-        return [q for q in range(self.nranks)
-                if all(self.coords(q)[i] == c[i] for i in range(len(c)) if i not in axes)]
-
-    def axes_of(self, ranks):
-        """The axes (indexes) a process group spans, or None."""
-        ranks = sorted(ranks)
-        if len(ranks) == 1:
-            return ()
-        for k in range(1, len(self.sizes) + 1):
-            for axes in itertools.combinations(range(len(self.sizes)), k):
-                if self.group(ranks[0], axes) == ranks:
-                    return axes
-        return None
-
-    def axes_text(self, axes):
-        if len(axes) == 1:
-            return self.names[axes[0]]
-        return "[" + ", ".join(self.names[a] for a in axes) + "]"
-
-
 def infer_mesh(ranks, world):
     given = [tr.mesh for tr in ranks if tr.mesh]
     if given:
@@ -261,113 +214,6 @@ def _factorizations(n, k):
         if n % a == 0:
             for rest in _factorizations(n // a, k - 1):
                 yield [a] + rest
-
-
-# ---- layouts ----------------------------------------------------------------------------------
-
-def _close(a, b):
-    a = a.detach().to(torch.float64)
-    b = b.detach().to(torch.float64)
-    if a.shape != b.shape:
-        return False
-    scale = max(1.0, float(a.abs().max()) if a.numel() else 1.0)
-    return bool(torch.allclose(a, b, rtol=RTOL, atol=ATOL * scale))
-
-
-class Layout:
-    def __init__(self, dims, partial=None):
-        self.dims = dims            # per dim: tuple of axis indexes (major to minor)
-        self.partial = partial      # None or (op, axes)
-
-    def shard(self, mesh, value, r):
-        c = mesh.coords(r)
-        for d, axes in enumerate(self.dims):
-            if not axes:
-                continue
-            n, idx = 1, 0
-            for a in axes:
-                idx = idx * mesh.sizes[a] + c[a]
-                n *= mesh.sizes[a]
-            k = value.shape[d] // n
-            value = value.narrow(d, idx * k, k)
-        return value
-
-    def text(self, mesh, shape):
-        ds = []
-        for s, axes in zip(shape, self.dims):
-            if not axes:
-                ds.append(str(s))
-            elif len(axes) == 1:
-                ds.append("%d@%s" % (s, mesh.names[axes[0]]))
-            else:
-                ds.append("%d@(%s)" % (s, ",".join(mesh.names[a] for a in axes)))
-        t = "[" + ", ".join(ds) + "]"
-        if self.partial:
-            op, axes = self.partial
-            t += " partial(%s@%s)" % (op, mesh.names[axes[0]] if len(axes) == 1 else
-                                      "(" + ",".join(mesh.names[a] for a in axes) + ")")
-        return t
-
-
-def _dim_choices(mesh, full, local):
-    if local == full:
-        return [()]
-    if local == 0 or full % local:
-        return []
-    f = full // local
-    res = []
-    for k in (1, 2):
-        for axes in itertools.permutations(range(len(mesh.sizes)), k):
-            n = 1
-            for a in axes:
-                n *= mesh.sizes[a]
-            if n == f:
-                res.append(tuple(sorted(axes)) if k > 1 else axes)
-    return sorted(set(res))
-
-
-def infer_layout(mesh, model_value, plan_values, partial_ok=False):
-    """A Layout such that each rank's plan value is its shard of the model value (or the
-    reduction of its group's values, with partial_ok), or None."""
-    ranks = sorted(plan_values)
-    shape = tuple(model_value.shape)
-    local = tuple(plan_values[ranks[0]].shape)
-    if len(local) != len(shape) or any(tuple(plan_values[r].shape) != local for r in ranks):
-        return None
-    choices = [_dim_choices(mesh, f, l) for f, l in zip(shape, local)]
-    cands = []
-    for dims in itertools.product(*choices):
-        used = [a for ax in dims for a in ax]
-        if len(used) != len(set(used)):
-            continue
-        cands.append(Layout(list(dims)))
-    for L in cands:
-        if all(_close(L.shard(mesh, model_value, r), plan_values[r]) for r in ranks):
-            return L
-    if not partial_ok:
-        return None
-    for L in cands:
-        used = {a for ax in L.dims for a in ax}
-        free = [a for a in range(len(mesh.sizes)) if a not in used]
-        for k in range(1, len(free) + 1):
-            for axes in itertools.combinations(free, k):
-                for op in ("sum", "avg"):
-                    if _partial_ok(mesh, L, axes, op, model_value, plan_values):
-                        return Layout(L.dims, (op, axes))
-    return None
-
-
-def _partial_ok(mesh, L, axes, op, model_value, plan_values):
-    for r in plan_values:
-        g = mesh.group(r, axes)
-        if any(q not in plan_values for q in g):
-            return False
-        s = sum(plan_values[q].detach().to(torch.float64) for q in g)
-        if op == "avg":
-            s = s / len(g)
-        if not _close(L.shard(mesh, model_value, r), s):
-            return False
-    return True
 
 
 # ---- rendering one operator -------------------------------------------------------------------
@@ -419,7 +265,9 @@ def render(em, tr, names, op, mesh=None):
     name of line j; the last nouts lines define the operator's outputs in order."""
     c = _Render(em, tr, names, op)
     try:
-        if op.fn in COMMS:
+        if op.fn == "cut":
+            outs = em.cut_text(c, op)
+        elif op.fn in COMMS:
             outs = em.comm_text(c, op, mesh)
         else:
             outs = map_op(c, op.fn, op.args)
@@ -443,6 +291,9 @@ class Emitter:
         self.plan_consts = {}    # model const name -> Layout (plan side)
         self.counter = 0
         self.used = set()
+        self.cuts = None         # cuts.CutPlan, once the mesh is known
+        self.buggy = False       # some captured output fits no layout of its model value
+        self.model_defined = set()   # names the model's statements define
 
     def fresh(self):
         while True:
@@ -485,7 +336,7 @@ class Emitter:
             L = self.plan_consts.get(name)
             if L is not None:
                 if tuple(L.shard(self.mesh, mv, tr.rank).shape) == tuple(x.shape) and \
-                        _close(L.shard(self.mesh, mv, tr.rank), x):
+                        close(L.shard(self.mesh, mv, tr.rank), x):
                     return name
                 continue
             L = infer_layout(self.mesh, mv, {tr.rank: x})
@@ -494,6 +345,22 @@ class Emitter:
                 return name
         raise MapError("a constant tensor of shape %s on rank %d that is no shard of a constant "
                        "of single() (constants are matched by value)" % (list(x.shape), tr.rank))
+
+    # ---- cut points
+
+    def cut_text(self, c, op):
+        """A cut operator: its input, with the lineage cuts.py proposed (scaled back when the
+        relation has a scale), or just its input (a dropped cut, and every cut of the model)."""
+        x = c.t(op.args[0][1])
+        rel = self.cuts.text.get(id(op)) if self.cuts is not None and c.tr is not self.single \
+            else None
+        if rel is None:
+            return x
+        text, scale = rel
+        if scale == 1:
+            return "%s ~ %s" % (x, text)
+        tmp = c.temp("(%s * %s) ~ %s" % (x, frac_text(1 / scale), text))
+        return "(%s * %s)" % (tmp, frac_text(scale))
 
     # ---- collectives
 
@@ -591,6 +458,10 @@ class Emitter:
         for n, x, loc, shape in self.model_consts:
             text.append("  input %s : %s%s    # a constant of the code" % (n, _shape(shape),
                                                                             _src(loc)))
+        for ln in body:
+            m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_.]*) = ", ln)
+            if m:
+                self.model_defined.add(m.group(1))
         text += body
         text.append("  output " + ", ".join(n for n, _ in outs))
         text.append("}")
@@ -670,6 +541,8 @@ class Emitter:
             if not any(name in tr.params for tr in self.ranks):
                 raise EmitError("parameter '%s' of single() is registered on no rank of "
                                 "parallel()" % name)
+        self.buggy = not self._outputs_fit()
+        self.cuts = CutPlan(self).run()
         seqs = []
         for tr in self.ranks:
             an = self.an[id(tr)]
@@ -784,10 +657,10 @@ class Emitter:
             body.append("  }")
         return body
 
-    def _plan_outputs(self, names):
-        mesh = self.mesh
-        want = {}   # output name -> {rank: (vid, tr)}
-        order = []
+    def _output_values(self):
+        """output name -> {rank: (vid, trace, kind)}, kind loss (a registered output), grad
+        or new."""
+        want = {}
         for tr in self.ranks:
             for name, vid, loc in tr.outputs:
                 on = mangle(name)
@@ -803,6 +676,23 @@ class Emitter:
                                     "step" % (tr.rank, name))
                 want.setdefault("grad." + pn, {})[tr.rank] = (g, tr, "grad")
                 want.setdefault(pn + ".new", {})[tr.rank] = (v, tr, "new")
+        return want
+
+    def _outputs_fit(self):
+        """Does every output's captured value fit a layout of its model value?  (No: the
+        capture itself shows a wrong output, and cuts.py proposes contracts.)"""
+        model_vid = dict(self.model_outputs)
+        for on, per in self._output_values().items():
+            kind = next(iter(per.values()))[2]
+            pv = {r: tr.vals[v].value for r, (v, tr, _) in per.items()}
+            if infer_layout(self.mesh, self.single.vals[model_vid[on]].value, pv,
+                            partial_ok=(kind == "loss")) is None:
+                return False
+        return True
+
+    def _plan_outputs(self, names):
+        mesh = self.mesh
+        want = self._output_values()
         model_vid = dict(self.model_outputs)
         lines = []
         # in the order of the statements that define them
@@ -867,5 +757,11 @@ def emit(path, world, single, ranks, command):
             "# optimizer, operator by operator); plan parallel: parallel(rank, %d) on every rank." %
             world,
             "# '#@ FILE:LINE' after a statement is the Python line that ran it (docs/torch.md).",
+            "# %d cut points ('~ T : layout': module outputs and their gradients, custom Function" %
+            sum(1 for ln in plan if " ~ " in ln),
+            "# boundaries, the gradients the optimizer reads), inferred from the values%s." % (
+                "" if not em.buggy else
+                "; the\n# capture shows a wrong output, so %d of them state what the value must be "
+                "(a contract)" % sum(1 for p in em.cuts.proposed if p[3] == "contract")),
             ""]
     return "\n".join(head + model + [""] + plan) + "\n"
