@@ -112,7 +112,7 @@ _VIEW_OPS = {"view", "_unsafe_view", "t", "transpose", "permute", "expand", "sli
              "as_strided", "detach", "alias", "unsqueeze", "squeeze", "diagonal", "narrow",
              "split", "split_with_sizes", "unbind", "chunk", "view_as", "reshape", "_reshape_alias",
              "unfold", "movedim", "lift_fresh"}
-_IDENTITY_OPS = {"detach", "alias", "lift_fresh", "_reshape_alias"}
+_IDENTITY_OPS = {"detach", "alias", "lift_fresh"}
 
 
 def _dtype_name(dt):
@@ -509,14 +509,22 @@ class Recorder(TorchDispatchMode):
                 if name is None:
                     continue
                 occ = self.next_occ(("opt_grad", name))
-                gv = self.read(p.grad, step_loc)
+                g = p.grad
+                base = self.param_objs[name]
+                if base is not p and base.grad is not None and \
+                        base.grad.storage().data_ptr() == g.storage().data_ptr():
+                    # a shard of the parameter (ZeRO) whose gradient is a view of the whole
+                    # parameter's: the whole gradient is the cut point (the model's gradient
+                    # is cut whole, so every use of it must go through the cut)
+                    p, g = base, base.grad
+                gv = self.read(g, step_loc)
                 prod = self.trace.vals[gv].producer
                 # the line that last wrote the gradient outside autograd (a reduction, an
                 # average), else the optimizer's step
                 loc = step_loc
                 if prod is not None and not self.trace.ops[prod].in_bwd:
                     loc = self.trace.vals[gv].loc or step_loc
-                self.cut(p.grad, ("opt_grad", name, occ), loc, param=self.read(p, step_loc),
+                self.cut(g, ("opt_grad", name, occ), loc, param=self.read(p, step_loc),
                          step_loc=step_loc)
 
     def param_name(self, p):

@@ -26,7 +26,7 @@ import torch
 
 from .aten import VALUE_FREE, MapError, map_op
 from .cuts import CutPlan
-from .layout import Layout, Mesh, close, infer_layout
+from .layout import Layout, Mesh, close, infer_layout, shape_layout
 
 KEYWORDS = {"dim", "model", "plan", "of", "func", "input", "param", "output", "train", "mesh",
             "on", "for", "in", "if", "else", "return"}
@@ -164,7 +164,9 @@ class Analysis:
             if p is None:
                 continue
             need.add(p)
-            for _, a in self.tr.ops[p].args:
+            for name, a in self.tr.ops[p].args:
+                if self.tr.ops[p].fn == "copy" and name == "self":
+                    continue    # copy_ overwrites its destination: the result is src's value
                 for w in refs(a):
                     if self.sym[w]:
                         todo.append(w)
@@ -483,18 +485,23 @@ class Emitter:
         names.setdefault(("out", oname), vid)
         return (oname, vid)
 
-    def _bind(self, body, lines, nout, op, names_list, outs_traces, indent, ops=None):
+    def _bind(self, body, lines, nout, op, names_list, outs_traces, indent, ops=None,
+              out_names=None):
         """Emit the lines of one operator (for one or several traces with the same text) and
-        name its outputs in every trace."""
+        name its outputs in every trace; out_names: the names its outputs must get (a
+        statement each, even for an alias)."""
         tnames = []
         for i, ln in enumerate(lines):
             for j in range(len(tnames) - 1, -1, -1):
                 ln = ln.replace("$%d" % j, tnames[j])
-            is_out = i >= len(lines) - nout
-            if is_out and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", ln):
+            k = i - (len(lines) - nout)
+            if k >= 0 and out_names is not None:
+                n = out_names[k]
+            elif k >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", ln):
                 tnames.append(ln)   # an alias: no statement
                 continue
-            n = self.fresh()
+            else:
+                n = self.fresh()
             tnames.append(n)
             body.append("%s%s = %s%s" % (indent, n, ln, _src(op.loc)))
         outn = tnames[len(lines) - nout:]
@@ -600,19 +607,21 @@ class Emitter:
         def op_of(r):
             return self.ranks[r].ops[seqs[r][pos[r]]]
 
-        def emit(rs, lines, nout):
+        def block(on):
+            if on != cur_on[0]:
+                if cur_on[0] is not None:
+                    body.append("  }")
+                if on is not None:
+                    body.append("  on %s {" % on)
+                cur_on[0] = on
+            return "    " if on is not None else "  "
+
+        def emit(rs, lines, nout, out_names=None):
             for part in self._split_on(rs, op_of):
-                on = self._on_text(part)
-                if on != cur_on[0]:
-                    if cur_on[0] is not None:
-                        body.append("  }")
-                    if on is not None:
-                        body.append("  on %s {" % on)
-                    cur_on[0] = on
-                ind = "    " if on is not None else "  "
+                ind = block(self._on_text(part))
                 ops = [op_of(r) for r in part]
                 self._bind(body, lines, nout, ops[0], [names[r] for r in part],
-                           [self.ranks[r] for r in part], ind, ops)
+                           [self.ranks[r] for r in part], ind, ops, out_names)
                 for r in part:
                     o = op_of(r)
                     if o.fn == "send":
@@ -623,39 +632,96 @@ class Emitter:
                         sent[k] -= 1
                     pos[r] += 1
 
+        def emit_aligned(subs):
+            """The same statement of the program on several ranks, written differently (a
+            rank's own slice, its own inputs): one `on` block per text, the outputs under
+            shared names, so that the statements after it are the same text again."""
+            subs = sorted(subs.items(), key=lambda kv: kv[1][0])
+            if len(subs) == 1:
+                emit(subs[0][1], subs[0][0][0], subs[0][0][1])
+                return
+            nout = subs[0][0][1]
+            shared = [self.fresh() for _ in range(nout)]
+            for sig, rs in subs:
+                emit(rs, sig[0], nout, shared)
+
+        def unify_inputs(rs):
+            """Give the tensors a collective reads one name on all its members (per-rank
+            copies into a shared name), so that it is one statement."""
+            ops = {r: op_of(r) for r in rs}
+            ins = {r: [v for _, a in ops[r].args for v in refs(a)] for r in rs}
+            for k in range(len(ins[rs[0]])):
+                texts = {}
+                for r in rs:
+                    v = ins[r][k]
+                    t = names[r].get(v) or self.const_text(self.ranks[r], v, ops[r].loc)
+                    texts.setdefault(t, []).append(r)
+                if len(texts) < 2:
+                    continue
+                u = self.fresh()
+                for t, trs in sorted(texts.items(), key=lambda kv: kv[1][0]):
+                    for part in self._split_on(trs, None):
+                        ind = block(self._on_text(part))
+                        body.append("%s%s = %s%s" % (ind, u, t, _src(ops[part[0]].loc)))
+                for r in rs:
+                    names[r][ins[r][k]] = u
+
         while True:
             pending = [r for r in range(R) if pos[r] < len(seqs[r])]
             if not pending:
                 break
-            groups = {}
+            groups = {}     # (fn, line, ...) -> {text: ranks}
             for r in pending:
                 op = op_of(r)
                 if op.fn in COMMS and op.fn != "send":
                     continue
                 sig = render(self, self.ranks[r], names[r], op, mesh)
-                groups.setdefault(sig, []).append(r)
+                key = (op.fn, op.loc, len(sig[0]), sig[1],
+                       tuple(self.ranks[r].vals[v].shape for v in flat_outs(op.outs)))
+                groups.setdefault(key, {}).setdefault(sig, []).append(r)
             if not groups:
                 for r in pending:
                     op = op_of(r)
                     if op.fn == "recv":
                         if sent.get((op.comm["peer"], r), 0) <= 0:
                             continue
+                        key = ("recv", r)
                     else:
                         g = op.comm["group"]
                         if not all(q in pending and op_of(q).fn == op.fn and
                                    sorted(op_of(q).comm["group"]) == sorted(g) for q in g):
                             continue
-                    sig = render(self, self.ranks[r], names[r], op, mesh)
-                    groups.setdefault(sig, []).append(r)
+                        key = (op.fn, op.loc, mesh.axes_of(g))
+                    groups.setdefault(key, []).append(r)
+                if groups:
+                    # the collective that most ranks can go on with (every group complete),
+                    # else the receive of the lowest rank
+                    key = max(groups, key=lambda k: (len(groups[k]), -min(groups[k])))
+                    rs = groups[key]
+                    if key[0] != "recv":
+                        unify_inputs(rs)
+                    subs = {}
+                    for r in rs:
+                        sig = render(self, self.ranks[r], names[r], op_of(r), mesh)
+                        subs.setdefault(sig, []).append(r)
+                    groups = {key: subs}
             if not groups:
                 desc = "; ".join("rank %d waits in %s at %s" % (r, op_of(r).fn, op_of(r).loc)
                                  for r in pending)
                 raise EmitError("the ranks' collectives do not match up: " + desc)
-            sig, rs = max(groups.items(), key=lambda kv: (len(kv[1]), -kv[1][0]))
-            emit(rs, sig[0], sig[1])
+            key = max(groups, key=lambda k: (sum(len(rs) for rs in groups[k].values()),
+                                             -min(min(rs) for rs in groups[k].values())))
+            emit_aligned(groups[key])
         if cur_on[0] is not None:
             body.append("  }")
-        return body
+        # blocks left empty (an operator whose outputs are all aliases)
+        out = []
+        for ln in body:
+            if ln == "  }" and out and out[-1].startswith("  on ") and out[-1].endswith("{"):
+                out.pop()
+                continue
+            out.append(ln)
+        return out
 
     def _output_values(self):
         """output name -> {rank: (vid, trace, kind)}, kind loss (a registered output), grad
@@ -705,6 +771,9 @@ class Emitter:
             if L is None and kind != "loss":
                 pname = on[5:] if kind == "grad" else on[:-4]
                 L = self._param_layout(pname)
+            if L is None:
+                r0 = min(per)
+                L = shape_layout(mesh, mv.shape, per[r0][1].vals[per[r0][0]].shape, list(per))
             if L is None:
                 L = Layout([()] * len(mv.shape))
             groups = {}

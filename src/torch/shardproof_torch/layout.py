@@ -297,6 +297,13 @@ def _fit_on(mesh, T, pv, free_scale):
     return None
 
 
+def shape_layout(mesh, shape, local, ranks):
+    """The first layout whose shards have the plan's shape (the layout of a value that fits
+    none: `check` then shows where it differs), or None."""
+    cands = _layout_cands(mesh, tuple(shape), tuple(local), spanned_axes(mesh, ranks))
+    return cands[0] if cands else None
+
+
 def _row_heights(mesh, local0, full0):
     ks = {1}
     for k in range(1, len(mesh.sizes) + 1):
