@@ -439,10 +439,11 @@ class Emitter:
             decls.append(("param", names[vid], tr.vals[vid]))
         if not tr.params:
             raise EmitError("single() registers no parameter (sp.params(model))")
+        hints = self._model_hints()
         for i in an.needed(trace_roots(tr)):
             op = tr.ops[i]
             lines, nout = render(self, tr, names, op)
-            self._bind(body, lines, nout, op, [names], [tr], "  ")
+            self._bind(body, lines, nout, op, [names], [tr], "  ", hints=hints)
         outs = []
         for name, vid, loc in tr.outputs:
             outs.append(self._model_out(body, mangle(name), vid, names, loc))
@@ -469,6 +470,25 @@ class Emitter:
         text.append("}")
         return text
 
+    def _model_hints(self):
+        """Names for the model values that cut points target (reports name them): a module's
+        output `out.PATH` (`out.PATH_K` for its call K > 0), its gradient `grad.out.PATH`, a
+        parameter's gradient `grad.P` (the output's name)."""
+        hints = {}
+        for op in self.single.ops:
+            if op.fn != "cut":
+                continue
+            k = op.cut["key"]
+            if k[0] in ("mod", "mod_grad"):
+                n = "out." + mangle(k[1]) + ("_%d" % k[2] if k[2] else "")
+                n = n if k[0] == "mod" else "grad." + n
+            elif k[0] == "opt_grad" and k[2] == 0:
+                n = "grad." + mangle(k[1])
+            else:
+                continue
+            hints.setdefault(op.args[0][1][1], n)
+        return hints
+
     def _leaf_name(self, name):
         n = mangle(name)
         self.used.add(n)
@@ -481,16 +501,19 @@ class Emitter:
         if src is None:
             src = self.const_text(self.single, vid, loc)
         self.used.add(oname)
-        body.append("  %s = %s%s" % (oname, src, _src(loc or self.single.vals[vid].loc)))
+        if src != oname:
+            body.append("  %s = %s%s" % (oname, src, _src(loc or self.single.vals[vid].loc)))
         names.setdefault(("out", oname), vid)
         return (oname, vid)
 
     def _bind(self, body, lines, nout, op, names_list, outs_traces, indent, ops=None,
-              out_names=None):
+              out_names=None, hints=None):
         """Emit the lines of one operator (for one or several traces with the same text) and
         name its outputs in every trace; out_names: the names its outputs must get (a
-        statement each, even for an alias)."""
+        statement each, even for an alias); hints: vid -> a name for the statement that
+        defines it, when still free."""
         tnames = []
+        outv = list(flat_outs(op.outs))
         for i, ln in enumerate(lines):
             for j in range(len(tnames) - 1, -1, -1):
                 ln = ln.replace("$%d" % j, tnames[j])
@@ -500,6 +523,10 @@ class Emitter:
             elif k >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", ln):
                 tnames.append(ln)   # an alias: no statement
                 continue
+            elif k >= 0 and hints and k < len(outv) and hints.get(outv[k]) not in (None,) and \
+                    hints[outv[k]] not in self.used:
+                n = hints[outv[k]]
+                self.used.add(n)
             else:
                 n = self.fresh()
             tnames.append(n)
