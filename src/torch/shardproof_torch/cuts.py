@@ -54,6 +54,7 @@ class CutPlan:
         self.grad_scales = {}  # scale -> count, over the fitted module-gradient cut points
         self.proposed = []    # (key, model name, relation text, how) for the report
         self.loss_scale = self._loss_scale()
+        self.crossed = {}     # (rank, model vid) -> [(rows, cut output vid)]
 
     # ---- model side
 
@@ -88,6 +89,26 @@ class CutPlan:
     # ---- the proposals
 
     def run(self):
+        """Propose every cut point; a model value that some rank recomputes (activation
+        checkpointing) is then never cut: the plan's backward reads the recomputation while
+        the model's reads the value itself, so no cut of it can be proven."""
+        self.banned = set()
+        while True:
+            self.conflicts = set()
+            self._reset()
+            self._run_once()
+            if self.conflicts <= self.banned:
+                return self
+            self.banned |= self.conflicts
+
+    def _reset(self):
+        self.text = {}
+        self.rel_of = {}
+        self.grad_scales = {}
+        self.proposed = []
+        self.crossed = {}
+
+    def _run_once(self):
         groups = {}   # key -> {rank: op}
         order = {}
         for tr in self.em.ranks:
@@ -99,7 +120,6 @@ class CutPlan:
                 order.setdefault(k, (i, tr.rank))
         for k in sorted(groups, key=lambda k: order[k]):
             self.propose(k, groups[k])
-        return self
 
     def _values(self, per):
         return {r: self.em.ranks[r].vals[op.outs[0]].value for r, op in per.items()}
@@ -140,15 +160,21 @@ class CutPlan:
                 fit is None or fit.key() != contract.key()):
             rel, how = contract, "contract"
         name = self.model_name(mvid) if mvid is not None else None
-        if rel is None or name is None:
+        if rel is None or name is None or mvid in self.banned:
             for op in per.values():
                 self.text[id(op)] = None
             return
         if kind == "mod_grad" and how == "values":
             self.grad_scales[rel.scale] = self.grad_scales.get(rel.scale, 0) + 1
+        if self._recomputed(per, mvid, rel):
+            self.conflicts.add(mvid)
+            for op in per.values():
+                self.text[id(op)] = None
+            return
         shape = self.single.vals[mvid].shape
         text = rel.text(self.mesh, name, shape)
         for r, op in per.items():
+            self.crossed.setdefault((r, mvid), []).append((rel.rows, op.outs[0]))
             prev = self.rel_of.get((r, op.args[0][1][1]))
             if prev is not None and self.model_name(prev[0]) == name and \
                     prev[1].key() == rel.key():
@@ -176,6 +202,21 @@ class CutPlan:
             if rel is not None:
                 return rel, m
         return None, None
+
+    def _recomputed(self, per, mvid, rel):
+        """Would this cut relate a model value the plan already crossed (on some of these ranks
+        and rows) to a plan value not computed from that crossing?  After a cut the model
+        continues from fresh values, so a recomputation (activation checkpointing) cannot be
+        related to it again; a value computed from the cut (its all-gather) can."""
+        for r, op in per.items():
+            tr = self.em.ranks[r]
+            for rows, v in self.crossed.get((r, mvid), []):
+                if rows is not None and rel.rows is not None and \
+                        (rows[1] <= rel.rows[0] or rel.rows[1] <= rows[0]):
+                    continue
+                if not _depends(tr, op.args[0][1][1], v):
+                    return True
+        return False
 
     def _grad_scale(self):
         if self.loss_scale is not None:
@@ -228,3 +269,25 @@ class CutPlan:
         if L is None:
             return None
         return Relation(L)
+
+
+def _depends(tr, vid, on):
+    """Is the value vid of trace tr computed from the value on (vid itself included)?  Values
+    are numbered in creation order, so the search stays above on."""
+    todo, seen = [vid], set()
+    while todo:
+        v = todo.pop()
+        if v == on:
+            return True
+        if v < on or v in seen:
+            continue
+        seen.add(v)
+        p = tr.vals[v].producer
+        if p is None:
+            continue
+        for _, a in tr.ops[p].args:
+            if isinstance(a, tuple) and len(a) == 2 and a[0] == "v":
+                todo.append(a[1])
+            elif isinstance(a, list):
+                todo += [x[1] for x in a if isinstance(x, tuple) and len(x) == 2 and x[0] == "v"]
+    return False
