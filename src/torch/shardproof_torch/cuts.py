@@ -49,12 +49,9 @@ class CutPlan:
                 self.model[op.cut["key"]] = v
                 self.model_key.setdefault(op.args[0][1][1], op.cut["key"])
                 self.model_key.setdefault(v, op.cut["key"])
-        self.text = {}        # id(op) -> lineage text after `~`, or None
-        self.rel_of = {}      # (rank, plan vid) -> (model vid, Relation): cut outputs
-        self.grad_scales = {}  # scale -> count, over the fitted module-gradient cut points
-        self.proposed = []    # (key, model name, relation text, how) for the report
         self.loss_scale = self._loss_scale()
-        self.crossed = {}     # (rank, model vid) -> [(rows, cut output vid)]
+        self.banned = set()   # model vids never cut (recomputed by the plan)
+        self._reset()
 
     # ---- model side
 
@@ -72,15 +69,10 @@ class CutPlan:
         return self.model.get(("mod_grad",) + tuple(k[1:]))
 
     def model_cands(self, key):
-        kind = key[0]
-        if kind in ("mod", "mod_grad"):
-            ks = [key, (kind, key[1], 0)]
-        elif kind == "opt_grad":
-            ks = [key, (kind, key[1], 0)]
-        else:
-            return []
+        """The model's cut of the same key, then of the first call (a module the plan calls
+        once per micro-batch pairs with rows of the model's one call)."""
         out = []
-        for k in ks:
+        for k in (key, (key[0], key[1], 0)):
             v = self.model.get(k)
             if v is not None and v not in out:
                 out.append(v)
@@ -92,9 +84,7 @@ class CutPlan:
         """Propose every cut point; a model value that some rank recomputes (activation
         checkpointing) is then never cut: the plan's backward reads the recomputation while
         the model's reads the value itself, so no cut of it can be proven."""
-        self.banned = set()
         while True:
-            self.conflicts = set()
             self._reset()
             self._run_once()
             if self.conflicts <= self.banned:
@@ -102,11 +92,12 @@ class CutPlan:
             self.banned |= self.conflicts
 
     def _reset(self):
-        self.text = {}
-        self.rel_of = {}
-        self.grad_scales = {}
-        self.proposed = []
-        self.crossed = {}
+        self.text = {}         # id(op) -> (lineage text after `~`, scale), or None
+        self.rel_of = {}       # (rank, plan vid) -> (model vid, Relation): cut inputs, outputs
+        self.grad_scales = {}  # scale -> count, over the fitted module-gradient cut points
+        self.proposed = []     # (key, model name, relation text, how), in order
+        self.crossed = {}      # (rank, model vid) -> [(rows, cut output vid)]
+        self.conflicts = set()  # model vids the plan relates again from other values
 
     def _run_once(self):
         groups = {}   # key -> {rank: op}
