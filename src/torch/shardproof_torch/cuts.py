@@ -18,8 +18,10 @@ Contracts.  When the capture itself shows a wrong output (some output's values f
 cut points are proposed by what they must be rather than by what the values show, so that
 `check` fails at the first of them and names its line:
 * a module output has scale 1 (the forward computes the model's values);
-* the gradient of a module output has the scale the registered loss implies (a per-rank mean
-  loss, partial(avg@dp), makes every activation gradient dp times the model's; else 1);
+* the gradient of a module output has the output's layout without a pending reduction (the
+  gradient of a partial sum is the whole gradient), at the scale the registered loss implies
+  (a per-rank mean loss, partial(avg@dp), makes every activation gradient dp times the model's;
+  else 1);
 * the gradient a Function's backward returns has the layout of the input it belongs to,
   without a pending reduction (Megatron's regions exist to make it so), at that scale;
 * the gradient an optimizer reads has the layout of its parameter and scale 1.
@@ -95,8 +97,9 @@ class CutPlan:
         self.text = {}         # id(op) -> (lineage text after `~`, scale), or None
         self.rel_of = {}       # (rank, plan vid) -> (model vid, Relation): cut inputs, outputs
         self.grad_scales = {}  # scale -> count, over the fitted module-gradient cut points
-        self.proposed = []     # (key, model name, relation text, how), in order
+        self.proposed = []     # (key, model name, relation text, how, Python lines), in order
         self.crossed = {}      # (rank, model vid) -> [(rows, cut output vid)]
+        self.rel_by_key = {}   # key -> the Relation proposed
         self.conflicts = set()  # model vids the plan relates again from other values
 
     def _run_once(self):
@@ -128,7 +131,9 @@ class CutPlan:
             if kind == "mod" and fit is not None:
                 contract = Relation(fit.layout, 1, fit.rows)
             elif kind == "mod_grad" and fit is not None and self.loss_scale is not None:
-                contract = Relation(fit.layout, self.loss_scale, fit.rows)
+                fwd = self.rel_by_key.get(("mod",) + tuple(key[1:]))
+                base = fwd if fwd is not None else fit
+                contract = Relation(base.without_partial().layout, self.loss_scale, base.rows)
             elif kind == "opt_grad":
                 contract = self._opt_contract(key, per)
                 if mvid is None and contract is not None:
@@ -174,7 +179,10 @@ class CutPlan:
                 self.text[id(op)] = (text, rel.scale)
             self.rel_of[(r, op.outs[0])] = (mvid, rel)
             self.rel_of.setdefault((r, op.args[0][1][1]), (mvid, rel))
-        self.proposed.append((key, name, text, how))
+        locs = sorted({op.loc for op in per.values() if op.loc and self.text[id(op)]})
+        if locs:
+            self.proposed.append((key, name, text, how, ", ".join(locs)))
+        self.rel_by_key[key] = rel
 
     def _fit_fn_out(self, per, pv):
         """The model value of one of the Function's inputs, or of a module output, that the
@@ -208,6 +216,15 @@ class CutPlan:
                 if not _depends(tr, op.args[0][1][1], v):
                     return True
         return False
+
+    def contract_lines(self):
+        """Comment lines naming the cut points proposed as contracts, and why."""
+        why = {"mod": "a module output (scale 1)",
+               "mod_grad": "a module output's gradient (the output's layout, the loss's scale)",
+               "fn_grad": "the gradient a Function returns (its input's layout)",
+               "opt_grad": "the gradient the optimizer reads (its parameter's layout)"}
+        return ["#   %s at %s: %s" % (text, loc or "?", why[key[0]])
+                for key, name, text, how, loc in self.proposed if how == "contract"]
 
     def _grad_scale(self):
         if self.loss_scale is not None:

@@ -855,9 +855,11 @@ def emit(path, world, single, ranks, command):
             "# '#@ FILE:LINE' after a statement is the Python line that ran it (docs/torch.md).",
             "# %d cut points ('~ T : layout': module outputs and their gradients, custom Function" %
             sum(1 for ln in plan if " ~ " in ln),
-            "# boundaries, the gradients the optimizer reads), inferred from the values%s." % (
-                "" if not em.buggy else
-                "; the\n# capture shows a wrong output, so %d of them state what the value must be "
-                "(a contract)" % sum(1 for p in em.cuts.proposed if p[3] == "contract")),
-            ""]
+            "# boundaries, the gradients the optimizer reads), inferred from the values%s" % (
+                "." if not em.buggy else
+                "; the\n# capture shows a wrong output, so these state what the value must be "
+                "(contracts):")]
+    if em.buggy:
+        head += em.cuts.contract_lines()
+    head.append("")
     return "\n".join(head + model + [""] + plan) + "\n"
