@@ -245,7 +245,12 @@ class _Render:
         return self.tr.vals[outs[k]].shape
 
     def num(self, v):
-        return frac_text(rational(v))
+        """A Python number the operator applies to its tensors: a float32 operator computes
+        with the number rounded to float32 (as PyTorch casts a scalar to the tensors' type),
+        so the simplest rational that rounds to that float32 ((1 - 0.9) -> 1/10)."""
+        outs = list(flat_outs(self.op.outs))
+        f32 = bool(outs) and self.tr.vals[outs[0]].dtype == "float32"
+        return frac_text(rational(v, f32=f32))
 
     def frac(self, q):
         return frac_text(q)
