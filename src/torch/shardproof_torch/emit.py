@@ -79,11 +79,13 @@ def rational(x, f32=False):
 
 
 def frac_text(q):
+    """A rational as a literal that is one operand wherever it stands: `x / (3/4)` must not
+    read as `(x / 3) / 4`."""
     q = Fraction(q)
     s = str(q.numerator) if q.denominator == 1 else "%d/%d" % (abs(q.numerator), q.denominator)
     if q < 0:
         return "(-%s)" % (s if q.denominator != 1 else str(-q.numerator))
-    return s
+    return s if q.denominator == 1 else "(%s)" % s
 
 
 # ---- names ------------------------------------------------------------------------------------
