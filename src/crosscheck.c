@@ -78,6 +78,15 @@ static sp_status_t ref_at_inputs(sp_check_t *C, int reduced, uint64_t seed,
     sp_diags_t d;
     sp_diags_init(d);
     sp_status_t st = sp_ref_run(C->ast, &o, res, d);
+    if (st == SP_OK && res->verdict == SP_REF_ERROR && res->limit == NULL &&
+        sp_diags_error_count(d) > 0) {
+        /* keep the first message: the report says why the reference run could not happen */
+        char *h = sp_diags_format_head(d, 0);
+        if (h) {
+            res->limit = strdup(h);
+            free(h);
+        }
+    }
     sp_diags_clear(d);
     flint_free(dims);
     return st;
@@ -189,6 +198,15 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
     if (s && s->kind == SP_STAGE_OUTPUT && cex_inputs_only(s)) {
         sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at the "
                         "checked sizes)\n");
+        /* a program that is ill-formed at its real sizes (a shape error the reduced sizes hide)
+           is worth saying: the reference executor runs at the real sizes */
+        sp_ref_result_t r;
+        sp_ref_result_init(&r);
+        if (ref_at(C, 0, C->opt.seed, &r) == SP_OK && r.verdict == SP_REF_ERROR)
+            sp_sbuf_printf(b, "note: at the real sizes the reference executor refuses the "
+                              "program: %s\n",
+                           r.limit ? r.limit : "no message");
+        sp_ref_result_clear(&r);
         return SHARDPROOF_NOT_EQUIVALENT;
     }
     const char *why = NULL;
@@ -206,8 +224,8 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
                 return SHARDPROOF_NOT_EQUIVALENT;
             }
             if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR) {
-                snprintf(limit, sizeof limit, "%s", v == SP_REF_TOO_LARGE && r.limit ? r.limit
-                                                    : "the reference executor refused the plan");
+                snprintf(limit, sizeof limit, "%s%s", v == SP_REF_ERROR ? "it refused the plan: " : "",
+                         r.limit ? r.limit : "no message");
                 sp_ref_result_clear(&r);
                 break;
             }
@@ -268,9 +286,9 @@ int sp_crosscheck(sp_check_t *C, int v)
                            rv == SP_REF_AGREE ? "AGREE" : "no difference (some balls overlap)",
                            (unsigned long long)r.seed, (long long)r.compared, (long long)r.equal);
         } else {
-            sp_sbuf_printf(&b, "reference run: skipped (%s)\n",
-                           rv == SP_REF_TOO_LARGE && r.limit ? r.limit
-                                                              : "not supported by the reference executor");
+            sp_sbuf_printf(&b, "reference run: skipped (%s%s)\n",
+                           rv == SP_REF_ERROR ? "it refused the plan at the real sizes: " : "",
+                           r.limit ? r.limit : "no message");
         }
         sp_ref_result_clear(&r);
     }
