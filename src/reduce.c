@@ -1,5 +1,6 @@
 /* reduce.c: shape reduction: the smallest dimension sizes that keep every sharding meaningful. */
 #include <flint/flint.h>
+#include <flint/ulong_extras.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1122,6 +1123,7 @@ typedef struct {
     const char *axis;       /* the axis looked for */
     const char *what;       /* the first construct telling its ranks apart, or NULL */
     sp_loc_t at;
+    int64_t size;           /* the axis's real size */
     int64_t *lits;          /* every integer of the program (numerators and denominators) */
     size_t nlits, alits;
 } uniform_t;
@@ -1148,10 +1150,47 @@ static void add_lit(uniform_t *U, const fmpz_t z)
     U->lits[U->nlits++] = v;
 }
 
+/* Does e name the axis (its size) anywhere? */
+static int names_axis(const sp_ast_expr_t *e, const char *axis)
+{
+    if (e == NULL)
+        return 0;
+    if (e->kind == SP_AST_NAME && strcmp(e->name, axis) == 0)
+        return 1;
+    /* a call's, index's or list's arguments are values of their own (visited on their own) */
+    return (e->kind == SP_AST_NEG || e->kind == SP_AST_BINOP) &&
+           (names_axis(e->a, axis) || names_axis(e->b, axis));
+}
+
+/* A literal factor or divisor (x / 16) that is a multiple of the axis size n: it may stand for
+   the mesh size (or a group containing it) and would not follow the cutoff. */
+static int mesh_multiple(const sp_ast_expr_t *x, int64_t n)
+{
+    if (x == NULL || x->kind != SP_AST_NUM || n < 2 || !fmpz_fits_si(fmpq_numref(x->value)) ||
+        !fmpz_fits_si(fmpq_denref(x->value)))
+        return 0;
+    slong p = fmpz_get_si(fmpq_numref(x->value)), q = fmpz_get_si(fmpq_denref(x->value));
+    if (q == 1) /* an integer: 16 for dp * ep */
+        return p != 0 && p % n == 0;
+    /* 1/16; not a decimal constant (1e-4 is no mesh size) */
+    slong t = q;
+    while (t % 10 == 0)
+        t /= 10;
+    return (p == 1 || p == -1) && t != 1 && q % n == 0;
+}
+
 static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
 {
     if (e == NULL)
         return;
+    /* the axis size only as a factor: c * A^e with c made of the program's integers cannot
+       equal A at a prime k that divides none of them unless it does at every size */
+    if (U->axis && e->kind == SP_AST_BINOP && e->op != SP_BIN_MUL && e->op != SP_BIN_DIV &&
+        e->op < SP_BIN_LT && names_axis(e, U->axis))
+        non_uniform(U, U->axis, e->loc, "its size in a sum, difference, power or remainder");
+    if (U->axis && e->kind == SP_AST_BINOP && (e->op == SP_BIN_MUL || e->op == SP_BIN_DIV) &&
+        (mesh_multiple(e->a, U->size) || mesh_multiple(e->b, U->size)))
+        non_uniform(U, U->axis, e->loc, "a literal factor that is a multiple of its size");
     if (e->kind == SP_AST_NUM) {
         add_lit(U, fmpq_numref(e->value));
         add_lit(U, fmpq_denref(e->value));
@@ -1232,17 +1271,24 @@ static void uniform_block(uniform_t *U, const sp_ast_block_t *b)
     }
 }
 
-/* The whole program (dims, model, plan, functions) through U. */
+/* The model, the plan and the functions through U (dim definitions are not values: a dim is
+   its reduced size where the program uses it). */
 static void uniform_program(const sp_check_t *C, uniform_t *U)
 {
-    for (int i = 0; i < C->ndims; i++)
-        uniform_expr(U, C->dims[i].def);
     if (C->model)
         uniform_block(U, &C->model->body);
     if (C->plan)
         uniform_block(U, &C->plan->body);
     for (int i = 0; i < C->nfuncs; i++)
         uniform_block(U, &C->funcs[i]->body);
+}
+
+static int divides_any(const int64_t *v, size_t n, int64_t k)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != 0 && v[i] % k == 0)
+            return 1;
+    return 0;
 }
 
 static int has_int(const int64_t *v, size_t n, int64_t x)
@@ -1274,6 +1320,7 @@ static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *nam
             if (strcmp(ms->binds[k].name.str, mesh->name[a]) == 0)
                 b = &ms->binds[k];
         U.axis = mesh->name[a];
+        U.size = mesh->size[a];
         U.what = NULL;
         uniform_program(C, &U);
         if (b && b->value->kind == SP_AST_NUM && mesh->size[a] >= 4 && U.what == NULL &&
@@ -1283,15 +1330,19 @@ static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *nam
             avoid[navoid++] = mesh->size[a];
         if (U.what && mesh->size[a] >= 4 && C->cutoff_note[0] == '\0')
             snprintf(C->cutoff_note, sizeof C->cutoff_note,
-                     "%s at its real size: the plan tells its ranks apart (%s%s at line %u)",
+                     "%s at its real size: the program tells its ranks apart or uses its size "
+                     "other than as a factor (%s%s at line %u)",
                      mesh->name[a], strcmp(U.what, "rank.AXIS") ? U.what : "rank.",
                      strcmp(U.what, "rank.AXIS") ? "" : mesh->name[a], U.at.line);
     }
     for (int a = 0; a < mesh->naxes; a++) {
         if (!cut[a])
             continue;
+        /* the smallest prime k >= 3 dividing no integer of the program, apart from the other
+           axes' sizes */
         int64_t k = 3;
-        while (k < mesh->size[a] && (has_int(U.lits, U.nlits, k) || has_int(avoid, (size_t)navoid, k)))
+        while (k < mesh->size[a] && (!n_is_prime((ulong)k) || divides_any(U.lits, U.nlits, k) ||
+                                     has_int(avoid, (size_t)navoid, k)))
             k++;
         if (k >= mesh->size[a])
             continue;

@@ -141,7 +141,7 @@ cut=$root/tests/plans/ok/cutoff_mlp_dp8.sp
 expect 0 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks; the plan is uniform along it" check "$cut" --no-progress
 expect 0 '"checked": 3' check "$cut" --no-progress --format json
 "$bin" check "$cut" --no-progress --full-mesh 2>&1 | grep -q "mesh cutoff" && bad "--full-mesh: the report names a cutoff"
-expect 1 "^mesh cutoff: none; dp at its real size: the plan tells its ranks apart \(rank.dp at line 30\)" \
+expect 1 "^mesh cutoff: none; dp at its real size: the program tells its ranks apart or uses its size other than as a factor \(rank.dp at line 30\)" \
     check "$root/tests/plans/bugs/cutoff_mlp_dp8_one_rank.sp" --no-progress -v
 runs=$((runs + 1))
 
