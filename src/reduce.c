@@ -1123,7 +1123,9 @@ typedef struct {
     const char *axis;       /* the axis looked for */
     const char *what;       /* the first construct telling its ranks apart, or NULL */
     sp_loc_t at;
-    int64_t size;           /* the axis's real size */
+    const sp_mesh_t *mesh;  /* the real mesh, and the axis's index in it */
+    int ax;
+    int in_plan;            /* the plan or a function (the model cannot name mesh axes) */
     int64_t *lits;          /* every integer of the program (numerators and denominators) */
     size_t nlits, alits;
 } uniform_t;
@@ -1162,35 +1164,124 @@ static int names_axis(const sp_ast_expr_t *e, const char *axis)
            (names_axis(e->a, axis) || names_axis(e->b, axis));
 }
 
-/* A literal factor or divisor (x / 16) that is a multiple of the axis size n: it may stand for
-   the mesh size (or a group containing it) and would not follow the cutoff. */
-static int mesh_multiple(const sp_ast_expr_t *x, int64_t n)
+/* Is v the size of a group of mesh axes containing axis a (dp, dp*ep, ...)? */
+static int group_product(const sp_mesh_t *m, int a, int64_t v)
 {
-    if (x == NULL || x->kind != SP_AST_NUM || n < 2 || !fmpz_fits_si(fmpq_numref(x->value)) ||
+    for (unsigned set = 0; set < (1u << m->naxes); set++) {
+        if (!(set >> a & 1u))
+            continue;
+        int64_t p = 1;
+        for (int i = 0; i < m->naxes; i++)
+            if (set >> i & 1u)
+                p *= m->size[i];
+        if (p == v)
+            return 1;
+    }
+    return 0;
+}
+
+/* A literal factor or divisor (x / 16, x * (1/16)) that is the size of a group of axes
+   containing axis a: it may stand for that group's size, and would not follow the cutoff (a
+   false alarm at the checked size; never a wrong EQUIVALENT, see plan_cutoff). */
+static int mesh_literal(const sp_ast_expr_t *x, const sp_mesh_t *m, int a)
+{
+    if (x == NULL || x->kind != SP_AST_NUM || !fmpz_fits_si(fmpq_numref(x->value)) ||
         !fmpz_fits_si(fmpq_denref(x->value)))
         return 0;
     slong p = fmpz_get_si(fmpq_numref(x->value)), q = fmpz_get_si(fmpq_denref(x->value));
-    if (q == 1) /* an integer: 16 for dp * ep */
-        return p != 0 && p % n == 0;
-    /* 1/16; not a decimal constant (1e-4 is no mesh size) */
-    slong t = q;
-    while (t % 10 == 0)
-        t /= 10;
-    return (p == 1 || p == -1) && t != 1 && q % n == 0;
+    if (p < 0)
+        p = -p;
+    return (q == 1 && group_product(m, a, p)) || (p == 1 && group_product(m, a, q));
+}
+
+static int expr_equal(const sp_ast_expr_t *a, const sp_ast_expr_t *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    if (a->kind != b->kind || a->op != b->op || a->nargs != b->nargs)
+        return 0;
+    if ((a->name || b->name) && (!a->name || !b->name || strcmp(a->name, b->name) != 0))
+        return 0;
+    if (a->kind == SP_AST_NUM && !fmpq_equal(a->value, b->value))
+        return 0;
+    for (size_t i = 0; i < a->nargs; i++)
+        if ((a->args[i].key.str != NULL) != (b->args[i].key.str != NULL) ||
+            (a->args[i].key.str && strcmp(a->args[i].key.str, b->args[i].key.str) != 0) ||
+            !expr_equal(a->args[i].value, b->args[i].value))
+            return 0;
+    return expr_equal(a->a, b->a) && expr_equal(a->b, b->b);
+}
+
+static int is_rank_of(const sp_ast_expr_t *e, const char *axis)
+{
+    return e->kind == SP_AST_NAME && strncmp(e->name, "rank.", 5) == 0 &&
+           strcmp(e->name + 5, axis) == 0;
+}
+
+/* e is rank.A * E (plus: (rank.A + 1) * E), factors in either order; E into *E */
+static int shard_bound(const sp_ast_expr_t *e, const char *axis, int plus, const sp_ast_expr_t **E)
+{
+    if (e->kind != SP_AST_BINOP || e->op != SP_BIN_MUL)
+        return 0;
+    for (int side = 0; side < 2; side++) {
+        const sp_ast_expr_t *r = side ? e->b : e->a, *o = side ? e->a : e->b;
+        if (plus) {
+            if (r->kind != SP_AST_BINOP || r->op != SP_BIN_ADD)
+                continue;
+            const sp_ast_expr_t *x = r->a, *y = r->b;
+            if (!(is_rank_of(x, axis) && y->kind == SP_AST_NUM && fmpq_is_one(y->value)) &&
+                !(is_rank_of(y, axis) && x->kind == SP_AST_NUM && fmpq_is_one(x->value)))
+                continue;
+        } else if (!is_rank_of(r, axis)) {
+            continue;
+        }
+        *E = o;
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * A shard selector of axis A: the bounds rank.A * E and (rank.A + 1) * E with one E that has A's
+ * size as a factor (slice(x, d, rank.dp*(H/dp), (rank.dp+1)*(H/dp)), as ZeRO writes): member m
+ * takes chunk m, which is what a layout H@dp does; it does not tell the members apart otherwise.
+ */
+static const sp_ast_expr_t *shard_selector(const uniform_t *U, const sp_ast_expr_t *lo,
+                                           const sp_ast_expr_t *hi)
+{
+    const sp_ast_expr_t *E1, *E2;
+    if (U->axis == NULL || lo == NULL || hi == NULL || !shard_bound(lo, U->axis, 0, &E1) ||
+        !shard_bound(hi, U->axis, 1, &E2) || !expr_equal(E1, E2) || !names_axis(E1, U->axis))
+        return NULL;
+    return E1;
 }
 
 static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
 {
     if (e == NULL)
         return;
+    const sp_ast_expr_t *E;
+    if (e->kind == SP_AST_CALL && strcmp(e->name, "slice") == 0 && e->nargs >= 4 &&
+        !e->args[2].key.str && !e->args[3].key.str &&
+        (E = shard_selector(U, e->args[2].value, e->args[3].value)) != NULL) {
+        for (size_t i = 0; i < e->nargs; i++)
+            uniform_expr(U, i == 2 || i == 3 ? (i == 2 ? E : NULL) : e->args[i].value);
+        return;
+    }
+    if (e->kind == SP_AST_RANGE && (E = shard_selector(U, e->a, e->b)) != NULL) {
+        uniform_expr(U, E);
+        return;
+    }
     /* the axis size only as a factor: c * A^e with c made of the program's integers cannot
        equal A at a prime k that divides none of them unless it does at every size */
     if (U->axis && e->kind == SP_AST_BINOP && e->op != SP_BIN_MUL && e->op != SP_BIN_DIV &&
         e->op < SP_BIN_LT && names_axis(e, U->axis))
         non_uniform(U, U->axis, e->loc, "its size in a sum, difference, power or remainder");
-    if (U->axis && e->kind == SP_AST_BINOP && (e->op == SP_BIN_MUL || e->op == SP_BIN_DIV) &&
-        (mesh_multiple(e->a, U->size) || mesh_multiple(e->b, U->size)))
-        non_uniform(U, U->axis, e->loc, "a literal factor that is a multiple of its size");
+    if (U->axis && U->in_plan && e->kind == SP_AST_BINOP &&
+        (e->op == SP_BIN_MUL || e->op == SP_BIN_DIV) &&
+        (mesh_literal(e->a, U->mesh, U->ax) || mesh_literal(e->b, U->mesh, U->ax)))
+        non_uniform(U, U->axis, e->loc, "a literal factor equal to the size of a group of axes "
+                    "with it");
     if (e->kind == SP_AST_NUM) {
         add_lit(U, fmpq_numref(e->value));
         add_lit(U, fmpq_denref(e->value));
@@ -1275,8 +1366,10 @@ static void uniform_block(uniform_t *U, const sp_ast_block_t *b)
    its reduced size where the program uses it). */
 static void uniform_program(const sp_check_t *C, uniform_t *U)
 {
+    U->in_plan = 0;
     if (C->model)
         uniform_block(U, &C->model->body);
+    U->in_plan = 1;
     if (C->plan)
         uniform_block(U, &C->plan->body);
     for (int i = 0; i < C->nfuncs; i++)
@@ -1320,7 +1413,8 @@ static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *nam
             if (strcmp(ms->binds[k].name.str, mesh->name[a]) == 0)
                 b = &ms->binds[k];
         U.axis = mesh->name[a];
-        U.size = mesh->size[a];
+        U.mesh = mesh;
+        U.ax = a;
         U.what = NULL;
         uniform_program(C, &U);
         if (b && b->value->kind == SP_AST_NUM && mesh->size[a] >= 4 && U.what == NULL &&
