@@ -1123,6 +1123,7 @@ typedef struct {
     const char *axis;       /* the axis looked for */
     const char *what;       /* the first construct telling its ranks apart, or NULL */
     sp_loc_t at;
+    const sp_check_t *C;
     const sp_mesh_t *mesh;  /* the real mesh, and the axis's index in it */
     int ax;
     int in_plan;            /* the plan or a function (the model cannot name mesh axes) */
@@ -1150,6 +1151,14 @@ static void add_lit(uniform_t *U, const fmpz_t z)
         U->lits = flint_realloc(U->lits, U->alits * sizeof(int64_t));
     }
     U->lits[U->nlits++] = v;
+}
+
+static int mesh_bind(const sp_ast_stmt_t *ms, const char *name)
+{
+    for (size_t k = 0; k < ms->nbinds; k++)
+        if (strcmp(ms->binds[k].name.str, name) == 0)
+            return 1;
+    return 0;
 }
 
 /* Does e name the axis (its size) anywhere? */
@@ -1256,6 +1265,25 @@ static const sp_ast_expr_t *shard_selector(const uniform_t *U, const sp_ast_expr
     return E1;
 }
 
+/* A closed integer expression of literals, dims, mesh sizes and rank coordinates. */
+static int size_expr(const sp_check_t *C, const sp_ast_expr_t *e)
+{
+    switch (e->kind) {
+    case SP_AST_NUM:
+        return 1;
+    case SP_AST_NAME:
+        return sp_dim_find(C, e->name) >= 0 || strncmp(e->name, "rank.", 5) == 0 ||
+               (C->plan && C->plan->body.n && C->plan->body.stmts[0]->kind == SP_STMT_MESH &&
+                mesh_bind(C->plan->body.stmts[0], e->name));
+    case SP_AST_NEG:
+        return size_expr(C, e->a);
+    case SP_AST_BINOP:
+        return e->op < SP_BIN_LT && size_expr(C, e->a) && size_expr(C, e->b);
+    default:
+        return 0;
+    }
+}
+
 static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
 {
     if (e == NULL)
@@ -1272,10 +1300,11 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
         uniform_expr(U, E);
         return;
     }
-    /* the axis size only as a factor: c * A^e with c made of the program's integers cannot
-       equal A at a prime k that divides none of them unless it does at every size */
+    /* size arithmetic with the axis size only as a factor: c * A^e with c made of the
+       program's integers cannot equal A at a prime k that divides none of them unless it does
+       at every size (dp - 2, dp*(dp-2), dp^2 are refused; a tensor term auxt / dp is not) */
     if (U->axis && e->kind == SP_AST_BINOP && e->op != SP_BIN_MUL && e->op != SP_BIN_DIV &&
-        e->op < SP_BIN_LT && names_axis(e, U->axis))
+        e->op < SP_BIN_LT && names_axis(e, U->axis) && size_expr(U->C, e))
         non_uniform(U, U->axis, e->loc, "its size in a sum, difference, power or remainder");
     if (U->axis && U->in_plan && e->kind == SP_AST_BINOP &&
         (e->op == SP_BIN_MUL || e->op == SP_BIN_DIV) &&
@@ -1404,6 +1433,7 @@ static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *nam
     const sp_ast_stmt_t *ms = C->plan->body.stmts[0];
     uniform_t U;
     memset(&U, 0, sizeof U);
+    U.C = C;
     uniform_program(C, &U); /* the literals */
     int64_t avoid[SP_MAX_AXES];
     int navoid = 0, cut[SP_MAX_AXES] = {0};

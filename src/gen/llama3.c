@@ -1553,9 +1553,18 @@ static void head(gen_t *g)
     gen_grp_emit(g, &G);
     if (g->nd < g->L) {
         /* the load-balancing losses are the same on every rank: each adds its 1/(dp*ep*cp) */
-        char lhs[64];
-        if (g->dp * g->ep * g->cp > 1)
-            snprintf(lhs, sizeof lhs, "lp = lce + auxt / %d", g->dp * g->ep * g->cp);
+        /* written with the mesh sizes, so that the plan is parametric in them (a literal
+           16 for dp*ep keeps the checker's mesh cutoff off: docs/soundness.md) */
+        char lhs[64], grp[32] = "";
+        size_t k = 0;
+        if (g->dp > 1)
+            k += (size_t)snprintf(grp + k, sizeof grp - k, "%sdp", k ? "*" : "");
+        if (g->ep > 1)
+            k += (size_t)snprintf(grp + k, sizeof grp - k, "%sep", k ? "*" : "");
+        if (g->cp > 1)
+            k += (size_t)snprintf(grp + k, sizeof grp - k, "%scp", k ? "*" : "");
+        if (k > 0)
+            snprintf(lhs, sizeof lhs, strchr(grp, '*') ? "lp = lce + auxt / (%s)" : "lp = lce + auxt / %s", grp);
         else
             snprintf(lhs, sizeof lhs, "lp = lce + auxt");
         gen_stmt_line(g, lhs, "loss", g->LLOSS, NULL, 0);
