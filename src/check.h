@@ -192,15 +192,17 @@ int sp_crosscheck(sp_check_t *C, int v);
 sp_status_t sp_reduce_dims(sp_check_t *C);
 int sp_dim_find(const sp_check_t *C, const char *name);
 
-/* exec.c */
+/* execution (exec.c, the interpreter's core; autodiff.c, the model; lineage.c, cut points and
+   stages; plan.c, the plan on every rank): sp_exec_model (autodiff.c), sp_exec_plan (plan.c) */
 sp_status_t sp_exec_model(sp_check_t *C);
 sp_status_t sp_exec_plan(sp_check_t *C);
-/* The cut points guessed from the plan's control flow alone (no execution), into C->cuts;
-   sp_cuts_confirmed after pass 2 says whether pass 2 crossed exactly those. */
+/* lineage.c: the cut points guessed from the plan's control flow alone (no execution), into
+   C->cuts; sp_cuts_confirmed after pass 2 says whether pass 2 crossed exactly those. */
 sp_status_t sp_plan_guess_cuts(sp_check_t *C);
 int sp_cuts_confirmed(sp_check_t *C);
+/* exec.c: the model's current binding of name, or NULL */
 const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
-/* 1 if name is a collective (all_reduce, send, ...). */
+/* exec.c: 1 if name is a collective (all_reduce, send, ...). */
 int sp_exec_is_collective(const char *name);
 
 /* stage.c */

@@ -1,90 +1,30 @@
-/* exec.c: symbolic execution of the model and of the plan (every rank, in lockstep). */
+/* exec.c: the interpreter's core, shared by model and plan: bindings, expressions, statements. */
 #include <flint/flint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec_int.h"
 #include "sbuf.h"
-#include "check.h"
-#include "eval.h"
-
-#include <flint/nmod_vec.h>
 
 /*
- * The interpreter runs a body once for all ranks at once: every statement computes one tensor
- * per rank (ranks outside an `on` block keep what they had), so collectives see all their
- * inputs when they run.  A model is the same with a single rank and no mesh.  Integer
- * expressions (dims, loop variables, rank.<axis>) are evaluated per rank at "compile time".
- *
- * The model records a tape of operator applications so `train` can derive the backward pass
- * with the operators' VJP rules.
+ * Execution is split by concern; src/exec_int.h holds the interpreter's state and the functions
+ * the files share:
+ *   exec.c      the core that models and plans share: values per rank and their bindings,
+ *               fresh symbols, integer and rational evaluation, layouts, calls (functions,
+ *               operators, the "did you mean" of unknown names), expressions and statements;
+ *   autodiff.c  the model: the tape of operator applications, `train` (graph-level autodiff
+ *               with the operators' VJP rules, then the optimizer) and sp_exec_model;
+ *   lineage.c   cut points and stages: relating a plan value to a model tensor (`~ T : L`,
+ *               outputs), the cut points crossed, lineage inference, the guess of the cuts;
+ *   plan.c      the plan: its mesh, model tensors distributed over the ranks, collectives and
+ *               send/recv, the checks that close a plan, and sp_exec_plan.
  */
 
 #define MAX_CALL_DEPTH 64
 
-typedef struct {
-    const char *name;
-    int64_t value;
-} ivar_t;
-
-/* one tensor per rank */
-typedef sp_tensor_t *pval_t;
-
-/* model tape: value ids of an operator application */
-typedef struct {
-    char *op;
-    sp_attr_t *attr;
-    int nattr;
-    int *in;
-    int nin;
-    int out;
-} tape_t;
-
-typedef struct {
-    sp_check_t *C;
-    int is_plan;
-    int64_t nranks;
-    uint8_t *active;
-    /* bindings: C->mvals for the model, pvals for the plan */
-    sp_binding_t **vals;
-    int *nvals, *avals;
-    sp_binding_t *pvals;
-    int npvals, apvals;
-    int scope;
-    ivar_t *ivars;
-    int nivars, aivars;
-    /* function returns */
-    pval_t *ret;
-    int *ret_vid;
-    int nret;
-    int returned;
-    int depth;
-    /* send/recv queues: FIFO of (src, dst, tensor) */
-    struct msg { int64_t src, dst; sp_tensor_t t; int used; sp_loc_t loc; } *msgs;
-    int nmsgs, amsgs;
-    /* model tape (values by id, nranks == 1) */
-    sp_tensor_t *tv;
-    int ntv, atv;
-    tape_t *tape;
-    int ntape, atape;
-    int *vid_of_binding; /* parallel to C->mvals */
-    int avid;
-    int (*alias)[2];     /* forward cuts: {fresh vid, original vid} */
-    int nalias;
-    int train_seen;
-    int outputs_seen;
-    const sp_ast_stmt_t **occ_stmt; /* lineage inference: occurrences of each statement */
-    int *occ_n;
-    int nocc;
-    int walk; /* sp_plan_guess_cuts: control flow only, lineage targets collected */
-    int pend_ok; /* the next name evaluated may hold a pending max/min (its use checks it) */
-} interp_t;
-
-static sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b);
-static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid);
-
-static void errat(interp_t *I, sp_diag_code_t code, sp_loc_t loc, const char *fmt, ...)
+void errat(interp_t *I, sp_diag_code_t code, sp_loc_t loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -92,7 +32,7 @@ static void errat(interp_t *I, sp_diag_code_t code, sp_loc_t loc, const char *fm
     va_end(ap);
 }
 
-static pval_t pval_new(int64_t n)
+pval_t pval_new(int64_t n)
 {
     pval_t p = flint_malloc((size_t)n * sizeof(sp_tensor_t));
     for (int64_t r = 0; r < n; r++) {
@@ -102,7 +42,7 @@ static pval_t pval_new(int64_t n)
     return p;
 }
 
-static void pval_free(pval_t p, int64_t n)
+void pval_free(pval_t p, int64_t n)
 {
     if (p == NULL)
         return;
@@ -111,7 +51,7 @@ static void pval_free(pval_t p, int64_t n)
     flint_free(p);
 }
 
-static pval_t pval_dup(const sp_tensor_t *p, int64_t n)
+pval_t pval_dup(const sp_tensor_t *p, int64_t n)
 {
     pval_t q = pval_new(n);
     for (int64_t r = 0; r < n; r++)
@@ -120,13 +60,30 @@ static pval_t pval_dup(const sp_tensor_t *p, int64_t n)
     return q;
 }
 
-/* ---- bindings ------------------------------------------------------------------------------ */
+void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
+                  sp_tensor_t *t)
+{
+    char prefix[512];
+    snprintf(prefix, sizeof prefix, "%s@%d", base, ++C->fresh_counter);
+    sp_tensor_alloc(t, ndim, shape);
+    sp_tensor_symbols(C->E, t, prefix);
+}
 
-static sp_binding_t *lookup(interp_t *I, const char *name)
+/* ---- bindings ------------------------------------------------------------------------------- */
+
+sp_binding_t *lookup(interp_t *I, const char *name)
 {
     for (int i = *I->nvals - 1; i >= 0; i--)
         if (strcmp((*I->vals)[i].name, name) == 0)
             return &(*I->vals)[i];
+    return NULL;
+}
+
+const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name)
+{
+    for (int i = C->nmvals - 1; i >= 0; i--)
+        if (strcmp(C->mvals[i].name, name) == 0)
+            return &C->mvals[i];
     return NULL;
 }
 
@@ -151,7 +108,7 @@ static void axes_str(const sp_mesh_t *m, const sp_axes_t *a, char *buf, size_t l
 }
 
 /* Does b cover every axis of a? */
-static int axes_cover(const sp_axes_t *b, const sp_axes_t *a)
+int axes_cover(const sp_axes_t *b, const sp_axes_t *a)
 {
     for (int i = 0; i < a->n; i++) {
         int found = 0;
@@ -163,7 +120,7 @@ static int axes_cover(const sp_axes_t *b, const sp_axes_t *a)
     return 1;
 }
 
-static void pending_error(interp_t *I, sp_loc_t loc, const sp_binding_t *b, const char *what)
+void pending_error(interp_t *I, sp_loc_t loc, const sp_binding_t *b, const char *what)
 {
     char ax[256];
     axes_str(&I->C->mesh, &b->pend_axes, ax, sizeof ax);
@@ -175,11 +132,8 @@ static void pending_error(interp_t *I, sp_loc_t loc, const sp_binding_t *b, cons
           b->name, op, ax, op, ax, what, op, b->name, op, ax);
 }
 
-static int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t len);
-static int is_int_expr(interp_t *I, const sp_ast_expr_t *e);
-
 /* The binding a plain name or an indexed name (w[l]) denotes, or NULL (no diagnostics). */
-static sp_binding_t *binding_of(interp_t *I, const sp_ast_expr_t *e)
+sp_binding_t *binding_of(interp_t *I, const sp_ast_expr_t *e)
 {
     if (e->kind == SP_AST_NAME)
         return lookup(I, e->name);
@@ -197,7 +151,7 @@ static sp_binding_t *binding_of(interp_t *I, const sp_ast_expr_t *e)
 }
 
 /* Mark the binding of name as holding the pending max/min of layout L (if any). */
-static void mark_pending(interp_t *I, const char *name, const sp_layout_t *L)
+void mark_pending(interp_t *I, const char *name, const sp_layout_t *L)
 {
     sp_binding_t *b = lookup(I, name);
     if (b && I->is_plan)
@@ -208,7 +162,7 @@ static void mark_pending(interp_t *I, const char *name, const sp_layout_t *L)
    block, a rank-dependent `if`) keeps what it had, even when val holds a value for it (a plain
    alias `y = a` evaluates `a` on every rank).  In the current scope a rebinding replaces the
    active ranks' values and remembers, per rank, the statement that defined each. */
-static void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
+void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
 {
     for (int64_t r = 0; r < I->nranks; r++)
         if (!I->active[r] && val[r].ndim >= 0) {
@@ -269,62 +223,7 @@ static void pop_scope(interp_t *I, int scope)
     }
 }
 
-/* ---- tape (model) ----------------------------------------------------------------------- */
-
-static int tv_add(interp_t *I, const sp_tensor_t *t)
-{
-    if (I->is_plan)
-        return -1;
-    if (I->ntv == I->atv) {
-        I->atv = I->atv ? 2 * I->atv : 256;
-        I->tv = flint_realloc(I->tv, (size_t)I->atv * sizeof(sp_tensor_t));
-    }
-    sp_tensor_init(&I->tv[I->ntv]);
-    sp_tensor_copy(&I->tv[I->ntv], t);
-    return I->ntv++;
-}
-
-static void attrs_free(sp_attr_t *a, int n)
-{
-    for (int i = 0; i < n; i++) {
-        fmpq_clear(a[i].num);
-        flint_free(a[i].list);
-    }
-    flint_free(a);
-}
-
-static void tape_add(interp_t *I, const char *op, const sp_attr_t *attr, int nattr, const int *in,
-                     int nin, int out)
-{
-    if (I->is_plan || out < 0)
-        return;
-    for (int i = 0; i < nin; i++)
-        if (in[i] < 0)
-            return; /* a constant-only input chain needs no gradient bookkeeping */
-    if (I->ntape == I->atape) {
-        I->atape = I->atape ? 2 * I->atape : 256;
-        I->tape = flint_realloc(I->tape, (size_t)I->atape * sizeof(tape_t));
-    }
-    tape_t *t = &I->tape[I->ntape++];
-    t->op = sp_strdup(op);
-    t->nattr = nattr;
-    t->attr = flint_calloc((size_t)(nattr ? nattr : 1), sizeof(sp_attr_t));
-    for (int i = 0; i < nattr; i++) {
-        t->attr[i] = attr[i];
-        fmpq_init(t->attr[i].num);
-        fmpq_set(t->attr[i].num, attr[i].num);
-        if (attr[i].nlist) {
-            t->attr[i].list = flint_malloc((size_t)attr[i].nlist * sizeof(int64_t));
-            memcpy(t->attr[i].list, attr[i].list, (size_t)attr[i].nlist * sizeof(int64_t));
-        }
-    }
-    t->nin = nin;
-    t->in = flint_malloc((size_t)(nin ? nin : 1) * sizeof(int));
-    memcpy(t->in, in, (size_t)nin * sizeof(int));
-    t->out = out;
-}
-
-/* ---- integers ------------------------------------------------------------------------------ */
+/* ---- integers ------------------------------------------------------------------------------- */
 
 static int ivar_find(interp_t *I, const char *name, int64_t *v)
 {
@@ -337,7 +236,7 @@ static int ivar_find(interp_t *I, const char *name, int64_t *v)
 }
 
 /* Is e an integer expression (names are dims, loop variables or rank.<axis>)? */
-static int is_int_expr(interp_t *I, const sp_ast_expr_t *e)
+int is_int_expr(interp_t *I, const sp_ast_expr_t *e)
 {
     int64_t v;
     switch (e->kind) {
@@ -357,7 +256,7 @@ static int is_int_expr(interp_t *I, const sp_ast_expr_t *e)
     }
 }
 
-static int eval_int(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int64_t *out)
+int eval_int(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int64_t *out)
 {
     int64_t a, b;
     switch (e->kind) {
@@ -489,10 +388,10 @@ static int eval_rat(interp_t *I, const sp_ast_expr_t *e, int64_t rank, fmpq_t ou
     return 1;
 }
 
-/* ---- layouts ------------------------------------------------------------------------------ */
+/* ---- layouts -------------------------------------------------------------------------------- */
 
-static int resolve_axes(interp_t *I, const sp_ast_name_t *names, size_t n, sp_axes_t *out,
-                        uint8_t *used)
+int resolve_axes(interp_t *I, const sp_ast_name_t *names, size_t n, sp_axes_t *out,
+                 uint8_t *used)
 {
     out->n = 0;
     for (size_t i = 0; i < n; i++) {
@@ -516,7 +415,7 @@ static int resolve_axes(interp_t *I, const sp_ast_name_t *names, size_t n, sp_ax
 static int resolve_layout_(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L);
 
 /* Resolve a layout; for a model (no mesh) any sharding is an error.  L is clear on failure. */
-static int resolve_layout(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L)
+int resolve_layout(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L)
 {
     if (resolve_layout_(I, al, L))
         return 1;
@@ -598,7 +497,7 @@ static int resolve_layout_(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *
     return 1;
 }
 
-static void shape_str(const int64_t *s, int n, char *buf, size_t len)
+void shape_str(const int64_t *s, int n, char *buf, size_t len)
 {
     size_t k = (size_t)snprintf(buf, len, "[");
     for (int i = 0; i < n && k < len; i++)
@@ -607,173 +506,10 @@ static void shape_str(const int64_t *s, int n, char *buf, size_t len)
         snprintf(buf + k, len - k, "]");
 }
 
-/* ---- fresh symbols and projections -------------------------------------------------------- */
-
-static void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
-                         sp_tensor_t *t)
-{
-    char prefix[512];
-    snprintf(prefix, sizeof prefix, "%s@%d", base, ++C->fresh_counter);
-    sp_tensor_alloc(t, ndim, shape);
-    sp_tensor_symbols(C->E, t, prefix);
-}
-
-/*
- * The plan's value of a tensor whose logical value is `full` under layout L, for every active
- * rank: the shard, and for pending reductions a decomposition into fresh parts (the last member
- * of each group holds the logical value minus the others, so later stages hold for every
- * decomposition).
- */
-static pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name)
-{
-    sp_check_t *C = I->C;
-    pval_t out = pval_new(I->nranks);
-    for (int64_t r = 0; r < I->nranks; r++)
-        if (I->active[r])
-            sp_layout_project(&C->mesh, L, r, full, &out[r]);
-    for (int k = 0; k < L->npartial; k++) {
-        const sp_axes_t *a = &L->paxes[k];
-        int64_t n = sp_axes_count(&C->mesh, a);
-        if (n <= 1)
-            continue;
-        for (int64_t r = 0; r < I->nranks; r++) {
-            if (!I->active[r] || sp_axes_index(&C->mesh, a, r) != 0)
-                continue;
-            /* group led by r: r's value w (the group's value so far: after the earlier
-               entries' decompositions it is r's part of them) is split into n parts */
-            sp_tensor_t sum;
-            sp_tensor_init(&sum);
-            sp_tensor_copy(&sum, &out[r]);
-            int64_t numel = sp_tensor_numel(&sum);
-            sp_red_t op = L->pop[k];
-            if (op == SP_RED_AVG) {
-                /* avg of the parts is w: the parts sum to n * w */
-                for (int64_t i = 0; i < numel; i++)
-                    sum.v[i] = sp_expr_mul(C->E, sp_expr_const_si(C->E, n, 1), sum.v[i]);
-            }
-            for (int64_t j = 0; j + 1 < n; j++) {
-                int64_t q = sp_axes_member(&C->mesh, a, r, j);
-                if (op == SP_RED_MAX || op == SP_RED_MIN)
-                    continue; /* every part holds the value itself (see docs/soundness.md) */
-                char nm[512];
-                snprintf(nm, sizeof nm, "%s.part%lld", name, (long long)j);
-                sp_tensor_t part;
-                sp_tensor_init(&part);
-                fresh_tensor(C, nm, sum.shape, sum.ndim, &part);
-                for (int64_t i = 0; i < numel; i++)
-                    sum.v[i] = sp_expr_sub(C->E, sum.v[i], part.v[i]);
-                sp_tensor_clear(&out[q]);
-                out[q] = part;
-            }
-            int64_t last = sp_axes_member(&C->mesh, a, r, n - 1);
-            if (op == SP_RED_SUM || op == SP_RED_AVG) {
-                sp_tensor_clear(&out[last]);
-                out[last] = sum;
-            } else {
-                sp_tensor_clear(&sum);
-            }
-        }
-    }
-    return out;
-}
-
-/* ---- stages ------------------------------------------------------------------------------- */
-
-/*
- * The model value a relation of rows [lo, hi) (dim 0; a scalar has one row) on the active ranks
- * compares with: the value before the cut, or, where the plan already crossed this cut point on
- * those rows, the model's fresh value.  *mixed is set to 2 when the rows disagree on some
- * active rank, else to 1 when the active ranks disagree.
- */
-static const sp_binding_t *model_orig(interp_t *I, const char *name, int64_t lo, int64_t hi,
-                                      int *mixed)
-{
-    sp_check_t *C = I->C;
-    *mixed = 0;
-    for (int i = 0; i < C->npassed; i++) {
-        if (strcmp(C->passed[i], name) != 0)
-            continue;
-        int some = 0, all = 1, rows_mixed = 0;
-        int64_t nrows = C->passed_rows[i];
-        for (int64_t r = 0; r < I->nranks; r++) {
-            if (!I->active[r])
-                continue;
-            int rsome = 0, rall = 1;
-            for (int64_t row = lo; row < hi && row < nrows; row++) {
-                rsome |= C->passed_on[i][r * nrows + row];
-                rall &= C->passed_on[i][r * nrows + row];
-            }
-            rows_mixed |= rsome && !rall;
-            some |= rsome;
-            all &= rall;
-        }
-        if (all && some)
-            return sp_model_value(C, name);
-        *mixed = rows_mixed ? 2 : some;
-        break;
-    }
-    for (int i = 0; i < C->nmorig; i++)
-        if (strcmp(C->morig[i].name, name) == 0)
-            return &C->morig[i];
-    return sp_model_value(C, name);
-}
-
-static void mark_passed(interp_t *I, const char *name, int64_t nrows, int64_t lo, int64_t hi)
-{
-    sp_check_t *C = I->C;
-    int k;
-    for (k = 0; k < C->npassed; k++)
-        if (strcmp(C->passed[k], name) == 0)
-            break;
-    if (k == C->npassed) {
-        C->passed = flint_realloc(C->passed, (size_t)(C->npassed + 1) * sizeof(char *));
-        C->passed_on = flint_realloc(C->passed_on, (size_t)(C->npassed + 1) * sizeof(uint8_t *));
-        C->passed_rows = flint_realloc(C->passed_rows, (size_t)(C->npassed + 1) * sizeof(int64_t));
-        C->passed[k] = sp_strdup(name);
-        C->passed_on[k] = flint_calloc((size_t)(I->nranks * nrows), 1);
-        C->passed_rows[k] = nrows;
-        C->npassed++;
-    }
-    for (int64_t r = 0; r < I->nranks; r++)
-        if (I->active[r])
-            for (int64_t row = lo; row < hi; row++)
-                C->passed_on[k][r * nrows + row] = 1;
-}
-
-/* rows [lo, hi) of dim 0 of t, into out (initialized) */
-static void tensor_rows(sp_tensor_t *out, const sp_tensor_t *t, int64_t lo, int64_t hi)
-{
-    int64_t shape[SP_MAX_DIMS], inner = 1;
-    memcpy(shape, t->shape, sizeof shape);
-    for (int d = 1; d < t->ndim; d++)
-        inner *= t->shape[d];
-    shape[0] = hi - lo;
-    sp_tensor_alloc(out, t->ndim, shape);
-    for (int64_t i = 0; i < (hi - lo) * inner; i++)
-        out->v[i] = t->v[lo * inner + i];
-}
-
-static int is_cut(const sp_check_t *C, const char *name)
-{
-    for (int i = 0; i < C->ncuts; i++)
-        if (strcmp(C->cuts[i], name) == 0)
-            return 1;
-    return 0;
-}
-
-static void add_cut(sp_check_t *C, const char *name)
-{
-    if (is_cut(C, name))
-        return;
-    if (C->ncuts == C->acuts) {
-        C->acuts = C->acuts ? 2 * C->acuts : 16;
-        C->cuts = flint_realloc(C->cuts, (size_t)C->acuts * sizeof(char *));
-    }
-    C->cuts[C->ncuts++] = sp_strdup(name);
-}
+/* ---- names ---------------------------------------------------------------------------------- */
 
 /* target of a lineage or output: NAME or INDEX of NAME with integer indices -> "w[3]" */
-static int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t len)
+int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t len)
 {
     if (t->kind == SP_AST_NAME) {
         snprintf(buf, len, "%s", t->name);
@@ -796,185 +532,7 @@ static int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t le
     return 0;
 }
 
-/*
- * Relate the plan value `val` (of plan tensor pname) to model tensor mname under layout: make a
- * stage, and for a lineage cut replace the plan value by the distribution of the model's fresh
- * value.  Returns the (possibly replaced) value.
- */
-static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
-                            const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
-                            const sp_layout_t *given, const sp_ast_expr_t *rows, pval_t *val);
-
-static sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
-                          const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
-{
-    return relate_l(I, kind, pname, ploc, mname, mloc, al, NULL, NULL, val);
-}
-
-/*
- * al (a layout in the source) or given (an inferred one); rows (a RANGE lo..hi or NULL) relates
- * only rows [lo, hi) of dim 0 of the model tensor, and al then lays out that slice.
- */
-static sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
-                            const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
-                            const sp_layout_t *given, const sp_ast_expr_t *rows, pval_t *val)
-{
-    sp_check_t *C = I->C;
-    int mixed;
-    const sp_binding_t *cur0 = sp_model_value(C, mname);
-    if (cur0 == NULL) {
-        errat(I, SP_DIAG_LINEAGE, mloc, "lineage to a missing model tensor '%s'", mname);
-        return SP_ERR_INPUT;
-    }
-    int64_t nrows = cur0->t[0].ndim > 0 ? cur0->t[0].shape[0] : 1, lo = 0, hi = nrows;
-    char sname[600];
-    snprintf(sname, sizeof sname, "%s", mname);
-    if (rows != NULL) {
-        if (!eval_int(I, rows->a, -1, &lo) || !eval_int(I, rows->b, -1, &hi))
-            return SP_ERR_INPUT;
-        if (cur0->t[0].ndim == 0 || lo < 0 || hi > nrows || lo >= hi) {
-            errat(I, SP_DIAG_LINEAGE, rows->loc,
-                  "rows %lld..%lld are not a non-empty slice of dim 0 of '%s' (%lld rows)",
-                  (long long)lo, (long long)hi, mname,
-                  (long long)(cur0->t[0].ndim > 0 ? nrows : 0));
-            return SP_ERR_INPUT;
-        }
-        snprintf(sname, sizeof sname, "%s[%lld..%lld]", mname, (long long)lo, (long long)hi);
-    }
-    const sp_binding_t *mb = model_orig(I, mname, lo, hi, &mixed);
-    if (mixed) {
-        if (mixed == 2)
-            errat(I, SP_DIAG_LINEAGE, mloc,
-                  "'%s' is a cut point the plan already crossed on some of these rows but not on "
-                  "others",
-                  sname);
-        else
-            errat(I, SP_DIAG_LINEAGE, mloc,
-                  "'%s' is a cut point the plan already crossed on some of these ranks but not on "
-                  "others",
-                  mname);
-        return SP_ERR_INPUT;
-    }
-    /* the model value compared with: the tensor, or its rows [lo, hi) */
-    sp_tensor_t mslice;
-    sp_tensor_init(&mslice);
-    if (rows != NULL)
-        tensor_rows(&mslice, &mb->t[0], lo, hi);
-    const sp_tensor_t *mt = rows != NULL ? &mslice : &mb->t[0];
-    sp_status_t st = SP_ERR_INPUT;
-    sp_layout_t L;
-    sp_layout_init(&L);
-    if (given) {
-        sp_layout_copy(&L, given);
-    } else if (al) {
-        if (!resolve_layout(I, al, &L))
-            goto cleanup;
-    } else {
-        L.ndim = mt->ndim;
-        memcpy(L.size, mt->shape, sizeof L.size);
-    }
-    int same = L.ndim == mt->ndim;
-    for (int d = 0; d < L.ndim && same; d++)
-        same = L.size[d] == mt->shape[d];
-    if (!same) {
-        char a[128], b[128];
-        shape_str(L.size, L.ndim, a, sizeof a);
-        shape_str(mt->shape, mt->ndim, b, sizeof b);
-        errat(I, SP_DIAG_LINEAGE, al ? al->loc : mloc,
-              "layout shape %s does not match model tensor '%s' of shape %s", a, sname, b);
-        goto cleanup;
-    }
-    for (int64_t r = 0; r < I->nranks; r++) {
-        if (!I->active[r])
-            continue;
-        if ((*val)[r].ndim < 0) {
-            char rs[128];
-            sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
-            errat(I, SP_DIAG_LINEAGE, ploc, "'%s' has no value on rank %s", pname, rs);
-            goto cleanup;
-        }
-        int64_t ls[SP_MAX_DIMS];
-        sp_layout_local_shape(&C->mesh, &L, r, ls);
-        int ok = (*val)[r].ndim == L.ndim;
-        for (int d = 0; d < L.ndim && ok; d++)
-            ok = ls[d] == (*val)[r].shape[d];
-        if (!ok) {
-            char a[128], b[128], rs[128];
-            sp_tensor_shape_str(&(*val)[r], a, sizeof a);
-            shape_str(ls, L.ndim, b, sizeof b);
-            sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
-            errat(I, SP_DIAG_LINEAGE, al ? al->loc : ploc,
-                  "'%s' has shape %s on rank %s but the layout of '%s' gives %s", pname, a, rs,
-                  sname, b);
-            goto cleanup;
-        }
-    }
-    if (!C->collect_only) {
-        if (C->nstages == C->astages) {
-            C->astages = C->astages ? 2 * C->astages : 32;
-            C->stages = flint_realloc(C->stages, (size_t)C->astages * sizeof(sp_stage_t));
-        }
-        sp_stage_t *s = &C->stages[C->nstages];
-        memset(s, 0, sizeof(*s));
-        s->id = C->nstages++;
-        s->kind = kind;
-        s->plan_name = sp_strdup(pname);
-        s->model_name = sp_strdup(sname);
-        s->plan_loc = ploc;
-        s->model_loc = mb->loc;
-        sp_layout_copy(&s->layout, &L);
-        s->plan = pval_new(I->nranks);
-        for (int64_t r = 0; r < I->nranks; r++)
-            if (I->active[r])
-                sp_tensor_copy(&s->plan[r], &(*val)[r]);
-        sp_tensor_init(&s->model);
-        sp_tensor_copy(&s->model, mt);
-        s->nranks = I->nranks;
-        s->memo_of = -1;
-        s->fail_rank = -1;
-    }
-    if (kind == SP_STAGE_LINEAGE) {
-        if (C->collect_only) {
-            add_cut(C, mname);
-        } else {
-            mark_passed(I, mname, nrows, lo, hi);
-            /* continue from the model's (fresh) value, or its rows [lo, hi) */
-            sp_tensor_t fresh;
-            sp_tensor_init(&fresh);
-            if (rows != NULL)
-                tensor_rows(&fresh, &cur0->t[0], lo, hi);
-            pval_t nv = distribute(I, &L, rows != NULL ? &fresh : &cur0->t[0], mname);
-            sp_tensor_clear(&fresh);
-            for (int64_t r = 0; r < I->nranks; r++)
-                if (!I->active[r] && (*val)[r].ndim >= 0)
-                    sp_tensor_copy(&nv[r], &(*val)[r]);
-            pval_free(*val, I->nranks);
-            *val = nv;
-        }
-    }
-    st = SP_OK;
-cleanup:
-    sp_layout_clear(&L);
-    sp_tensor_clear(&mslice);
-    return st;
-}
-
-/* ---- calls -------------------------------------------------------------------------------- */
-
-/* Is name a model input or parameter (or an element of a parameter array)? */
-static int is_param_or_input(const sp_check_t *C, const char *name)
-{
-    const sp_ast_block_t *b = &C->model->body;
-    for (size_t i = 0; i < b->n; i++) {
-        const sp_ast_stmt_t *s = b->stmts[i];
-        if (s->kind != SP_STMT_INPUT && s->kind != SP_STMT_PARAM)
-            continue;
-        size_t l = strlen(s->name.str);
-        if (strcmp(s->name.str, name) == 0 || (strncmp(s->name.str, name, l) == 0 && name[l] == '['))
-            return 1;
-    }
-    return strncmp(name, "adam.", 5) == 0 || strncmp(name, "momentum.", 9) == 0;
-}
+/* ---- calls ---------------------------------------------------------------------------------- */
 
 static const sp_ast_stmt_t *find_func(sp_check_t *C, const char *name)
 {
@@ -1041,7 +599,7 @@ static sp_status_t int_pval(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
 }
 
 /* an attribute from an argument expression, for one rank */
-static int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr_t *a)
+int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr_t *a)
 {
     memset(a, 0, sizeof(*a));
     fmpq_init(a->num);
@@ -1184,278 +742,6 @@ static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_s
     return st;
 }
 
-/* collectives: parse arguments, then run across ranks */
-static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
-{
-    sp_check_t *C = I->C;
-    const char *name = e->name;
-    if (!I->is_plan) {
-        errat(I, SP_DIAG_LAYOUT, e->loc, "collective '%s' in a model (models run on one device)",
-              name);
-        return SP_ERR_INPUT;
-    }
-    pval_t x = NULL;
-    int xv;
-    sp_axes_t axes = {0, {0}};
-    int have_axes = 0, have_op = 0;
-    sp_red_t op = SP_RED_SUM;
-    int64_t ints[4];
-    int nints = 0;
-    int64_t dim = 0, split = 0, concat = 0, root = 0;
-    int have_dim = 0, have_split = 0, have_concat = 0, have_root = 0;
-    /* send/recv: keyword axis = coordinate */
-    int peer_axis = -1, npeer = 0;
-    int peer_axes[SP_MAX_AXES];
-    const sp_ast_expr_t *peer_exprs[SP_MAX_AXES];
-    const sp_ast_expr_t *peer_expr = NULL;
-    sp_status_t st = SP_OK;
-    size_t first = 0;
-    const sp_binding_t *pend = NULL;
-    if (strcmp(name, "recv") != 0) {
-        if (e->nargs == 0 || e->args[0].key.str) {
-            errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs a tensor as its first argument", name);
-            return SP_ERR_INPUT;
-        }
-        /* a pending max/min may be all-reduced with its own op over (at least) its axes */
-        const sp_binding_t *pb = binding_of(I, e->args[0].value);
-        if (pb && pb->pend) {
-            pend = pb;
-            I->pend_ok = !strcmp(name, "all_reduce");
-        }
-        st = eval(I, e->args[0].value, &x, &xv);
-        I->pend_ok = 0;
-        if (st != SP_OK)
-            return st;
-        first = 1;
-    }
-    for (size_t i = first; i < e->nargs && st == SP_OK; i++) {
-        const sp_ast_arg_t *a = &e->args[i];
-        const sp_ast_expr_t *v = a->value;
-        const char *key = a->key.str;
-        if (key && sp_mesh_axis(&C->mesh, key) >= 0 && (!strcmp(name, "send") || !strcmp(name, "recv"))) {
-            peer_axis = sp_mesh_axis(&C->mesh, key);
-            peer_expr = v;
-            if (npeer < SP_MAX_AXES) {
-                peer_axes[npeer] = peer_axis;
-                peer_exprs[npeer++] = v;
-            }
-            continue;
-        }
-        if ((key && (!strcmp(key, "axis") || !strcmp(key, "group") || !strcmp(key, "axes"))) ||
-            (!key && v->kind == SP_AST_NAME && sp_mesh_axis(&C->mesh, v->name) >= 0 &&
-             !lookup(I, v->name)) ||
-            (!key && v->kind == SP_AST_LIST && v->nargs > 0 && v->args[0].value->kind == SP_AST_NAME &&
-             sp_mesh_axis(&C->mesh, v->args[0].value->name) >= 0)) {
-            sp_ast_name_t nm[SP_MAX_AXES];
-            size_t n = 0;
-            if (v->kind == SP_AST_NAME) {
-                nm[0].str = v->name;
-                nm[0].loc = v->loc;
-                n = 1;
-            } else if (v->kind == SP_AST_LIST && v->nargs <= SP_MAX_AXES) {
-                for (size_t k = 0; k < v->nargs; k++) {
-                    if (v->args[k].value->kind != SP_AST_NAME) {
-                        errat(I, SP_DIAG_LAYOUT, v->args[k].value->loc, "expected a mesh axis");
-                        st = SP_ERR_INPUT;
-                        break;
-                    }
-                    nm[k].str = v->args[k].value->name;
-                    nm[k].loc = v->args[k].value->loc;
-                }
-                n = v->nargs;
-            } else {
-                errat(I, SP_DIAG_LAYOUT, v->loc, "expected a mesh axis or a list of axes");
-                st = SP_ERR_INPUT;
-            }
-            uint8_t used[SP_MAX_AXES] = {0};
-            if (st == SP_OK && !resolve_axes(I, nm, n, &axes, used))
-                st = SP_ERR_INPUT;
-            have_axes = 1;
-            continue;
-        }
-        if ((key && !strcmp(key, "op")) || (!key && v->kind == SP_AST_NAME && sp_red_parse(v->name, &op))) {
-            if (v->kind != SP_AST_NAME || !sp_red_parse(v->name, &op)) {
-                errat(I, SP_DIAG_LAYOUT, v->loc, "unknown reduction (sum, avg, max, min)");
-                st = SP_ERR_INPUT;
-            }
-            have_op = 1;
-            continue;
-        }
-        if (!key && v->kind == SP_AST_NAME && !is_int_expr(I, v)) {
-            errat(I, SP_DIAG_LAYOUT, v->loc, "'%s' is neither a mesh axis nor a reduction", v->name);
-            st = SP_ERR_INPUT;
-            continue;
-        }
-        int64_t val;
-        /* a collective's dims and root are the same on every member */
-        if (!eval_int(I, v, -1, &val)) {
-            st = SP_ERR_INPUT;
-            continue;
-        }
-        if (key) {
-            if (!strcmp(key, "dim"))
-                dim = val, have_dim = 1;
-            else if (!strcmp(key, "split") || !strcmp(key, "split_dim"))
-                split = val, have_split = 1;
-            else if (!strcmp(key, "concat") || !strcmp(key, "concat_dim"))
-                concat = val, have_concat = 1;
-            else if (!strcmp(key, "root") || !strcmp(key, "src") || !strcmp(key, "dst"))
-                root = val, have_root = 1;
-            else {
-                errat(I, SP_DIAG_LAYOUT, a->key.loc, "unknown argument '%s' of '%s'", key, name);
-                st = SP_ERR_INPUT;
-            }
-        } else if (nints < 4) {
-            ints[nints++] = val;
-        }
-    }
-    if (st == SP_OK && pend && (!have_op || op != pend->pend_op || !have_axes ||
-                                !axes_cover(&axes, &pend->pend_axes))) {
-        pending_error(I, e->args[0].value->loc, pend, "reduced otherwise here");
-        st = SP_ERR_INPUT;
-    }
-    if (st != SP_OK) {
-        pval_free(x, I->nranks);
-        return st;
-    }
-    /* positional integers fill the collective's integer parameters in order */
-    int ki = 0;
-    if (!strcmp(name, "all_gather") || !strcmp(name, "reduce_scatter")) {
-        if (!have_dim && ki < nints)
-            dim = ints[ki++], have_dim = 1;
-    } else if (!strcmp(name, "all_to_all")) {
-        if (!have_split && ki < nints)
-            split = ints[ki++], have_split = 1;
-        if (!have_concat && ki < nints)
-            concat = ints[ki++], have_concat = 1;
-    } else if (!strcmp(name, "broadcast") || !strcmp(name, "reduce")) {
-        if (!have_root && ki < nints)
-            root = ints[ki++], have_root = 1;
-    }
-    if (ki < nints) {
-        errat(I, SP_DIAG_LAYOUT, e->loc, "too many integer arguments for '%s'", name);
-        pval_free(x, I->nranks);
-        return SP_ERR_INPUT;
-    }
-    if (strcmp(name, "send") && strcmp(name, "recv") && !have_axes) {
-        errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs the mesh axis (or axes) of its group", name);
-        pval_free(x, I->nranks);
-        return SP_ERR_INPUT;
-    }
-    if ((!strcmp(name, "all_gather") || !strcmp(name, "reduce_scatter")) && !have_dim) {
-        errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs dim=", name);
-        pval_free(x, I->nranks);
-        return SP_ERR_INPUT;
-    }
-    if (!strcmp(name, "all_to_all") && !(have_split && have_concat)) {
-        errat(I, SP_DIAG_LAYOUT, e->loc, "'all_to_all' needs split= and concat=");
-        pval_free(x, I->nranks);
-        return SP_ERR_INPUT;
-    }
-    (void)have_op;
-    sp_op_err_t err;
-    err.msg[0] = 0;
-    pval_t res = pval_new(I->nranks);
-    int ok = 1;
-    pval_t in = x;
-    if (in) {
-        /* inactive ranks do not participate */
-        for (int64_t r = 0; r < I->nranks; r++)
-            if (!I->active[r] && in[r].ndim >= 0) {
-                sp_tensor_clear(&in[r]);
-                in[r].ndim = -1;
-            }
-    }
-    if (!strcmp(name, "all_reduce"))
-        ok = sp_coll_all_reduce(C->E, &C->mesh, &axes, op, in, res, &err);
-    else if (!strcmp(name, "all_gather"))
-        ok = sp_coll_all_gather(C->E, &C->mesh, &axes, (int)dim, in, res, &err);
-    else if (!strcmp(name, "reduce_scatter"))
-        ok = sp_coll_reduce_scatter(C->E, &C->mesh, &axes, (int)dim, op, in, res, &err);
-    else if (!strcmp(name, "all_to_all"))
-        ok = sp_coll_all_to_all(C->E, &C->mesh, &axes, (int)split, (int)concat, in, res, &err);
-    else if (!strcmp(name, "broadcast"))
-        ok = sp_coll_broadcast(C->E, &C->mesh, &axes, root, in, res, &err);
-    else if (!strcmp(name, "reduce"))
-        ok = sp_coll_reduce(C->E, &C->mesh, &axes, op, root, in, res, &err);
-    else if (!strcmp(name, "send") || !strcmp(name, "recv")) {
-        if (peer_axis < 0) {
-            errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs the peer as AXIS = COORDINATE", name);
-            pval_free(x, I->nranks);
-            pval_free(res, I->nranks);
-            return SP_ERR_INPUT;
-        }
-        for (int64_t r = 0; r < I->nranks && ok; r++) {
-            if (!I->active[r])
-                continue;
-            int64_t peer = r;
-            for (int q = 0; q < npeer; q++) {
-                int64_t c;
-                peer_axis = peer_axes[q];
-                peer_expr = peer_exprs[q];
-                if (!eval_int(I, peer_expr, r, &c)) {
-                    pval_free(x, I->nranks);
-                    pval_free(res, I->nranks);
-                    return SP_ERR_INPUT;
-                }
-                if (c < 0 || c >= C->mesh.size[peer_axis]) {
-                    char rs[128];
-                    sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
-                    errat(I, SP_DIAG_LAYOUT, peer_expr->loc,
-                          "peer %s = %lld is outside the mesh (on rank %s)", C->mesh.name[peer_axis],
-                          (long long)c, rs);
-                    pval_free(x, I->nranks);
-                    pval_free(res, I->nranks);
-                    return SP_ERR_INPUT;
-                }
-                peer = sp_mesh_with_coord(&C->mesh, peer, peer_axis, c);
-            }
-            if (!strcmp(name, "send")) {
-                if (I->nmsgs == I->amsgs) {
-                    I->amsgs = I->amsgs ? 2 * I->amsgs : 16;
-                    I->msgs = flint_realloc(I->msgs, (size_t)I->amsgs * sizeof(*I->msgs));
-                }
-                struct msg *m = &I->msgs[I->nmsgs++];
-                m->src = r;
-                m->dst = peer;
-                m->used = 0;
-                m->loc = e->loc;
-                sp_tensor_init(&m->t);
-                sp_tensor_copy(&m->t, &x[r]);
-            } else {
-                int found = 0;
-                for (int k = 0; k < I->nmsgs && !found; k++) {
-                    struct msg *m = &I->msgs[k];
-                    if (!m->used && m->src == peer && m->dst == r) {
-                        m->used = 1;
-                        res[r] = m->t;
-                        sp_tensor_init(&m->t);
-                        found = 1;
-                    }
-                }
-                if (!found) {
-                    char rs[128], ps[128];
-                    sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
-                    sp_mesh_rank_str(&C->mesh, peer, ps, sizeof ps);
-                    errat(I, SP_DIAG_LAYOUT, e->loc,
-                          "recv on rank %s from rank %s has no matching send before it in plan order (a deadlock)", rs, ps);
-                    pval_free(x, I->nranks);
-                    pval_free(res, I->nranks);
-                    return SP_ERR_INPUT;
-                }
-            }
-        }
-    }
-    pval_free(x, I->nranks);
-    if (!ok) {
-        errat(I, SP_DIAG_LAYOUT, e->loc, "%s", err.msg);
-        pval_free(res, I->nranks);
-        return SP_ERR_INPUT;
-    }
-    *out = res;
-    return SP_OK;
-}
-
 /* The closest operator or collective name within distance 2, for "did you mean". */
 static const char *suggest(const char *name)
 {
@@ -1473,7 +759,7 @@ static const char *suggest(const char *name)
     return best;
 }
 
-/* ---- replicas: ranks that apply an operator to the same arguments ------------------------ */
+/* ---- replicas: ranks that apply an operator to the same arguments --------------------------- */
 
 /* Do ranks a and b hold the same tensors (same shapes, same expression nodes) in in[0..n)? */
 static int same_tensors(pval_t *in, int n, int64_t a, int64_t b)
@@ -1642,7 +928,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
     return SP_OK;
 }
 
-/* ---- expressions -------------------------------------------------------------------------- */
+/* ---- expressions ---------------------------------------------------------------------------- */
 
 static const char *binop_op(sp_ast_binop_t op)
 {
@@ -1687,7 +973,7 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
     return SP_OK;
 }
 
-static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
+sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
 {
     *vid = -1;
     *out = NULL;
@@ -1853,7 +1139,7 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
     }
 }
 
-/* ---- statements --------------------------------------------------------------------------- */
+/* ---- statements ----------------------------------------------------------------------------- */
 
 static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
 {
@@ -1915,221 +1201,6 @@ static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
     }
     sp_layout_clear(&L);
     return SP_OK;
-}
-
-/* plan: x : layout  (a model input or param, distributed) */
-static sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
-{
-    char nm[512];
-    if (!target_name(I, s->targets[0], nm, sizeof nm))
-        return SP_ERR_INPUT;
-    const sp_binding_t *mb = sp_model_value(I->C, nm);
-    if (mb == NULL) {
-        errat(I, SP_DIAG_LINEAGE, s->targets[0]->loc,
-              "'%s' is not a model input or parameter (lineage to a missing model tensor)", nm);
-        return SP_ERR_INPUT;
-    }
-    sp_layout_t L;
-    if (!resolve_layout(I, s->layout, &L))
-        return SP_ERR_INPUT;
-    const sp_tensor_t *mt = &mb->t[0];
-    int same = L.ndim == mt->ndim;
-    for (int d = 0; d < L.ndim && same; d++)
-        same = L.size[d] == mt->shape[d];
-    if (!same) {
-        char a[128], b[128];
-        shape_str(L.size, L.ndim, a, sizeof a);
-        shape_str(mt->shape, mt->ndim, b, sizeof b);
-        errat(I, SP_DIAG_SHAPE, s->layout->loc,
-              "layout shape %s does not match model tensor '%s' of shape %s", a, nm, b);
-        sp_layout_clear(&L);
-        return SP_ERR_INPUT;
-    }
-    pval_t v = distribute(I, &L, mt, nm);
-    bind(I, nm, s->targets[0]->loc, v, -1);
-    mark_pending(I, nm, &L);
-    sp_layout_clear(&L);
-    return SP_OK;
-}
-
-/* ---- lineage inference (--infer-lineage) --------------------------------------------------- */
-
-/*
- * In the first plan pass, an assignment without lineage is matched against the model: its value
- * on every active rank is fingerprinted (rule-respecting fingerprints modulo a prime, so equal
- * normal forms agree), and compared with every model tensor under every layout that shards each
- * dim over at most one mesh axis, with or without one pending sum.  A unique match becomes a cut
- * point for the second pass, exactly as if the plan had written `~ T : L`; the stage then
- * proves it exactly, so a wrong guess costs a failed or unknown stage, never a wrong verdict.
- */
-static int fp_tensor(sp_check_t *C, const sp_tensor_t *t, uint64_t *out)
-{
-    int64_t n = sp_tensor_numel(t);
-    return n == 0 || sp_fingerprint_nf(C->S, t->v, n, C->opt.seed ^ UINT64_C(0xf1f1), out);
-}
-
-static int const_tensor(const sp_check_t *C, const sp_tensor_t *t)
-{
-    for (int64_t i = 0; i < sp_tensor_numel(t); i++)
-        if (C->E->nodes[t->v[i]].op != SP_OP_CONST)
-            return 0;
-    return 1;
-}
-
-static void record_inferred(sp_check_t *C, const sp_ast_stmt_t *s, int occ, const char *name,
-                            const sp_layout_t *L)
-{
-    C->inferred = flint_realloc(C->inferred, (size_t)(C->ninferred + 1) * sizeof(*C->inferred));
-    sp_inferred_t *x = &C->inferred[C->ninferred++];
-    x->stmt = s;
-    x->occ = occ;
-    x->model_name = sp_strdup(name);
-    sp_layout_init(&x->layout);
-    sp_layout_copy(&x->layout, L);
-}
-
-static void infer_lineage(interp_t *I, const sp_ast_stmt_t *s, int occ, const char *pname,
-                          const sp_tensor_t *val)
-{
-    sp_check_t *C = I->C;
-    const sp_mesh_t *m = &C->mesh;
-    int64_t nr = I->nranks;
-    uint64_t **pfp = flint_calloc((size_t)nr, sizeof(uint64_t *));
-    int ok = 1, nd = -1;
-    for (int64_t r = 0; r < nr && ok; r++) {
-        if (!I->active[r] || val[r].ndim < 0)
-            continue;
-        if (const_tensor(C, &val[r]))
-            ok = 0;
-        nd = val[r].ndim;
-        pfp[r] = flint_malloc((size_t)(sp_tensor_numel(&val[r]) + 1) * sizeof(uint64_t));
-        ok = ok && fp_tensor(C, &val[r], pfp[r]);
-    }
-    const char *best = NULL;
-    sp_layout_t bestL;
-    sp_layout_init(&bestL);
-    int nmatch = 0;
-    for (int t = 0; t < C->nmvals && ok && nd >= 0; t++) {
-        const sp_binding_t *mb = &C->mvals[t];
-        const sp_tensor_t *mt = &mb->t[0];
-        if (mt->ndim != nd || is_param_or_input(C, mb->name) || strncmp(mb->name, "next.", 5) == 0)
-            continue;
-        int64_t mn = sp_tensor_numel(mt);
-        uint64_t *mfp = flint_malloc((size_t)(mn + 1) * sizeof(uint64_t));
-        if (!fp_tensor(C, mt, mfp)) {
-            flint_free(mfp);
-            continue;
-        }
-        /* layouts: each dim on one axis or none (mixed radix over naxes+1), then partial */
-        int64_t combos = 1;
-        for (int d = 0; d < nd; d++)
-            combos *= m->naxes + 1;
-        for (int64_t cmb = 0; cmb < combos && nmatch < 2; cmb++) {
-            for (int pa = -1; pa < m->naxes && nmatch < 2; pa++) {
-                sp_layout_t L;
-                sp_layout_init(&L);
-                L.ndim = nd;
-                int64_t c = cmb;
-                uint8_t used[SP_MAX_AXES] = {0};
-                int bad = 0;
-                for (int d = 0; d < nd; d++) {
-                    L.size[d] = mt->shape[d];
-                    int ax = (int)(c % (m->naxes + 1)) - 1;
-                    c /= m->naxes + 1;
-                    if (ax >= 0) {
-                        if (used[ax] || m->size[ax] == 1)
-                            bad = 1;
-                        used[ax] = 1;
-                        L.axes[d].n = 1;
-                        L.axes[d].axis[0] = ax;
-                    }
-                }
-                if (pa >= 0) {
-                    if (used[pa] || m->size[pa] == 1)
-                        bad = 1;
-                    L.npartial = 1;
-                    L.pop[0] = SP_RED_SUM;
-                    L.paxes[0].n = 1;
-                    L.paxes[0].axis[0] = pa;
-                }
-                for (int64_t r = 0; r < nr && !bad; r++) {
-                    if (!pfp[r])
-                        continue;
-                    int64_t ls[SP_MAX_DIMS];
-                    sp_layout_local_shape(m, &L, r, ls);
-                    for (int d = 0; d < nd && !bad; d++)
-                        bad = ls[d] != val[r].shape[d];
-                }
-                /* compare element fingerprints (a partial sum: the group's sum) */
-                nmod_t mod;
-                nmod_init(&mod, SP_FP_PRIME);
-                for (int64_t r = 0; r < nr && !bad; r++) {
-                    if (!pfp[r])
-                        continue;
-                    if (pa >= 0 && sp_axes_index(m, &L.paxes[0], r) != 0)
-                        continue;
-                    int64_t ls[SP_MAX_DIMS], off[SP_MAX_DIMS];
-                    for (int d = 0; d < nd; d++) {
-                        int64_t st, en;
-                        sp_layout_range(m, &L, d, r, &st, &en);
-                        off[d] = st;
-                        ls[d] = en - st;
-                    }
-                    int64_t n = sp_tensor_numel(&val[r]);
-                    for (int64_t i = 0; i < n && !bad; i++) {
-                        int64_t rem = i, pos = 0, stride = 1;
-                        for (int d = nd - 1; d >= 0; d--) {
-                            int64_t ix = rem % ls[d];
-                            rem /= ls[d];
-                            pos += (ix + off[d]) * stride;
-                            stride *= mt->shape[d];
-                        }
-                        uint64_t v = pfp[r][i];
-                        if (pa >= 0) {
-                            v = 0;
-                            for (int64_t k = 0; k < m->size[pa]; k++) {
-                                int64_t q = sp_axes_member(m, &L.paxes[0], r, k);
-                                if (!pfp[q]) {
-                                    bad = 1;
-                                    break;
-                                }
-                                v = nmod_add(v, pfp[q][i], mod);
-                            }
-                        }
-                        bad = bad || v != mfp[pos];
-                    }
-                }
-                if (!bad) {
-                    if (best == NULL || (strcmp(mb->name, pname) == 0 && strcmp(best, pname) != 0)) {
-                        best = mb->name;
-                        sp_layout_clear(&bestL);
-                        sp_layout_copy(&bestL, &L);
-                    }
-                    nmatch++;
-                    sp_layout_clear(&L);
-                    break; /* the first layout that fits this tensor */
-                }
-                sp_layout_clear(&L);
-            }
-        }
-        flint_free(mfp);
-    }
-    if (ok && best) {
-        record_inferred(C, s, occ, best, &bestL);
-        add_cut(C, best);
-    }
-    sp_layout_clear(&bestL);
-    for (int64_t r = 0; r < nr; r++)
-        flint_free(pfp[r]);
-    flint_free(pfp);
-}
-
-static const sp_inferred_t *find_inferred(const sp_check_t *C, const sp_ast_stmt_t *s, int occ)
-{
-    for (int i = 0; i < C->ninferred; i++)
-        if (C->inferred[i].stmt == s && C->inferred[i].occ == occ)
-            return &C->inferred[i];
-    return NULL;
 }
 
 static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
@@ -2396,7 +1467,7 @@ static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
     return SP_OK;
 }
 
-static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
+sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
 {
     sp_check_t *C = I->C;
     switch (s->kind) {
@@ -2622,7 +1693,7 @@ static sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
     }
 }
 
-static sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b)
+sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b)
 {
     for (size_t i = 0; i < b->n; i++) {
         sp_status_t st = exec_stmt(I, b->stmts[i]);
@@ -2634,436 +1705,9 @@ static sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b)
     return SP_OK;
 }
 
-/* ---- training: graph-level autodiff and the optimizer ------------------------------------- */
+/* ---- the interpreter's state ---------------------------------------------------------------- */
 
-static const sp_ast_stmt_t *find_train(const sp_ast_block_t *b)
-{
-    for (size_t i = 0; i < b->n; i++)
-        if (b->stmts[i]->kind == SP_STMT_TRAIN)
-            return b->stmts[i];
-    return NULL;
-}
-
-/* Every argument of `train OPT(...)` is a keyword the optimizer reads: an argument it would
-   ignore is an error (the check would silently use a default instead).  Unknown optimizers are
-   reported by the caller. */
-static int train_args_known(interp_t *I, const sp_ast_stmt_t *t)
-{
-    static const char *const sgd[] = {"lr", "weight_decay", "clip", NULL};
-    static const char *const momentum[] = {"lr", "momentum", "weight_decay", "clip", NULL};
-    static const char *const adam[] = {"lr",           "beta1", "beta2", "eps",
-                                       "weight_decay", "clip",  "step",  NULL};
-    const char *opt = t->name.str;
-    const char *const *keys = !strcmp(opt, "sgd")        ? sgd
-                              : !strcmp(opt, "momentum") ? momentum
-                              : !strcmp(opt, "adam") || !strcmp(opt, "adamw") ? adam
-                                                                              : NULL;
-    for (size_t i = 0; keys && i < t->nargs; i++) {
-        const char *key = t->args[i].key.str;
-        if (key == NULL) {
-            const sp_ast_expr_t *v = t->args[i].value;
-            while (v->kind == SP_AST_BINOP) /* its first character */
-                v = v->a;
-            errat(I, SP_DIAG_NAME, v->loc,
-                  "the arguments of %s are keywords (%s(lr = ...))", opt, opt);
-            return 0;
-        }
-        size_t k = 0;
-        while (keys[k] && strcmp(keys[k], key) != 0)
-            k++;
-        if (keys[k])
-            continue;
-        const char *s = sp_suggest(key, keys, SP_SUGGEST_NULL_TERMINATED, 2);
-        char list[128] = "";
-        for (k = 0; keys[k]; k++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
-                     keys[k]);
-        if (s)
-            errat(I, SP_DIAG_NAME, t->args[i].key.loc,
-                  "unknown argument '%s' of %s (did you mean '%s'?)", key, opt, s);
-        else
-            errat(I, SP_DIAG_NAME, t->args[i].key.loc, "unknown argument '%s' of %s (it takes %s)",
-                  key, opt, list);
-        return 0;
-    }
-    return 1;
-}
-
-static int train_num(interp_t *I, const sp_ast_stmt_t *t, const char *key, const char *dflt,
-                     fmpq_t out)
-{
-    fmpq_zero(out);
-    for (size_t i = 0; i < t->nargs; i++) {
-        if (t->args[i].key.str && strcmp(t->args[i].key.str, key) == 0) {
-            sp_attr_t a;
-            int ok = make_attr(I, &t->args[i], 0, &a) && a.kind == SP_ATTR_NUM;
-            if (ok)
-                fmpq_set(out, a.num);
-            else
-                errat(I, SP_DIAG_SHAPE, t->args[i].value->loc, "'%s' must be a number", key);
-            fmpq_clear(a.num);
-            flint_free(a.list);
-            return ok ? 1 : -1;
-        }
-    }
-    if (dflt == NULL)
-        return 0;
-    fmpq_set_str(out, dflt, 10);
-    return 1;
-}
-
-static sp_expr_t K(sp_ectx_struct *E, const fmpq_t q) { return sp_expr_const_fmpq(E, q); }
-
-static void bind_model(interp_t *I, const char *name, sp_loc_t loc, sp_tensor_t *t)
-{
-    pval_t v = pval_new(1);
-    v[0] = *t;
-    sp_tensor_init(t);
-    int vid = tv_add(I, &v[0]);
-    bind(I, name, loc, v, vid);
-}
-
-/* Is the model value of a binding a parameter (declared with `param`)? */
-static int is_param_decl(const sp_ast_block_t *body, const char *name)
-{
-    for (size_t i = 0; i < body->n; i++) {
-        const sp_ast_stmt_t *s = body->stmts[i];
-        if (s->kind != SP_STMT_PARAM)
-            continue;
-        size_t l = strlen(s->name.str);
-        if (strcmp(s->name.str, name) == 0 ||
-            (s->ncount && strncmp(s->name.str, name, l) == 0 && name[l] == '['))
-            return 1;
-    }
-    return 0;
-}
-
-/* A backward cut point: grad.NAME is complete; keep its value for the stage, continue fresh. */
-static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done, int *ndone)
-{
-    sp_check_t *C = I->C;
-    char nm[600];
-    snprintf(nm, sizeof nm, "grad.%s", name);
-    if (!is_cut(C, nm) || g->ndim < 0)
-        return;
-    for (int i = 0; i < *ndone; i++)
-        if (strcmp((*done)[i], nm) == 0)
-            return;
-    *done = flint_realloc(*done, (size_t)(*ndone + 1) * sizeof(char *));
-    (*done)[(*ndone)++] = sp_strdup(nm);
-    if (C->nmorig == C->amorig) {
-        C->amorig = C->amorig ? 2 * C->amorig : 16;
-        C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
-    }
-    const sp_binding_t *fb = lookup(I, name);
-    sp_binding_t *o = &C->morig[C->nmorig++];
-    o->name = sp_strdup(nm);
-    o->loc = fb ? fb->loc : C->model->loc; /* the forward definition of NAME */
-    o->scope = 0;
-    o->rloc = NULL;
-    o->t = pval_dup(g, 1);
-    sp_tensor_t f;
-    sp_tensor_init(&f);
-    fresh_tensor(C, nm, g->shape, g->ndim, &f);
-    sp_tensor_clear(g);
-    *g = f;
-}
-
-static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
-{
-    sp_check_t *C = I->C;
-    sp_ectx_struct *E = C->E;
-    /* the loss: the first output, a scalar */
-    if (C->noutputs == 0) {
-        errat(I, SP_DIAG_NAME, t->loc, "'train' needs the loss as the model's first output");
-        return SP_ERR_INPUT;
-    }
-    sp_binding_t *lb = lookup(I, C->outputs[0]);
-    int lv = I->vid_of_binding[lb - *I->vals];
-    if (sp_tensor_numel(&lb->t[0]) != 1) {
-        errat(I, SP_DIAG_SHAPE, t->loc, "the loss '%s' must be a scalar", C->outputs[0]);
-        return SP_ERR_INPUT;
-    }
-    /* the names train derives must not be taken by the model's own tensors (they would be
-       silently replaced) */
-    static const char *const derived[] = {"grad.", "next.", "momentum.", "adam."};
-    for (int i = 0; i < *I->nvals; i++)
-        for (size_t k = 0; k < sizeof derived / sizeof derived[0]; k++)
-            if (strncmp((*I->vals)[i].name, derived[k], strlen(derived[k])) == 0) {
-                errat(I, SP_DIAG_NAME, (*I->vals)[i].loc,
-                      "'%s' is a name that 'train' derives (line %u); name the model's tensor "
-                      "otherwise",
-                      (*I->vals)[i].name, t->loc.line);
-                return SP_ERR_INPUT;
-            }
-    /* adjoints by value id, accumulated in reverse tape order */
-    int ng = I->ntv;
-    sp_tensor_t *g = flint_calloc((size_t)ng, sizeof(sp_tensor_t));
-    for (int i = 0; i < ng; i++) {
-        sp_tensor_init(&g[i]);
-        g[i].ndim = -1;
-    }
-    sp_tensor_alloc(&g[lv], lb->t[0].ndim, lb->t[0].shape);
-    g[lv].v[0] = sp_expr_const_si(E, 1, 1);
-    /* which binding each value is, to find cut points grad.NAME during the sweep */
-    const char **name_of = flint_calloc((size_t)ng, sizeof(char *));
-    for (int i = 0; i < *I->nvals; i++)
-        if (I->vid_of_binding[i] >= 0 && I->vid_of_binding[i] < ng)
-            name_of[I->vid_of_binding[i]] = (*I->vals)[i].name;
-    uint8_t *alias_done = flint_calloc((size_t)(I->nalias ? I->nalias : 1), 1);
-    char **cut_done = NULL;
-    int ncut_done = 0;
-    sp_status_t st = SP_OK;
-    for (int k = I->ntape - 1; k >= -1 && st == SP_OK; k--) {
-        int o = k >= 0 ? I->tape[k].out : -1;
-        /* the adjoint of o is complete here: hand over aliases, then cut grad.NAME */
-        for (int a = 0; a < I->nalias; a++) {
-            if (alias_done[a] || (k >= 0 && I->alias[a][1] != o))
-                continue;
-            alias_done[a] = 1;
-            int fv = I->alias[a][0], ov = I->alias[a][1];
-            if (name_of[fv])
-                cut_grad(I, name_of[fv], &g[fv], &cut_done, &ncut_done);
-            if (g[fv].ndim < 0 || ov < 0)
-                continue;
-            if (g[ov].ndim < 0) {
-                sp_tensor_copy(&g[ov], &g[fv]);
-            } else {
-                for (int64_t i = 0; i < sp_tensor_numel(&g[ov]); i++)
-                    g[ov].v[i] = sp_expr_add(E, g[ov].v[i], g[fv].v[i]);
-            }
-        }
-        if (k < 0)
-            break;
-        if (name_of[o])
-            cut_grad(I, name_of[o], &g[o], &cut_done, &ncut_done);
-        tape_t *tp = &I->tape[k];
-        if (g[tp->out].ndim < 0)
-            continue;
-        sp_tensor_t *ins = flint_malloc((size_t)tp->nin * sizeof(sp_tensor_t));
-        sp_tensor_t *din = flint_malloc((size_t)tp->nin * sizeof(sp_tensor_t));
-        for (int j = 0; j < tp->nin; j++) {
-            ins[j] = I->tv[tp->in[j]];
-            sp_tensor_init(&din[j]);
-            din[j].ndim = -1;
-        }
-        sp_op_err_t err;
-        err.msg[0] = 0;
-        if (!sp_ops_vjp(E, tp->op, ins, tp->nin, tp->attr, tp->nattr, &I->tv[tp->out], &g[tp->out],
-                        din, &err)) {
-            errat(I, SP_DIAG_SHAPE, t->loc, "cannot differentiate '%s': %s", tp->op, err.msg);
-            st = SP_ERR_INPUT;
-        }
-        for (int j = 0; j < tp->nin && st == SP_OK; j++) {
-            if (din[j].ndim < 0 || din[j].v == NULL)
-                continue;
-            int v = tp->in[j];
-            if (g[v].ndim < 0) {
-                g[v] = din[j];
-                sp_tensor_init(&din[j]);
-                din[j].ndim = -1;
-            } else {
-                int64_t n = sp_tensor_numel(&g[v]);
-                for (int64_t i = 0; i < n; i++)
-                    g[v].v[i] = sp_expr_add(E, g[v].v[i], din[j].v[i]);
-            }
-        }
-        for (int j = 0; j < tp->nin; j++)
-            sp_tensor_clear(&din[j]);
-        flint_free(ins);
-        flint_free(din);
-    }
-    flint_free(alias_done);
-    /* grad.NAME for every named tensor (leaves are cut here), then the optimizer */
-    int nb = *I->nvals;
-    for (int i = 0; i < nb && st == SP_OK; i++) {
-        sp_binding_t *b = &(*I->vals)[i];
-        if (strncmp(b->name, "grad.", 5) == 0)
-            continue;
-        int v = I->vid_of_binding[i];
-        sp_tensor_t gt;
-        sp_tensor_init(&gt);
-        if (v >= 0 && v < ng && g[v].ndim >= 0) {
-            cut_grad(I, b->name, &g[v], &cut_done, &ncut_done);
-            sp_tensor_copy(&gt, &g[v]);
-        } else {
-            sp_tensor_alloc(&gt, b->t[0].ndim, b->t[0].shape);
-            for (int64_t e = 0; e < sp_tensor_numel(&gt); e++)
-                gt.v[e] = sp_expr_const_si(E, 0, 1);
-        }
-        char nm[600];
-        snprintf(nm, sizeof nm, "grad.%s", b->name);
-        sp_loc_t loc = b->loc;
-        bind_model(I, nm, loc, &gt);
-    }
-    for (int i = 0; i < ncut_done; i++)
-        flint_free(cut_done[i]);
-    flint_free(cut_done);
-    flint_free(name_of);
-    for (int i = 0; i < ng; i++)
-        sp_tensor_clear(&g[i]);
-    flint_free(g);
-    if (st != SP_OK)
-        return st;
-    /* optimizer */
-    const char *opt = t->name.str;
-    fmpq_t lr, mu, b1, b2, eps, wd, clip, step;
-    fmpq_init(lr); fmpq_init(mu); fmpq_init(b1); fmpq_init(b2);
-    fmpq_init(eps); fmpq_init(wd); fmpq_init(clip); fmpq_init(step);
-    int have_clip = 0;
-    if (!train_args_known(I, t) ||
-        train_num(I, t, "lr", "1/1000", lr) < 0 || train_num(I, t, "momentum", "9/10", mu) < 0 ||
-        train_num(I, t, "beta1", "9/10", b1) < 0 || train_num(I, t, "beta2", "999/1000", b2) < 0 ||
-        train_num(I, t, "eps", "1/100000000", eps) < 0 ||
-        train_num(I, t, "weight_decay", strcmp(opt, "adamw") == 0 ? "1/100" : "0", wd) < 0 ||
-        (have_clip = train_num(I, t, "clip", NULL, clip)) < 0 ||
-        train_num(I, t, "step", "1", step) < 0)
-        st = SP_ERR_INPUT;
-    if (st == SP_OK && (!fmpz_is_one(fmpq_denref(step)) || fmpz_sgn(fmpq_numref(step)) <= 0 ||
-                        !fmpz_fits_si(fmpq_numref(step)))) {
-        errat(I, SP_DIAG_SHAPE, t->name.loc, "'step' of %s must be a positive integer", opt);
-        st = SP_ERR_INPUT;
-    }
-    if (st == SP_OK && strcmp(opt, "sgd") && strcmp(opt, "momentum") && strcmp(opt, "adam") &&
-        strcmp(opt, "adamw")) {
-        errat(I, SP_DIAG_NAME, t->name.loc, "unknown optimizer '%s' (sgd, momentum, adam, adamw)", opt);
-        st = SP_ERR_INPUT;
-    }
-    /* gradient-norm clipping: scale = min(1, clip / (norm + 1e-6)) over all parameters */
-    sp_expr_t scale = sp_expr_const_si(E, 1, 1);
-    nb = *I->nvals;
-    if (st == SP_OK && have_clip == 1) {
-        sp_expr_t *sq = NULL;
-        int64_t nsq = 0;
-        for (int i = 0; i < nb; i++) {
-            sp_binding_t *b = &(*I->vals)[i];
-            if (strncmp(b->name, "grad.", 5) != 0 || !is_param_decl(&C->model->body, b->name + 5))
-                continue;
-            int64_t n = sp_tensor_numel(&b->t[0]);
-            sq = flint_realloc(sq, (size_t)(nsq + n) * sizeof(sp_expr_t));
-            for (int64_t e = 0; e < n; e++)
-                sq[nsq++] = sp_expr_pow(E, b->t[0].v[e], 2);
-        }
-        sp_expr_t norm = sp_expr_unary(E, SP_OP_SQRT, sp_expr_nary(E, SP_OP_ADD, sq, (uint32_t)nsq));
-        flint_free(sq);
-        sp_expr_t coef = sp_expr_div(E, K(E, clip), sp_expr_add(E, norm, sp_expr_const_si(E, 1, 1000000)));
-        scale = sp_expr_min2(E, sp_expr_const_si(E, 1, 1), coef);
-        pval_t sv = pval_new(1);
-        sp_tensor_alloc(&sv[0], 0, NULL);
-        sv[0].v[0] = scale;
-        bind(I, "clip.scale", t->loc, sv, tv_add(I, &sv[0]));
-    }
-    for (int i = 0; i < nb && st == SP_OK; i++) {
-        sp_binding_t *b = &(*I->vals)[i];
-        if (strncmp(b->name, "grad.", 5) || !is_param_decl(&C->model->body, b->name + 5))
-            continue;
-        const char *p = b->name + 5;
-        sp_binding_t *wb = lookup(I, p);
-        int64_t n = sp_tensor_numel(&wb->t[0]);
-        sp_tensor_t w, gg;
-        sp_tensor_init(&w);
-        sp_tensor_init(&gg);
-        sp_tensor_copy(&w, &wb->t[0]);
-        sp_tensor_copy(&gg, &b->t[0]);
-        for (int64_t e = 0; e < n; e++)
-            gg.v[e] = sp_expr_mul(E, gg.v[e], scale);
-        char nm[600];
-        sp_tensor_t nw;
-        sp_tensor_init(&nw);
-        sp_tensor_copy(&nw, &w);
-        if (!strcmp(opt, "sgd")) {
-            for (int64_t e = 0; e < n; e++) {
-                sp_expr_t gv = gg.v[e];
-                if (!fmpq_is_zero(wd))
-                    gv = sp_expr_add(E, gv, sp_expr_mul(E, K(E, wd), w.v[e]));
-                nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), gv));
-            }
-        } else if (!strcmp(opt, "momentum")) {
-            /* g' = g + wd * w; buf' = mu * buf + g'; w' = w - lr * buf'  (torch.optim.SGD with
-               momentum and weight_decay) */
-            sp_tensor_t buf, nbuf;
-            sp_tensor_init(&buf);
-            sp_tensor_init(&nbuf);
-            snprintf(nm, sizeof nm, "momentum.%s", p);
-            sp_tensor_alloc(&buf, w.ndim, w.shape);
-            sp_tensor_symbols(E, &buf, nm);
-            sp_tensor_copy(&nbuf, &buf);
-            for (int64_t e = 0; e < n; e++) {
-                sp_expr_t gv = gg.v[e];
-                if (!fmpq_is_zero(wd))
-                    gv = sp_expr_add(E, gv, sp_expr_mul(E, K(E, wd), w.v[e]));
-                nbuf.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, mu), buf.v[e]), gv);
-                nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), nbuf.v[e]));
-            }
-            bind_model(I, nm, wb->loc, &buf);
-            snprintf(nm, sizeof nm, "next.momentum.%s", p);
-            bind_model(I, nm, t->loc, &nbuf);
-        } else {
-            /* Adam / AdamW with bias correction at step t */
-            sp_tensor_t m, v, nm_, nv_;
-            sp_tensor_init(&m);
-            sp_tensor_init(&v);
-            sp_tensor_init(&nm_);
-            sp_tensor_init(&nv_);
-            sp_tensor_alloc(&m, w.ndim, w.shape);
-            sp_tensor_alloc(&v, w.ndim, w.shape);
-            snprintf(nm, sizeof nm, "adam.m.%s", p);
-            sp_tensor_symbols(E, &m, nm);
-            snprintf(nm, sizeof nm, "adam.v.%s", p);
-            sp_tensor_symbols(E, &v, nm);
-            sp_tensor_copy(&nm_, &m);
-            sp_tensor_copy(&nv_, &v);
-            fmpq_t one, c1, c2, t1;
-            fmpq_init(one); fmpq_init(c1); fmpq_init(c2); fmpq_init(t1);
-            fmpq_one(one);
-            slong sn = fmpz_get_si(fmpq_numref(step));
-            fmpq_pow_si(c1, b1, sn);
-            fmpq_sub(c1, one, c1); /* 1 - b1^t */
-            fmpq_pow_si(c2, b2, sn);
-            fmpq_sub(c2, one, c2); /* 1 - b2^t */
-            for (int64_t e = 0; e < n; e++) {
-                sp_expr_t gv = gg.v[e];
-                if (!strcmp(opt, "adam") && !fmpq_is_zero(wd))
-                    gv = sp_expr_add(E, gv, sp_expr_mul(E, K(E, wd), w.v[e]));
-                fmpq_sub(t1, one, b1);
-                nm_.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, b1), m.v[e]), sp_expr_mul(E, K(E, t1), gv));
-                fmpq_sub(t1, one, b2);
-                nv_.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, b2), v.v[e]),
-                                       sp_expr_mul(E, K(E, t1), sp_expr_pow(E, gv, 2)));
-                sp_expr_t mhat = sp_expr_div(E, nm_.v[e], K(E, c1));
-                sp_expr_t vhat = sp_expr_div(E, nv_.v[e], K(E, c2));
-                sp_expr_t upd = sp_expr_div(E, mhat, sp_expr_add(E, sp_expr_unary(E, SP_OP_SQRT, vhat), K(E, eps)));
-                sp_expr_t wv = w.v[e];
-                if (!strcmp(opt, "adamw") && !fmpq_is_zero(wd)) {
-                    fmpq_mul(t1, lr, wd);
-                    wv = sp_expr_sub(E, wv, sp_expr_mul(E, K(E, t1), w.v[e]));
-                }
-                nw.v[e] = sp_expr_sub(E, wv, sp_expr_mul(E, K(E, lr), upd));
-            }
-            fmpq_clear(one); fmpq_clear(c1); fmpq_clear(c2); fmpq_clear(t1);
-            snprintf(nm, sizeof nm, "adam.m.%s", p);
-            bind_model(I, nm, wb->loc, &m);
-            snprintf(nm, sizeof nm, "adam.v.%s", p);
-            bind_model(I, nm, wb->loc, &v);
-            snprintf(nm, sizeof nm, "next.adam.m.%s", p);
-            bind_model(I, nm, t->loc, &nm_);
-            snprintf(nm, sizeof nm, "next.adam.v.%s", p);
-            bind_model(I, nm, t->loc, &nv_);
-        }
-        snprintf(nm, sizeof nm, "next.%s", p);
-        bind_model(I, nm, t->loc, &nw);
-        sp_tensor_clear(&w);
-        sp_tensor_clear(&gg);
-        nb = *I->nvals;
-    }
-    fmpq_clear(lr); fmpq_clear(mu); fmpq_clear(b1); fmpq_clear(b2);
-    fmpq_clear(eps); fmpq_clear(wd); fmpq_clear(clip); fmpq_clear(step);
-    return st;
-}
-
-/* ---- entry points ------------------------------------------------------------------------- */
-
-static void interp_clear(interp_t *I)
+void interp_clear(interp_t *I)
 {
     flint_free(I->active);
     flint_free(I->ivars);
@@ -3091,349 +1735,4 @@ static void interp_clear(interp_t *I)
         }
         flint_free(I->pvals);
     }
-}
-
-const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name)
-{
-    for (int i = C->nmvals - 1; i >= 0; i--)
-        if (strcmp(C->mvals[i].name, name) == 0)
-            return &C->mvals[i];
-    return NULL;
-}
-
-sp_status_t sp_exec_model(sp_check_t *C)
-{
-    interp_t I;
-    memset(&I, 0, sizeof I);
-    I.C = C;
-    I.nranks = 1;
-    I.active = flint_calloc(1, 1);
-    I.active[0] = 1;
-    I.vals = &C->mvals;
-    I.nvals = &C->nmvals;
-    I.avals = &C->amvals;
-    /* C->mvals may hold values from an earlier pass: rebuild the vid table alongside */
-    I.vid_of_binding = flint_calloc((size_t)(C->amvals ? C->amvals : 1), sizeof(int));
-    for (int i = 0; i < C->amvals; i++)
-        I.vid_of_binding[i] = -1;
-    sp_status_t st = exec_block(&I, &C->model->body);
-    const sp_ast_stmt_t *t = find_train(&C->model->body);
-    if (st == SP_OK && t)
-        st = run_train(&I, t);
-    /* cuts of derived tensors (grad.*, next.*) */
-    if (st == SP_OK) {
-        for (int i = 0; i < C->nmvals; i++) {
-            sp_binding_t *b = &C->mvals[i];
-            if ((strncmp(b->name, "grad.", 5) && strncmp(b->name, "next.", 5)) || !is_cut(C, b->name))
-                continue;
-            int seen = 0;
-            for (int k = 0; k < C->nmorig; k++)
-                seen |= strcmp(C->morig[k].name, b->name) == 0;
-            if (seen)
-                continue;
-            if (C->nmorig == C->amorig) {
-                C->amorig = C->amorig ? 2 * C->amorig : 16;
-                C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
-            }
-            sp_binding_t *o = &C->morig[C->nmorig++];
-            o->name = sp_strdup(b->name);
-            o->loc = b->loc;
-            o->scope = 0;
-        o->rloc = NULL;
-            o->t = pval_dup(b->t, 1);
-            sp_tensor_t f;
-            sp_tensor_init(&f);
-            fresh_tensor(C, b->name, b->t[0].shape, b->t[0].ndim, &f);
-            sp_tensor_clear(&b->t[0]);
-            b->t[0] = f;
-        }
-    }
-    interp_clear(&I);
-    return st;
-}
-
-/* The plan's mesh (its first statement) into C->mesh, and I set up for the plan's ranks. */
-static sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
-{
-    const sp_ast_block_t *body = &C->plan->body;
-    if (body->n == 0 || body->stmts[0]->kind != SP_STMT_MESH) {
-        sp_diags_error(C->d, SP_DIAG_LAYOUT, C->plan->loc, "a plan begins with 'mesh AXIS = N, ...'");
-        return SP_ERR_INPUT;
-    }
-    const sp_ast_stmt_t *ms = body->stmts[0];
-    memset(&C->mesh, 0, sizeof C->mesh);
-    C->mesh.nranks = 1;
-    if (ms->nbinds > SP_MAX_AXES) {
-        sp_diags_error(C->d, SP_DIAG_LIMIT, ms->loc, "at most %d mesh axes", SP_MAX_AXES);
-        return SP_ERR_INPUT;
-    }
-    for (size_t k = 0; k < ms->nbinds; k++) {
-        const sp_ast_bind_t *b = &ms->binds[k];
-        int64_t n;
-        I->nranks = 1;
-        I->active = NULL;
-        if (!eval_int(I, b->value, -1, &n)) {
-            return SP_ERR_INPUT;
-        }
-        if (sp_mesh_axis(&C->mesh, b->name.str) >= 0) {
-            sp_diags_error(C->d, SP_DIAG_LAYOUT, b->name.loc, "mesh axis '%s' declared twice", b->name.str);
-            return SP_ERR_INPUT;
-        }
-        /* the mesh cutoff: an axis the plan is uniform along runs at its checked size */
-        for (int c = 0; c < C->ncutoff; c++)
-            if (strcmp(C->cutoff[c].name, b->name.str) == 0 && C->cutoff[c].real == n)
-                n = C->cutoff[c].red;
-        if (n < 1 || strlen(b->name.str) >= sizeof C->mesh.name[0]) {
-            sp_diags_error(C->d, SP_DIAG_LAYOUT, b->value->loc, "a mesh axis needs a size of at least 1");
-            return SP_ERR_INPUT;
-        }
-        if (C->mesh.nranks > C->opt.max_ranks / n) {
-            sp_diags_error(C->d, SP_DIAG_LIMIT, b->value->loc,
-                           "the mesh has more than %lld ranks (--max-ranks)", (long long)C->opt.max_ranks);
-            return SP_ERR_INPUT;
-        }
-        snprintf(C->mesh.name[C->mesh.naxes], sizeof C->mesh.name[0], "%s", b->name.str);
-        C->mesh.size[C->mesh.naxes++] = n;
-        C->mesh.nranks *= n;
-    }
-    I->nranks = C->mesh.nranks;
-    I->active = flint_malloc((size_t)I->nranks);
-    memset(I->active, 1, (size_t)I->nranks);
-    I->vals = &I->pvals;
-    I->nvals = &I->npvals;
-    I->avals = &I->apvals;
-    return SP_OK;
-}
-
-/*
- * A guess of the cut points without executing anything: the plan's control flow (loops,
- * compile-time conditions, on blocks) walked as pass 1 would walk it, collecting the targets
- * of lineage annotations into C->cuts.  The checker confirms the guess after pass 2
- * (sp_cuts_confirmed): the plan's control flow does not depend on tensor values, so the cuts
- * pass 2 crossed are the cuts pass 1 would have collected.  Not used with --infer-lineage;
- * SP_ERR_INPUT when the walk stops (the caller then runs pass 1).
- */
-static int block_has_lineage(const sp_ast_block_t *b)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        const sp_ast_stmt_t *s = b->stmts[i];
-        if (s->lineage || block_has_lineage(&s->body) || block_has_lineage(&s->else_body))
-            return 1;
-    }
-    return 0;
-}
-
-sp_status_t sp_plan_guess_cuts(sp_check_t *C)
-{
-    /* lineage inside functions is reached through expressions, which the walk does not enter */
-    for (int i = 0; i < C->nfuncs; i++)
-        if (block_has_lineage(&C->funcs[i]->body))
-            return SP_ERR_INPUT;
-    sp_diags_mark_t dm;
-    sp_diags_mark(C->d, &dm);
-    interp_t I;
-    memset(&I, 0, sizeof I);
-    I.C = C;
-    I.is_plan = 1;
-    I.walk = 1;
-    sp_status_t st = plan_mesh(C, &I);
-    const sp_ast_block_t *body = &C->plan->body;
-    for (size_t i = 1; i < body->n && st == SP_OK; i++)
-        st = exec_stmt(&I, body->stmts[i]);
-    interp_clear(&I);
-    sp_diags_restore(C->d, &dm);
-    return st;
-}
-
-/* Did pass 2 cross exactly the guessed cuts?  If so, C->cuts takes pass 2's order (pass 1's). */
-int sp_cuts_confirmed(sp_check_t *C)
-{
-    if (C->npassed != C->ncuts)
-        return 0;
-    for (int i = 0; i < C->npassed; i++)
-        if (!is_cut(C, C->passed[i]))
-            return 0;
-    for (int i = 0; i < C->npassed; i++) {
-        flint_free(C->cuts[i]);
-        C->cuts[i] = sp_strdup(C->passed[i]);
-    }
-    return 1;
-}
-
-/*
- * Coverage of an output: every element of the model tensor is held by some rank that declares
- * the output, and a pending reduction has every member of its group (a group that misses a
- * rank would compare a partial sum).  Ranks that do not declare it are not compared: an
- * element no declaring rank holds would pass unseen.
- */
-static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
-{
-    const sp_layout_t *L = &s->layout;
-    int64_t numel = 1;
-    for (int d = 0; d < L->ndim; d++)
-        numel *= L->size[d];
-    uint8_t *held = flint_calloc((size_t)(numel ? numel : 1), 1);
-    sp_status_t st = SP_OK;
-    for (int64_t r = 0; r < s->nranks && st == SP_OK; r++) {
-        if (s->plan[r].ndim < 0)
-            continue;
-        for (int k = 0; k < L->npartial && st == SP_OK; k++) {
-            int64_t n = sp_axes_count(&C->mesh, &L->paxes[k]);
-            for (int64_t j = 0; j < n; j++) {
-                int64_t q = sp_axes_member(&C->mesh, &L->paxes[k], r, j);
-                if (s->plan[q].ndim < 0) {
-                    char a[128], b[128];
-                    sp_mesh_rank_str(&C->mesh, r, a, sizeof a);
-                    sp_mesh_rank_str(&C->mesh, q, b, sizeof b);
-                    sp_diags_error(C->d, SP_DIAG_LINEAGE, s->plan_loc,
-                                   "output '%s' has a pending %s over a group of rank %s, but rank "
-                                   "%s of that group does not declare it",
-                                   s->model_name, sp_red_name(L->pop[k]), a, b);
-                    st = SP_ERR_INPUT;
-                    break;
-                }
-            }
-        }
-        int64_t lo[SP_MAX_DIMS], hi[SP_MAX_DIMS], idx[SP_MAX_DIMS];
-        int empty = 0;
-        for (int d = 0; d < L->ndim; d++) {
-            sp_layout_range(&C->mesh, L, d, r, &lo[d], &hi[d]);
-            idx[d] = lo[d];
-            empty |= lo[d] >= hi[d];
-        }
-        while (!empty && numel > 0) {
-            int64_t f = 0;
-            for (int d = 0; d < L->ndim; d++)
-                f = f * L->size[d] + idx[d];
-            held[f] = 1;
-            int d = L->ndim - 1;
-            while (d >= 0 && ++idx[d] == hi[d]) {
-                idx[d] = lo[d];
-                d--;
-            }
-            if (d < 0)
-                break;
-        }
-    }
-    for (int64_t f = 0; f < numel && st == SP_OK; f++)
-        if (!held[f]) {
-            char es[256];
-            size_t k = 0;
-            int64_t rest = f, ix[SP_MAX_DIMS];
-            for (int d = L->ndim - 1; d >= 0; d--) {
-                ix[d] = rest % L->size[d];
-                rest /= L->size[d];
-            }
-            for (int d = 0; d < L->ndim && k < sizeof es; d++)
-                k += (size_t)snprintf(es + k, sizeof es - k, "%s%lld", d ? ", " : "", (long long)ix[d]);
-            sp_diags_error(C->d, SP_DIAG_LINEAGE, s->plan_loc,
-                           "output '%s': element [%s] is held by no rank that declares the output "
-                           "(declare it on every rank that holds a part of it)",
-                           s->model_name, es);
-            st = SP_ERR_INPUT;
-        }
-    flint_free(held);
-    return st;
-}
-
-/* Is name a parameter of the model, or an element of a parameter array? */
-static int is_param_name(const sp_check_t *C, const char *name)
-{
-    const sp_ast_block_t *b = &C->model->body;
-    for (size_t i = 0; i < b->n; i++) {
-        const sp_ast_stmt_t *s = b->stmts[i];
-        size_t l = strlen(s->name.str ? s->name.str : "");
-        if (s->kind == SP_STMT_PARAM &&
-            (!strcmp(s->name.str, name) || (!strncmp(s->name.str, name, l) && name[l] == '[')))
-            return 1;
-    }
-    return 0;
-}
-
-/*
- * Every output of the model is checked by some output of the plan, or named by `omit`: the
- * model's `output` list and, when it trains, every parameter's gradient and update and the
- * optimizer's next state.  A plan that never mentions a gradient would otherwise pass with
- * that gradient unchecked.
- */
-static sp_status_t check_outputs_declared(sp_check_t *C)
-{
-    const char **miss = NULL;
-    int nmiss = 0;
-    for (int i = 0; i < C->nmvals; i++) {
-        const char *n = C->mvals[i].name;
-        int required = 0;
-        for (int k = 0; k < C->noutputs && !required; k++)
-            required = !strcmp(C->outputs[k], n);
-        required |= !strncmp(n, "next.", 5) ||
-                    (!strncmp(n, "grad.", 5) && is_param_name(C, n + 5));
-        if (!required)
-            continue;
-        int done = 0;
-        for (int k = 0; k < C->nstages && !done; k++)
-            done = C->stages[k].kind == SP_STAGE_OUTPUT && !strcmp(C->stages[k].model_name, n);
-        for (int k = 0; k < C->nomitted && !done; k++)
-            done = !strcmp(C->omitted[k], n);
-        if (done)
-            continue;
-        for (int k = 0; k < nmiss && !done; k++)
-            done = !strcmp(miss[k], n);
-        if (done)
-            continue;
-        miss = flint_realloc(miss, (size_t)(nmiss + 1) * sizeof(char *));
-        miss[nmiss++] = n;
-    }
-    if (nmiss == 0)
-        return SP_OK;
-    char list[1024];
-    size_t k = 0;
-    for (int i = 0; i < nmiss && i < 8 && k < sizeof list; i++)
-        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", miss[i]);
-    if (nmiss > 8 && k < sizeof list)
-        snprintf(list + k, sizeof list - k, " and %d more", nmiss - 8);
-    sp_diags_error(C->d, SP_DIAG_LINEAGE, C->plan->name.loc,
-                   "plan '%s' checks no output for %s of the model: output %s, or name %s in "
-                   "'omit ...' to leave %s unchecked",
-                   C->plan->name.str, list, nmiss > 1 ? "them" : "it",
-                   nmiss > 1 ? "them" : "it", nmiss > 1 ? "them" : "it");
-    flint_free(miss);
-    return SP_ERR_INPUT;
-}
-
-sp_status_t sp_exec_plan(sp_check_t *C)
-{
-    interp_t I;
-    memset(&I, 0, sizeof I);
-    I.C = C;
-    I.is_plan = 1;
-    sp_status_t st = plan_mesh(C, &I);
-    if (st != SP_OK) {
-        interp_clear(&I);
-        return st;
-    }
-    const sp_ast_block_t *body = &C->plan->body;
-    for (size_t i = 1; i < body->n && st == SP_OK; i++)
-        st = exec_stmt(&I, body->stmts[i]);
-    for (int k = 0; k < I.nmsgs && st == SP_OK; k++) {
-        if (I.msgs[k].used)
-            continue;
-        char a[128], b[128];
-        sp_mesh_rank_str(&C->mesh, I.msgs[k].src, a, sizeof a);
-        sp_mesh_rank_str(&C->mesh, I.msgs[k].dst, b, sizeof b);
-        sp_diags_error(C->d, SP_DIAG_LAYOUT, I.msgs[k].loc,
-                       "send from rank %s to rank %s is never received", a, b);
-        st = SP_ERR_INPUT;
-    }
-    if (st == SP_OK && I.outputs_seen == 0) {
-        sp_diags_error(C->d, SP_DIAG_LINEAGE, C->plan->loc,
-                       "plan '%s' declares no output: nothing would be proven", C->plan->name.str);
-        st = SP_ERR_INPUT;
-    }
-    for (int i = 0; i < C->nstages && st == SP_OK && !C->collect_only; i++)
-        if (C->stages[i].kind == SP_STAGE_OUTPUT)
-            st = check_coverage(C, &C->stages[i]);
-    if (st == SP_OK && !C->collect_only)
-        st = check_outputs_declared(C);
-    interp_clear(&I);
-    return st;
 }

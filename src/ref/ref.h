@@ -13,7 +13,8 @@
 
 /*
  * A second, deliberately small interpreter of the plan language, independent of the checker
- * (src/exec.c, ops.c, mesh.c, stage.c, reduce.c): it shares only the parser and diagnostics.
+ * (src/exec.c, autodiff.c, lineage.c, plan.c, ops.c, mesh.c, stage.c, reduce.c): it shares only
+ * the parser and diagnostics.
  * It runs the model (with a scalar reverse-mode tape for `train`) and the plan on every rank of
  * the mesh, one thread per rank with real message passing, at the real sizes (or --dims), on
  * seeded random rational inputs, and compares every element of every plan output with the

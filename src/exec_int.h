@@ -1,0 +1,183 @@
+/* exec_int.h: internals of execution shared by exec.c, autodiff.c, lineage.c and plan.c. */
+#ifndef SP_EXEC_INT_H
+#define SP_EXEC_INT_H
+
+#include <stdint.h>
+
+#include "check.h"
+
+/*
+ * The interpreter runs a body once for all ranks at once: every statement computes one tensor
+ * per rank (ranks outside an `on` block keep what they had), so collectives see all their
+ * inputs when they run.  A model is the same with a single rank and no mesh.  Integer
+ * expressions (dims, loop variables, rank.<axis>) are evaluated per rank at "compile time".
+ *
+ * The model records a tape of operator applications so `train` can derive the backward pass
+ * with the operators' VJP rules.
+ */
+
+typedef struct {
+    const char *name;
+    int64_t value;
+} ivar_t;
+
+/* one tensor per rank */
+typedef sp_tensor_t *pval_t;
+
+/* model tape: value ids of an operator application */
+typedef struct {
+    char *op;
+    sp_attr_t *attr;
+    int nattr;
+    int *in;
+    int nin;
+    int out;
+} tape_t;
+
+typedef struct {
+    sp_check_t *C;
+    int is_plan;
+    int64_t nranks;
+    uint8_t *active;
+    /* bindings: C->mvals for the model, pvals for the plan */
+    sp_binding_t **vals;
+    int *nvals, *avals;
+    sp_binding_t *pvals;
+    int npvals, apvals;
+    int scope;
+    ivar_t *ivars;
+    int nivars, aivars;
+    /* function returns */
+    pval_t *ret;
+    int *ret_vid;
+    int nret;
+    int returned;
+    int depth;
+    /* send/recv queues: FIFO of (src, dst, tensor) */
+    struct msg { int64_t src, dst; sp_tensor_t t; int used; sp_loc_t loc; } *msgs;
+    int nmsgs, amsgs;
+    /* model tape (values by id, nranks == 1) */
+    sp_tensor_t *tv;
+    int ntv, atv;
+    tape_t *tape;
+    int ntape, atape;
+    int *vid_of_binding; /* parallel to C->mvals */
+    int avid;
+    int (*alias)[2];     /* forward cuts: {fresh vid, original vid} */
+    int nalias;
+    int train_seen;
+    int outputs_seen;
+    const sp_ast_stmt_t **occ_stmt; /* lineage inference: occurrences of each statement */
+    int *occ_n;
+    int nocc;
+    int walk; /* sp_plan_guess_cuts: control flow only, lineage targets collected */
+    int pend_ok; /* the next name evaluated may hold a pending max/min (its use checks it) */
+} interp_t;
+
+/*
+ * The functions below were file-local when execution was one file and keep their short names;
+ * their link names carry the prefix sp_interp_ (SP_EXEC_LINK), so that the static library
+ * defines no global `bind`, `eval` or `lookup` to collide with a program that links it.  Errors
+ * are diagnostics added to I->C->d (errat); a function that fails returns 0 or SP_ERR_INPUT.
+ */
+#define SP_EXEC_LINK(name) __asm__("sp_interp_" #name)
+
+/* ---- exec.c: the core ------------------------------------------------------------------ */
+
+/* An error diagnostic at loc (printf-style message). */
+void errat(interp_t *I, sp_diag_code_t code, sp_loc_t loc, const char *fmt, ...)
+    SP_EXEC_LINK(errat);
+/* n absent tensors (ndim -1), owned by the caller; pval_free(NULL, n) does nothing. */
+pval_t pval_new(int64_t n) SP_EXEC_LINK(pval_new);
+void pval_free(pval_t p, int64_t n) SP_EXEC_LINK(pval_free);
+/* A deep copy of n per-rank tensors (absent ones stay absent). */
+pval_t pval_dup(const sp_tensor_t *p, int64_t n) SP_EXEC_LINK(pval_dup);
+/* t (initialized) := fresh symbols named base@N[...] of the given shape (a cut point continues
+   from them; so do the parts of a pending reduction). */
+void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
+                  sp_tensor_t *t) SP_EXEC_LINK(fresh_tensor);
+
+/* The most recent binding of name, or NULL. */
+sp_binding_t *lookup(interp_t *I, const char *name) SP_EXEC_LINK(lookup);
+/* Bind name to val (taken) on the active ranks; vid is the model's value id (-1 in a plan). */
+void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid) SP_EXEC_LINK(bind);
+/* The binding a plain name or an indexed name (w[l]) denotes, or NULL (no diagnostics). */
+sp_binding_t *binding_of(interp_t *I, const sp_ast_expr_t *e) SP_EXEC_LINK(binding_of);
+/* Pending max/min (partial(max|min@axes)): mark a binding, test axes, report a misuse. */
+void mark_pending(interp_t *I, const char *name, const sp_layout_t *L) SP_EXEC_LINK(mark_pending);
+int axes_cover(const sp_axes_t *b, const sp_axes_t *a) SP_EXEC_LINK(axes_cover);
+void pending_error(interp_t *I, sp_loc_t loc, const sp_binding_t *b, const char *what)
+    SP_EXEC_LINK(pending_error);
+
+/* Integer expressions: is e one, and its value on rank (rank -1: the same on every rank). */
+int is_int_expr(interp_t *I, const sp_ast_expr_t *e) SP_EXEC_LINK(is_int_expr);
+int eval_int(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int64_t *out)
+    SP_EXEC_LINK(eval_int);
+
+/* Layouts from the source: mesh axes (used: axes taken so far, or NULL), and a whole layout
+   (for a model, any sharding is an error; L is clear on failure). */
+int resolve_axes(interp_t *I, const sp_ast_name_t *names, size_t n, sp_axes_t *out,
+                 uint8_t *used) SP_EXEC_LINK(resolve_axes);
+int resolve_layout(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L)
+    SP_EXEC_LINK(resolve_layout);
+/* "[2, 4]" */
+void shape_str(const int64_t *s, int n, char *buf, size_t len) SP_EXEC_LINK(shape_str);
+/* The target of a lineage or output: NAME, or NAME[i, ...] with integer indices -> "w[3]". */
+int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t len)
+    SP_EXEC_LINK(target_name);
+/* An attribute from an argument expression, for one rank: *a is initialized here, and its num
+   and list are the caller's to clear, also on failure. */
+int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr_t *a)
+    SP_EXEC_LINK(make_attr);
+
+/* A tensor expression on every active rank: *out owned by the caller, *vid its model value id. */
+sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid) SP_EXEC_LINK(eval);
+sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s) SP_EXEC_LINK(exec_stmt);
+sp_status_t exec_block(interp_t *I, const sp_ast_block_t *b) SP_EXEC_LINK(exec_block);
+/* Free what the interpreter owns (not C's bindings of a model). */
+void interp_clear(interp_t *I) SP_EXEC_LINK(interp_clear);
+
+/* ---- autodiff.c: the model's tape ----------------------------------------------------- */
+
+/* A copy of t as a new value id (-1 in a plan). */
+int tv_add(interp_t *I, const sp_tensor_t *t) SP_EXEC_LINK(tv_add);
+/* Record out = op(in[0..nin)) with copies of the attributes (nothing in a plan, or when a value
+   id is -1). */
+void tape_add(interp_t *I, const char *op, const sp_attr_t *attr, int nattr, const int *in,
+              int nin, int out) SP_EXEC_LINK(tape_add);
+void attrs_free(sp_attr_t *a, int n) SP_EXEC_LINK(attrs_free);
+
+/* ---- lineage.c: cut points and stages -------------------------------------------------- */
+
+int is_cut(const sp_check_t *C, const char *name) SP_EXEC_LINK(is_cut);
+void add_cut(sp_check_t *C, const char *name) SP_EXEC_LINK(add_cut);
+/* Relate the plan value *val of pname to model tensor mname (a stage; at a lineage cut *val is
+   replaced).  relate_l: the layout given (inferred) instead of al, and rows of dim 0. */
+sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
+                   const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
+    SP_EXEC_LINK(relate);
+sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
+                     const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
+                     const sp_layout_t *given, const sp_ast_expr_t *rows, pval_t *val)
+    SP_EXEC_LINK(relate_l);
+/* --infer-lineage: match occurrence occ of assignment s against the model (pass 1), and the
+   match recorded for it (pass 2, or NULL). */
+void infer_lineage(interp_t *I, const sp_ast_stmt_t *s, int occ, const char *pname,
+                   const sp_tensor_t *val) SP_EXEC_LINK(infer_lineage);
+const sp_inferred_t *find_inferred(const sp_check_t *C, const sp_ast_stmt_t *s, int occ)
+    SP_EXEC_LINK(find_inferred);
+
+/* ---- plan.c: the plan ------------------------------------------------------------------ */
+
+/* The plan's mesh (its first statement) into C->mesh, and I set up for the plan's ranks. */
+sp_status_t plan_mesh(sp_check_t *C, interp_t *I) SP_EXEC_LINK(plan_mesh);
+/* The plan's value, on every active rank, of a tensor whose logical value is full under L. */
+pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name)
+    SP_EXEC_LINK(distribute);
+/* plan: x : layout  (a model input or param, distributed) */
+sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s) SP_EXEC_LINK(plan_layout_decl);
+/* A collective or send/recv call across the active ranks. */
+sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
+    SP_EXEC_LINK(call_collective);
+
+#endif

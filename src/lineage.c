@@ -1,0 +1,526 @@
+/* lineage.c: cut points and stages: plan values related to model tensors; inference. */
+#include <flint/flint.h>
+#include <flint/nmod_vec.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "exec_int.h"
+#include "sbuf.h"
+
+/*
+ * A lineage annotation `x = ... ~ T : L` (or an output) relates the plan value x to the model
+ * tensor T under layout L: it makes a stage, and at a cut the plan continues from the
+ * distribution of T's fresh value, as the model (run again cutting there) continues from fresh
+ * symbols.  The cut points come from a first plan pass (C->collect_only), from lineage
+ * inference, or from a walk of the plan's control flow (sp_plan_guess_cuts).
+ */
+
+/* ---- cut points ----------------------------------------------------------------------------- */
+
+int is_cut(const sp_check_t *C, const char *name)
+{
+    for (int i = 0; i < C->ncuts; i++)
+        if (strcmp(C->cuts[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+void add_cut(sp_check_t *C, const char *name)
+{
+    if (is_cut(C, name))
+        return;
+    if (C->ncuts == C->acuts) {
+        C->acuts = C->acuts ? 2 * C->acuts : 16;
+        C->cuts = flint_realloc(C->cuts, (size_t)C->acuts * sizeof(char *));
+    }
+    C->cuts[C->ncuts++] = sp_strdup(name);
+}
+
+/* ---- stages --------------------------------------------------------------------------------- */
+
+/*
+ * The model value a relation of rows [lo, hi) (dim 0; a scalar has one row) on the active ranks
+ * compares with: the value before the cut, or, where the plan already crossed this cut point on
+ * those rows, the model's fresh value.  *mixed is set to 2 when the rows disagree on some
+ * active rank, else to 1 when the active ranks disagree.
+ */
+static const sp_binding_t *model_orig(interp_t *I, const char *name, int64_t lo, int64_t hi,
+                                      int *mixed)
+{
+    sp_check_t *C = I->C;
+    *mixed = 0;
+    for (int i = 0; i < C->npassed; i++) {
+        if (strcmp(C->passed[i], name) != 0)
+            continue;
+        int some = 0, all = 1, rows_mixed = 0;
+        int64_t nrows = C->passed_rows[i];
+        for (int64_t r = 0; r < I->nranks; r++) {
+            if (!I->active[r])
+                continue;
+            int rsome = 0, rall = 1;
+            for (int64_t row = lo; row < hi && row < nrows; row++) {
+                rsome |= C->passed_on[i][r * nrows + row];
+                rall &= C->passed_on[i][r * nrows + row];
+            }
+            rows_mixed |= rsome && !rall;
+            some |= rsome;
+            all &= rall;
+        }
+        if (all && some)
+            return sp_model_value(C, name);
+        *mixed = rows_mixed ? 2 : some;
+        break;
+    }
+    for (int i = 0; i < C->nmorig; i++)
+        if (strcmp(C->morig[i].name, name) == 0)
+            return &C->morig[i];
+    return sp_model_value(C, name);
+}
+
+static void mark_passed(interp_t *I, const char *name, int64_t nrows, int64_t lo, int64_t hi)
+{
+    sp_check_t *C = I->C;
+    int k;
+    for (k = 0; k < C->npassed; k++)
+        if (strcmp(C->passed[k], name) == 0)
+            break;
+    if (k == C->npassed) {
+        C->passed = flint_realloc(C->passed, (size_t)(C->npassed + 1) * sizeof(char *));
+        C->passed_on = flint_realloc(C->passed_on, (size_t)(C->npassed + 1) * sizeof(uint8_t *));
+        C->passed_rows = flint_realloc(C->passed_rows, (size_t)(C->npassed + 1) * sizeof(int64_t));
+        C->passed[k] = sp_strdup(name);
+        C->passed_on[k] = flint_calloc((size_t)(I->nranks * nrows), 1);
+        C->passed_rows[k] = nrows;
+        C->npassed++;
+    }
+    for (int64_t r = 0; r < I->nranks; r++)
+        if (I->active[r])
+            for (int64_t row = lo; row < hi; row++)
+                C->passed_on[k][r * nrows + row] = 1;
+}
+
+/* rows [lo, hi) of dim 0 of t, into out (initialized) */
+static void tensor_rows(sp_tensor_t *out, const sp_tensor_t *t, int64_t lo, int64_t hi)
+{
+    int64_t shape[SP_MAX_DIMS], inner = 1;
+    memcpy(shape, t->shape, sizeof shape);
+    for (int d = 1; d < t->ndim; d++)
+        inner *= t->shape[d];
+    shape[0] = hi - lo;
+    sp_tensor_alloc(out, t->ndim, shape);
+    for (int64_t i = 0; i < (hi - lo) * inner; i++)
+        out->v[i] = t->v[lo * inner + i];
+}
+
+/*
+ * Relate the plan value `val` (of plan tensor pname) to model tensor mname under layout: make a
+ * stage, and for a lineage cut replace the plan value by the distribution of the model's fresh
+ * value.  Returns the (possibly replaced) value.
+ */
+sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
+                   const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
+{
+    return relate_l(I, kind, pname, ploc, mname, mloc, al, NULL, NULL, val);
+}
+
+/*
+ * al (a layout in the source) or given (an inferred one); rows (a RANGE lo..hi or NULL) relates
+ * only rows [lo, hi) of dim 0 of the model tensor, and al then lays out that slice.
+ */
+sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
+                     const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
+                     const sp_layout_t *given, const sp_ast_expr_t *rows, pval_t *val)
+{
+    sp_check_t *C = I->C;
+    int mixed;
+    const sp_binding_t *cur0 = sp_model_value(C, mname);
+    if (cur0 == NULL) {
+        errat(I, SP_DIAG_LINEAGE, mloc, "lineage to a missing model tensor '%s'", mname);
+        return SP_ERR_INPUT;
+    }
+    int64_t nrows = cur0->t[0].ndim > 0 ? cur0->t[0].shape[0] : 1, lo = 0, hi = nrows;
+    char sname[600];
+    snprintf(sname, sizeof sname, "%s", mname);
+    if (rows != NULL) {
+        if (!eval_int(I, rows->a, -1, &lo) || !eval_int(I, rows->b, -1, &hi))
+            return SP_ERR_INPUT;
+        if (cur0->t[0].ndim == 0 || lo < 0 || hi > nrows || lo >= hi) {
+            errat(I, SP_DIAG_LINEAGE, rows->loc,
+                  "rows %lld..%lld are not a non-empty slice of dim 0 of '%s' (%lld rows)",
+                  (long long)lo, (long long)hi, mname,
+                  (long long)(cur0->t[0].ndim > 0 ? nrows : 0));
+            return SP_ERR_INPUT;
+        }
+        snprintf(sname, sizeof sname, "%s[%lld..%lld]", mname, (long long)lo, (long long)hi);
+    }
+    const sp_binding_t *mb = model_orig(I, mname, lo, hi, &mixed);
+    if (mixed) {
+        if (mixed == 2)
+            errat(I, SP_DIAG_LINEAGE, mloc,
+                  "'%s' is a cut point the plan already crossed on some of these rows but not on "
+                  "others",
+                  sname);
+        else
+            errat(I, SP_DIAG_LINEAGE, mloc,
+                  "'%s' is a cut point the plan already crossed on some of these ranks but not on "
+                  "others",
+                  mname);
+        return SP_ERR_INPUT;
+    }
+    /* the model value compared with: the tensor, or its rows [lo, hi) */
+    sp_tensor_t mslice;
+    sp_tensor_init(&mslice);
+    if (rows != NULL)
+        tensor_rows(&mslice, &mb->t[0], lo, hi);
+    const sp_tensor_t *mt = rows != NULL ? &mslice : &mb->t[0];
+    sp_status_t st = SP_ERR_INPUT;
+    sp_layout_t L;
+    sp_layout_init(&L);
+    if (given) {
+        sp_layout_copy(&L, given);
+    } else if (al) {
+        if (!resolve_layout(I, al, &L))
+            goto cleanup;
+    } else {
+        L.ndim = mt->ndim;
+        memcpy(L.size, mt->shape, sizeof L.size);
+    }
+    int same = L.ndim == mt->ndim;
+    for (int d = 0; d < L.ndim && same; d++)
+        same = L.size[d] == mt->shape[d];
+    if (!same) {
+        char a[128], b[128];
+        shape_str(L.size, L.ndim, a, sizeof a);
+        shape_str(mt->shape, mt->ndim, b, sizeof b);
+        errat(I, SP_DIAG_LINEAGE, al ? al->loc : mloc,
+              "layout shape %s does not match model tensor '%s' of shape %s", a, sname, b);
+        goto cleanup;
+    }
+    for (int64_t r = 0; r < I->nranks; r++) {
+        if (!I->active[r])
+            continue;
+        if ((*val)[r].ndim < 0) {
+            char rs[128];
+            sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+            errat(I, SP_DIAG_LINEAGE, ploc, "'%s' has no value on rank %s", pname, rs);
+            goto cleanup;
+        }
+        int64_t ls[SP_MAX_DIMS];
+        sp_layout_local_shape(&C->mesh, &L, r, ls);
+        int ok = (*val)[r].ndim == L.ndim;
+        for (int d = 0; d < L.ndim && ok; d++)
+            ok = ls[d] == (*val)[r].shape[d];
+        if (!ok) {
+            char a[128], b[128], rs[128];
+            sp_tensor_shape_str(&(*val)[r], a, sizeof a);
+            shape_str(ls, L.ndim, b, sizeof b);
+            sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+            errat(I, SP_DIAG_LINEAGE, al ? al->loc : ploc,
+                  "'%s' has shape %s on rank %s but the layout of '%s' gives %s", pname, a, rs,
+                  sname, b);
+            goto cleanup;
+        }
+    }
+    if (!C->collect_only) {
+        if (C->nstages == C->astages) {
+            C->astages = C->astages ? 2 * C->astages : 32;
+            C->stages = flint_realloc(C->stages, (size_t)C->astages * sizeof(sp_stage_t));
+        }
+        sp_stage_t *s = &C->stages[C->nstages];
+        memset(s, 0, sizeof(*s));
+        s->id = C->nstages++;
+        s->kind = kind;
+        s->plan_name = sp_strdup(pname);
+        s->model_name = sp_strdup(sname);
+        s->plan_loc = ploc;
+        s->model_loc = mb->loc;
+        sp_layout_copy(&s->layout, &L);
+        s->plan = pval_new(I->nranks);
+        for (int64_t r = 0; r < I->nranks; r++)
+            if (I->active[r])
+                sp_tensor_copy(&s->plan[r], &(*val)[r]);
+        sp_tensor_init(&s->model);
+        sp_tensor_copy(&s->model, mt);
+        s->nranks = I->nranks;
+        s->memo_of = -1;
+        s->fail_rank = -1;
+    }
+    if (kind == SP_STAGE_LINEAGE) {
+        if (C->collect_only) {
+            add_cut(C, mname);
+        } else {
+            mark_passed(I, mname, nrows, lo, hi);
+            /* continue from the model's (fresh) value, or its rows [lo, hi) */
+            sp_tensor_t fresh;
+            sp_tensor_init(&fresh);
+            if (rows != NULL)
+                tensor_rows(&fresh, &cur0->t[0], lo, hi);
+            pval_t nv = distribute(I, &L, rows != NULL ? &fresh : &cur0->t[0], mname);
+            sp_tensor_clear(&fresh);
+            for (int64_t r = 0; r < I->nranks; r++)
+                if (!I->active[r] && (*val)[r].ndim >= 0)
+                    sp_tensor_copy(&nv[r], &(*val)[r]);
+            pval_free(*val, I->nranks);
+            *val = nv;
+        }
+    }
+    st = SP_OK;
+cleanup:
+    sp_layout_clear(&L);
+    sp_tensor_clear(&mslice);
+    return st;
+}
+
+/* ---- lineage inference (--infer-lineage) ---------------------------------------------------- */
+
+/*
+ * In the first plan pass, an assignment without lineage is matched against the model: its value
+ * on every active rank is fingerprinted (rule-respecting fingerprints modulo a prime, so equal
+ * normal forms agree), and compared with every model tensor under every layout that shards each
+ * dim over at most one mesh axis, with or without one pending sum.  A unique match becomes a cut
+ * point for the second pass, exactly as if the plan had written `~ T : L`; the stage then
+ * proves it exactly, so a wrong guess costs a failed or unknown stage, never a wrong verdict.
+ */
+static int fp_tensor(sp_check_t *C, const sp_tensor_t *t, uint64_t *out)
+{
+    int64_t n = sp_tensor_numel(t);
+    return n == 0 || sp_fingerprint_nf(C->S, t->v, n, C->opt.seed ^ UINT64_C(0xf1f1), out);
+}
+
+static int const_tensor(const sp_check_t *C, const sp_tensor_t *t)
+{
+    for (int64_t i = 0; i < sp_tensor_numel(t); i++)
+        if (C->E->nodes[t->v[i]].op != SP_OP_CONST)
+            return 0;
+    return 1;
+}
+
+static void record_inferred(sp_check_t *C, const sp_ast_stmt_t *s, int occ, const char *name,
+                            const sp_layout_t *L)
+{
+    C->inferred = flint_realloc(C->inferred, (size_t)(C->ninferred + 1) * sizeof(*C->inferred));
+    sp_inferred_t *x = &C->inferred[C->ninferred++];
+    x->stmt = s;
+    x->occ = occ;
+    x->model_name = sp_strdup(name);
+    sp_layout_init(&x->layout);
+    sp_layout_copy(&x->layout, L);
+}
+
+/* Is name a model input or parameter (or an element of a parameter array)? */
+static int is_param_or_input(const sp_check_t *C, const char *name)
+{
+    const sp_ast_block_t *b = &C->model->body;
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        if (s->kind != SP_STMT_INPUT && s->kind != SP_STMT_PARAM)
+            continue;
+        size_t l = strlen(s->name.str);
+        if (strcmp(s->name.str, name) == 0 || (strncmp(s->name.str, name, l) == 0 && name[l] == '['))
+            return 1;
+    }
+    return strncmp(name, "adam.", 5) == 0 || strncmp(name, "momentum.", 9) == 0;
+}
+
+void infer_lineage(interp_t *I, const sp_ast_stmt_t *s, int occ, const char *pname,
+                   const sp_tensor_t *val)
+{
+    sp_check_t *C = I->C;
+    const sp_mesh_t *m = &C->mesh;
+    int64_t nr = I->nranks;
+    uint64_t **pfp = flint_calloc((size_t)nr, sizeof(uint64_t *));
+    int ok = 1, nd = -1;
+    for (int64_t r = 0; r < nr && ok; r++) {
+        if (!I->active[r] || val[r].ndim < 0)
+            continue;
+        if (const_tensor(C, &val[r]))
+            ok = 0;
+        nd = val[r].ndim;
+        pfp[r] = flint_malloc((size_t)(sp_tensor_numel(&val[r]) + 1) * sizeof(uint64_t));
+        ok = ok && fp_tensor(C, &val[r], pfp[r]);
+    }
+    const char *best = NULL;
+    sp_layout_t bestL;
+    sp_layout_init(&bestL);
+    int nmatch = 0;
+    for (int t = 0; t < C->nmvals && ok && nd >= 0; t++) {
+        const sp_binding_t *mb = &C->mvals[t];
+        const sp_tensor_t *mt = &mb->t[0];
+        if (mt->ndim != nd || is_param_or_input(C, mb->name) || strncmp(mb->name, "next.", 5) == 0)
+            continue;
+        int64_t mn = sp_tensor_numel(mt);
+        uint64_t *mfp = flint_malloc((size_t)(mn + 1) * sizeof(uint64_t));
+        if (!fp_tensor(C, mt, mfp)) {
+            flint_free(mfp);
+            continue;
+        }
+        /* layouts: each dim on one axis or none (mixed radix over naxes+1), then partial */
+        int64_t combos = 1;
+        for (int d = 0; d < nd; d++)
+            combos *= m->naxes + 1;
+        for (int64_t cmb = 0; cmb < combos && nmatch < 2; cmb++) {
+            for (int pa = -1; pa < m->naxes && nmatch < 2; pa++) {
+                sp_layout_t L;
+                sp_layout_init(&L);
+                L.ndim = nd;
+                int64_t c = cmb;
+                uint8_t used[SP_MAX_AXES] = {0};
+                int bad = 0;
+                for (int d = 0; d < nd; d++) {
+                    L.size[d] = mt->shape[d];
+                    int ax = (int)(c % (m->naxes + 1)) - 1;
+                    c /= m->naxes + 1;
+                    if (ax >= 0) {
+                        if (used[ax] || m->size[ax] == 1)
+                            bad = 1;
+                        used[ax] = 1;
+                        L.axes[d].n = 1;
+                        L.axes[d].axis[0] = ax;
+                    }
+                }
+                if (pa >= 0) {
+                    if (used[pa] || m->size[pa] == 1)
+                        bad = 1;
+                    L.npartial = 1;
+                    L.pop[0] = SP_RED_SUM;
+                    L.paxes[0].n = 1;
+                    L.paxes[0].axis[0] = pa;
+                }
+                for (int64_t r = 0; r < nr && !bad; r++) {
+                    if (!pfp[r])
+                        continue;
+                    int64_t ls[SP_MAX_DIMS];
+                    sp_layout_local_shape(m, &L, r, ls);
+                    for (int d = 0; d < nd && !bad; d++)
+                        bad = ls[d] != val[r].shape[d];
+                }
+                /* compare element fingerprints (a partial sum: the group's sum) */
+                nmod_t mod;
+                nmod_init(&mod, SP_FP_PRIME);
+                for (int64_t r = 0; r < nr && !bad; r++) {
+                    if (!pfp[r])
+                        continue;
+                    if (pa >= 0 && sp_axes_index(m, &L.paxes[0], r) != 0)
+                        continue;
+                    int64_t ls[SP_MAX_DIMS], off[SP_MAX_DIMS];
+                    for (int d = 0; d < nd; d++) {
+                        int64_t st, en;
+                        sp_layout_range(m, &L, d, r, &st, &en);
+                        off[d] = st;
+                        ls[d] = en - st;
+                    }
+                    int64_t n = sp_tensor_numel(&val[r]);
+                    for (int64_t i = 0; i < n && !bad; i++) {
+                        int64_t rem = i, pos = 0, stride = 1;
+                        for (int d = nd - 1; d >= 0; d--) {
+                            int64_t ix = rem % ls[d];
+                            rem /= ls[d];
+                            pos += (ix + off[d]) * stride;
+                            stride *= mt->shape[d];
+                        }
+                        uint64_t v = pfp[r][i];
+                        if (pa >= 0) {
+                            v = 0;
+                            for (int64_t k = 0; k < m->size[pa]; k++) {
+                                int64_t q = sp_axes_member(m, &L.paxes[0], r, k);
+                                if (!pfp[q]) {
+                                    bad = 1;
+                                    break;
+                                }
+                                v = nmod_add(v, pfp[q][i], mod);
+                            }
+                        }
+                        bad = bad || v != mfp[pos];
+                    }
+                }
+                if (!bad) {
+                    if (best == NULL || (strcmp(mb->name, pname) == 0 && strcmp(best, pname) != 0)) {
+                        best = mb->name;
+                        sp_layout_clear(&bestL);
+                        sp_layout_copy(&bestL, &L);
+                    }
+                    nmatch++;
+                    sp_layout_clear(&L);
+                    break; /* the first layout that fits this tensor */
+                }
+                sp_layout_clear(&L);
+            }
+        }
+        flint_free(mfp);
+    }
+    if (ok && best) {
+        record_inferred(C, s, occ, best, &bestL);
+        add_cut(C, best);
+    }
+    sp_layout_clear(&bestL);
+    for (int64_t r = 0; r < nr; r++)
+        flint_free(pfp[r]);
+    flint_free(pfp);
+}
+
+const sp_inferred_t *find_inferred(const sp_check_t *C, const sp_ast_stmt_t *s, int occ)
+{
+    for (int i = 0; i < C->ninferred; i++)
+        if (C->inferred[i].stmt == s && C->inferred[i].occ == occ)
+            return &C->inferred[i];
+    return NULL;
+}
+
+/* ---- the cut guess -------------------------------------------------------------------------- */
+
+/*
+ * A guess of the cut points without executing anything: the plan's control flow (loops,
+ * compile-time conditions, on blocks) walked as pass 1 would walk it, collecting the targets
+ * of lineage annotations into C->cuts.  The checker confirms the guess after pass 2
+ * (sp_cuts_confirmed): the plan's control flow does not depend on tensor values, so the cuts
+ * pass 2 crossed are the cuts pass 1 would have collected.  Not used with --infer-lineage;
+ * SP_ERR_INPUT when the walk stops (the caller then runs pass 1).
+ */
+static int block_has_lineage(const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        if (s->lineage || block_has_lineage(&s->body) || block_has_lineage(&s->else_body))
+            return 1;
+    }
+    return 0;
+}
+
+sp_status_t sp_plan_guess_cuts(sp_check_t *C)
+{
+    /* lineage inside functions is reached through expressions, which the walk does not enter */
+    for (int i = 0; i < C->nfuncs; i++)
+        if (block_has_lineage(&C->funcs[i]->body))
+            return SP_ERR_INPUT;
+    sp_diags_mark_t dm;
+    sp_diags_mark(C->d, &dm);
+    interp_t I;
+    memset(&I, 0, sizeof I);
+    I.C = C;
+    I.is_plan = 1;
+    I.walk = 1;
+    sp_status_t st = plan_mesh(C, &I);
+    const sp_ast_block_t *body = &C->plan->body;
+    for (size_t i = 1; i < body->n && st == SP_OK; i++)
+        st = exec_stmt(&I, body->stmts[i]);
+    interp_clear(&I);
+    sp_diags_restore(C->d, &dm);
+    return st;
+}
+
+/* Did pass 2 cross exactly the guessed cuts?  If so, C->cuts takes pass 2's order (pass 1's). */
+int sp_cuts_confirmed(sp_check_t *C)
+{
+    if (C->npassed != C->ncuts)
+        return 0;
+    for (int i = 0; i < C->npassed; i++)
+        if (!is_cut(C, C->passed[i]))
+            return 0;
+    for (int i = 0; i < C->npassed; i++) {
+        flint_free(C->cuts[i]);
+        C->cuts[i] = sp_strdup(C->passed[i]);
+    }
+    return 1;
+}

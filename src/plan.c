@@ -1,0 +1,623 @@
+/* plan.c: the plan on every rank of its mesh: distribution, collectives, closing checks. */
+#include <flint/flint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_int.h"
+#include "sbuf.h"
+
+/*
+ * A plan runs through the core (exec.c) with one tensor per rank of its mesh.  What only a plan
+ * has lives here: the mesh, a model tensor distributed over the ranks under a layout (shards,
+ * and the parts of a pending reduction), collectives and send/recv (messages matched in plan
+ * order), and the checks after the last statement: every send received, some output declared,
+ * every output covered, every output of the model checked or omitted.
+ */
+
+/* ---- the mesh ------------------------------------------------------------------------------- */
+
+/* The plan's mesh (its first statement) into C->mesh, and I set up for the plan's ranks. */
+sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
+{
+    const sp_ast_block_t *body = &C->plan->body;
+    if (body->n == 0 || body->stmts[0]->kind != SP_STMT_MESH) {
+        sp_diags_error(C->d, SP_DIAG_LAYOUT, C->plan->loc, "a plan begins with 'mesh AXIS = N, ...'");
+        return SP_ERR_INPUT;
+    }
+    const sp_ast_stmt_t *ms = body->stmts[0];
+    memset(&C->mesh, 0, sizeof C->mesh);
+    C->mesh.nranks = 1;
+    if (ms->nbinds > SP_MAX_AXES) {
+        sp_diags_error(C->d, SP_DIAG_LIMIT, ms->loc, "at most %d mesh axes", SP_MAX_AXES);
+        return SP_ERR_INPUT;
+    }
+    for (size_t k = 0; k < ms->nbinds; k++) {
+        const sp_ast_bind_t *b = &ms->binds[k];
+        int64_t n;
+        I->nranks = 1;
+        I->active = NULL;
+        if (!eval_int(I, b->value, -1, &n)) {
+            return SP_ERR_INPUT;
+        }
+        if (sp_mesh_axis(&C->mesh, b->name.str) >= 0) {
+            sp_diags_error(C->d, SP_DIAG_LAYOUT, b->name.loc, "mesh axis '%s' declared twice", b->name.str);
+            return SP_ERR_INPUT;
+        }
+        /* the mesh cutoff: an axis the plan is uniform along runs at its checked size */
+        for (int c = 0; c < C->ncutoff; c++)
+            if (strcmp(C->cutoff[c].name, b->name.str) == 0 && C->cutoff[c].real == n)
+                n = C->cutoff[c].red;
+        if (n < 1 || strlen(b->name.str) >= sizeof C->mesh.name[0]) {
+            sp_diags_error(C->d, SP_DIAG_LAYOUT, b->value->loc, "a mesh axis needs a size of at least 1");
+            return SP_ERR_INPUT;
+        }
+        if (C->mesh.nranks > C->opt.max_ranks / n) {
+            sp_diags_error(C->d, SP_DIAG_LIMIT, b->value->loc,
+                           "the mesh has more than %lld ranks (--max-ranks)", (long long)C->opt.max_ranks);
+            return SP_ERR_INPUT;
+        }
+        snprintf(C->mesh.name[C->mesh.naxes], sizeof C->mesh.name[0], "%s", b->name.str);
+        C->mesh.size[C->mesh.naxes++] = n;
+        C->mesh.nranks *= n;
+    }
+    I->nranks = C->mesh.nranks;
+    I->active = flint_malloc((size_t)I->nranks);
+    memset(I->active, 1, (size_t)I->nranks);
+    I->vals = &I->pvals;
+    I->nvals = &I->npvals;
+    I->avals = &I->apvals;
+    return SP_OK;
+}
+
+/* ---- model tensors distributed over the ranks ----------------------------------------------- */
+
+/*
+ * The plan's value of a tensor whose logical value is `full` under layout L, for every active
+ * rank: the shard, and for pending reductions a decomposition into fresh parts (the last member
+ * of each group holds the logical value minus the others, so later stages hold for every
+ * decomposition).
+ */
+pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name)
+{
+    sp_check_t *C = I->C;
+    pval_t out = pval_new(I->nranks);
+    for (int64_t r = 0; r < I->nranks; r++)
+        if (I->active[r])
+            sp_layout_project(&C->mesh, L, r, full, &out[r]);
+    for (int k = 0; k < L->npartial; k++) {
+        const sp_axes_t *a = &L->paxes[k];
+        int64_t n = sp_axes_count(&C->mesh, a);
+        if (n <= 1)
+            continue;
+        for (int64_t r = 0; r < I->nranks; r++) {
+            if (!I->active[r] || sp_axes_index(&C->mesh, a, r) != 0)
+                continue;
+            /* group led by r: r's value w (the group's value so far: after the earlier
+               entries' decompositions it is r's part of them) is split into n parts */
+            sp_tensor_t sum;
+            sp_tensor_init(&sum);
+            sp_tensor_copy(&sum, &out[r]);
+            int64_t numel = sp_tensor_numel(&sum);
+            sp_red_t op = L->pop[k];
+            if (op == SP_RED_AVG) {
+                /* avg of the parts is w: the parts sum to n * w */
+                for (int64_t i = 0; i < numel; i++)
+                    sum.v[i] = sp_expr_mul(C->E, sp_expr_const_si(C->E, n, 1), sum.v[i]);
+            }
+            for (int64_t j = 0; j + 1 < n; j++) {
+                int64_t q = sp_axes_member(&C->mesh, a, r, j);
+                if (op == SP_RED_MAX || op == SP_RED_MIN)
+                    continue; /* every part holds the value itself (see docs/soundness.md) */
+                char nm[512];
+                snprintf(nm, sizeof nm, "%s.part%lld", name, (long long)j);
+                sp_tensor_t part;
+                sp_tensor_init(&part);
+                fresh_tensor(C, nm, sum.shape, sum.ndim, &part);
+                for (int64_t i = 0; i < numel; i++)
+                    sum.v[i] = sp_expr_sub(C->E, sum.v[i], part.v[i]);
+                sp_tensor_clear(&out[q]);
+                out[q] = part;
+            }
+            int64_t last = sp_axes_member(&C->mesh, a, r, n - 1);
+            if (op == SP_RED_SUM || op == SP_RED_AVG) {
+                sp_tensor_clear(&out[last]);
+                out[last] = sum;
+            } else {
+                sp_tensor_clear(&sum);
+            }
+        }
+    }
+    return out;
+}
+
+/* plan: x : layout  (a model input or param, distributed) */
+sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
+{
+    char nm[512];
+    if (!target_name(I, s->targets[0], nm, sizeof nm))
+        return SP_ERR_INPUT;
+    const sp_binding_t *mb = sp_model_value(I->C, nm);
+    if (mb == NULL) {
+        errat(I, SP_DIAG_LINEAGE, s->targets[0]->loc,
+              "'%s' is not a model input or parameter (lineage to a missing model tensor)", nm);
+        return SP_ERR_INPUT;
+    }
+    sp_layout_t L;
+    if (!resolve_layout(I, s->layout, &L))
+        return SP_ERR_INPUT;
+    const sp_tensor_t *mt = &mb->t[0];
+    int same = L.ndim == mt->ndim;
+    for (int d = 0; d < L.ndim && same; d++)
+        same = L.size[d] == mt->shape[d];
+    if (!same) {
+        char a[128], b[128];
+        shape_str(L.size, L.ndim, a, sizeof a);
+        shape_str(mt->shape, mt->ndim, b, sizeof b);
+        errat(I, SP_DIAG_SHAPE, s->layout->loc,
+              "layout shape %s does not match model tensor '%s' of shape %s", a, nm, b);
+        sp_layout_clear(&L);
+        return SP_ERR_INPUT;
+    }
+    pval_t v = distribute(I, &L, mt, nm);
+    bind(I, nm, s->targets[0]->loc, v, -1);
+    mark_pending(I, nm, &L);
+    sp_layout_clear(&L);
+    return SP_OK;
+}
+
+/* ---- collectives and send/recv -------------------------------------------------------------- */
+
+/* collectives: parse arguments, then run across ranks */
+sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
+{
+    sp_check_t *C = I->C;
+    const char *name = e->name;
+    if (!I->is_plan) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "collective '%s' in a model (models run on one device)",
+              name);
+        return SP_ERR_INPUT;
+    }
+    pval_t x = NULL;
+    int xv;
+    sp_axes_t axes = {0, {0}};
+    int have_axes = 0, have_op = 0;
+    sp_red_t op = SP_RED_SUM;
+    int64_t ints[4];
+    int nints = 0;
+    int64_t dim = 0, split = 0, concat = 0, root = 0;
+    int have_dim = 0, have_split = 0, have_concat = 0, have_root = 0;
+    /* send/recv: keyword axis = coordinate */
+    int peer_axis = -1, npeer = 0;
+    int peer_axes[SP_MAX_AXES];
+    const sp_ast_expr_t *peer_exprs[SP_MAX_AXES];
+    const sp_ast_expr_t *peer_expr = NULL;
+    sp_status_t st = SP_OK;
+    size_t first = 0;
+    const sp_binding_t *pend = NULL;
+    if (strcmp(name, "recv") != 0) {
+        if (e->nargs == 0 || e->args[0].key.str) {
+            errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs a tensor as its first argument", name);
+            return SP_ERR_INPUT;
+        }
+        /* a pending max/min may be all-reduced with its own op over (at least) its axes */
+        const sp_binding_t *pb = binding_of(I, e->args[0].value);
+        if (pb && pb->pend) {
+            pend = pb;
+            I->pend_ok = !strcmp(name, "all_reduce");
+        }
+        st = eval(I, e->args[0].value, &x, &xv);
+        I->pend_ok = 0;
+        if (st != SP_OK)
+            return st;
+        first = 1;
+    }
+    for (size_t i = first; i < e->nargs && st == SP_OK; i++) {
+        const sp_ast_arg_t *a = &e->args[i];
+        const sp_ast_expr_t *v = a->value;
+        const char *key = a->key.str;
+        if (key && sp_mesh_axis(&C->mesh, key) >= 0 && (!strcmp(name, "send") || !strcmp(name, "recv"))) {
+            peer_axis = sp_mesh_axis(&C->mesh, key);
+            peer_expr = v;
+            if (npeer < SP_MAX_AXES) {
+                peer_axes[npeer] = peer_axis;
+                peer_exprs[npeer++] = v;
+            }
+            continue;
+        }
+        if ((key && (!strcmp(key, "axis") || !strcmp(key, "group") || !strcmp(key, "axes"))) ||
+            (!key && v->kind == SP_AST_NAME && sp_mesh_axis(&C->mesh, v->name) >= 0 &&
+             !lookup(I, v->name)) ||
+            (!key && v->kind == SP_AST_LIST && v->nargs > 0 && v->args[0].value->kind == SP_AST_NAME &&
+             sp_mesh_axis(&C->mesh, v->args[0].value->name) >= 0)) {
+            sp_ast_name_t nm[SP_MAX_AXES];
+            size_t n = 0;
+            if (v->kind == SP_AST_NAME) {
+                nm[0].str = v->name;
+                nm[0].loc = v->loc;
+                n = 1;
+            } else if (v->kind == SP_AST_LIST && v->nargs <= SP_MAX_AXES) {
+                for (size_t k = 0; k < v->nargs; k++) {
+                    if (v->args[k].value->kind != SP_AST_NAME) {
+                        errat(I, SP_DIAG_LAYOUT, v->args[k].value->loc, "expected a mesh axis");
+                        st = SP_ERR_INPUT;
+                        break;
+                    }
+                    nm[k].str = v->args[k].value->name;
+                    nm[k].loc = v->args[k].value->loc;
+                }
+                n = v->nargs;
+            } else {
+                errat(I, SP_DIAG_LAYOUT, v->loc, "expected a mesh axis or a list of axes");
+                st = SP_ERR_INPUT;
+            }
+            uint8_t used[SP_MAX_AXES] = {0};
+            if (st == SP_OK && !resolve_axes(I, nm, n, &axes, used))
+                st = SP_ERR_INPUT;
+            have_axes = 1;
+            continue;
+        }
+        if ((key && !strcmp(key, "op")) || (!key && v->kind == SP_AST_NAME && sp_red_parse(v->name, &op))) {
+            if (v->kind != SP_AST_NAME || !sp_red_parse(v->name, &op)) {
+                errat(I, SP_DIAG_LAYOUT, v->loc, "unknown reduction (sum, avg, max, min)");
+                st = SP_ERR_INPUT;
+            }
+            have_op = 1;
+            continue;
+        }
+        if (!key && v->kind == SP_AST_NAME && !is_int_expr(I, v)) {
+            errat(I, SP_DIAG_LAYOUT, v->loc, "'%s' is neither a mesh axis nor a reduction", v->name);
+            st = SP_ERR_INPUT;
+            continue;
+        }
+        int64_t val;
+        /* a collective's dims and root are the same on every member */
+        if (!eval_int(I, v, -1, &val)) {
+            st = SP_ERR_INPUT;
+            continue;
+        }
+        if (key) {
+            if (!strcmp(key, "dim"))
+                dim = val, have_dim = 1;
+            else if (!strcmp(key, "split") || !strcmp(key, "split_dim"))
+                split = val, have_split = 1;
+            else if (!strcmp(key, "concat") || !strcmp(key, "concat_dim"))
+                concat = val, have_concat = 1;
+            else if (!strcmp(key, "root") || !strcmp(key, "src") || !strcmp(key, "dst"))
+                root = val, have_root = 1;
+            else {
+                errat(I, SP_DIAG_LAYOUT, a->key.loc, "unknown argument '%s' of '%s'", key, name);
+                st = SP_ERR_INPUT;
+            }
+        } else if (nints < 4) {
+            ints[nints++] = val;
+        }
+    }
+    if (st == SP_OK && pend && (!have_op || op != pend->pend_op || !have_axes ||
+                                !axes_cover(&axes, &pend->pend_axes))) {
+        pending_error(I, e->args[0].value->loc, pend, "reduced otherwise here");
+        st = SP_ERR_INPUT;
+    }
+    if (st != SP_OK) {
+        pval_free(x, I->nranks);
+        return st;
+    }
+    /* positional integers fill the collective's integer parameters in order */
+    int ki = 0;
+    if (!strcmp(name, "all_gather") || !strcmp(name, "reduce_scatter")) {
+        if (!have_dim && ki < nints)
+            dim = ints[ki++], have_dim = 1;
+    } else if (!strcmp(name, "all_to_all")) {
+        if (!have_split && ki < nints)
+            split = ints[ki++], have_split = 1;
+        if (!have_concat && ki < nints)
+            concat = ints[ki++], have_concat = 1;
+    } else if (!strcmp(name, "broadcast") || !strcmp(name, "reduce")) {
+        if (!have_root && ki < nints)
+            root = ints[ki++], have_root = 1;
+    }
+    if (ki < nints) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "too many integer arguments for '%s'", name);
+        pval_free(x, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    if (strcmp(name, "send") && strcmp(name, "recv") && !have_axes) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs the mesh axis (or axes) of its group", name);
+        pval_free(x, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    if ((!strcmp(name, "all_gather") || !strcmp(name, "reduce_scatter")) && !have_dim) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs dim=", name);
+        pval_free(x, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    if (!strcmp(name, "all_to_all") && !(have_split && have_concat)) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "'all_to_all' needs split= and concat=");
+        pval_free(x, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    (void)have_op;
+    sp_op_err_t err;
+    err.msg[0] = 0;
+    pval_t res = pval_new(I->nranks);
+    int ok = 1;
+    pval_t in = x;
+    if (in) {
+        /* inactive ranks do not participate */
+        for (int64_t r = 0; r < I->nranks; r++)
+            if (!I->active[r] && in[r].ndim >= 0) {
+                sp_tensor_clear(&in[r]);
+                in[r].ndim = -1;
+            }
+    }
+    if (!strcmp(name, "all_reduce"))
+        ok = sp_coll_all_reduce(C->E, &C->mesh, &axes, op, in, res, &err);
+    else if (!strcmp(name, "all_gather"))
+        ok = sp_coll_all_gather(C->E, &C->mesh, &axes, (int)dim, in, res, &err);
+    else if (!strcmp(name, "reduce_scatter"))
+        ok = sp_coll_reduce_scatter(C->E, &C->mesh, &axes, (int)dim, op, in, res, &err);
+    else if (!strcmp(name, "all_to_all"))
+        ok = sp_coll_all_to_all(C->E, &C->mesh, &axes, (int)split, (int)concat, in, res, &err);
+    else if (!strcmp(name, "broadcast"))
+        ok = sp_coll_broadcast(C->E, &C->mesh, &axes, root, in, res, &err);
+    else if (!strcmp(name, "reduce"))
+        ok = sp_coll_reduce(C->E, &C->mesh, &axes, op, root, in, res, &err);
+    else if (!strcmp(name, "send") || !strcmp(name, "recv")) {
+        if (peer_axis < 0) {
+            errat(I, SP_DIAG_LAYOUT, e->loc, "'%s' needs the peer as AXIS = COORDINATE", name);
+            pval_free(x, I->nranks);
+            pval_free(res, I->nranks);
+            return SP_ERR_INPUT;
+        }
+        for (int64_t r = 0; r < I->nranks && ok; r++) {
+            if (!I->active[r])
+                continue;
+            int64_t peer = r;
+            for (int q = 0; q < npeer; q++) {
+                int64_t c;
+                peer_axis = peer_axes[q];
+                peer_expr = peer_exprs[q];
+                if (!eval_int(I, peer_expr, r, &c)) {
+                    pval_free(x, I->nranks);
+                    pval_free(res, I->nranks);
+                    return SP_ERR_INPUT;
+                }
+                if (c < 0 || c >= C->mesh.size[peer_axis]) {
+                    char rs[128];
+                    sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+                    errat(I, SP_DIAG_LAYOUT, peer_expr->loc,
+                          "peer %s = %lld is outside the mesh (on rank %s)", C->mesh.name[peer_axis],
+                          (long long)c, rs);
+                    pval_free(x, I->nranks);
+                    pval_free(res, I->nranks);
+                    return SP_ERR_INPUT;
+                }
+                peer = sp_mesh_with_coord(&C->mesh, peer, peer_axis, c);
+            }
+            if (!strcmp(name, "send")) {
+                if (I->nmsgs == I->amsgs) {
+                    I->amsgs = I->amsgs ? 2 * I->amsgs : 16;
+                    I->msgs = flint_realloc(I->msgs, (size_t)I->amsgs * sizeof(*I->msgs));
+                }
+                struct msg *m = &I->msgs[I->nmsgs++];
+                m->src = r;
+                m->dst = peer;
+                m->used = 0;
+                m->loc = e->loc;
+                sp_tensor_init(&m->t);
+                sp_tensor_copy(&m->t, &x[r]);
+            } else {
+                int found = 0;
+                for (int k = 0; k < I->nmsgs && !found; k++) {
+                    struct msg *m = &I->msgs[k];
+                    if (!m->used && m->src == peer && m->dst == r) {
+                        m->used = 1;
+                        res[r] = m->t;
+                        sp_tensor_init(&m->t);
+                        found = 1;
+                    }
+                }
+                if (!found) {
+                    char rs[128], ps[128];
+                    sp_mesh_rank_str(&C->mesh, r, rs, sizeof rs);
+                    sp_mesh_rank_str(&C->mesh, peer, ps, sizeof ps);
+                    errat(I, SP_DIAG_LAYOUT, e->loc,
+                          "recv on rank %s from rank %s has no matching send before it in plan order (a deadlock)", rs, ps);
+                    pval_free(x, I->nranks);
+                    pval_free(res, I->nranks);
+                    return SP_ERR_INPUT;
+                }
+            }
+        }
+    }
+    pval_free(x, I->nranks);
+    if (!ok) {
+        errat(I, SP_DIAG_LAYOUT, e->loc, "%s", err.msg);
+        pval_free(res, I->nranks);
+        return SP_ERR_INPUT;
+    }
+    *out = res;
+    return SP_OK;
+}
+
+/* ---- the checks that close a plan ----------------------------------------------------------- */
+
+/*
+ * Coverage of an output: every element of the model tensor is held by some rank that declares
+ * the output, and a pending reduction has every member of its group (a group that misses a
+ * rank would compare a partial sum).  Ranks that do not declare it are not compared: an
+ * element no declaring rank holds would pass unseen.
+ */
+static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
+{
+    const sp_layout_t *L = &s->layout;
+    int64_t numel = 1;
+    for (int d = 0; d < L->ndim; d++)
+        numel *= L->size[d];
+    uint8_t *held = flint_calloc((size_t)(numel ? numel : 1), 1);
+    sp_status_t st = SP_OK;
+    for (int64_t r = 0; r < s->nranks && st == SP_OK; r++) {
+        if (s->plan[r].ndim < 0)
+            continue;
+        for (int k = 0; k < L->npartial && st == SP_OK; k++) {
+            int64_t n = sp_axes_count(&C->mesh, &L->paxes[k]);
+            for (int64_t j = 0; j < n; j++) {
+                int64_t q = sp_axes_member(&C->mesh, &L->paxes[k], r, j);
+                if (s->plan[q].ndim < 0) {
+                    char a[128], b[128];
+                    sp_mesh_rank_str(&C->mesh, r, a, sizeof a);
+                    sp_mesh_rank_str(&C->mesh, q, b, sizeof b);
+                    sp_diags_error(C->d, SP_DIAG_LINEAGE, s->plan_loc,
+                                   "output '%s' has a pending %s over a group of rank %s, but rank "
+                                   "%s of that group does not declare it",
+                                   s->model_name, sp_red_name(L->pop[k]), a, b);
+                    st = SP_ERR_INPUT;
+                    break;
+                }
+            }
+        }
+        int64_t lo[SP_MAX_DIMS], hi[SP_MAX_DIMS], idx[SP_MAX_DIMS];
+        int empty = 0;
+        for (int d = 0; d < L->ndim; d++) {
+            sp_layout_range(&C->mesh, L, d, r, &lo[d], &hi[d]);
+            idx[d] = lo[d];
+            empty |= lo[d] >= hi[d];
+        }
+        while (!empty && numel > 0) {
+            int64_t f = 0;
+            for (int d = 0; d < L->ndim; d++)
+                f = f * L->size[d] + idx[d];
+            held[f] = 1;
+            int d = L->ndim - 1;
+            while (d >= 0 && ++idx[d] == hi[d]) {
+                idx[d] = lo[d];
+                d--;
+            }
+            if (d < 0)
+                break;
+        }
+    }
+    for (int64_t f = 0; f < numel && st == SP_OK; f++)
+        if (!held[f]) {
+            char es[256];
+            size_t k = 0;
+            int64_t rest = f, ix[SP_MAX_DIMS];
+            for (int d = L->ndim - 1; d >= 0; d--) {
+                ix[d] = rest % L->size[d];
+                rest /= L->size[d];
+            }
+            for (int d = 0; d < L->ndim && k < sizeof es; d++)
+                k += (size_t)snprintf(es + k, sizeof es - k, "%s%lld", d ? ", " : "", (long long)ix[d]);
+            sp_diags_error(C->d, SP_DIAG_LINEAGE, s->plan_loc,
+                           "output '%s': element [%s] is held by no rank that declares the output "
+                           "(declare it on every rank that holds a part of it)",
+                           s->model_name, es);
+            st = SP_ERR_INPUT;
+        }
+    flint_free(held);
+    return st;
+}
+
+/* Is name a parameter of the model, or an element of a parameter array? */
+static int is_param_name(const sp_check_t *C, const char *name)
+{
+    const sp_ast_block_t *b = &C->model->body;
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        size_t l = strlen(s->name.str ? s->name.str : "");
+        if (s->kind == SP_STMT_PARAM &&
+            (!strcmp(s->name.str, name) || (!strncmp(s->name.str, name, l) && name[l] == '[')))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Every output of the model is checked by some output of the plan, or named by `omit`: the
+ * model's `output` list and, when it trains, every parameter's gradient and update and the
+ * optimizer's next state.  A plan that never mentions a gradient would otherwise pass with
+ * that gradient unchecked.
+ */
+static sp_status_t check_outputs_declared(sp_check_t *C)
+{
+    const char **miss = NULL;
+    int nmiss = 0;
+    for (int i = 0; i < C->nmvals; i++) {
+        const char *n = C->mvals[i].name;
+        int required = 0;
+        for (int k = 0; k < C->noutputs && !required; k++)
+            required = !strcmp(C->outputs[k], n);
+        required |= !strncmp(n, "next.", 5) ||
+                    (!strncmp(n, "grad.", 5) && is_param_name(C, n + 5));
+        if (!required)
+            continue;
+        int done = 0;
+        for (int k = 0; k < C->nstages && !done; k++)
+            done = C->stages[k].kind == SP_STAGE_OUTPUT && !strcmp(C->stages[k].model_name, n);
+        for (int k = 0; k < C->nomitted && !done; k++)
+            done = !strcmp(C->omitted[k], n);
+        if (done)
+            continue;
+        for (int k = 0; k < nmiss && !done; k++)
+            done = !strcmp(miss[k], n);
+        if (done)
+            continue;
+        miss = flint_realloc(miss, (size_t)(nmiss + 1) * sizeof(char *));
+        miss[nmiss++] = n;
+    }
+    if (nmiss == 0)
+        return SP_OK;
+    char list[1024];
+    size_t k = 0;
+    for (int i = 0; i < nmiss && i < 8 && k < sizeof list; i++)
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", miss[i]);
+    if (nmiss > 8 && k < sizeof list)
+        snprintf(list + k, sizeof list - k, " and %d more", nmiss - 8);
+    sp_diags_error(C->d, SP_DIAG_LINEAGE, C->plan->name.loc,
+                   "plan '%s' checks no output for %s of the model: output %s, or name %s in "
+                   "'omit ...' to leave %s unchecked",
+                   C->plan->name.str, list, nmiss > 1 ? "them" : "it",
+                   nmiss > 1 ? "them" : "it", nmiss > 1 ? "them" : "it");
+    flint_free(miss);
+    return SP_ERR_INPUT;
+}
+
+/* ---- entry point ---------------------------------------------------------------------------- */
+
+sp_status_t sp_exec_plan(sp_check_t *C)
+{
+    interp_t I;
+    memset(&I, 0, sizeof I);
+    I.C = C;
+    I.is_plan = 1;
+    sp_status_t st = plan_mesh(C, &I);
+    if (st != SP_OK) {
+        interp_clear(&I);
+        return st;
+    }
+    const sp_ast_block_t *body = &C->plan->body;
+    for (size_t i = 1; i < body->n && st == SP_OK; i++)
+        st = exec_stmt(&I, body->stmts[i]);
+    for (int k = 0; k < I.nmsgs && st == SP_OK; k++) {
+        if (I.msgs[k].used)
+            continue;
+        char a[128], b[128];
+        sp_mesh_rank_str(&C->mesh, I.msgs[k].src, a, sizeof a);
+        sp_mesh_rank_str(&C->mesh, I.msgs[k].dst, b, sizeof b);
+        sp_diags_error(C->d, SP_DIAG_LAYOUT, I.msgs[k].loc,
+                       "send from rank %s to rank %s is never received", a, b);
+        st = SP_ERR_INPUT;
+    }
+    if (st == SP_OK && I.outputs_seen == 0) {
+        sp_diags_error(C->d, SP_DIAG_LINEAGE, C->plan->loc,
+                       "plan '%s' declares no output: nothing would be proven", C->plan->name.str);
+        st = SP_ERR_INPUT;
+    }
+    for (int i = 0; i < C->nstages && st == SP_OK && !C->collect_only; i++)
+        if (C->stages[i].kind == SP_STAGE_OUTPUT)
+            st = check_coverage(C, &C->stages[i]);
+    if (st == SP_OK && !C->collect_only)
+        st = check_outputs_declared(C);
+    interp_clear(&I);
+    return st;
+}
