@@ -166,6 +166,8 @@ typedef struct sp_check {
     sp_cutoff_t cutoff[SP_MAX_AXES];
     int ncutoff;
     char cutoff_note[192];   /* why a large axis was not cut (report, --verbose), or "" */
+    int cutoff_fallback;     /* the cut mesh's run ended in an error or an unreproduced
+                                difference: the verdict is the real mesh's (report says so) */
     sp_stage_t *stages;
     int nstages, astages;
     int fresh_counter;

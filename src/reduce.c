@@ -898,6 +898,22 @@ static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t 
         w[n].real = w[n].red = 1;
         w[n++].idx = -1;
     }
+    /* a cut mesh axis's checked size k is no other size's reduced value (NH reducing to k would
+       let / NH stand for / dp), in both modes: the cutoff puts k where reduced sizes land */
+    for (int c = 0; c < C->ndims && ok; c++) {
+        if (!C->dims[c].cut)
+            continue;
+        for (int t = 0; t < n && ok; t++) {
+            if (w[t].idx < 0 || V->v[w[t].idx].e == NULL || w[t].red != C->dims[c].cut ||
+                w[t].real == C->dims[c].real)
+                continue;
+            deps(C, V->v[w[t].idx].e, grow, 0);
+            snprintf(why, whylen, "a size of %lld at the real sizes (line %u) reduces to %lld, "
+                     "the checked size of mesh axis %s", (long long)w[t].real,
+                     V->v[w[t].idx].e->loc.line, (long long)w[t].red, C->dims[c].name);
+            ok = 0;
+        }
+    }
     /* without --strict-shapes: the sharding, divisibility and branch conditions above only
        (docs/soundness.md says what that leaves unchecked) */
     if (!strict) {
@@ -1124,10 +1140,12 @@ typedef struct {
     const char *what;       /* the first construct telling its ranks apart, or NULL */
     sp_loc_t at;
     const sp_check_t *C;
+    const sp_ast_stmt_t *loops[64]; /* the enclosing for statements */
+    int nloops;
     const sp_mesh_t *mesh;  /* the real mesh, and the axis's index in it */
     int ax;
-    int in_plan;            /* the plan or a function (the model cannot name mesh axes) */
-    int64_t *lits;          /* every integer of the program (numerators and denominators) */
+    const fmpz **lits;      /* every integer of the program (numerators and denominators),
+                               exact: borrowed from the AST */
     size_t nlits, alits;
 } uniform_t;
 
@@ -1139,18 +1157,13 @@ static void non_uniform(uniform_t *U, const char *name, sp_loc_t at, const char 
     }
 }
 
-static void add_lit(uniform_t *U, const fmpz_t z)
+static void add_lit(uniform_t *U, const fmpz *z)
 {
-    if (!fmpz_fits_si(z))
-        return;
-    slong v = fmpz_get_si(z);
-    if (v < 0)
-        v = -v;
     if (U->nlits == U->alits) {
         U->alits = U->alits ? 2 * U->alits : 64;
-        U->lits = flint_realloc(U->lits, U->alits * sizeof(int64_t));
+        U->lits = flint_realloc(U->lits, U->alits * sizeof(const fmpz *));
     }
-    U->lits[U->nlits++] = v;
+    U->lits[U->nlits++] = z;
 }
 
 static int mesh_bind(const sp_ast_stmt_t *ms, const char *name)
@@ -1192,12 +1205,50 @@ static int group_product(const sp_mesh_t *m, int a, int64_t v)
 /* A literal factor or divisor (x / 16, x * (1/16)) that is the size of a group of axes
    containing axis a: it may stand for that group's size, and would not follow the cutoff (a
    false alarm at the checked size; never a wrong EQUIVALENT, see plan_cutoff). */
+/* The value of a literal-only expression (2*4, 1/8, -(16)): 1, else 0. */
+static int literal_value(const sp_ast_expr_t *x, fmpq_t v)
+{
+    if (x->kind == SP_AST_NUM) {
+        fmpq_set(v, x->value);
+        return 1;
+    }
+    if (x->kind == SP_AST_NEG) {
+        if (!literal_value(x->a, v))
+            return 0;
+        fmpq_neg(v, v);
+        return 1;
+    }
+    if (x->kind != SP_AST_BINOP || x->op > SP_BIN_DIV)
+        return 0;
+    fmpq_t w;
+    fmpq_init(w);
+    int ok = literal_value(x->a, v) && literal_value(x->b, w) &&
+             fmpz_bits(fmpq_numref(v)) + fmpz_bits(fmpq_numref(w)) < 4096;
+    if (ok) {
+        switch (x->op) {
+        case SP_BIN_ADD: fmpq_add(v, v, w); break;
+        case SP_BIN_SUB: fmpq_sub(v, v, w); break;
+        case SP_BIN_MUL: fmpq_mul(v, v, w); break;
+        default:
+            ok = !fmpq_is_zero(w);
+            if (ok)
+                fmpq_div(v, v, w);
+        }
+    }
+    fmpq_clear(w);
+    return ok;
+}
+
 static int mesh_literal(const sp_ast_expr_t *x, const sp_mesh_t *m, int a)
 {
-    if (x == NULL || x->kind != SP_AST_NUM || !fmpz_fits_si(fmpq_numref(x->value)) ||
-        !fmpz_fits_si(fmpq_denref(x->value)))
+    fmpq_t v;
+    fmpq_init(v);
+    int lit = x != NULL && literal_value(x, v) && fmpz_fits_si(fmpq_numref(v)) &&
+              fmpz_fits_si(fmpq_denref(v));
+    slong p = lit ? fmpz_get_si(fmpq_numref(v)) : 0, q = lit ? fmpz_get_si(fmpq_denref(v)) : 1;
+    fmpq_clear(v);
+    if (!lit)
         return 0;
-    slong p = fmpz_get_si(fmpq_numref(x->value)), q = fmpz_get_si(fmpq_denref(x->value));
     if (p < 0)
         p = -p;
     return (q == 1 && group_product(m, a, p)) || (p == 1 && group_product(m, a, q));
@@ -1284,6 +1335,104 @@ static int size_expr(const sp_check_t *C, const sp_ast_expr_t *e)
     }
 }
 
+/* Does e name A's size, or a loop variable of a loop whose bounds depend on it? */
+static int depends_on_axis(const uniform_t *U, const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return 0;
+    if (e->kind == SP_AST_NAME) {
+        if (strcmp(e->name, U->axis) == 0)
+            return 1;
+        for (int i = U->nloops - 1; i >= 0; i--)
+            if (strcmp(U->loops[i]->name.str, e->name) == 0)
+                return depends_on_axis(U, U->loops[i]->lo) || depends_on_axis(U, U->loops[i]->hi);
+        return 0;
+    }
+    if (depends_on_axis(U, e->a) || depends_on_axis(U, e->b))
+        return 1;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (depends_on_axis(U, e->args[i].value))
+            return 1;
+    return 0;
+}
+
+/* A closed integer expression without rank coordinates or loop variables. */
+static int closed_size(const sp_check_t *C, const sp_ast_expr_t *e)
+{
+    if (e->kind == SP_AST_NAME && strncmp(e->name, "rank.", 5) == 0)
+        return 0;
+    if ((e->kind == SP_AST_NEG || e->kind == SP_AST_BINOP) &&
+        (!closed_size(C, e->a) || (e->b && !closed_size(C, e->b))))
+        return 0;
+    return size_expr(C, e);
+}
+
+static int is_user_func(const sp_check_t *C, const char *name)
+{
+    for (int i = 0; i < C->nfuncs; i++)
+        if (strcmp(C->funcs[i]->name.str, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* e is j * E or E * j (plus: (j + 1) * E) for a loop variable j of `for j in 0..c` with an
+   integer literal c, and E a size divided last by that c: chunk j of c of a size (micro-batch
+   rows mb*(B/dp/4) .. (mb+1)*(B/dp/4)); the chunks stay inside that size at every mesh size */
+static int mb_bound(const uniform_t *U, const sp_ast_expr_t *e, int plus, const sp_ast_expr_t **E,
+                    const char **var)
+{
+    if (e == NULL || e->kind != SP_AST_BINOP || e->op != SP_BIN_MUL)
+        return 0;
+    for (int side = 0; side < 2; side++) {
+        const sp_ast_expr_t *r = side ? e->b : e->a, *o = side ? e->a : e->b;
+        if (plus) {
+            if (r->kind != SP_AST_BINOP || r->op != SP_BIN_ADD || r->b->kind != SP_AST_NUM ||
+                !fmpq_is_one(r->b->value))
+                continue;
+            r = r->a;
+        }
+        if (r->kind != SP_AST_NAME)
+            continue;
+        const sp_ast_stmt_t *loop = NULL;
+        for (int i = U->nloops - 1; i >= 0 && !loop; i--)
+            if (strcmp(U->loops[i]->name.str, r->name) == 0)
+                loop = U->loops[i];
+        if (loop == NULL || loop->lo->kind != SP_AST_NUM || !fmpq_is_zero(loop->lo->value) ||
+            loop->hi->kind != SP_AST_NUM || o->kind != SP_AST_BINOP || o->op != SP_BIN_DIV ||
+            o->b->kind != SP_AST_NUM || !fmpq_equal(o->b->value, loop->hi->value) ||
+            !closed_size(U->C, o))
+            continue;
+        *E = o;
+        *var = r->name;
+        return 1;
+    }
+    return 0;
+}
+
+/* D / d1 / d2 ... with A among the divisors (names and literals only): the first chunk */
+static int plain_chunk(const uniform_t *U, const sp_ast_expr_t *e)
+{
+    int has = 0;
+    while (e->kind == SP_AST_BINOP && e->op == SP_BIN_DIV) {
+        if (e->b->kind == SP_AST_NAME && strcmp(e->b->name, U->axis) == 0)
+            has = 1;
+        else if (e->b->kind != SP_AST_NUM && !(e->b->kind == SP_AST_NAME && size_expr(U->C, e->b)))
+            return 0;
+        e = e->a;
+    }
+    return has && e->kind == SP_AST_NAME && sp_dim_find(U->C, e->name) >= 0;
+}
+
+static int microbatch_bounds(const uniform_t *U, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi)
+{
+    const sp_ast_expr_t *E1, *E2;
+    const char *v1, *v2;
+    if (lo && hi && lo->kind == SP_AST_NUM && fmpq_is_zero(lo->value) && plain_chunk(U, hi))
+        return 1;
+    return lo && hi && mb_bound(U, lo, 0, &E1, &v1) && mb_bound(U, hi, 1, &E2, &v2) &&
+           strcmp(v1, v2) == 0 && expr_equal(E1, E2);
+}
+
 static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
 {
     if (e == NULL)
@@ -1300,14 +1449,41 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
         uniform_expr(U, E);
         return;
     }
+    if (U->axis) {
+        /* bounds of a slice or an index range: a bound that depends on A's size is a shard
+           selector (above), a micro-batch chunk, or it gives up the cutoff (a bound past the
+           end at k that is inside at N clamps silently) */
+        const sp_ast_expr_t *lo = NULL, *hi = NULL;
+        if (e->kind == SP_AST_CALL && strcmp(e->name, "slice") == 0 && e->nargs >= 4) {
+            lo = e->args[2].value;
+            hi = e->args[3].value;
+        } else if (e->kind == SP_AST_RANGE) {
+            lo = e->a;
+            hi = e->b;
+        }
+        if ((lo && depends_on_axis(U, lo)) || (hi && depends_on_axis(U, hi))) {
+            if (!microbatch_bounds(U, lo, hi))
+                non_uniform(U, U->axis, e->loc, "a slice bound that depends on its size");
+        }
+        /* comparisons: a closed size condition takes the same branch at both sizes
+           (admissible()); one with a rank coordinate or a loop variable is not checked */
+        if (e->kind == SP_AST_BINOP && e->op >= SP_BIN_LT && depends_on_axis(U, e) &&
+            !closed_size(U->C, e))
+            non_uniform(U, U->axis, e->loc, "a comparison that depends on its size");
+        /* a user function's parameter would carry the size under another name */
+        if (e->kind == SP_AST_CALL && is_user_func(U->C, e->name))
+            for (size_t i = 0; i < e->nargs; i++)
+                if (depends_on_axis(U, e->args[i].value))
+                    non_uniform(U, U->axis, e->args[i].value->loc,
+                                "its size passed to a function");
+    }
     /* size arithmetic with the axis size only as a factor: c * A^e with c made of the
        program's integers cannot equal A at a prime k that divides none of them unless it does
        at every size (dp - 2, dp*(dp-2), dp^2 are refused; a tensor term auxt / dp is not) */
     if (U->axis && e->kind == SP_AST_BINOP && e->op != SP_BIN_MUL && e->op != SP_BIN_DIV &&
         e->op < SP_BIN_LT && names_axis(e, U->axis) && size_expr(U->C, e))
         non_uniform(U, U->axis, e->loc, "its size in a sum, difference, power or remainder");
-    if (U->axis && U->in_plan && e->kind == SP_AST_BINOP &&
-        (e->op == SP_BIN_MUL || e->op == SP_BIN_DIV) &&
+    if (U->axis && e->kind == SP_AST_BINOP && (e->op == SP_BIN_MUL || e->op == SP_BIN_DIV) &&
         (mesh_literal(e->a, U->mesh, U->ax) || mesh_literal(e->b, U->mesh, U->ax)))
         non_uniform(U, U->axis, e->loc, "a literal factor equal to the size of a group of axes "
                     "with it");
@@ -1385,7 +1561,14 @@ static void uniform_block(uniform_t *U, const sp_ast_block_t *b)
             uniform_expr(U, s->lineage->rows);
             uniform_layout(U, s->lineage->layout);
         }
+        if (s->kind == SP_STMT_FOR && U->axis &&
+            (depends_on_axis(U, s->lo) || depends_on_axis(U, s->hi)))
+            non_uniform(U, U->axis, s->loc, "a loop over its size");
+        if (s->kind == SP_STMT_FOR && U->nloops < 64)
+            U->loops[U->nloops++] = s;
         uniform_block(U, &s->body);
+        if (s->kind == SP_STMT_FOR && U->nloops > 0 && U->loops[U->nloops - 1] == s)
+            U->nloops--;
         if (s->has_else)
             uniform_block(U, &s->else_body);
     }
@@ -1395,28 +1578,27 @@ static void uniform_block(uniform_t *U, const sp_ast_block_t *b)
    its reduced size where the program uses it). */
 static void uniform_program(const sp_check_t *C, uniform_t *U)
 {
-    U->in_plan = 0;
     if (C->model)
         uniform_block(U, &C->model->body);
-    U->in_plan = 1;
     if (C->plan)
         uniform_block(U, &C->plan->body);
     for (int i = 0; i < C->nfuncs; i++)
         uniform_block(U, &C->funcs[i]->body);
 }
 
-static int divides_any(const int64_t *v, size_t n, int64_t k)
+static int divides_any(const fmpz **v, size_t n, int64_t k)
 {
     for (size_t i = 0; i < n; i++)
-        if (v[i] != 0 && v[i] % k == 0)
+        if (!fmpz_is_zero(v[i]) && fmpz_fdiv_ui(v[i], (ulong)k) == 0)
             return 1;
     return 0;
 }
 
-static int has_int(const int64_t *v, size_t n, int64_t x)
+/* k divides one of the n sizes */
+static int divides_size(const int64_t *v, int n, int64_t k)
 {
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == x)
+    for (int i = 0; i < n; i++)
+        if (v[i] % k == 0)
             return 1;
     return 0;
 }
@@ -1466,7 +1648,7 @@ static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *nam
            axes' sizes */
         int64_t k = 3;
         while (k < mesh->size[a] && (!n_is_prime((ulong)k) || divides_any(U.lits, U.nlits, k) ||
-                                     has_int(avoid, (size_t)navoid, k)))
+                                     divides_size(avoid, navoid, k)))
             k++;
         if (k >= mesh->size[a])
             continue;

@@ -71,7 +71,7 @@ static void header(const sp_check_t *C, FILE *out)
         fprintf(out, " (%lld ranks; the plan is uniform along %s; --full-mesh checks every rank)\n",
                 (long long)C->mesh.nranks, C->ncutoff > 1 ? "them" : "it");
     }
-    if (C->opt.verbose && C->cutoff_note[0])
+    if ((C->opt.verbose || C->cutoff_fallback) && C->cutoff_note[0])
         fprintf(out, "mesh cutoff: none; %s\n", C->cutoff_note);
     fprintf(out, "reduced dims:");
     for (int i = 0; i < C->ndims; i++)
