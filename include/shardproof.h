@@ -38,6 +38,10 @@ typedef enum {
 /* The default budget of one query: a single query cannot stall a check for minutes. */
 #define SHARDPROOF_DEFAULT_MAX_MS 60000
 
+/* The default mesh-size limit of a check (options.max_ranks = 0, --max-ranks); `shardproof
+   gen` generates no larger mesh. */
+#define SHARDPROOF_DEFAULT_MAX_RANKS 65536
+
 typedef struct shardproof_options {
     const char *plan;          /* plan name; NULL: the file's only plan */
     int jobs;                  /* threads; 0: all cores */
@@ -54,7 +58,7 @@ typedef struct shardproof_options {
     size_t max_ident;
     unsigned max_depth;
     int64_t max_elements;      /* elements per tensor after reduction (0: default 65536) */
-    int64_t max_ranks;         /* mesh size (0: default 65536) */
+    int64_t max_ranks;         /* mesh size (0: default SHARDPROOF_DEFAULT_MAX_RANKS) */
     const char *const *dims;   /* "NAME=VALUE" overrides of reduced sizes, ndims of them */
     int ndims;
     int progress;              /* progress on stderr */

@@ -61,7 +61,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     if (o->max_depth > 0 && o->max_depth < C->opt.parse.max_depth)
         C->opt.parse.max_depth = o->max_depth;
     C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 65536;
-    C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : 65536;
+    C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : SHARDPROOF_DEFAULT_MAX_RANKS;
     C->opt.progress = o->progress;
     C->opt.infer = o->infer_lineage;
     C->opt.shape_index = o->shape_index > 0 ? o->shape_index : 0;

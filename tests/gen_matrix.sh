@@ -201,6 +201,50 @@ for entry in "${bugs[@]}"; do
     fi
 done
 
+# ---- meshes gen accepts (TrainVerify's Table 3, generated only: checking them is bench/table3)
+# and refuses (exit 2 with the message): the mesh is bounded by the checker's default --max-ranks
+accepted=(
+    "--preset 8b --dp 512 --batch 512|mesh dp = 512"
+    "--preset 405b --dp 64 --tp 8 --pp 16 --nm 16 --batch 1024|mesh pp = 16, dp = 64, tp = 8"
+    "deepseek3 --preset 671b --dp 32 --tp 8 --pp 8 --nm 16 --batch 512|mesh pp = 8, dp = 32, tp = 8"
+    "deepseek3 --preset 671b --dp 8 --ep 4 --tp 8 --pp 8 --batch 32|mesh pp = 8, dp = 8, ep = 4, tp = 8"
+    "--dp 4096 --tp 8 --pp 2 --layers 2|mesh pp = 2, dp = 4096, tp = 8"
+)
+for entry in "${accepted[@]}"; do
+    cfg=${entry%%|*}
+    want=${entry#*|}
+    fam=$(family "$cfg")
+    # shellcheck disable=SC2086
+    if "$bin" gen "$fam" ${cfg#deepseek3} >"$tmp/acc.sp" 2>"$tmp/err" && grep -qx " *$want" "$tmp/acc.sp"; then
+        pass=$((pass + 1))
+        printf 'ok   gen %-52s %s\n' "$cfg" "$want"
+    else
+        bad "gen $fam ${cfg#deepseek3}: expected exit 0 and the line '$want': $(head -1 "$tmp/err")"
+    fi
+done
+refused=(
+    "--dp 4096 --tp 8 --pp 4 --layers 4|the mesh dp * ep * cp * tp * pp = 131072 ranks exceeds 65536 (the checker's default --max-ranks)"
+    "deepseek3 --dp 8192 --ep 4 --tp 4|the mesh dp * ep * cp * tp * pp = 131072 ranks exceeds 65536 (the checker's default --max-ranks)"
+    "--dp 65536 --cp 2|the mesh dp * ep * cp * tp * pp = 131072 ranks exceeds 65536 (the checker's default --max-ranks)"
+    "--nm 65|--nm must be between 1 and 64"
+    "--pp 2 --grad-accum 65|--grad-accum must be between 1 and 64"
+    "deepseek3 --dp 2 --bug expert_grad_not_scaled|bug 'expert_grad_not_scaled' needs --dp >= 2 and --ep >= 2"
+)
+for entry in "${refused[@]}"; do
+    cfg=${entry%%|*}
+    want="shardproof: error: ${entry#*|}"
+    fam=$(family "$cfg")
+    # shellcheck disable=SC2086
+    "$bin" gen "$fam" ${cfg#deepseek3} >"$tmp/ref.sp" 2>"$tmp/err"
+    rc=$?
+    if [ $rc = 2 ] && [ "$(cat "$tmp/err")" = "$want" ] && [ ! -s "$tmp/ref.sp" ]; then
+        pass=$((pass + 1))
+        printf 'ok   gen %-52s refused\n' "$cfg"
+    else
+        bad "gen $fam ${cfg#deepseek3}: exit $rc, expected 2 with '$want', got '$(head -1 "$tmp/err")'"
+    fi
+done
+
 # ---- the generated corpus files
 corpus=(
     "ok/llama3_dp2_tp2_pp2_nm2.sp|--dp 2 --tp 2 --pp 2 --nm 2"

@@ -41,7 +41,7 @@ const sp_gen_bug_t sp_gen_deepseek3_bugs[] = {
     {"expert_grad_not_scaled",
      "the routed experts' gradients are summed over dp and divided by ep only: not scaled by "
      "1/dp like every other gradient",
-     "--dp >= 2"},
+     "--dp >= 2, --ep >= 2"},
     {"tp_allreduce_identity",
      "the attention block's row-parallel all-reduce replaced by the identity", "--tp >= 2"},
     {"bwd_allreduce_identity",

@@ -6,7 +6,8 @@
 
 #include "gen.h"
 
-#define MAX_CHUNKS 256
+#define MAX_CHUNKS 256 /* pipeline chunks pp * vpp */
+#define MAX_MB 64      /* micro-batches (a reassembling concat lists them all on one line) */
 
 /*
  * A family's preset: the real sizes.  experts = 0 for a dense model; otherwise MoE layers from

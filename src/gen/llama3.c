@@ -1,10 +1,12 @@
 /* llama3.c: the llama3 family and the decoder-plan driver every family shares (gen_int.h). */
 #include <flint/flint.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../include/shardproof.h"
 #include "gen_int.h"
 
 /*
@@ -2123,8 +2125,8 @@ static void f1b_action(gen_t *g, int k, int fwd, int mb, const char *phase, int 
 static void schedule_1f1b(gen_t *g, int clip_pp)
 {
     int P = g->pp, NM = g->nm;
-    char done_f[64][64], done_b[64][64];
-    int pos[64];
+    char done_f[MAX_CHUNKS][MAX_MB], done_b[MAX_CHUNKS][MAX_MB];
+    int pos[MAX_CHUNKS];
     memset(done_f, 0, sizeof done_f);
     memset(done_b, 0, sizeof done_b);
     memset(pos, 0, sizeof pos);
@@ -2538,17 +2540,25 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  "all-to-all are not a contiguous slice of a micro-batch");
         return -1;
     }
-    if (o->dp < 1 || o->tp < 1 || o->pp < 1 || o->nm < 1 || o->dp > 64 || o->tp > 64 ||
-        o->pp > 64 || o->nm > 64) {
-        snprintf(err, errlen, "--dp, --tp, --pp and --nm must be between 1 and 64");
+    g->cp = o->cp ? o->cp : 1;
+    if (o->dp < 1 || o->tp < 1 || o->pp < 1 || g->cp < 1) {
+        snprintf(err, errlen, "--dp, --tp, --pp and --cp must be at least 1");
+        return -1;
+    }
+    if (o->nm < 1 || o->nm > MAX_MB) {
+        snprintf(err, errlen, "--nm must be between 1 and %d", MAX_MB);
+        return -1;
+    }
+    /* the mesh: at most what a check accepts by default (--max-ranks) */
+    int64_t ranks = (int64_t)o->dp * g->ep * g->cp * o->tp * o->pp;
+    if (ranks > SHARDPROOF_DEFAULT_MAX_RANKS) {
+        snprintf(err, errlen,
+                 "the mesh dp * ep * cp * tp * pp = %lld ranks exceeds %d (the checker's "
+                 "default --max-ranks)",
+                 (long long)ranks, SHARDPROOF_DEFAULT_MAX_RANKS);
         return -1;
     }
     g->dp = o->dp;
-    g->cp = o->cp ? o->cp : 1;
-    if (g->cp < 1 || g->cp > 64) {
-        snprintf(err, errlen, "--cp must be between 1 and 64");
-        return -1;
-    }
     g->tp = o->tp;
     g->sp = o->sp;
     g->pp = o->pp;
@@ -2561,8 +2571,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                      o->grad_accum, o->nm);
             return -1;
         }
-        if (o->grad_accum > 64) {
-            snprintf(err, errlen, "--grad-accum must be between 1 and 64");
+        if (o->grad_accum > MAX_MB) {
+            snprintf(err, errlen, "--grad-accum must be between 1 and %d", MAX_MB);
             return -1;
         }
         g->nm = o->grad_accum;
@@ -2821,8 +2831,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         else if ((!strcmp(b, "cp_rope_local_positions") || !strcmp(b, "cp_causal_offset_local")) &&
                  g->cp < 2)
             need = "--cp >= 2";
-        else if (!strcmp(b, "expert_grad_not_scaled") && g->dp < 2)
-            need = "--dp >= 2";
+        else if (!strcmp(b, "expert_grad_not_scaled") && (g->dp < 2 || g->ep < 2))
+            need = "--dp >= 2 and --ep >= 2"; /* replicated experts are averaged like the rest */
         else if (!strcmp(b, "tp_allreduce_dropped") && (g->tp < 2 || g->nm > 1))
             need = "--tp >= 2 and --nm 1";
         else if (!strcmp(b, "frozen_input_grad_not_reduced") &&
@@ -2976,7 +2986,13 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
                   "FFN %ld, vocabulary %ld,",
                   g->P->name, g->L, g->P->layers, g->P->hidden, g->P->heads, g->P->kv_heads,
                   g->P->ffn, g->P->vocab);
-    gen_linef(g, "# sequence %ld, global batch %d sequences; trained with %s.", g->P->seq, g->batch,
+    int bmin = g->dp * g->ep * g->nm; /* one sequence per data-parallel rank and micro-batch */
+    gen_linef(g, "# sequence %ld, global batch %d sequences%s; trained with %s.", g->P->seq,
+              g->batch,
+              g->batch == bmin && bmin > 1
+                  ? " (dp * ep * nm: one per data-parallel rank and micro-batch, the smallest "
+                    "the mesh allows)"
+                  : "",
               g->adam ? "Adam" : "SGD");
     char par[256];
     n = (size_t)snprintf(par, sizeof par, "# Plan:");
