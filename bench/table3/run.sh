@@ -155,7 +155,7 @@ args_text=" --bin $bin${checkargs:+ --check-args '$checkargs'}"
 if [ "$curves" = 0 ]; then
     # name | family | gen options | TrainVerify's published time (s) | bug
     configs=(
-        "8b|llama3|--preset 8b --dp 512|685|eps_one_rank"
+        "8b|llama3|--preset 8b --dp 512|685|loss_mean_per_microbatch"
         "70b|llama3|--preset 70b --dp 16 --tp 8 --pp 4 --nm 32|8532|tp_allreduce_identity"
         "405b|llama3|--preset 405b --dp 64 --tp 8 --pp 16 --nm 16|28786|pp_wrong_peer"
         "16b|deepseek3|--preset 16b --dp 16 --tp 4 --pp 2 --nm 16|1351|tp_allreduce_identity"
