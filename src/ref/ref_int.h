@@ -323,6 +323,7 @@ int rm_run_ranks(rrun_t *R, sp_diags_t d);
 void rm_free(rrun_t *R);
 uint32_t rm_group_rank(const rrun_t *R, int rank, uint32_t mask, int member, int *index);
 int rm_group_size(const rrun_t *R, uint32_t mask);
+int rm_member_index(const rrun_t *R, int rank, const int *ord, int n);
 
 /* ref.c */
 uint64_t rr_hash(uint64_t seed, const char *key, int64_t a, int64_t b);

@@ -37,6 +37,18 @@ uint32_t rm_group_rank(const rrun_t *R, int rank, uint32_t mask, int member, int
     return (uint32_t)out;
 }
 
+/* rank's member index in its group over the axes ord[0..n), listed major to minor as written
+   (`@(tp,dp)`: tp major), the mixed-radix number of its coordinates in that order */
+int rm_member_index(const rrun_t *R, int rank, const int *ord, int n)
+{
+    int c[RMAXAX], r = rank, idx = 0;
+    for (int a = R->naxes - 1; a >= 0; a--)
+        c[a] = r % R->axsize[a], r /= R->axsize[a];
+    for (int i = 0; i < n; i++)
+        idx = idx * R->axsize[ord[i]] + c[ord[i]];
+    return idx;
+}
+
 /* axes (NAME or (A, B)) as a mask; each axis once per layout (used) */
 static int axes_mask(rexec_t *X, const sp_ast_name_t *ax, size_t n, uint32_t *used, uint32_t *mask)
 {
@@ -76,8 +88,10 @@ int rm_layout(rexec_t *X, const sp_ast_layout_t *lay, int nd, const int64_t *sha
             return 0;
         if (ld->naxes == 0)
             continue;
-        int n = rm_group_size(X->R, mask), m;
-        rm_group_rank(X->R, X->rank, mask, 0, &m);
+        int n = rm_group_size(X->R, mask), ord[RMAXAX];
+        for (size_t k = 0; k < ld->naxes && k < RMAXAX; k++)
+            ord[k] = rx_axis(X->R, ld->axes[k].str);
+        int m = rm_member_index(X->R, X->rank, ord, (int)ld->naxes);
         if (ld->nsplit > 0) { /* explicit sizes, in rank order */
             if ((int)ld->nsplit != n)
                 return rx_error(X, SP_DIAG_LAYOUT, ld->split_loc, "%zu shard sizes for %d ranks", ld->nsplit, n);
@@ -429,10 +443,19 @@ int rm_is_collective(const char *name)
     return 0;
 }
 
-static int add_axis(rexec_t *X, const char *name, sp_loc_t loc, uint32_t *mask, int *op)
+/* the axes in the order written (members are numbered major to minor in that order) */
+typedef struct {
+    int ord[RMAXAX];
+    int n;
+} axorder_t;
+
+static int add_axis(rexec_t *X, const char *name, sp_loc_t loc, uint32_t *mask, int *op,
+                    axorder_t *o)
 {
     int a = rx_axis(X->R, name);
     if (a >= 0) {
+        if (o && !(*mask >> a & 1) && o->n < RMAXAX)
+            o->ord[o->n++] = a;
         *mask |= 1u << a;
         return 1;
     }
@@ -604,6 +627,7 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     d.loc = e->loc;
     d.op = kind == C_ALL_GATHER || kind == C_ALL_TO_ALL || kind == C_BROADCAST ? -1 : 0;
     uint32_t mask = 0;
+    axorder_t order = {{0}, 0};
     int nint = 0, haveop = 0, ok = 1, rootlike = kind == C_BROADCAST || kind == C_REDUCE;
     int64_t ints[2] = {0, 0};
     if (e->nargs < 1 || e->args[0].key.str)
@@ -618,12 +642,12 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
         if (x->kind == SP_AST_LIST && (k == NULL || !strcmp(k, "axis") || !strcmp(k, "group"))) {
             for (size_t t = 0; ok && t < x->nargs; t++)
                 ok = x->args[t].value->kind == SP_AST_NAME
-                         ? add_axis(X, x->args[t].value->name, x->args[t].value->loc, &mask, NULL)
+                         ? add_axis(X, x->args[t].value->name, x->args[t].value->loc, &mask, NULL, &order)
                          : rx_error(X, SP_DIAG_LAYOUT, x->args[t].value->loc, "expected a mesh axis");
         } else if (x->kind == SP_AST_NAME && (k == NULL || !strcmp(k, "axis") || !strcmp(k, "group") || !strcmp(k, "op")) &&
                    (rx_bare_name(X, x) || (rx_axis(R, x->name) >= 0 && !renv_find(X->env, x->name, 1)))) {
             int op = -1;
-            ok = add_axis(X, x->name, x->loc, &mask, &op);
+            ok = add_axis(X, x->name, x->loc, &mask, &op, &order);
             if (ok && op >= 0)
                 d.op = op, haveop = 1;
         } else if (k && strcmp(k, "dim") && strcmp(k, "split") && strcmp(k, "concat") && strcmp(k, "root"))
@@ -676,6 +700,7 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     int64_t seq = X->seq[s]++;
     int n = rm_group_size(R, mask), j;
     int first = (int)rm_group_rank(R, X->rank, mask, 0, &j);
+    j = rm_member_index(R, X->rank, order.ord, order.n); /* as written: members major to minor */
     pthread_mutex_lock(&R->mu);
     rrv_t *rv = R->rvs;
     while (rv && !(rv->mask == mask && rv->first == first && rv->seq == seq))
