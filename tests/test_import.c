@@ -517,6 +517,20 @@ static void test_import_mesh_sizes_by_name(void **state)
     assert_non_null(strstr(rep, "mesh cutoff: dp=16 checked as dp="));
     free(rep);
     flint_free(text);
+    /* a chunk over tp still records its split for shape reduction (which does not see a
+       chunk's input size): without `_c3 = H/2` the demo pair's H reduced to an odd size and its
+       adapter chunks over tp = 2 were uneven at the checked sizes; the batch's hint (B/4 =
+       B/(dp*nm)) is gone */
+    snprintf(lp, sizeof lp, "%s/llama3_default_dp1_pp1_tp1_nm1_gbs32_ly2_h32_hi128_sq256.json",
+             plans_dir());
+    snprintf(pp, sizeof pp, "%s/llama3_default_dp2_pp2_tp2_nm2_gbs32_ly2_h32_hi128_sq256.json",
+             plans_dir());
+    rc = sp_nnscaler_import(lp, pp, &text, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, "\ndim _c1 = D512/2, _c2 = S/2, _c3 = H/2, _c4 = D512_2/2\n"));
+    assert_non_null(strstr(text, "chunk(add_3.t551, chunks = tp, dim = 2, index = rank.tp)"));
+    assert_non_null(strstr(text, "[B/dp/mb, S, D32, D4]"));
+    flint_free(text);
 }
 
 static void test_import_trainverify_pairs(void **state)

@@ -1512,9 +1512,22 @@ static const char *local_expr_(dctx_t *DC, int c, int64_t k)
     return local_expr_v(DC, c, &v);
 }
 
-/* Record a split for the `dim _cN = CLASS/k` lines, which keep its reduced size even: the
-   literal part of the split only.  A split over mesh axes is written in the plan with the axes'
-   names, where shape reduction sees it (a division chain, a layout); a dim cannot name an axis. */
+/* Record a split for the `dim _cN = CLASS/k` lines, which keep its reduced size even (shape
+   reduction does not see the size of a chunk's input).  A dim cannot name a mesh axis; the hint
+   holds the split's literal part and its tp part at tp's real size: a chunk over tp names rank.tp
+   (or sits in an `on tp` block), so tp keeps its real size in the checked mesh whenever a chunk
+   needs the hint.  The batch's split over dp and mb has no hint: the plan writes it with the axes'
+   names, in layouts (B@(dp,mb)) and division chains (B/dp/mb), which shape reduction keeps even
+   at the checked mesh sizes (a hint B/128 would pin the batch to a multiple of the real ones). */
+static int64_t cons_part(const dvs_t *v)
+{
+    int64_t k = v->lit;
+    for (int a = 0; a < v->n; a++)
+        if (strcmp(v->ax[a], "dp") && strcmp(v->ax[a], "mb"))
+            k *= v->sz[a];
+    return k;
+}
+
 static void add_cons(dctx_t *DC, int c, int64_t k)
 {
     if (k <= 1)
@@ -1535,7 +1548,7 @@ static const char *local_expr(dctx_t *DC, int c, const dvs_t *v, const char *whe
         die(DC->X, "%s: a dimension of size %" PRId64 " is split into %" PRId64
                    " parts, which does not divide it evenly; uneven splits are not supported",
             where, DC->D.cls.v[c].size, dvs_total(v));
-    add_cons(DC, c, DC->folded ? dvs_total(v) : v->lit);
+    add_cons(DC, c, DC->folded ? dvs_total(v) : cons_part(v));
     return s;
 }
 
@@ -2720,16 +2733,18 @@ static const char *layout_of(imp_t *I, stage_t *st, const int64_t *tids, int lf,
                 ab_printf(&b, "%s%s", a ? "," : "", ax[a]);
             ab_putc(&b, ')');
         }
-        /* the split is over mesh axes: the layout itself keeps it even under shape reduction */
         if (nparts > 1) {
             dvs_t v = dvs_lit(1);
             for (int a = 0; a < na; a++)
-                dvs_axis(&v, ax[a], !strcmp(ax[a], "dp") ? P->dp : !strcmp(ax[a], "mb") ? P->nm : P->tp);
+                dvs_axis(&v, ax[a],
+                         !strcmp(ax[a], "dp") ? P->dp : !strcmp(ax[a], "mb") ? P->nm : P->tp);
+            I->DC.folded = 0;
             if (local_expr_v(&I->DC, c, &v) == NULL) {
                 *why = "a dimension is split unevenly";
                 ab_clear(&b);
                 return NULL;
             }
+            add_cons(&I->DC, c, I->DC.folded ? nparts : cons_part(&v));
         }
     }
     if (extra)
@@ -4158,6 +4173,16 @@ static void emit_adapter(imp_t *I, stage_t *st, item_t *it)
         int chunk_by_tp = uniform && a[0].n == tp && tp > 1;
         for (int q = 0; q < tp && chunk_by_tp; q++)
             chunk_by_tp = a[q].pos == q;
+        /* a chunk over tp: the members take the tp chunks, one each (chunks = tp; each member's
+           index is rank.tp or written in an `on tp` block, so tp keeps its real size) */
+        int chunk_over_tp = uniform && op == A_CHUNK && a[0].n == tp && tp > 1;
+        uint64_t taken = 0;
+        for (int q = 0; q < tp && chunk_over_tp; q++) {
+            chunk_over_tp = a[q].n == tp && a[q].pos >= 0 && a[q].pos < tp &&
+                            !(taken >> a[q].pos & 1);
+            if (chunk_over_tp)
+                taken |= (uint64_t)1 << a[q].pos;
+        }
         /* an all-gather places each member's input where its index map says (README: fused
            collectives' inputs are sorted by indmap); when the members hold their chunks in
            another order than their ranks, gather[k] names the member holding chunk k */
@@ -4220,7 +4245,7 @@ static void emit_adapter(imp_t *I, stage_t *st, item_t *it)
                 break;
             case A_CHUNK:
                 expr[j] = ar_printf(X, "chunk(%s, chunks = %s, dim = %d, index = %s)", iv[j],
-                                    a[j].n == tp && tp > 1 ? "tp" : ar_printf(X, "%d", a[j].n),
+                                    chunk_over_tp ? "tp" : ar_printf(X, "%d", a[j].n),
                                     a[j].dim,
                                     chunk_by_tp ? "rank.tp" : ar_printf(X, "%d", a[j].pos));
                 break;
