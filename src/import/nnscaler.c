@@ -25,7 +25,8 @@
  * gradient links unify a tensor with its gradient, and parallel tensors are linked to the
  * logical tensors of the same name.  Merged dims "(c 4^)" become products (derived dims), the
  * complex RoPE table [S, D/2] a half.  Each class is one `dim`; the plan writes local sizes as
- * CLASS/k, pushing the division onto a factor of a product.
+ * CLASS divided by the mesh axes the split is over (B/dp/mb, D/tp) and by a literal for any
+ * other split, pushing the division onto a factor of a product (local_expr_v).
  *
  * The model is the logical plan's forward pass (identity-like ops and multiref are aliases),
  * ending in `train sgd`: shardproof's autodiff gives grad.W, which is what the logical backward
