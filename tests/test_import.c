@@ -473,15 +473,63 @@ static void test_import_chunk_index_from_index_map(void **state)
     char *text = NULL, err[4096];
     int rc = sp_nnscaler_import(lp, pp, &text, err, sizeof err);
     assert_int_equal(rc, 0);
-    assert_non_null(strstr(text, "on tp = 1 { embedding.t1274 = chunk(embedding.t494, chunks = 8, "
+    assert_non_null(strstr(text, "on tp = 1 { embedding.t1274 = chunk(embedding.t494, chunks = tp, "
                                  "dim = 2, index = 2) }"));
-    assert_non_null(strstr(text, "on tp = 4 { embedding.t1274 = chunk(embedding.t494, chunks = 8, "
+    assert_non_null(strstr(text, "on tp = 4 { embedding.t1274 = chunk(embedding.t494, chunks = tp, "
                                  "dim = 2, index = 1) }"));
     /* and an all-gather whose members hold their chunks out of rank order puts them back in
        index-map order (stage 2's tp rank 4 holds chunk 1 of rsqrt_2's sequence dim) */
     assert_non_null(strstr(text, "rsqrt_2.t556 = concat(chunk(all_gather(rsqrt_2.t1616, dim = 1, "
-                                 "axis = tp), chunks = 8, dim = 1, index = 0), chunk(all_gather("
-                                 "rsqrt_2.t1616, dim = 1, axis = tp), chunks = 8, dim = 1, index = 4)"));
+                                 "axis = tp), chunks = tp, dim = 1, index = 0), chunk(all_gather("
+                                 "rsqrt_2.t1616, dim = 1, axis = tp), chunks = tp, dim = 1, index = 4)"));
+    flint_free(text);
+}
+
+/*
+ * Local sizes that come from splitting over mesh axes name the axes: the micro-batch rows of
+ * dp16 pp4 tp1 nm8 are B/dp/mb, not B/128 (128 = dp*nm), and no `dim _cN` line fixes the batch's
+ * reduced size to a multiple of 128.  A literal that stands for a mesh size keeps the mesh cutoff
+ * off; with the axes' names the check runs the 16 data-parallel replicas at a smaller size.
+ */
+static void test_import_mesh_sizes_by_name(void **state)
+{
+    (void)state;
+    char lp[2048], pp[2048];
+    snprintf(lp, sizeof lp, "%s/llama3_default_dp1_pp1_tp1_nm1_gbs512_ly2_h32_hi4096_sq128.json",
+             plans_dir());
+    snprintf(pp, sizeof pp, "%s/llama3_default_dp16_pp4_tp1_nm8_gbs512_ly2_h32_hi4096_sq128.json",
+             plans_dir());
+    struct stat sb;
+    if (stat(pp, &sb) != 0) {
+        fprintf(stderr, "test_import: %s not found: skipping\n", pp);
+        skip();
+    }
+    char *text = NULL, err[4096];
+    int rc = sp_nnscaler_import(lp, pp, &text, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, "view.t511 = reshape(linear.t506, [B/dp/mb, S, D32, D128])"));
+    assert_null(strstr(text, "B/128"));
+    assert_null(strstr(text, "dim _c"));
+    char *rep = NULL;
+    assert_int_equal(check_text("dp16.sp", text, &rep), SHARDPROOF_EQUIVALENT);
+    if (strstr(rep, "mesh cutoff: dp=16 checked as dp=") == NULL)
+        fprintf(stderr, "%s\n", rep);
+    assert_non_null(strstr(rep, "mesh cutoff: dp=16 checked as dp="));
+    free(rep);
+    flint_free(text);
+    /* a chunk over tp still records its split for shape reduction (which does not see a
+       chunk's input size): without `_c3 = H/2` the demo pair's H reduced to an odd size and its
+       adapter chunks over tp = 2 were uneven at the checked sizes; the batch's hint (B/4 =
+       B/(dp*nm)) is gone */
+    snprintf(lp, sizeof lp, "%s/llama3_default_dp1_pp1_tp1_nm1_gbs32_ly2_h32_hi128_sq256.json",
+             plans_dir());
+    snprintf(pp, sizeof pp, "%s/llama3_default_dp2_pp2_tp2_nm2_gbs32_ly2_h32_hi128_sq256.json",
+             plans_dir());
+    rc = sp_nnscaler_import(lp, pp, &text, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, "\ndim _c1 = D512/2, _c2 = S/2, _c3 = H/2, _c4 = D512_2/2\n"));
+    assert_non_null(strstr(text, "chunk(add_3.t551, chunks = tp, dim = 2, index = rank.tp)"));
+    assert_non_null(strstr(text, "[B/dp/mb, S, D32, D4]"));
     flint_free(text);
 }
 
@@ -597,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_import_malformed),
         cmocka_unit_test(test_import_cli),
         cmocka_unit_test(test_import_chunk_index_from_index_map),
+        cmocka_unit_test(test_import_mesh_sizes_by_name),
         cmocka_unit_test(test_import_trainverify_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

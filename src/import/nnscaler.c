@@ -25,7 +25,8 @@
  * gradient links unify a tensor with its gradient, and parallel tensors are linked to the
  * logical tensors of the same name.  Merged dims "(c 4^)" become products (derived dims), the
  * complex RoPE table [S, D/2] a half.  Each class is one `dim`; the plan writes local sizes as
- * CLASS/k, pushing the division onto a factor of a product.
+ * CLASS divided by the mesh axes the split is over (B/dp/mb, D/tp) and by a literal for any
+ * other split, pushing the division onto a factor of a product (local_expr_v).
  *
  * The model is the logical plan's forward pass (identity-like ops and multiref are aliases),
  * ending in `train sgd`: shardproof's autodiff gives grad.W, which is what the logical backward
@@ -1390,42 +1391,110 @@ typedef struct {
     dims_t D;
     VEC(dcons_t) cons;
     imap_t cons_seen;
+    int folded; /* local_expr_v wrote a split over mesh axes as a literal */
 } dctx_t;
 
-/* CLASS / k written so that the division falls on a base dimension (the outermost factor of a
-   product that k divides); NULL if k does not divide the class's size that way */
-static const char *local_expr_(dctx_t *DC, int c, int64_t k)
+/* A split of a dimension: over mesh axes (named, with their sizes, major to minor) and by a
+   literal remainder.  The plan writes a local size with the axes' names (B/dp/mb, (D32/tp)*D128),
+   so that it follows the mesh (docs/nnscaler.md); a literal stays for a split over no axis. */
+typedef struct {
+    int n;
+    const char *ax[3];
+    int64_t sz[3];
+    int64_t lit;
+} dvs_t;
+
+static dvs_t dvs_lit(int64_t k)
+{
+    dvs_t v;
+    memset(&v, 0, sizeof v);
+    v.lit = k;
+    return v;
+}
+
+static void dvs_axis(dvs_t *v, const char *name, int64_t size)
+{
+    if (size > 1 && v->n < 3) {
+        v->ax[v->n] = name;
+        v->sz[v->n++] = size;
+    }
+}
+
+static int64_t dvs_total(const dvs_t *v)
+{
+    int64_t t = v->lit;
+    for (int a = 0; a < v->n; a++)
+        t *= v->sz[a];
+    return t;
+}
+
+static int64_t gcd_i64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* CLASS / v written so that the divisions fall on base dimensions (a product's factors from the
+   outermost: each axis on the first factor its size divides, then the literal as before); NULL
+   if v does not divide the class's size that way.  An axis that no factor takes alone makes the
+   whole split a literal one. */
+static const char *local_expr_v(dctx_t *DC, int c, const dvs_t *v)
 {
     ictx_t *X = DC->X;
     dims_t *D = &DC->D;
     cls_t *C = &D->cls.v[c];
     const char *nm = cname(X, D, c);
+    int64_t k = dvs_total(v);
     if (k == 1)
         return nm;
     if (C->size % k != 0)
         return NULL;
-    if (C->kind == 0)
-        return ar_printf(X, "%s/%" PRId64, nm, k);
+    if (C->kind == 0) {
+        abuf_t b;
+        ab_init(&b);
+        ab_puts(&b, nm);
+        for (int a = 0; a < v->n; a++)
+            ab_printf(&b, "/%s", v->ax[a]);
+        if (v->lit > 1)
+            ab_printf(&b, "/%" PRId64, v->lit);
+        char *s = b.s;
+        ab_clear(&b);
+        return s;
+    }
     if (C->kind == 2) {
-        const char *b = local_expr_(DC, C->base, 2 * k);
-        return b;
+        dvs_t w = *v;
+        w.lit *= 2;
+        return local_expr_v(DC, C->base, &w);
     }
     /* product: divide factors from the outermost */
     const char *parts[MAXD];
-    int64_t rem = k;
+    int used[3] = {0, 0, 0};
+    int64_t rem = v->lit;
     for (int i = 0; i < C->nf; i++) {
-        int64_t fs = D->cls.v[C->f[i]].size;
-        int64_t g = 1;
-        for (int64_t t = rem; t > 1; t--)
-            if (rem % t == 0 && fs % t == 0) {
-                g = t;
-                break;
+        dvs_t w = dvs_lit(1);
+        int64_t q = D->cls.v[C->f[i]].size;
+        for (int a = 0; a < v->n; a++)
+            if (!used[a] && q % v->sz[a] == 0) {
+                dvs_axis(&w, v->ax[a], v->sz[a]);
+                q /= v->sz[a];
+                used[a] = 1;
             }
-        parts[i] = local_expr_(DC, C->f[i], g);
+        w.lit = gcd_i64(rem, q);
+        rem /= w.lit;
+        parts[i] = local_expr_v(DC, C->f[i], &w);
         if (parts[i] == NULL)
             return NULL;
-        rem /= g;
     }
+    for (int a = 0; a < v->n; a++)
+        if (!used[a]) {
+            dvs_t w = dvs_lit(k);
+            DC->folded = 1;
+            return local_expr_v(DC, c, &w);
+        }
     if (rem != 1)
         return NULL;
     abuf_t b;
@@ -1436,6 +1505,28 @@ static const char *local_expr_(dctx_t *DC, int c, int64_t k)
     char *s = b.s;
     ab_clear(&b);
     return s;
+}
+
+static const char *local_expr_(dctx_t *DC, int c, int64_t k)
+{
+    dvs_t v = dvs_lit(k);
+    return local_expr_v(DC, c, &v);
+}
+
+/* Record a split for the `dim _cN = CLASS/k` lines, which keep its reduced size even (shape
+   reduction does not see the size of a chunk's input).  A dim cannot name a mesh axis; the hint
+   holds the split's literal part and its tp part at tp's real size: a chunk over tp names rank.tp
+   (or sits in an `on tp` block), so tp keeps its real size in the checked mesh whenever a chunk
+   needs the hint.  The batch's split over dp and mb has no hint: the plan writes it with the axes'
+   names, in layouts (B@(dp,mb)) and division chains (B/dp/mb), which shape reduction keeps even
+   at the checked mesh sizes (a hint B/128 would pin the batch to a multiple of the real ones). */
+static int64_t cons_part(const dvs_t *v)
+{
+    int64_t k = v->lit;
+    for (int a = 0; a < v->n; a++)
+        if (strcmp(v->ax[a], "dp") && strcmp(v->ax[a], "mb"))
+            k *= v->sz[a];
+    return k;
 }
 
 static void add_cons(dctx_t *DC, int c, int64_t k)
@@ -1450,14 +1541,15 @@ static void add_cons(dctx_t *DC, int c, int64_t k)
     VPUSH(DC->X, DC->cons, x);
 }
 
-static const char *local_expr(dctx_t *DC, int c, int64_t k, const char *where)
+static const char *local_expr(dctx_t *DC, int c, const dvs_t *v, const char *where)
 {
-    const char *s = local_expr_(DC, c, k);
+    DC->folded = 0;
+    const char *s = local_expr_v(DC, c, v);
     if (s == NULL)
         die(DC->X, "%s: a dimension of size %" PRId64 " is split into %" PRId64
                    " parts, which does not divide it evenly; uneven splits are not supported",
-            where, DC->D.cls.v[c].size, k);
-    add_cons(DC, c, k);
+            where, DC->D.cls.v[c].size, dvs_total(v));
+    add_cons(DC, c, DC->folded ? dvs_total(v) : cons_part(v));
     return s;
 }
 
@@ -1640,7 +1732,26 @@ static const char *dim_expr(imp_t *I, plan_t *p, int64_t tid, int d, const char 
         die(I->X, "%s: %s: dimension %d has %" PRId64 " elements, which does not divide the "
                   "logical size %" PRId64,
             p->file, where, d, s->shape[d], sz);
-    return local_expr(&I->DC, c, sz / s->shape[d], ar_printf(I->X, "%s: %s", p->file, where));
+    /* the parallel plan's split: the batch over the micro-batches of every data-parallel rank
+       (the full tensor has dp*nm times fewer rows than the logical one), then the index map over
+       the stage's tensor-parallel devices; any other factor is written as a literal */
+    dvs_t v = dvs_lit(sz / s->shape[d]);
+    const full_t *pf = &p->full[s->pidx];
+    if (p == &I->P && sz % pf->shape[d] == 0 && pf->shape[d] % s->shape[d] == 0) {
+        int64_t bf = sz / pf->shape[d], m = pf->shape[d] / s->shape[d];
+        v = dvs_lit(1);
+        if (bf > 1 && bf == p->dp * p->nm) {
+            dvs_axis(&v, "dp", p->dp);
+            dvs_axis(&v, "mb", p->nm);
+        } else {
+            v.lit *= bf;
+        }
+        if (m > 1 && m == p->tp)
+            dvs_axis(&v, "tp", p->tp);
+        else
+            v.lit *= m;
+    }
+    return local_expr(&I->DC, c, &v, ar_printf(I->X, "%s: %s", p->file, where));
 }
 
 static const char *shape_text(imp_t *I, plan_t *p, int64_t tid, const char *where)
@@ -1745,6 +1856,18 @@ static void want_null_kw(ectx_t *E, node_t *n, const char *key)
 
 static int tensor_in(node_t *n, int i) { return i < n->nin && n->in[i].kind == SL_TID; }
 
+/* CLASS split into k equal parts, one per device of the stage when k is its tensor-parallel
+   size (written CLASS/tp), else a literal split */
+static const char *tp_part(ectx_t *E, int c, int64_t k, const char *path)
+{
+    dvs_t v = dvs_lit(k);
+    if (E->ntp > 1 && k == E->ntp) {
+        v = dvs_lit(1);
+        dvs_axis(&v, "tp", k);
+    }
+    return local_expr(&E->I->DC, c, &v, ar_printf(E->I->X, "%s: %s", E->p->file, path));
+}
+
 /* the token slice an embedding shard reads: the one-hot columns [start, stop) of the vocabulary */
 static const char *emb_tokens(ectx_t *E, node_t *n)
 {
@@ -1770,7 +1893,7 @@ static const char *emb_tokens(ectx_t *E, node_t *n)
         die(X, "%s: %s.kwargs: vocabulary range [%" PRId64 ", %" PRId64 ") is not one of equal "
                "parts",
             E->p->file, n->path, start, stop);
-    const char *part = local_expr(&I->DC, vc, k, ar_printf(X, "%s: %s", E->p->file, n->path));
+    const char *part = tp_part(E, vc, k, n->path);
     int affine = E->ntp == k;
     for (int j = 0; j < E->ntp && affine; j++) {
         node_t *m = E->n[j];
@@ -1821,7 +1944,10 @@ static int gate_config(ectx_t *E, node_t *n)
     const char *key = ar_printf(X, "%s|%" PRId64 "|%" PRId64 "|%" PRId64 "|%s|%s",
                                 json_string_value(sf), G, TG, K, rs, cname(X, &I->DC.D, ec));
     if (G > 1)
-        local_expr(&I->DC, ec, G, n->path);
+    {
+        dvs_t g = dvs_lit(G);
+        local_expr(&I->DC, ec, &g, n->path);
+    }
     for (int i = 0; i < I->gate_cfg.n; i++)
         if (!strcmp(I->gate_cfg.v[i], key))
             return i + 1;
@@ -1857,7 +1983,7 @@ static void gmm_local(ectx_t *E, node_t *n, const char **start, const char **end
     int64_t len = le - ls, k = ne / len;
     if (ne % len || ls % len)
         die(X, "%s: %s.kwargs: the local experts are not one of equal parts", E->p->file, n->path);
-    const char *part = local_expr(&I->DC, ec, k, ar_printf(X, "%s: %s", E->p->file, n->path));
+    const char *part = tp_part(E, ec, k, n->path);
     int affine = E->ntp == k;
     for (int j = 0; j < E->ntp && affine; j++) {
         json_t *sv = E->n[j]->kw ? json_object_get(E->n[j]->kw, "local_expert_start") : NULL;
@@ -1866,7 +1992,7 @@ static void gmm_local(ectx_t *E, node_t *n, const char **start, const char **end
     if (affine) {
         *start = ar_printf(X, "rank.tp*(%s)", part);
         *end = ar_printf(X, "(rank.tp + 1)*(%s)", part);
-        *after = ar_printf(X, "(%" PRId64 " - rank.tp)*(%s)", k - 1, part);
+        *after = ar_printf(X, "(tp - 1 - rank.tp)*(%s)", part);
     } else {
         *start = ar_printf(X, "%" PRId64 "*(%s)", ls / len, part);
         *end = ar_printf(X, "%" PRId64 "*(%s)", ls / len + 1, part);
@@ -2609,12 +2735,17 @@ static const char *layout_of(imp_t *I, stage_t *st, const int64_t *tids, int lf,
             ab_putc(&b, ')');
         }
         if (nparts > 1) {
-            if (local_expr_(&I->DC, c, nparts) == NULL) {
+            dvs_t v = dvs_lit(1);
+            for (int a = 0; a < na; a++)
+                dvs_axis(&v, ax[a],
+                         !strcmp(ax[a], "dp") ? P->dp : !strcmp(ax[a], "mb") ? P->nm : P->tp);
+            I->DC.folded = 0;
+            if (local_expr_v(&I->DC, c, &v) == NULL) {
                 *why = "a dimension is split unevenly";
                 ab_clear(&b);
                 return NULL;
             }
-            add_cons(&I->DC, c, nparts);
+            add_cons(&I->DC, c, I->DC.folded ? nparts : cons_part(&v));
         }
     }
     if (extra)
@@ -4043,6 +4174,16 @@ static void emit_adapter(imp_t *I, stage_t *st, item_t *it)
         int chunk_by_tp = uniform && a[0].n == tp && tp > 1;
         for (int q = 0; q < tp && chunk_by_tp; q++)
             chunk_by_tp = a[q].pos == q;
+        /* a chunk over tp: the members take the tp chunks, one each (chunks = tp; each member's
+           index is rank.tp or written in an `on tp` block, so tp keeps its real size) */
+        int chunk_over_tp = uniform && op == A_CHUNK && a[0].n == tp && tp > 1;
+        uint64_t taken = 0;
+        for (int q = 0; q < tp && chunk_over_tp; q++) {
+            chunk_over_tp = a[q].n == tp && a[q].pos >= 0 && a[q].pos < tp &&
+                            !(taken >> a[q].pos & 1);
+            if (chunk_over_tp)
+                taken |= (uint64_t)1 << a[q].pos;
+        }
         /* an all-gather places each member's input where its index map says (README: fused
            collectives' inputs are sorted by indmap); when the members hold their chunks in
            another order than their ranks, gather[k] names the member holding chunk k */
@@ -4104,8 +4245,9 @@ static void emit_adapter(imp_t *I, stage_t *st, item_t *it)
                 alias[j] = 1;
                 break;
             case A_CHUNK:
-                expr[j] = ar_printf(X, "chunk(%s, chunks = %d, dim = %d, index = %s)", iv[j],
-                                    a[j].n, a[j].dim,
+                expr[j] = ar_printf(X, "chunk(%s, chunks = %s, dim = %d, index = %s)", iv[j],
+                                    chunk_over_tp ? "tp" : ar_printf(X, "%d", a[j].n),
+                                    a[j].dim,
                                     chunk_by_tp ? "rank.tp" : ar_printf(X, "%d", a[j].pos));
                 break;
             case A_GATHER:
@@ -4114,8 +4256,8 @@ static void emit_adapter(imp_t *I, stage_t *st, item_t *it)
                     /* rank order, then the chunks put back in index-map order */
                     const char *g = expr[j], *cat = "concat(";
                     for (int k = 0; k < tp; k++)
-                        cat = ar_printf(X, "%schunk(%s, chunks = %d, dim = %d, index = %d), ", cat, g,
-                                        tp, a[j].dim, gather[k]);
+                        cat = ar_printf(X, "%schunk(%s, chunks = tp, dim = %d, index = %d), ", cat,
+                                        g, a[j].dim, gather[k]);
                     expr[j] = ar_printf(X, "%sdim = %d)", cat, a[j].dim);
                 }
                 break;
@@ -4442,11 +4584,13 @@ static char *assemble(imp_t *I, const char *lname, const char *pname)
     /* constraints first: they may name more classes */
     abuf_t cons;
     ab_init(&cons);
-    for (int i = 0; i < I->DC.cons.n; i++) {
+    for (int i = 0, nc = 0; i < I->DC.cons.n; i++) {
         dcons_t c = I->DC.cons.v[i];
         const char *e = local_expr_(&I->DC, c.c, c.k);
-        if (e)
-            ab_printf(&cons, "%s_c%d = %s", i ? ", " : "", i + 1, e);
+        if (e) {
+            ab_printf(&cons, "%s_c%d = %s", nc ? ", " : "", nc + 1, e);
+            nc++;
+        }
     }
     ab_printf(&o,
               "# Generated by `shardproof import nnscaler` from\n"
