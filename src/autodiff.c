@@ -396,6 +396,8 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             continue;
         const char *p = b->name + 5;
         sp_binding_t *wb = lookup(I, p);
+        /* bind_model below may grow (move) the bindings: wb is not used after it */
+        const sp_loc_t wloc = wb->loc;
         int64_t n = sp_tensor_numel(&wb->t[0]);
         sp_tensor_t w, gg;
         sp_tensor_init(&w);
@@ -432,7 +434,7 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
                 nbuf.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, mu), buf.v[e]), gv);
                 nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), nbuf.v[e]));
             }
-            bind_model(I, nm, wb->loc, &buf);
+            bind_model(I, nm, wloc, &buf);
             snprintf(nm, sizeof nm, "next.momentum.%s", p);
             bind_model(I, nm, t->loc, &nbuf);
         } else {
@@ -479,9 +481,9 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             }
             fmpq_clear(one); fmpq_clear(c1); fmpq_clear(c2); fmpq_clear(t1);
             snprintf(nm, sizeof nm, "adam.m.%s", p);
-            bind_model(I, nm, wb->loc, &m);
+            bind_model(I, nm, wloc, &m);
             snprintf(nm, sizeof nm, "adam.v.%s", p);
-            bind_model(I, nm, wb->loc, &v);
+            bind_model(I, nm, wloc, &v);
             snprintf(nm, sizeof nm, "next.adam.m.%s", p);
             bind_model(I, nm, t->loc, &nm_);
             snprintf(nm, sizeof nm, "next.adam.v.%s", p);

@@ -324,6 +324,13 @@ int eval_int(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int64_t *out)
                 errat(I, SP_DIAG_SHAPE, e->loc, "division by zero");
                 return 0;
             }
+            if (e->op == SP_BIN_DIV && a % b != 0) {
+                /* an integer position takes an integer: 5/2 is not 2 (the reference executor
+                   refuses it too) */
+                errat(I, SP_DIAG_SHAPE, e->loc, "%lld/%lld is not an integer (an integer is "
+                      "needed here)", (long long)a, (long long)b);
+                return 0;
+            }
             *out = e->op == SP_BIN_DIV ? a / b : a % b;
             return 1;
         case SP_BIN_POW:
@@ -816,10 +823,20 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
     pval_t *tin = flint_calloc(n ? n : 1, sizeof(pval_t));
     int *tvid = flint_calloc(n ? n : 1, sizeof(int));
     const sp_ast_arg_t **attr_args = flint_calloc(n ? n : 1, sizeof(*attr_args));
-    int nt = 0, na = 0;
+    int nt = 0, na = 0, attr_seen = 0;
     sp_status_t st = SP_OK;
     for (size_t i = 0; i < n && st == SP_OK; i++) {
-        if (arg_is_tensor(I, name, &e->args[i], i)) {
+        int is_t = arg_is_tensor(I, name, &e->args[i], i);
+        if (is_t && attr_seen && !e->args[i].key.str) {
+            /* reshape([2*N], x): operands first, then attributes (as the reference executor) */
+            errat(I, SP_DIAG_SHAPE, e->args[i].value->loc,
+                  "%s: a tensor argument after a non-tensor argument", name);
+            st = SP_ERR_INPUT;
+            break;
+        }
+        if (!is_t && !e->args[i].key.str)
+            attr_seen = 1;
+        if (is_t) {
             const sp_ast_expr_t *v = e->args[i].value;
             if (v->kind == SP_AST_NUM || (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM) ||
                 is_int_expr(I, v)) {

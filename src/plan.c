@@ -230,6 +230,13 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
              !lookup(I, v->name)) ||
             (!key && v->kind == SP_AST_LIST && v->nargs > 0 && v->args[0].value->kind == SP_AST_NAME &&
              sp_mesh_axis(&C->mesh, v->args[0].value->name) >= 0)) {
+            if (have_axes) {
+                /* one argument names the group: all_reduce(x, sum, dp, tp) is not dp and tp */
+                errat(I, SP_DIAG_LAYOUT, v->loc,
+                      "%s: the group's axes are one argument; write them as a list, [dp, tp]", name);
+                st = SP_ERR_INPUT;
+                continue;
+            }
             sp_ast_name_t nm[SP_MAX_AXES];
             size_t n = 0;
             if (v->kind == SP_AST_NAME) {

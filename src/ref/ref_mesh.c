@@ -628,6 +628,7 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     d.op = kind == C_ALL_GATHER || kind == C_ALL_TO_ALL || kind == C_BROADCAST ? -1 : 0;
     uint32_t mask = 0;
     axorder_t order = {{0}, 0};
+    int naxes_args = 0;
     int nint = 0, haveop = 0, ok = 1, rootlike = kind == C_BROADCAST || kind == C_REDUCE;
     int64_t ints[2] = {0, 0};
     if (e->nargs < 1 || e->args[0].key.str)
@@ -639,6 +640,13 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
         const char *k = e->args[i].key.str;
         const sp_ast_expr_t *x = e->args[i].value;
         int64_t val;
+        int axes_arg = (x->kind == SP_AST_LIST && (k == NULL || !strcmp(k, "axis") || !strcmp(k, "group"))) ||
+                       (x->kind == SP_AST_NAME && (k == NULL || !strcmp(k, "axis") || !strcmp(k, "group")) &&
+                        rx_axis(R, x->name) >= 0 && !renv_find(X->env, x->name, 1));
+        if (axes_arg && naxes_args++ > 0) {
+            ok = rx_error(X, SP_DIAG_LAYOUT, x->loc, "%s: the group's axes are one argument; write them as a list, [dp, tp]", e->name);
+            break;
+        }
         if (x->kind == SP_AST_LIST && (k == NULL || !strcmp(k, "axis") || !strcmp(k, "group"))) {
             for (size_t t = 0; ok && t < x->nargs; t++)
                 ok = x->args[t].value->kind == SP_AST_NAME
