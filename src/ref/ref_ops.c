@@ -199,11 +199,17 @@ static int elementwise2(ropc_t *c, rop_t op, int cmp, const rten_t *a, const rte
 
 int rop_binary(ropc_t *c, rop_t op, const rten_t *a, const rten_t *b, rten_t *out)
 {
+    /* infix arithmetic has no operator name of its own: messages name it like the checker's */
+    if (c->op == NULL)
+        c->op = op == RO_ADD ? "add" : op == RO_SUB ? "sub" : op == RO_MUL ? "mul" : op == RO_DIV ? "div"
+              : op == RO_MAX ? "maximum" : op == RO_MIN ? "minimum" : "arithmetic";
     return elementwise2(c, op, -1, a, b, out);
 }
 
 int rop_compare(ropc_t *c, int cmp, const rten_t *a, const rten_t *b, rten_t *out)
 {
+    if (c->op == NULL)
+        c->op = "comparison";
     return elementwise2(c, RO_LEAF, cmp, a, b, out);
 }
 
