@@ -294,7 +294,8 @@ static int a_int(ropc_t *c, const rattr_t *a, int64_t dflt, int64_t *v)
     }
     if (a->kind != RA_NUM || !fmpz_is_one(fmpq_denref(&a->num)) ||
         !fmpz_fits_si(fmpq_numref(&a->num)))
-        return fail(c, "attribute %s must be an integer", a->key ? a->key : "");
+        return a->key ? fail(c, "attribute %s must be an integer", a->key)
+                      : fail(c, "a positional attribute must be an integer");
     *v = fmpz_get_si(fmpq_numref(&a->num));
     return 1;
 }
@@ -324,7 +325,8 @@ static int a_list(ropc_t *c, const rattr_t *a, int64_t *one, const int64_t **l, 
 static int a_num(ropc_t *c, const rattr_t *a, fmpq_t q)
 {
     if (a->kind != RA_NUM)
-        return fail(c, "attribute %s must be a number", a->key ? a->key : "");
+        return a->key ? fail(c, "attribute %s must be a number", a->key)
+                      : fail(c, "a positional attribute must be a number");
     fmpq_set(q, &a->num);
     return 1;
 }
