@@ -4,7 +4,8 @@
 usage: diff_plan.py [--bin SHARDPROOF] [--seed N] [--mutants K | --cpu-seconds T] [--smoke]
                     [--out DIR] [--run-seeds 1,2,3] [--check-timeout S] [--run-timeout S]
                     [--max-ms MS] [--no-gen] [--no-corpus] [--only-seed NAME] [--verbose]
-       diff_plan.py --classify FILE.sp [--bin SHARDPROOF] [--check-args '...'] [--plan NAME]
+       diff_plan.py --classify FILE.sp [--bin SHARDPROOF] [--plan NAME]
+       diff_plan.py --seed N --draw I [--out DIR]      (mutant I of seed N again, saved in DIR/draw/)
 
 Seed plans: docs/examples/*.sp, tests/plans/ok/*.sp, tests/plans/bugs/*.sp (Llama-3, DeepSeek and
 llama_layer files with their dims rewritten to small real sizes), and `shardproof gen
@@ -419,7 +420,8 @@ def mx_coll(st, info, rng, axes):
         present = {toks[u].text for u, _ in axis_args}
         extra = [ax for ax, _ in axes if ax not in present]
         if extra and (len(axis_args) == 1 or rng.random() < 0.5):
-            new = "%s, %s" % (toks[a].text, rng.choice(extra))
+            x2 = rng.choice(extra)
+            new = "%s, %s" % ((toks[a].text, x2) if rng.random() < 0.5 else (x2, toks[a].text))
             return splice(st, toks[a].start, toks[a].end, new), "%s axes + %s" % (name, new)
         if len(axis_args) > 1:   # remove one of several axes
             lo = toks[a - 1].start if toks[a - 1].text == "," else toks[a].start
@@ -1030,11 +1032,26 @@ def classify(tools, rec):
     return None
 
 
+def without_dims(extra):
+    out, skip = [], False
+    for a in extra:
+        if skip:
+            skip = False
+        elif a == "--dims":
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
 def classify_witness(tools, rec):
     """NOT EQUIVALENT with a witness, while the real-size runs found no difference: replay the
-    witness.  rare-witness: it reproduces at sizes equal to the real ones (a difference random
-    inputs miss, e.g. an all-zero mask); shape-reduction: it reproduces only at the reduced sizes
-    and `check --strict-shapes` does not say NOT EQUIVALENT; unrealizable-cex otherwise."""
+    witness (an inputs-only counterexample through `run --dims <checked sizes> --inputs`).
+    unrealizable-cex: it does not reproduce.  rare-witness: it reproduces and the plan is NOT
+    EQUIVALENT at its real sizes too (`check --dims <real sizes>`): a difference random inputs
+    miss (an all-zero mask row).  reduced-only-cex: it reproduces only at the checked sizes; at
+    the real sizes the plan is not NOT EQUIVALENT (sizes equal at the real sizes, like H/2 and K,
+    reduced to different values)."""
     path, extra = rec["path"], rec["extra"]
     out = rec["cross"][1]
     with open(path) as f:
@@ -1042,13 +1059,13 @@ def classify_witness(tools, rec):
     dims = reduced_dims(out)
     same = dims is None or dims[0] == dims[1]
     reproduced = None
+    names = literal_dims(text)
     if "end-to-end witness: the counterexample above" in out and dims is not None:
         inputs = cex_inputs(out, text, dims[0])
         if inputs is not None:
             ipath = path + ".inputs"
             with open(ipath, "w") as f:
                 f.write(inputs)
-            names = literal_dims(text)
             dflag = ",".join("%s=%d" % (n, dims[0][n]) for n in names if n in dims[0])
             r = tools.run(path, 1, rec["run_extra"] + (["--dims", dflag] if dflag else []) + ["--inputs", ipath])
             rec["replay"] = r
@@ -1061,9 +1078,14 @@ def classify_witness(tools, rec):
         return "unrealizable-cex"
     if same:
         return "rare-witness"
+    real = ",".join("%s=%d" % (n, dims[1][n]) for n in names if n in dims[1])
+    r = tools.check(path, without_dims(extra) + (["--dims", real] if real else []))
+    rec["real"] = r
+    if check_verdict(*r) == "NE":
+        return "rare-witness"
     strict = tools.check(path, extra + ([] if "--strict-shapes" in extra else ["--strict-shapes"]), cross=True)
     rec["strict"] = strict
-    return "rare-witness" if check_verdict(*strict) == "NE" else "shape-reduction"
+    return "reduced-only-cex"
 
 
 def reduced_dims(out):
@@ -1145,7 +1167,7 @@ def cex_inputs(out, text, dims):
     return "\n".join(lines) + "\n"
 
 
-FINDS = ("wrong-equivalent", "unrealizable-cex", "crash", "hang")
+FINDS = ("wrong-equivalent", "unrealizable-cex", "reduced-only-cex", "crash", "hang")
 # Notes, saved (at most NOTES_SAVED per class and run) but not finds: shape-reduction (the
 # documented default reduction), rare-witness (a real difference random inputs miss), ne-demoted
 # (the checker alone said NOT EQUIVALENT, its cross-check made it UNKNOWN), input-disagreement.
@@ -1169,7 +1191,8 @@ def save_find(outdir, cls, name, text, rec, desc):
         if "replay" in rec:
             rc, out, err = rec["replay"]
             f.write("\n==== run of the counterexample (exit %s)\n%s\n---- stderr\n%s\n" % (rc, out, err))
-        for key, what in (("strict", "check --strict-shapes"), ("cross", "check (cross-check on)")):
+        for key, what in (("strict", "check --strict-shapes"), ("cross", "check (cross-check on)"),
+                          ("real", "check --no-cross-check --dims <the real sizes>")):
             if key in rec:
                 rc, out, err = rec[key]
                 f.write("\n==== %s (exit %s)\n%s\n---- stderr\n%s\n" % (what, rc, out, err))
@@ -1328,9 +1351,11 @@ def fuzz(args):
     seeds = Seeds(tools, args, log)
     pairs, harmless, finds, mutkinds, n, disagree = {}, {}, [], {}, 0, {}
     base_finds, nbase = [], 0
-    i = 0
+    i = args.draw if args.draw is not None else 0
     while True:
         if args.mutants is not None and i >= args.mutants:
+            break
+        if args.draw is not None and i > args.draw:
             break
         if args.cpu_seconds is not None and cpu_seconds() - c0 >= args.cpu_seconds:
             break
@@ -1375,6 +1400,9 @@ def fuzz(args):
             harmless[rec["pair"]] = harmless.get(rec["pair"], 0) + 1
         line = "%5d %-32s %s/%s %4.1fs %s" % (i - 1, label[:32], rec["pair"][0], rec["pair"][1], tm,
                                              "; ".join(d for _, d in desc)[:150])
+        if args.draw is not None:
+            save_find(args.out, "draw", mname, mtext, rec, desc)
+            print("draw %d: %s (saved in %s/draw/%s.sp)" % (i - 1, cls or "no find", args.out, mname))
         if cls:
             finds.append((cls, mname, label, desc))
             if cls in FINDS or sum(1 for f in finds if f[0] == cls) <= NOTES_SAVED:
@@ -1391,7 +1419,7 @@ def fuzz(args):
             print("      check: %s | run: %s" % (first_error(rec["check"]), first_error(rec["runs"][0][2])), flush=True)
     cpu = cpu_seconds() - c0
     print("\ndiff_plan: seed %d, %d mutants (%d draws), %.0f s wall, %.0f s CPU (this process and its children)"
-          % (args.seed, n, i, time.time() - t0, cpu))
+          % (args.seed, n, i - (args.draw or 0), time.time() - t0, cpu))
     print("seed plans: %d corpus files used (%d too large), %d generated configurations (%d kept)" %
           (sum(1 for c in seeds.corpus if c[3]), sum(1 for c in seeds.corpus if c[3] is False),
            len(seeds.gen_cache), sum(1 for v in seeds.gen_cache.values() if v)))
@@ -1415,7 +1443,7 @@ def fuzz(args):
         print("input disagreements (the tool that rejects, its first message):")
         for (who, msg), k in sorted(disagree.items(), key=lambda kv: (-kv[1], kv[0]))[:15]:
             print("  %5d %-5s %s" % (k, who, msg[:110]))
-    print("finds (wrong-equivalent, unrealizable-cex, crash, hang): %d; saved under %s" % (len(bad), args.out))
+    print("finds (%s): %d; saved under %s" % (", ".join(FINDS), len(bad), args.out))
     shutil.rmtree(tools.tmp, ignore_errors=True)
     return 1 if bad else 0
 
@@ -1449,13 +1477,17 @@ def main():
     ap.add_argument("--no-corpus", action="store_true")
     ap.add_argument("--only-seed", default=None, help="only corpus files whose path contains this")
     ap.add_argument("--classify", default=None, help="classify one file (a saved find) and exit")
+    ap.add_argument("--draw", type=int, default=None,
+                    help="only this draw of --seed (a mutant of the log), saved under OUT/draw/")
     ap.add_argument("--plan", default=None)
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()
     args.run_seeds = [int(s) for s in args.run_seeds.split(",")]
     if args.smoke:
         args.seed, args.mutants = 1, args.mutants or 20
-    if args.mutants is None and args.cpu_seconds is None and not args.classify:
+    if args.draw is not None:
+        args.mutants = None
+    elif args.mutants is None and args.cpu_seconds is None and not args.classify:
         args.mutants = 200
     if not os.access(args.bin, os.X_OK):
         print("diff_plan: %s is not an executable (build it first: make)" % args.bin, file=sys.stderr)
