@@ -69,6 +69,9 @@ typedef struct shardproof_options {
     int strict_shapes;         /* shape reduction keeps every pair of sizes the program uses
                                   apart, and apart from mesh sizes and the constants of tensor
                                   expressions (docs/soundness.md, "Shape reduction") */
+    int profile;               /* record each phase's time and memory (shardproof_profile) */
+    int verbose;               /* the text report shows every counterexample assignment (by
+                                  default the first 8, so that it fits on a screen) */
     int no_cross_check;        /* 1: do not run the reference executor (docs/reference-executor.md)
                                   after the proof: by default it re-checks EQUIVALENT at the real
                                   sizes when they are small, and a NOT EQUIVALENT needs an
@@ -102,6 +105,9 @@ void shardproof_dot(const shardproof_t *c, FILE *out);
 /* Wall-clock seconds of the last check (not in any report: reports are byte-identical across
    runs). */
 double shardproof_seconds(const shardproof_t *c);
+/* --profile: wall and CPU time and peak memory of each phase of the last check (parse, reduce,
+   execute, prove, reference executor) and its slowest stages; nothing without opt.profile. */
+void shardproof_profile(const shardproof_t *c, FILE *out);
 /* Print the diagnostics, compiler style, with caret lines. */
 void shardproof_print_diagnostics(const shardproof_t *c, FILE *out);
 size_t shardproof_error_count(const shardproof_t *c);
@@ -227,6 +233,10 @@ const char *shardproof_result_file(const shardproof_result_t *r);
 const char *shardproof_result_plan(const shardproof_result_t *r);
 const char *shardproof_result_model(const shardproof_result_t *r);
 uint64_t shardproof_result_seed(const shardproof_result_t *r);
+/* What the reference executor said after the proof (docs/reference-executor.md): the cross-check
+   of EQUIVALENT, or the end-to-end witness of NOT EQUIVALENT (or why there is none, when the
+   verdict became UNKNOWN); lines of text, or NULL when it did not run. */
+const char *shardproof_result_reference(const shardproof_result_t *r);
 
 /* The mesh axes with their sizes, and the dims with real and reduced sizes (i out of range:
    NULL).  Both are empty when the input was bad. */

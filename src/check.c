@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
+#include "nf.h"
 #include "sbuf.h"
 #include "../include/shardproof.h"
 #include "check.h"
@@ -65,6 +67,8 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.shape_index = o->shape_index > 0 ? o->shape_index : 0;
     C->opt.strict_shapes = o->strict_shapes != 0;
     C->opt.no_cross_check = o->no_cross_check != 0;
+    C->opt.profile = o->profile != 0;
+    C->opt.verbose = o->verbose != 0;
     if (o->shard_count > 1 && o->shard_index >= 0 && o->shard_index < o->shard_count) {
         C->opt.shard_count = o->shard_count;
         C->opt.shard_index = o->shard_index;
@@ -313,6 +317,36 @@ static sp_status_t find_items(sp_check_t *C)
     return SP_OK;
 }
 
+static int64_t cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/*
+ * The end of a phase (parse, reduce, model, plan, prove, reference): with --profile its wall
+ * and CPU time and the peak RSS so far are recorded; with progress on a terminal the next phase
+ * is announced on stderr (the line is cleared by the next message).
+ */
+static void phase_done(sp_check_t *C, const char *name, const char *next)
+{
+    int64_t w = sp_now_ns(), c = cpu_ns();
+    if (C->opt.profile && C->nphases < (int)(sizeof C->phases / sizeof C->phases[0])) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        C->phases[C->nphases].name = name;
+        C->phases[C->nphases].wall_ns = w - C->phase_wall0;
+        C->phases[C->nphases].cpu_ns = c - C->phase_cpu0;
+        C->phases[C->nphases].rss_kb = ru.ru_maxrss;
+        C->nphases++;
+    }
+    C->phase_wall0 = w;
+    C->phase_cpu0 = c;
+    if (C->opt.progress)
+        fprintf(stderr, "\r\033[K%s%s", next ? "shardproof: " : "", next ? next : "");
+}
+
 static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *text, size_t len,
                                 int solve)
 {
@@ -320,7 +354,11 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     clock_gettime(CLOCK_MONOTONIC, &t0);
     reset_run(C);
     C->path = path;
+    C->nphases = 0;
+    C->phase_wall0 = sp_now_ns();
+    C->phase_cpu0 = cpu_ns();
     sp_status_t st = sp_parse_file(&C->ast, path, text, len, &C->opt.parse, C->d);
+    phase_done(C, "parse", st == SP_OK ? "reducing the shapes" : NULL);
     if (st == SP_ERR_NOMEM)
         return SHARDPROOF_INTERNAL;
     if (st != SP_OK)
@@ -328,6 +366,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     st = find_items(C);
     if (st == SP_OK)
         st = sp_reduce_dims(C);
+    phase_done(C, "reduce", st == SP_OK ? "running the model and the plan" : NULL);
     if (st != SP_OK)
         return SHARDPROOF_BAD_INPUT;
     sp_limits_t lim = C->opt.lim;
@@ -377,8 +416,11 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     if (st != SP_OK)
         return st == SP_ERR_NOMEM ? SHARDPROOF_INTERNAL : SHARDPROOF_BAD_INPUT;
 solve:
-    if (solve)
+    phase_done(C, "execute (model and plan)", solve ? "proving the stages" : NULL);
+    if (solve) {
         sp_stages_solve(C);
+        phase_done(C, "prove", NULL);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     C->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (!solve)
@@ -392,7 +434,11 @@ solve:
         failed ? SHARDPROOF_NOT_EQUIVALENT : unknown ? SHARDPROOF_UNKNOWN : SHARDPROOF_EQUIVALENT;
     if (C->opt.shard_count > 1)
         return v; /* a partial run: merge runs the reference executor on the whole verdict */
-    return (shardproof_verdict_t)sp_crosscheck(C, v);
+    if (C->opt.progress && !C->opt.no_cross_check)
+        fprintf(stderr, "\r\033[Kshardproof: the reference executor");
+    v = (shardproof_verdict_t)sp_crosscheck(C, v);
+    phase_done(C, "reference executor", NULL);
+    return v;
 }
 
 shardproof_verdict_t shardproof_check(shardproof_t *C, const char *path, const char *text, size_t len)
@@ -424,4 +470,39 @@ double shardproof_seconds(const shardproof_t *C) { return C->seconds; }
 int shardproof_export_smt2(shardproof_t *C, const char *dir, char *err, size_t errlen)
 {
     return sp_stages_export_smt2(C, dir, err, errlen);
+}
+
+void shardproof_profile(const shardproof_t *C, FILE *out)
+{
+    if (C->nphases == 0)
+        return;
+    fprintf(out, "profile (--profile; wall and CPU seconds, peak RSS so far):\n");
+    for (int i = 0; i < C->nphases; i++)
+        fprintf(out, "  %-26s %9.3f s wall %9.3f s CPU %9.1f MB\n", C->phases[i].name,
+                1e-9 * (double)C->phases[i].wall_ns, 1e-9 * (double)C->phases[i].cpu_ns,
+                (double)C->phases[i].rss_kb / 1024.0);
+    /* the stages that took longest, grouped by model tensor (memoized copies cost nothing) */
+    int top[5], ntop = 0;
+    for (int k = 0; k < 5; k++) {
+        int best = -1;
+        for (int i = 0; i < C->nstages; i++) {
+            int taken = 0;
+            for (int j = 0; j < ntop; j++)
+                taken |= top[j] == i;
+            if (!taken && C->stages[i].solve_ns > 0 &&
+                (best < 0 || C->stages[i].solve_ns > C->stages[best].solve_ns))
+                best = i;
+        }
+        if (best < 0)
+            break;
+        top[ntop++] = best;
+    }
+    if (ntop)
+        fprintf(out, "  slowest stages:\n");
+    for (int j = 0; j < ntop; j++) {
+        const sp_stage_t *s = &C->stages[top[j]];
+        fprintf(out, "    %8.3f s  stage %d: plan '%s' ~ model '%s' (%lld element checks)\n",
+                1e-9 * (double)s->solve_ns, s->id + 1, s->plan_name, s->model_name,
+                (long long)s->elements);
+    }
 }

@@ -78,6 +78,7 @@ typedef struct {
     int64_t prob_bits;       /* > 0: some element proved by fingerprints only (--probabilistic),
                                 the smallest per-query bound 2^-prob_bits */
     uint64_t key;            /* renaming-invariant hash of the queries (memoization) */
+    int64_t solve_ns;        /* wall time of its proof (0: memoized or not run); --profile only */
     int memo_of;             /* stage id proved earlier with the same key, or -1 */
 } sp_stage_t;
 
@@ -99,6 +100,8 @@ typedef struct {
     int infer;               /* infer lineage for plan assignments without it */
     int shard_index, shard_count; /* shard_count > 1: solve only this shard's stage groups */
     int no_cross_check;      /* skip the reference executor after the proof */
+    int profile;             /* record the time and memory of each phase (sp_check_t.phases) */
+    int verbose;             /* text report: every counterexample assignment */
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
     int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes
                                 and the constants of tensor expressions (docs/soundness.md) */
@@ -142,6 +145,10 @@ typedef struct sp_check {
     char **omitted;          /* model outputs the plan leaves unchecked (`omit`) */
     int nomitted;
     char *xref;              /* the reference executor's part of the report (owned), or NULL */
+    /* phases of the last run: name, wall and CPU nanoseconds, peak RSS in KiB at its end */
+    struct { const char *name; int64_t wall_ns, cpu_ns; long rss_kb; } phases[12];
+    int nphases;
+    int64_t phase_wall0, phase_cpu0;
     int unlifted;            /* a failing stage the reference run did not reproduce end to end:
                                 the verdict is UNKNOWN, the stage is evidence only */
     /* plan */

@@ -138,7 +138,7 @@ char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
 enum {
     O_PLAN = 1, O_NNSCALER, O_TORCH, O_WORLD, O_OUTPUT, O_AUTOGRAD_SUM, O_TV_CHUNK_RULE, O_JOBS,
     O_FORMAT, O_DOT,
-    O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_STRICT_SHAPES, O_NO_CROSS_CHECK, O_MAX_MS, O_MAX_TERMS,
+    O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_STRICT_SHAPES, O_NO_CROSS_CHECK, O_PROFILE, O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
     O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_ELEMENTS, O_MAX_RANKS,
     O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS
 };
@@ -194,6 +194,11 @@ const sp_opt_t sp_cli_opts[] = {
     {O_INFER_LINEAGE, "--infer-lineage", NULL, SP_ARG_NONE, NULL, RUN, R,
      "cut where plan tensors match model tensors (fingerprints); each cut is then proved "
      "exactly"},
+    {O_VERBOSE, "--verbose", "-v", SP_ARG_NONE, NULL, CK | MG, 0,
+     "the text report shows every assignment of a counterexample (by default the first 8)"},
+    {O_PROFILE, "--profile", NULL, SP_ARG_NONE, NULL, CK, 0,
+     "print the wall and CPU time and peak memory of each phase (parse, reduce, execute, prove, "
+     "reference executor) and the slowest stages on stderr"},
     {O_NO_CROSS_CHECK, "--no-cross-check", NULL, SP_ARG_NONE, NULL, RUN, R,
      "do not run the reference executor after the proof (by default it re-checks EQUIVALENT at "
      "the real sizes when they are small, and gives NOT EQUIVALENT its end-to-end witness)"},
@@ -692,6 +697,8 @@ static void interpret(const sp_cmd_t *cmd, sp_args_t *A, check_args_t *ca)
         case O_INFER_LINEAGE: opt->infer_lineage = 1; break;
         case O_STRICT_SHAPES: opt->strict_shapes = 1; break;
         case O_NO_CROSS_CHECK: opt->no_cross_check = 1; break;
+        case O_PROFILE: opt->profile = 1; break;
+        case O_VERBOSE: opt->verbose = 1; break;
         case O_MAX_ELEMENTS:
             if (num_arg(A, a, 1, (long long)1 << 40, &x))
                 opt->max_elements = x;
@@ -880,6 +887,7 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
         /* the time goes to a terminal's stderr only: reports stay byte-identical */
         if (!bad && ca.opt.progress)
             fprintf(stderr, "shardproof: %s in %.2f s\n", shown, shardproof_seconds(c));
+        shardproof_profile(c, stderr);
         if (!bad && ca.nshapes > 1 && ca.fmt == SHARDPROOF_FORMAT_TEXT &&
             v == SHARDPROOF_EQUIVALENT)
             printf("\nEQUIVALENT at all %d shapes (--shapes %d)\n", ca.nshapes, ca.nshapes);

@@ -31,6 +31,7 @@
 #define XREF_MAX_RANKS 256
 #define XREF_MAX_MEM_MB 1024
 #define XREF_SEEDS 3
+#define XREF_MIN_RUNS 16 /* reference runs spent on minimizing a witness (a count: determinism) */
 
 /* A stage counterexample over inputs only: no fresh symbol of a cut (named T@k). */
 static int cex_inputs_only(const sp_stage_t *s)
@@ -46,8 +47,18 @@ static const sp_stage_t *first_failed(const sp_check_t *C)
     return NULL;
 }
 
-/* Run the reference executor at the real sizes (reduced = 0) or at the checked sizes. */
+/* Run the reference executor at the real sizes (reduced = 0) or at the checked sizes, on the
+   given inputs (NULL: the seed's random ones). */
+static sp_status_t ref_at_inputs(sp_check_t *C, int reduced, uint64_t seed,
+                                 const sp_ref_inputs_struct *given, sp_ref_result_t *res);
+
 static sp_status_t ref_at(sp_check_t *C, int reduced, uint64_t seed, sp_ref_result_t *res)
+{
+    return ref_at_inputs(C, reduced, seed, NULL, res);
+}
+
+static sp_status_t ref_at_inputs(sp_check_t *C, int reduced, uint64_t seed,
+                                 const sp_ref_inputs_struct *given, sp_ref_result_t *res)
 {
     sp_ref_opts_t o;
     sp_ref_opts_default(&o);
@@ -63,9 +74,19 @@ static sp_status_t ref_at(sp_check_t *C, int reduced, uint64_t seed, sp_ref_resu
             dims[nd++] = (sp_ref_dim_t){C->dims[i].name, C->dims[i].red};
     o.dims = dims;
     o.ndims = nd;
+    o.inputs = given;
     sp_diags_t d;
     sp_diags_init(d);
     sp_status_t st = sp_ref_run(C->ast, &o, res, d);
+    if (st == SP_OK && res->verdict == SP_REF_ERROR && res->limit == NULL &&
+        sp_diags_error_count(d) > 0) {
+        /* keep the first message: the report says why the reference run could not happen */
+        char *h = sp_diags_format_head(d, 0);
+        if (h) {
+            res->limit = strdup(h);
+            free(h);
+        }
+    }
     sp_diags_clear(d);
     flint_free(dims);
     return st;
@@ -80,7 +101,50 @@ static void sizes_str(const sp_check_t *C, int reduced, sp_sbuf_t *b)
                            (long long)(reduced ? C->dims[i].red : C->dims[i].real));
 }
 
-static void witness_str(const sp_check_t *C, const sp_ref_result_t *r, int reduced, sp_sbuf_t *b)
+/*
+ * Minimize a witness: zero input values in halving chunks (ddmin's complement step) and keep a
+ * zeroing whenever the outputs still differ, within XREF_MIN_RUNS reference runs.  keep[i] = 1
+ * for the values the difference needs.  Returns the number kept.
+ */
+static size_t minimize(sp_check_t *C, int reduced, const sp_ref_result_t *r, uint8_t *keep)
+{
+    size_t n = r->inputs->n, runs = 0;
+    for (size_t i = 0; i < n; i++)
+        keep[i] = !fmpq_is_zero(&r->inputs->val[i]);
+    fmpq_t zero;
+    fmpq_init(zero);
+    for (size_t chunk = n / 2 ? n / 2 : 1; runs < XREF_MIN_RUNS; chunk = chunk / 2 ? chunk / 2 : 1) {
+        for (size_t lo = 0; lo < n && runs < XREF_MIN_RUNS; lo += chunk) {
+            size_t hi = lo + chunk < n ? lo + chunk : n, live = 0;
+            for (size_t i = lo; i < hi; i++)
+                live += keep[i];
+            if (live == 0)
+                continue;
+            sp_ref_inputs_t in;
+            sp_ref_inputs_init(in);
+            for (size_t i = 0; i < n; i++)
+                sp_ref_inputs_add(in, r->inputs->name[i], r->inputs->index[i],
+                                  keep[i] && (i < lo || i >= hi) ? &r->inputs->val[i] : zero);
+            sp_ref_result_t t;
+            sp_ref_result_init(&t);
+            runs++;
+            if (ref_at_inputs(C, reduced, r->seed, in, &t) == SP_OK && t.verdict == SP_REF_DIFFER)
+                for (size_t i = lo; i < hi; i++)
+                    keep[i] = 0;
+            sp_ref_result_clear(&t);
+            sp_ref_inputs_clear(in);
+        }
+        if (chunk == 1)
+            break;
+    }
+    fmpq_clear(zero);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += keep[i];
+    return k;
+}
+
+static void witness_str(sp_check_t *C, const sp_ref_result_t *r, int reduced, sp_sbuf_t *b)
 {
     static const char *const kinds[] = {"the values differ",
                                         "the plan is undefined where the model is defined",
@@ -98,7 +162,25 @@ static void witness_str(const sp_check_t *C, const sp_ref_result_t *r, int reduc
                        r->global_index ? r->global_index : "?");
     sp_sbuf_printf(b, ": %s, plan = %s, model = %s\n", kinds[r->kind],
                    r->plan_value ? r->plan_value : "?", r->model_value ? r->model_value : "?");
-    sp_sbuf_printf(b, "  the inputs: shardproof run %s --plan %s --seed %llu", C->path,
+    size_t n = r->inputs->n;
+    if (n > 0) {
+        uint8_t *keep = flint_calloc(n, 1);
+        size_t k = minimize(C, reduced, r, keep), shown = 0;
+        sp_sbuf_printf(b, "minimized: the outputs still differ with %zu of the %zu input values "
+                          "nonzero (the others 0)%s",
+                       k, n, k ? ": " : "");
+        for (size_t i = 0; i < n && shown < 8; i++)
+            if (keep[i]) {
+                sp_sbuf_printf(b, "%s%s[%lld] = ", shown++ ? ", " : "", r->inputs->name[i],
+                               (long long)r->inputs->index[i]);
+                sp_sbuf_put_fmpq(b, &r->inputs->val[i]);
+            }
+        if (k > shown)
+            sp_sbuf_printf(b, " and %zu more", k - shown);
+        sp_sbuf_puts(b, "\n");
+        flint_free(keep);
+    }
+    sp_sbuf_printf(b, "the inputs: shardproof run %s --plan %s --seed %llu", C->path,
                    C->plan->name.str, (unsigned long long)r->seed);
     if (reduced) {
         sp_sbuf_puts(b, " --dims ");
@@ -116,6 +198,15 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
     if (s && s->kind == SP_STAGE_OUTPUT && cex_inputs_only(s)) {
         sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at the "
                         "checked sizes)\n");
+        /* a program that is ill-formed at its real sizes (a shape error the reduced sizes hide)
+           is worth saying: the reference executor runs at the real sizes */
+        sp_ref_result_t r;
+        sp_ref_result_init(&r);
+        if (ref_at(C, 0, C->opt.seed, &r) == SP_OK && r.verdict == SP_REF_ERROR)
+            sp_sbuf_printf(b, "note: at the real sizes the reference executor refuses the "
+                              "program: %s\n",
+                           r.limit ? r.limit : "no message");
+        sp_ref_result_clear(&r);
         return SHARDPROOF_NOT_EQUIVALENT;
     }
     const char *why = NULL;
@@ -133,8 +224,8 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
                 return SHARDPROOF_NOT_EQUIVALENT;
             }
             if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR) {
-                snprintf(limit, sizeof limit, "%s", v == SP_REF_TOO_LARGE && r.limit ? r.limit
-                                                    : "the reference executor refused the plan");
+                snprintf(limit, sizeof limit, "%s%s", v == SP_REF_ERROR ? "it refused the plan: " : "",
+                         r.limit ? r.limit : "no message");
                 sp_ref_result_clear(&r);
                 break;
             }
@@ -195,9 +286,9 @@ int sp_crosscheck(sp_check_t *C, int v)
                            rv == SP_REF_AGREE ? "AGREE" : "no difference (some balls overlap)",
                            (unsigned long long)r.seed, (long long)r.compared, (long long)r.equal);
         } else {
-            sp_sbuf_printf(&b, "reference run: skipped (%s)\n",
-                           rv == SP_REF_TOO_LARGE && r.limit ? r.limit
-                                                              : "not supported by the reference executor");
+            sp_sbuf_printf(&b, "reference run: skipped (%s%s)\n",
+                           rv == SP_REF_ERROR ? "it refused the plan at the real sizes: " : "",
+                           r.limit ? r.limit : "no message");
         }
         sp_ref_result_clear(&r);
     }

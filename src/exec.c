@@ -175,6 +175,27 @@ static void pending_error(interp_t *I, sp_loc_t loc, const sp_binding_t *b, cons
           b->name, op, ax, op, ax, what, op, b->name, op, ax);
 }
 
+static int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t len);
+static int is_int_expr(interp_t *I, const sp_ast_expr_t *e);
+
+/* The binding a plain name or an indexed name (w[l]) denotes, or NULL (no diagnostics). */
+static sp_binding_t *binding_of(interp_t *I, const sp_ast_expr_t *e)
+{
+    if (e->kind == SP_AST_NAME)
+        return lookup(I, e->name);
+    if (e->kind != SP_AST_INDEX || e->a->kind != SP_AST_NAME)
+        return NULL;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (!is_int_expr(I, e->args[i].value))
+            return NULL;
+    char nm[512];
+    sp_diags_mark_t m;
+    sp_diags_mark(I->C->d, &m);
+    int ok = target_name(I, e, nm, sizeof nm);
+    sp_diags_restore(I->C->d, &m);
+    return ok ? lookup(I, nm) : NULL;
+}
+
 /* Mark the binding of name as holding the pending max/min of layout L (if any). */
 static void mark_pending(interp_t *I, const char *name, const sp_layout_t *L)
 {
@@ -1196,9 +1217,7 @@ static sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *
             return SP_ERR_INPUT;
         }
         /* a pending max/min may be all-reduced with its own op over (at least) its axes */
-        const sp_binding_t *pb = e->args[0].value->kind == SP_AST_NAME
-                                     ? lookup(I, e->args[0].value->name)
-                                     : NULL;
+        const sp_binding_t *pb = binding_of(I, e->args[0].value);
         if (pb && pb->pend) {
             pend = pb;
             I->pend_ok = !strcmp(name, "all_reduce");
@@ -1703,6 +1722,11 @@ static sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *v
             errat(I, SP_DIAG_NAME, e->loc, "unknown name '%s'", nm);
             return SP_ERR_INPUT;
         }
+        if (b->pend && !I->pend_ok) {
+            pending_error(I, e->loc, b, "used here");
+            return SP_ERR_INPUT;
+        }
+        I->pend_ok = 0;
         *out = pval_dup(b->t, I->nranks);
         if (!I->is_plan)
             *vid = I->vid_of_binding[b - *I->vals];
@@ -2145,9 +2169,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
     pval_t v;
     int vid;
     /* a plain alias may rename a pending max/min (the new name holds it too) */
-    const sp_binding_t *src = s->value->kind == SP_AST_NAME && s->kind == SP_STMT_ASSIGN
-                                  ? lookup(I, s->value->name)
-                                  : NULL;
+    const sp_binding_t *src = s->kind == SP_STMT_ASSIGN ? binding_of(I, s->value) : NULL;
     int src_pend = src && src->pend;
     sp_red_t src_op = src_pend ? src->pend_op : SP_RED_SUM;
     sp_axes_t src_axes = src_pend ? src->pend_axes : (sp_axes_t){0, {0}};
@@ -2323,8 +2345,7 @@ static sp_status_t exec_output(interp_t *I, const sp_ast_stmt_t *s)
         snprintf(pn, sizeof pn, "%s", mn);
         sp_status_t st;
         /* a pending max/min may be related under a layout with the same pending entry */
-        const char *vn = o->value ? (o->value->kind == SP_AST_NAME ? o->value->name : NULL) : mn;
-        const sp_binding_t *vb = vn ? lookup(I, vn) : NULL;
+        const sp_binding_t *vb = o->value ? binding_of(I, o->value) : lookup(I, mn);
         I->pend_ok = vb && vb->pend;
         if (o->value) {
             st = eval(I, o->value, &v, &vid);
@@ -2629,7 +2650,7 @@ static const sp_ast_stmt_t *find_train(const sp_ast_block_t *b)
 static int train_args_known(interp_t *I, const sp_ast_stmt_t *t)
 {
     static const char *const sgd[] = {"lr", "weight_decay", "clip", NULL};
-    static const char *const momentum[] = {"lr", "momentum", "clip", NULL};
+    static const char *const momentum[] = {"lr", "momentum", "weight_decay", "clip", NULL};
     static const char *const adam[] = {"lr",           "beta1", "beta2", "eps",
                                        "weight_decay", "clip",  "step",  NULL};
     const char *opt = t->name.str;
@@ -2958,7 +2979,8 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
                 nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), gv));
             }
         } else if (!strcmp(opt, "momentum")) {
-            /* buf' = mu * buf + g; w' = w - lr * buf'  (torch.optim.SGD with momentum) */
+            /* g' = g + wd * w; buf' = mu * buf + g'; w' = w - lr * buf'  (torch.optim.SGD with
+               momentum and weight_decay) */
             sp_tensor_t buf, nbuf;
             sp_tensor_init(&buf);
             sp_tensor_init(&nbuf);
@@ -2967,7 +2989,10 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             sp_tensor_symbols(E, &buf, nm);
             sp_tensor_copy(&nbuf, &buf);
             for (int64_t e = 0; e < n; e++) {
-                nbuf.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, mu), buf.v[e]), gg.v[e]);
+                sp_expr_t gv = gg.v[e];
+                if (!fmpq_is_zero(wd))
+                    gv = sp_expr_add(E, gv, sp_expr_mul(E, K(E, wd), w.v[e]));
+                nbuf.v[e] = sp_expr_add(E, sp_expr_mul(E, K(E, mu), buf.v[e]), gv);
                 nw.v[e] = sp_expr_sub(E, w.v[e], sp_expr_mul(E, K(E, lr), nbuf.v[e]));
             }
             bind_model(I, nm, wb->loc, &buf);

@@ -1051,10 +1051,10 @@ static sp_ast_stmt_t *parse_decl(parser_t *p, sp_ast_stmt_kind_t k)
     return s;
 }
 
-/* output target ['=' expr] [':' layout] {',' ...} */
-static sp_ast_stmt_t *parse_output(parser_t *p)
+/* output target ['=' expr] [':' layout] {',' ...}; for omit (kind SP_STMT_OMIT) targets only */
+static sp_ast_stmt_t *parse_output_list(parser_t *p, sp_ast_stmt_kind_t kind)
 {
-    sp_ast_stmt_t *s = new_stmt(p, SP_STMT_OUTPUT);
+    sp_ast_stmt_t *s = new_stmt(p, kind);
     if (s == NULL)
         return NULL;
     next(p);
@@ -1067,12 +1067,14 @@ static sp_ast_stmt_t *parse_output(parser_t *p)
             goto fail;
         if (!is_lvalue(o.target)) {
             perr(p, SP_DIAG_SYNTAX, o.target->loc,
-                 "an output must be named: use 'output NAME' or 'output NAME = EXPR'");
+                 kind == SP_STMT_OMIT
+                     ? "'omit' takes model tensor names"
+                     : "an output must be named: use 'output NAME' or 'output NAME = EXPR'");
             goto fail;
         }
-        if (accept(p, SP_TOK_ASSIGN) && (o.value = parse_expr(p)) == NULL)
+        if (kind == SP_STMT_OUTPUT && accept(p, SP_TOK_ASSIGN) && (o.value = parse_expr(p)) == NULL)
             goto fail;
-        if (accept(p, SP_TOK_COLON) && (o.layout = parse_layout(p)) == NULL)
+        if (kind == SP_STMT_OUTPUT && accept(p, SP_TOK_COLON) && (o.layout = parse_layout(p)) == NULL)
             goto fail;
         if (!scr_push(p, &o, sizeof o))
             goto fail;
@@ -1087,35 +1089,9 @@ fail:
 }
 
 /* omit target {',' target}: model outputs the plan leaves unchecked ('omit' is a keyword only
-   at the start of a statement followed by a name, so tensors may still be called omit) */
-static sp_ast_stmt_t *parse_omit(parser_t *p)
-{
-    sp_ast_stmt_t *s = new_stmt(p, SP_STMT_OMIT);
-    if (s == NULL)
-        return NULL;
-    next(p);
-    size_t mark = p->scr_len;
-    for (;;) {
-        sp_ast_output_t o;
-        memset(&o, 0, sizeof o);
-        o.target = parse_expr(p);
-        if (o.target == NULL)
-            goto fail;
-        if (!is_lvalue(o.target)) {
-            perr(p, SP_DIAG_SYNTAX, o.target->loc, "'omit' takes model tensor names");
-            goto fail;
-        }
-        if (!scr_push(p, &o, sizeof o))
-            goto fail;
-        if (!accept(p, SP_TOK_COMMA))
-            break;
-    }
-    s->outputs = scr_take(p, mark, sizeof(sp_ast_output_t), &s->noutputs);
-    return s->outputs != NULL ? s : NULL;
-fail:
-    p->scr_len = mark;
-    return NULL;
-}
+   at the start of a statement followed by a name, so tensors may still be called omit); the
+   targets are kept as outputs without values or layouts */
+static sp_ast_stmt_t *parse_omit(parser_t *p) { return parse_output_list(p, SP_STMT_OMIT); }
 
 /* train OPTIMIZER ['(' keyword args ')'] */
 static sp_ast_stmt_t *parse_train(parser_t *p)
@@ -1309,7 +1285,7 @@ static sp_ast_stmt_t *parse_stmt(parser_t *p)
     case SP_TOK_MESH: return parse_binds_stmt(p, SP_STMT_MESH, "a mesh axis name");
     case SP_TOK_INPUT: return parse_decl(p, SP_STMT_INPUT);
     case SP_TOK_PARAM: return parse_decl(p, SP_STMT_PARAM);
-    case SP_TOK_OUTPUT: return parse_output(p);
+    case SP_TOK_OUTPUT: return parse_output_list(p, SP_STMT_OUTPUT);
     case SP_TOK_TRAIN: return parse_train(p);
     case SP_TOK_ON: return parse_on(p);
     case SP_TOK_FOR: return parse_for(p);

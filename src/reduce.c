@@ -197,6 +197,19 @@ static void walk_divisions(sp_check_t *C, const sp_ast_expr_t *e, cons_t *K)
     walk_divisions_m(C, e, NULL, K);
 }
 
+/* The number of ranks that shard ld (the product of its axes' sizes); 0 if an axis is unknown. */
+static int group_size(const sp_mesh_t *mesh, const sp_ast_ldim_t *ld, int64_t *n)
+{
+    *n = 1;
+    for (size_t a = 0; a < ld->naxes; a++) {
+        int ax = sp_mesh_axis(mesh, ld->axes[a].str);
+        if (ax < 0)
+            return 0;
+        *n *= mesh->size[ax];
+    }
+    return 1;
+}
+
 static void walk_layout(sp_check_t *C, const sp_ast_layout_t *l, const sp_mesh_t *mesh, cons_t *K)
 {
     if (l == NULL)
@@ -212,14 +225,7 @@ static void walk_layout(sp_check_t *C, const sp_ast_layout_t *l, const sp_mesh_t
         if (d < 0 || C->dims[d].derived)
             continue;
         int64_t n = 1;
-        int known = 1;
-        for (size_t a = 0; a < ld->naxes; a++) {
-            int ax = sp_mesh_axis(mesh, ld->axes[a].str);
-            if (ax < 0)
-                known = 0;
-            else
-                n *= mesh->size[ax];
-        }
+        int known = group_size(mesh, ld, &n);
         if (!known)
             continue;
         if (C->dims[d].real % n == 0)
@@ -428,6 +434,21 @@ static int has_name(const sp_ast_expr_t *e)
     return 0;
 }
 
+/* Does e name a dim (directly or in a subexpression)? */
+static int has_dim(const sp_check_t *C, const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return 0;
+    if (e->kind == SP_AST_NAME)
+        return sp_dim_find(C, e->name) >= 0;
+    if (has_dim(C, e->a) || has_dim(C, e->b))
+        return 1;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (has_dim(C, e->args[i].value))
+            return 1;
+    return 0;
+}
+
 /* Operators whose positional non-tensor arguments at these positions (0 = the first argument)
    are axis indices, not sizes; keyword arguments with these names are axes too. */
 static const struct {
@@ -581,14 +602,7 @@ static void collect_layout(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
         if (ld->naxes == 0 || ld->nsplit)
             continue;
         int64_t n = 1;
-        int known = 1;
-        for (size_t a = 0; a < ld->naxes; a++) {
-            int ax = sp_mesh_axis(mesh, ld->axes[a].str);
-            if (ax < 0)
-                known = 0;
-            else
-                n *= mesh->size[ax];
-        }
+        int known = group_size(mesh, ld, &n);
         int64_t v;
         if (!known || n <= 1 || ival(C, mesh, ld->size, 0, &v) <= 0)
             continue;
@@ -603,7 +617,16 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
 {
     for (size_t i = 0; i < b->n; i++) {
         const sp_ast_stmt_t *s = b->stmts[i];
-        collect_expr(C, mesh, s->value, s->kind == SP_STMT_IF ? 1 : 2, V);
+        if (s->kind == SP_STMT_IF && s->value->kind == SP_AST_BINOP &&
+            s->value->op >= SP_BIN_LT) {
+            /* a literal compared with a loop variable or a rank coordinate only (if l < 15) is
+               not a size; compared with a size it is */
+            const sp_ast_expr_t *a = s->value->a, *b2 = s->value->b;
+            collect_expr(C, mesh, a, has_dim(C, b2) ? 1 : 0, V);
+            collect_expr(C, mesh, b2, has_dim(C, a) ? 1 : 0, V);
+        } else {
+            collect_expr(C, mesh, s->value, s->kind == SP_STMT_IF ? 1 : 2, V);
+        }
         if (s->kind == SP_STMT_IF && s->value->kind == SP_AST_BINOP && s->value->op >= SP_BIN_LT) {
             int64_t t;
             for (int side = 0; side < 2; side++) {
@@ -1071,8 +1094,15 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
         int d = sp_dim_find(C, C->opt.dims[k].name);
         sp_loc_t top = {C->ast->file, 0, 0};
         if (d < 0) {
-            sp_diags_error(C->d, SP_DIAG_NAME, top, "--dims %s: no dimension '%s' in this file",
-                           C->opt.dims[k].name, C->opt.dims[k].name);
+            const char **names = flint_calloc((size_t)C->ndims + 1, sizeof(char *));
+            for (int i = 0; i < C->ndims; i++)
+                names[i] = C->dims[i].name;
+            const char *near = sp_suggest(C->opt.dims[k].name, names, (size_t)C->ndims, 2);
+            sp_diags_error(C->d, SP_DIAG_NAME, top,
+                           "--dims %s: no dimension '%s' in this file%s%s%s",
+                           C->opt.dims[k].name, C->opt.dims[k].name,
+                           near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+            flint_free(names);
             return SP_ERR_INPUT;
         }
         if (C->dims[d].derived) {
@@ -1087,6 +1117,11 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
                            C->opt.dims[k].name, (long long)C->opt.dims[k].value, SP_DIM_MAX_BITS);
             return SP_ERR_INPUT;
         }
+        if (C->opt.dims[k].value == 1 && C->dims[d].real > 1)
+            sp_diags_add(C->d, SP_SEV_WARNING, SP_DIAG_SHAPE, C->dims[d].loc,
+                         "--dims %s=1: '%s' has %lld elements at the real sizes; at 1 a sum, a "
+                         "max or a transpose over it checks nothing",
+                         C->opt.dims[k].name, C->opt.dims[k].name, (long long)C->dims[d].real);
     }
     /* the plan's mesh, read directly (the plan has not run yet) */
     sp_mesh_t mesh;

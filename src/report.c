@@ -82,6 +82,30 @@ static void loc_str(const sp_check_t *C, sp_loc_t l, char *buf, size_t len)
              o ? o : "", o ? ")" : "");
 }
 
+/* "x = 1, y = 2, ...": the first 8 assignments unless verbose (a report fits on a screen) */
+static void print_cex(FILE *out, const char *cex, int verbose)
+{
+    if (cex == NULL) {
+        fprintf(out, "  counterexample: (no symbols)\n");
+        return;
+    }
+    const char *p = cex;
+    int shown = 0;
+    while (!verbose && shown < 8 && (p = strstr(p, ", ")) != NULL) {
+        p += 2;
+        shown++;
+    }
+    if (verbose || p == NULL) {
+        fprintf(out, "  counterexample: %s\n", cex);
+        return;
+    }
+    int rest = 1;
+    for (const char *q = p; (q = strstr(q, ", ")) != NULL; q += 2)
+        rest++;
+    fprintf(out, "  counterexample: %.*s ... (%d more; --verbose shows all)\n",
+            (int)(p - 2 - cex), cex, rest);
+}
+
 static void text_report(const sp_check_t *C, FILE *out)
 {
     int c[5];
@@ -121,7 +145,7 @@ static void text_report(const sp_check_t *C, FILE *out)
         fprintf(out, "  plan value:  %s\n  model value: %s\n", bad->plan_value ? bad->plan_value : "?",
                 bad->model_value ? bad->model_value : "?");
         if (bad->status == SP_STAGE_FAILED) {
-            fprintf(out, "  counterexample: %s\n", bad->cex ? bad->cex : "(no symbols)");
+            print_cex(out, bad->cex, C->opt.verbose);
             fprintf(out, "  there: %s\n", bad->cex_values ? bad->cex_values : "?");
         } else {
             fprintf(out, "  reason: %s\n", bad->reason ? bad->reason : sp_why_name(bad->why));
@@ -288,6 +312,8 @@ static void json_report(res_t *r, FILE *out)
     put(o, "verdict", json_string(shardproof_verdict_name(v)));
     put(o, "exit_code", json_integer(exit_code(v)));
     put(o, "seed", jseed(shardproof_result_seed(r)));
+    if (shardproof_result_reference(r))
+        put(o, "reference", jstr(shardproof_result_reference(r)));
     json_t *mesh = json_object();
     for (int i = 0; i < shardproof_result_axis_count(r); i++)
         put(mesh, shardproof_result_axis(r, i)->name,

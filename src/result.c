@@ -16,6 +16,7 @@
 struct shardproof_result {
     shardproof_verdict_t verdict;
     const char *file, *plan, *model;
+    const char *reference;
     uint64_t seed;
     int naxes, ndims, nstages, ndiags;
     shardproof_coord_t *axes;
@@ -271,6 +272,8 @@ shardproof_result_t *shardproof_result_new(const shardproof_t *C)
     r->verdict = (shardproof_verdict_t)C->verdict;
     r->file = keep(r, C->path);
     r->seed = C->opt.seed;
+    if (C->xref)
+        r->reference = keep(r, C->xref);
     if (C->plan)
         r->plan = keep(r, C->plan->name.str);
     else if (C->opt.plan)
@@ -332,6 +335,7 @@ const char *shardproof_result_file(const shardproof_result_t *r) { return r->fil
 const char *shardproof_result_plan(const shardproof_result_t *r) { return r->plan; }
 const char *shardproof_result_model(const shardproof_result_t *r) { return r->model; }
 uint64_t shardproof_result_seed(const shardproof_result_t *r) { return r->seed; }
+const char *shardproof_result_reference(const shardproof_result_t *r) { return r->reference; }
 int shardproof_result_axis_count(const shardproof_result_t *r) { return r->naxes; }
 int shardproof_result_dim_count(const shardproof_result_t *r) { return r->ndims; }
 int shardproof_result_stage_count(const shardproof_result_t *r) { return r->nstages; }

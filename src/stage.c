@@ -537,7 +537,9 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&p->mu);
         if (k < 0)
             break;
+        int64_t t0 = sp_now_ns();
         solve_stage(p->C, &p->C->stages[k], &W);
+        p->C->stages[k].solve_ns = sp_now_ns() - t0;
         pthread_mutex_lock(&p->mu);
         p->done++;
         /* a progress line on a terminal, once the run has taken a second */

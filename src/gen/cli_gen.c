@@ -10,7 +10,7 @@
 
 enum {
     G_PRESET = 1, G_LAYERS, G_BATCH, G_OPTIM, G_CLIP, G_LOSS_MASK, G_LABEL_SMOOTHING, G_TIED,
-    G_FREEZE, G_SCORE, G_DP, G_TP, G_SP, G_CP, G_CP_ALGO, G_PP, G_VPP, G_PARTITION, G_NM,
+    G_FREEZE, G_LINEAGE, G_SCORE, G_DP, G_TP, G_SP, G_CP, G_CP_ALGO, G_PP, G_VPP, G_PARTITION, G_NM,
     G_GRAD_ACCUM, G_SCHEDULE, G_ZERO, G_EP, G_BUG, G_VARIANT, G_OUTPUT
 };
 
@@ -31,6 +31,9 @@ const sp_opt_t sp_gen_opts[] = {
     {G_TIED, "--tied", NULL, SP_ARG_NONE, NULL, G, 0,
      "tied embeddings: the LM head is the embedding transposed"},
     {G_FREEZE, "--freeze", NULL, SP_ARG_ONE, "NAME,...", G, 0, "frozen parameters"},
+    {G_LINEAGE, "--lineage", NULL, SP_ARG_ONE, "all|none", G, 0,
+     "all (default): a lineage cut on nearly every plan tensor; none: only the inputs' layouts "
+     "and the outputs (the plan a user without lineage expertise writes)"},
     {G_SCORE, "--score", NULL, SP_ARG_ONE, "softmax|sigmoid", G, 0,
      "deepseek3: the router's scores (default softmax)"},
     {G_DP, "--dp", NULL, SP_ARG_ONE, "N", G, 0, "data parallel ranks"},
@@ -106,6 +109,12 @@ int sp_gen_main(const sp_cmd_t *cmd, int argc, char **argv)
         case G_LABEL_SMOOTHING: o.label_smoothing = v; break;
         case G_TIED: o.tied = 1; break;
         case G_FREEZE: o.freeze = v; break;
+        case G_LINEAGE:
+            if (!strcmp(v, "none"))
+                o.no_lineage = 1;
+            else if (strcmp(v, "all"))
+                sp_args_error(&A, "--lineage expects all or none, got '%s'", v);
+            break;
         case G_SCORE: o.score = v; break;
         case G_DP: int_arg(&A, a, &o.dp); break;
         case G_TP: int_arg(&A, a, &o.tp); break;

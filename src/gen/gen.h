@@ -36,6 +36,8 @@ typedef struct {
     const char *bug;
     const char *file;    /* the output's name in an expected diagnostic (NULL: "<stdin>") */
     const char *variant; /* a harmless variant (sp_gen_llama3_variants), NULL for none */
+    int no_lineage;      /* --lineage none: only inputs' layouts and outputs are annotated, no
+                            intermediate cut (for lineage inference, issue 15) */
 } sp_gen_opts_t;
 
 void sp_gen_opts_init(sp_gen_opts_t *o);

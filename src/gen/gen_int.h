@@ -76,6 +76,7 @@ typedef struct {
     char sfx[8];      /* with --clip and --pp: "_k", the stage's suffix of sst, ssr, sc */
     int bwd;          /* emitting a backward pass (names of ZeRO-3 gathered parameters) */
     int mute;         /* > 0: lines are not written (names are still computed) */
+    int no_lineage;   /* --lineage none: statements are written without their cuts */
     const preset_t *P;
     const char *bug;
     const char *variant; /* a harmless (performance-only) variant, NULL for none */

@@ -288,7 +288,7 @@ void gen_stmt_line(gen_t *g, const char *lhs, const char *cut, const char *lay, 
 {
     char buf[LINE_MAX_LEN];
     size_t n = (size_t)snprintf(buf, sizeof buf, "%s", lhs);
-    if (cut && *cut) {
+    if (cut && *cut && !g->no_lineage) {
         size_t col = (size_t)(2 * g->ind) + n;
         while (col < LINEAGE_COL && n + 1 < sizeof buf) {
             buf[n++] = ' ';
@@ -2719,6 +2719,7 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
     }
     g->mask = o->loss_mask;
     g->tied = o->tied;
+    g->no_lineage = o->no_lineage;
     g->ls = o->label_smoothing;
     if (g->ls) {
         const char *c = g->ls;

@@ -1012,16 +1012,15 @@ static int stmt(rexec_t *X, const sp_ast_stmt_t *s)
         return ok;
     }
     case SP_STMT_OUTPUT: return st_output(X, s);
+    case SP_STMT_OMIT:
+        /* model outputs the plan leaves unchecked: they stay in the "not output" list */
+        if (model)
+            return rx_error(X, SP_DIAG_NAME, s->loc, "'omit' in a model");
+        return 1;
     case SP_STMT_TRAIN:
         if (!model)
             return rx_error(X, SP_DIAG_NAME, s->loc, "'train' in a plan");
         return 1; /* run after the body (rx_model) */
-    case SP_STMT_OMIT:
-        /* model outputs the plan leaves unchecked: the comparison already covers only what the
-           plan outputs and lists the rest as "not output by the plan" */
-        if (model)
-            return rx_error(X, SP_DIAG_NAME, s->loc, "'omit' belongs in plans");
-        return 1;
     case SP_STMT_ON: return st_on(X, s);
     case SP_STMT_FOR: return st_for(X, s);
     case SP_STMT_IF: {

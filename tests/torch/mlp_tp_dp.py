@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 import shardproof_torch as sp
 
-B, H, FF = 2, 2, 4            # batch, hidden, feed-forward
+B, H, FF = 4, 4, 8            # batch, hidden, feed-forward
 DP, TP = 2, 2
 BUG = None                    # the bug variants set this (tests/torch/bugs/)
 

@@ -5,6 +5,7 @@
 #   first failing plan line carries that Python origin); the world comes from the example
 #   the bug file imports (its '# Run:' line)
 #   tests/torch/bad_*.py: '# expect: error: TEXT' (exit 2, TEXT in the message)
+#   tests/torch/test_*.py: unit tests of the package (python3 -m unittest)
 # Skipped, saying why, when the Python that shardproof runs ($SHARDPROOF_PYTHON, default
 # /usr/bin/python3) cannot import torch (Debian: apt-get install python3-torch).
 set -u
@@ -18,18 +19,32 @@ if ! "$py" -c 'import torch' >/dev/null 2>&1; then
 fi
 pass=0
 fail=0
+# unit tests of the package (test_*.py), on the package of the source tree
+pkg=${SHARDPROOF_TORCH_PATH:-$(cd "$dir/../../src/torch" && pwd)}
+for t in "$dir"/test_*.py; do
+    name=$(basename "$t")
+    if out=$(cd "$dir" && PYTHONPATH="$pkg" "$py" -m unittest -q "${name%.py}" 2>&1); then
+        pass=$((pass + 1))
+        printf 'ok   %s\n' "$name"
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name:"
+        echo "$out" | sed 's/^/    /' | tail -30
+    fi
+done
 world_of() { # file -> the --world of its '# Run:' line (or of the example it imports)
     local w
     w=$(grep -m1 '^# Run: ' "$1" | sed -n 's/.*--world \([0-9]*\).*/\1/p')
     if [ -z "$w" ]; then
         local base
         base=$(sed -n 's/^import \([a-z_0-9]*\)$/\1/p' "$1" | head -1)
-        [ -n "$base" ] && w=$(world_of "$dir/$base.py")
+        [ -n "$base" ] && [ -f "$dir/$base.py" ] && w=$(world_of "$dir/$base.py")
     fi
     echo "$w"
 }
 for f in "$dir"/*.py; do
     name=$(basename "$f")
+    case "$name" in test_*) continue ;; esac
     world=$(world_of "$f")
     [ -n "$world" ] || continue
     expect=$(grep -m1 '^# expect: ' "$f" | sed 's/^# expect: //')

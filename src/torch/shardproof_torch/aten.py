@@ -146,6 +146,32 @@ def _select(c, self, dim, index, **_):
     return "reshape(slice(%s, %d, %d, %d), %s)" % (c.t(self), d, i, i + 1, _lst(c.out_shape(0)))
 
 
+def _slice_backward(c, grad_output, input_sizes, dim, start, end, step, **_):
+    """The gradient of slice: grad_output padded with zeros back to the input's size."""
+    n = len(input_sizes)
+    d = _dim(dim, n)
+    size = int(input_sizes[d])
+    s = 0 if start is None else int(start)
+    e = size if end is None else int(end)
+    s = max(0, min(size, s + size if s < 0 else s))
+    e = max(0, min(size, e + size if e < 0 else e))
+    if int(step) != 1:
+        raise MapError("slice_backward with step %d" % int(step))
+    if s == 0 and e == size:
+        return c.t(grad_output)
+    return "pad(%s, %d, %d, %d)" % (c.t(grad_output), d, s, size - e)
+
+
+def _select_backward(c, grad_output, input_sizes, dim, index, **_):
+    n = len(input_sizes)
+    d = _dim(dim, n)
+    size = int(input_sizes[d])
+    i = int(index) + (size if int(index) < 0 else 0)
+    shp = [int(k) for k in input_sizes]
+    shp[d] = 1
+    return "pad(reshape(%s, %s), %d, %d, %d)" % (c.t(grad_output), _lst(shp), d, i, size - i - 1)
+
+
 def _cat(c, tensors, dim=0, **_):
     ts = [x for x in tensors if 0 not in c.shape(x)]
     if not ts:
@@ -379,6 +405,7 @@ TABLE = {
     "narrow": lambda c, self, dim, start, length, **_: _slice(c, self, dim, start,
                                                               int(start) + int(length)),
     "select": _select,
+    "slice_backward": _slice_backward, "select_backward": _select_backward,
     "cat": _cat, "concat": _cat,
     "split": _split, "split_with_sizes": _split_sizes, "unbind": _unbind,
     "add": _binop("+"), "sub": _binop("-"), "rsub": _rsub,

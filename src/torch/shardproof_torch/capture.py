@@ -16,7 +16,12 @@ The recorder turns what runs into a trace of single-assignment values:
   autograd node (found through node pre-hooks installed by a TorchFunctionMode);
 * collectives are recorded by wrappers of torch.distributed's functions (group ranks, reduce
   operator, peers); collectives issued by C++ (DistributedDataParallel's reducer) arrive as
-  c10d dispatcher operators and use the group of the DistributedDataParallel instance.
+  c10d dispatcher operators and use the group of the DistributedDataParallel instance;
+* cut points: at the output of every watched module, at the gradient autograd computes for it,
+  at the outputs of a custom autograd.Function's forward and the gradients its backward returns,
+  and at the gradient an optimizer's step reads, the recorder adds an identity operator "cut"
+  whose output replaces the value (every later read sees the cut); emit.py relates it to the
+  model value of the same key, or drops it.
 """
 
 import os
@@ -76,14 +81,16 @@ class Val:
 
 
 class Op:
-    __slots__ = ("fn", "args", "outs", "loc", "comm")
+    __slots__ = ("fn", "args", "outs", "loc", "comm", "cut", "in_bwd")
 
-    def __init__(self, fn, args, outs, loc, comm=None):
+    def __init__(self, fn, args, outs, loc, comm=None, cut=None, in_bwd=False):
         self.fn = fn        # functional operator name ("mm", "add", "all_reduce", ...)
         self.args = args    # list of (name, value): refs, lists of refs, python values
         self.outs = outs    # list of vids (a list entry may itself be a list for list returns)
         self.loc = loc
         self.comm = comm    # collectives: dict(group=[global ranks], op=..., peer=...)
+        self.cut = cut      # fn "cut": dict(key=..., ...) (see Recorder.cut)
+        self.in_bwd = in_bwd  # ran inside autograd's backward (a node, a hook, a Function)
 
 
 class Trace:
@@ -97,7 +104,6 @@ class Trace:
         self.params = {}     # name -> vid of the initial value
         self.final = {}      # name -> (vid of the final value, vid of the final grad or None)
         self.outputs = []    # (name, vid, loc)
-        self.modules = []    # (module path, vid, loc) forward outputs
         self.mesh = None
         self.file = None
 
@@ -106,7 +112,7 @@ _VIEW_OPS = {"view", "_unsafe_view", "t", "transpose", "permute", "expand", "sli
              "as_strided", "detach", "alias", "unsqueeze", "squeeze", "diagonal", "narrow",
              "split", "split_with_sizes", "unbind", "chunk", "view_as", "reshape", "_reshape_alias",
              "unfold", "movedim", "lift_fresh"}
-_IDENTITY_OPS = {"detach", "alias", "lift_fresh", "_reshape_alias"}
+_IDENTITY_OPS = {"detach", "alias", "lift_fresh"}
 
 
 def _dtype_name(dt):
@@ -225,6 +231,7 @@ class Recorder(TorchDispatchMode):
         self.ddp_groups = []
         self.fnmode = _FnMode(self)
         self.hooked = set()
+        self.occ = {}          # cut point kind and name -> calls so far
 
     # ---- locations --------------------------------------------------------------------------
 
@@ -307,7 +314,7 @@ class Recorder(TorchDispatchMode):
         vid = len(self.trace.vals)
         self.trace.vals.append(Val(like_shape, _dtype_name(value.dtype), value.detach().clone(),
                                    "op", None, loc, len(self.trace.ops)))
-        self.trace.ops.append(Op(fn, args, [vid], loc))
+        self._add_op(Op(fn, args, [vid], loc))
         return vid
 
     @_quiet
@@ -442,22 +449,125 @@ class Recorder(TorchDispatchMode):
         self.trace.mesh = axes
 
     def watch_modules(self, module, prefix):
+        """Cut points at every call of the module's submodules (their path is the key shared by
+        single() and parallel()): the output, and the gradient autograd computes for it."""
         rec = self
         for path, m in module.named_modules():
             if id(m) in self.hooked:
                 continue
             self.hooked.add(id(m))
             full = prefix + path if path else prefix.rstrip(".")
+            if full:
+                m.register_forward_hook(
+                    lambda mod, inp, out, _path=full: rec.on_module_output(_path, out))
 
-            def hook(mod, inp, out, _path=full):
-                if isinstance(out, torch.Tensor) and _path:
-                    rec.paused += 1
-                    try:
-                        vid = rec.read(out, rec.user_loc())
-                    finally:
-                        rec.paused -= 1
-                    rec.trace.modules.append((_path, vid, rec.user_loc()))
-            m.register_forward_hook(hook)
+    def on_module_output(self, path, out):
+        if not isinstance(out, torch.Tensor) or self.paused:
+            return
+        occ = self.next_occ(("mod", path))
+        self.cut(out, ("mod", path, occ), None)
+        if out.requires_grad:
+            out.register_hook(lambda g: self.on_module_grad(path, occ, g))
+
+    def on_module_grad(self, path, occ, g):
+        if not self.paused:
+            self.cut(g, ("mod_grad", path, occ), None)
+
+    def next_occ(self, k):
+        n = self.occ.get(k, 0)
+        self.occ[k] = n + 1
+        return n
+
+    def _add_op(self, op):
+        op.in_bwd = bool(self.bwd)
+        self.trace.ops.append(op)
+
+    @_quiet
+    def cut(self, t, key, loc, **info):
+        """A cut point on the value t holds: an identity operator whose output every later read
+        of t (and of its aliases) sees.  loc None: the line of the operator that produced it."""
+        vid = self.read(t, loc)
+        if loc is None:
+            loc = self.trace.vals[vid].loc
+        self.prepare_write(t)
+        opi = len(self.trace.ops)
+        nv = self.new_val(t, "op", loc=loc, producer=opi)
+        self._add_op(Op("cut", [("self", ref(vid))], [nv], loc, cut=dict(key=key, **info)))
+        self.write(t, nv)
+        return nv
+
+    @_quiet
+    def on_opt_step(self, opt):
+        """Before an optimizer's step: a cut point at every gradient it reads, keyed by the
+        registered parameter the optimizer's parameter is (or is a view of)."""
+        step_loc = self.user_loc()
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                name = self.param_name(p)
+                if name is None:
+                    continue
+                occ = self.next_occ(("opt_grad", name))
+                g = p.grad
+                base = self.param_objs[name]
+                if base is not p and base.grad is not None and \
+                        base.grad.storage().data_ptr() == g.storage().data_ptr():
+                    # a shard of the parameter (ZeRO) whose gradient is a view of the whole
+                    # parameter's: the whole gradient is the cut point (the model's gradient
+                    # is cut whole, so every use of it must go through the cut)
+                    p, g = base, base.grad
+                gv = self.read(g, step_loc)
+                prod = self.trace.vals[gv].producer
+                # the line that last wrote the gradient outside autograd (a reduction, an
+                # average), else the optimizer's step
+                loc = step_loc
+                if prod is not None and not self.trace.ops[prod].in_bwd:
+                    loc = self.trace.vals[gv].loc or step_loc
+                self.cut(g, ("opt_grad", name, occ), loc, param=self.read(p, step_loc),
+                         step_loc=step_loc)
+
+    def param_name(self, p):
+        """The registered parameter p is, or whose memory p views."""
+        for name, q in self.param_objs.items():
+            if q is p:
+                return name
+        ptr = p.storage().data_ptr()
+        for name, q in self.param_objs.items():
+            if q.storage().data_ptr() == ptr:
+                return name
+        return None
+
+    # ---- custom autograd Functions -----------------------------------------------------------
+
+    def fn_forward(self, cls, orig, ctx, args, kwargs):
+        name = cls.__qualname__
+        occ = self.next_occ(("fn", name))
+        loc = self.user_loc()
+        ins = {}
+        for i, a in enumerate(args):
+            if isinstance(a, torch.Tensor):
+                ins[i] = self.read(a, loc)
+        out, line = _call_returning_line(orig, (ctx,) + tuple(args), kwargs)
+        rloc = _loc_of(orig, line) or loc
+        ctx._shardproof_fn = (name, occ, ins)
+        outs = out if isinstance(out, tuple) else (out,)
+        for j, o in enumerate(outs):
+            if isinstance(o, torch.Tensor) and self.read(o, rloc) not in ins.values():
+                self.cut(o, ("fn_out", name, occ, j), rloc, fn_ins=ins)
+        return out
+
+    def fn_backward(self, orig, ctx, grads):
+        name, occ, ins = ctx._shardproof_fn
+        loc = self.op_loc()
+        gin = [self.read(g, loc) if isinstance(g, torch.Tensor) else None for g in grads]
+        res, line = _call_returning_line(orig, (ctx,) + tuple(grads), {})
+        rloc = _loc_of(orig, line) or loc
+        rs = res if isinstance(res, tuple) else (res,)
+        for i, g in enumerate(rs):
+            if isinstance(g, torch.Tensor) and i in ins:
+                self.cut(g, ("fn_grad", name, occ, i), rloc, fn_in=ins[i], grads_in=gin)
+        return res
 
     @_quiet
     def finish(self):
@@ -526,7 +636,7 @@ class Recorder(TorchDispatchMode):
                 outs.append(sub)
             else:
                 outs.append(_pyval(t))
-        self.trace.ops.append(Op(fn, in_args, outs, loc))
+        self._add_op(Op(fn, in_args, outs, loc))
         return out
 
     def _as_strided(self, func, args, kwargs, bound, loc):
@@ -578,7 +688,7 @@ class Recorder(TorchDispatchMode):
             outs.append(vid)
         comm = dict(extra)
         comm["group"] = group
-        self.trace.ops.append(Op(kind, [("tensors", ins)], outs, loc, comm))
+        self._add_op(Op(kind, [("tensors", ins)], outs, loc, comm))
 
     def _c10d(self, func, name, args, kwargs):
         """A collective from C++ (DistributedDataParallel): the DDP instance's group."""
@@ -599,13 +709,14 @@ class Recorder(TorchDispatchMode):
             vid = self.new_val(t, "op", loc=loc, producer=opi)
             self.write(t, vid)
             outs.append(vid)
-        self.trace.ops.append(Op("all_reduce", [("tensors", ins)], outs, loc,
-                                 dict(group=self.ddp_groups[0], op="sum")))
+        self._add_op(Op("all_reduce", [("tensors", ins)], outs, loc,
+                        dict(group=self.ddp_groups[0], op="sum")))
         return out
 
     # ---- activation -----------------------------------------------------------------------------
 
     def __enter__(self):
+        _wrap_user_functions(self)
         _active[0] = self
         self.fnmode.__enter__()
         return super().__enter__()
@@ -615,6 +726,75 @@ class Recorder(TorchDispatchMode):
         self.fnmode.__exit__(*exc)
         _active[0] = None
         return r
+
+
+def _call_returning_line(fn, args, kwargs):
+    """(fn(*args, **kwargs), the line of the return statement that ended the call)."""
+    code = getattr(fn, "__code__", None)
+    line = [None]
+    prev = sys.getprofile()
+
+    def prof(frame, event, arg):
+        if event == "return" and frame.f_code is code:
+            line[0] = frame.f_lineno
+    sys.setprofile(prof)
+    try:
+        r = fn(*args, **kwargs)
+    finally:
+        sys.setprofile(prev)
+    return r, line[0]
+
+
+def _loc_of(fn, line):
+    code = getattr(fn, "__code__", None)
+    if code is None or line is None:
+        return None
+    return "%s:%d" % (_base(code.co_filename), line)
+
+
+def _subclasses(cls):
+    todo, seen = [cls], []
+    while todo:
+        c = todo.pop()
+        for s in c.__subclasses__():
+            if s not in seen:
+                seen.append(s)
+                todo.append(s)
+    return seen
+
+
+def _wrap_user_functions(rec):
+    """Wrap forward and backward of the custom autograd.Functions of the user's files (once per
+    class): their boundaries are cut points."""
+    import inspect
+    for cls in _subclasses(torch.autograd.Function):
+        if cls.__dict__.get("_shardproof_wrapped") or "forward" not in cls.__dict__:
+            continue
+        try:
+            f = inspect.getsourcefile(cls)
+        except (TypeError, OSError):
+            continue
+        if f is None or not rec.is_user(f):
+            continue
+        fwd, bwd = cls.__dict__["forward"], cls.__dict__.get("backward")
+        if not isinstance(fwd, staticmethod) or not isinstance(bwd, staticmethod):
+            continue
+        fwd, bwd = fwd.__func__, bwd.__func__
+
+        def forward(ctx, *args, _cls=cls, _orig=fwd, **kwargs):
+            r = current_recorder()
+            if r is None or r.paused:
+                return _orig(ctx, *args, **kwargs)
+            return r.fn_forward(_cls, _orig, ctx, args, kwargs)
+
+        def backward(ctx, *grads, _orig=bwd):
+            r = current_recorder()
+            if r is None or r.paused or not hasattr(ctx, "_shardproof_fn"):
+                return _orig(ctx, *grads)
+            return r.fn_backward(_orig, ctx, grads)
+        cls.forward = staticmethod(forward)
+        cls.backward = staticmethod(backward)
+        cls._shardproof_wrapped = True
 
 
 def _is_inplace(schema):
@@ -705,7 +885,7 @@ def _collective(kind, reads, writes, extra):
                 vid = rec.new_val(t, "op", loc=loc, producer=opi)
                 rec.write(t, vid)
                 vids.append(vid)
-            rec.trace.ops.append(Op(kind, [("tensors", ins)], vids, loc, info))
+            rec._add_op(Op(kind, [("tensors", ins)], vids, loc, info))
             return work
         f.__wrapped__ = orig
         f.__name__ = orig.__name__
@@ -793,4 +973,18 @@ def install_dist_wrappers():
         if rec is not None:
             rec.ddp_groups.append(_ranks(self.process_group))
     DDP.__init__ = ddp_init
+    # an optimizer's step: cut points at the gradients it reads
+    oinit = torch.optim.Optimizer.__init__
+
+    def opt_init(self, *args, **kwargs):
+        oinit(self, *args, **kwargs)
+        step = self.step
+
+        def stepped(*a, **k):
+            rec = current_recorder()
+            if rec is not None and not rec.paused:
+                rec.on_opt_step(self)
+            return step(*a, **k)
+        self.step = stepped
+    torch.optim.Optimizer.__init__ = opt_init
     dist._shardproof_wrapped = True

@@ -18,7 +18,6 @@
   language's source-map comment, which reports print next to the plan line.
 """
 
-import itertools
 import math
 import re
 from fractions import Fraction
@@ -26,13 +25,14 @@ from fractions import Fraction
 import torch
 
 from .aten import VALUE_FREE, MapError, map_op
+from .cuts import CutPlan
+from .layout import Layout, Mesh, close, infer_layout, shape_layout
 
 KEYWORDS = {"dim", "model", "plan", "of", "func", "input", "param", "output", "train", "mesh",
             "on", "for", "in", "if", "else", "return"}
 COMMS = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
          "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all_single", "all_to_all",
          "send", "recv"}
-RTOL, ATOL = 1e-4, 1e-5
 
 
 class EmitError(Exception):
@@ -79,11 +79,13 @@ def rational(x, f32=False):
 
 
 def frac_text(q):
+    """A rational as a literal that is one operand wherever it stands: `x / (3/4)` must not
+    read as `(x / 3) / 4`."""
     q = Fraction(q)
     s = str(q.numerator) if q.denominator == 1 else "%d/%d" % (abs(q.numerator), q.denominator)
     if q < 0:
         return "(-%s)" % (s if q.denominator != 1 else str(-q.numerator))
-    return s
+    return s if q.denominator == 1 else "(%s)" % s
 
 
 # ---- names ------------------------------------------------------------------------------------
@@ -164,7 +166,9 @@ class Analysis:
             if p is None:
                 continue
             need.add(p)
-            for _, a in self.tr.ops[p].args:
+            for name, a in self.tr.ops[p].args:
+                if self.tr.ops[p].fn == "copy" and name == "self":
+                    continue    # copy_ overwrites its destination: the result is src's value
                 for w in refs(a):
                     if self.sym[w]:
                         todo.append(w)
@@ -177,53 +181,6 @@ def trace_roots(tr):
         v, g = tr.final[name]
         roots += [v, g]
     return roots
-
-
-# ---- the mesh ---------------------------------------------------------------------------------
-
-class Mesh:
-    def __init__(self, axes):
-        self.axes = [(str(a), int(n)) for a, n in axes]
-        self.sizes = [n for _, n in self.axes]
-        self.names = [a for a, _ in self.axes]
-        self.nranks = 1
-        for n in self.sizes:
-            self.nranks *= n
-
-    def coords(self, r):
-        c = []
-        for n in reversed(self.sizes):
-            c.append(r % n)
-            r //= n
-        return list(reversed(c))
-
-    def rank(self, coords):
-        r = 0
-        for c, n in zip(coords, self.sizes):
-            r = r * n + c
-        return r
-
-    def group(self, r, axes):
-        """The ranks that agree with r on every axis not in axes, in rank order."""
-        c = self.coords(r)
-        return [q for q in range(self.nranks)
-                if all(self.coords(q)[i] == c[i] for i in range(len(c)) if i not in axes)]
-
-    def axes_of(self, ranks):
-        """The axes (indexes) a process group spans, or None."""
-        ranks = sorted(ranks)
-        if len(ranks) == 1:
-            return ()
-        for k in range(1, len(self.sizes) + 1):
-            for axes in itertools.combinations(range(len(self.sizes)), k):
-                if self.group(ranks[0], axes) == ranks:
-                    return axes
-        return None
-
-    def axes_text(self, axes):
-        if len(axes) == 1:
-            return self.names[axes[0]]
-        return "[" + ", ".join(self.names[a] for a in axes) + "]"
 
 
 def infer_mesh(ranks, world):
@@ -263,113 +220,6 @@ def _factorizations(n, k):
                 yield [a] + rest
 
 
-# ---- layouts ----------------------------------------------------------------------------------
-
-def _close(a, b):
-    a = a.detach().to(torch.float64)
-    b = b.detach().to(torch.float64)
-    if a.shape != b.shape:
-        return False
-    scale = max(1.0, float(a.abs().max()) if a.numel() else 1.0)
-    return bool(torch.allclose(a, b, rtol=RTOL, atol=ATOL * scale))
-
-
-class Layout:
-    def __init__(self, dims, partial=None):
-        self.dims = dims            # per dim: tuple of axis indexes (major to minor)
-        self.partial = partial      # None or (op, axes)
-
-    def shard(self, mesh, value, r):
-        c = mesh.coords(r)
-        for d, axes in enumerate(self.dims):
-            if not axes:
-                continue
-            n, idx = 1, 0
-            for a in axes:
-                idx = idx * mesh.sizes[a] + c[a]
-                n *= mesh.sizes[a]
-            k = value.shape[d] // n
-            value = value.narrow(d, idx * k, k)
-        return value
-
-    def text(self, mesh, shape):
-        ds = []
-        for s, axes in zip(shape, self.dims):
-            if not axes:
-                ds.append(str(s))
-            elif len(axes) == 1:
-                ds.append("%d@%s" % (s, mesh.names[axes[0]]))
-            else:
-                ds.append("%d@(%s)" % (s, ",".join(mesh.names[a] for a in axes)))
-        t = "[" + ", ".join(ds) + "]"
-        if self.partial:
-            op, axes = self.partial
-            t += " partial(%s@%s)" % (op, mesh.names[axes[0]] if len(axes) == 1 else
-                                      "(" + ",".join(mesh.names[a] for a in axes) + ")")
-        return t
-
-
-def _dim_choices(mesh, full, local):
-    if local == full:
-        return [()]
-    if local == 0 or full % local:
-        return []
-    f = full // local
-    res = []
-    for k in (1, 2):
-        for axes in itertools.permutations(range(len(mesh.sizes)), k):
-            n = 1
-            for a in axes:
-                n *= mesh.sizes[a]
-            if n == f:
-                res.append(tuple(sorted(axes)) if k > 1 else axes)
-    return sorted(set(res))
-
-
-def infer_layout(mesh, model_value, plan_values, partial_ok=False):
-    """A Layout such that each rank's plan value is its shard of the model value (or the
-    reduction of its group's values, with partial_ok), or None."""
-    ranks = sorted(plan_values)
-    shape = tuple(model_value.shape)
-    local = tuple(plan_values[ranks[0]].shape)
-    if len(local) != len(shape) or any(tuple(plan_values[r].shape) != local for r in ranks):
-        return None
-    choices = [_dim_choices(mesh, f, l) for f, l in zip(shape, local)]
-    cands = []
-    for dims in itertools.product(*choices):
-        used = [a for ax in dims for a in ax]
-        if len(used) != len(set(used)):
-            continue
-        cands.append(Layout(list(dims)))
-    for L in cands:
-        if all(_close(L.shard(mesh, model_value, r), plan_values[r]) for r in ranks):
-            return L
-    if not partial_ok:
-        return None
-    for L in cands:
-        used = {a for ax in L.dims for a in ax}
-        free = [a for a in range(len(mesh.sizes)) if a not in used]
-        for k in range(1, len(free) + 1):
-            for axes in itertools.combinations(free, k):
-                for op in ("sum", "avg"):
-                    if _partial_ok(mesh, L, axes, op, model_value, plan_values):
-                        return Layout(L.dims, (op, axes))
-    return None
-
-
-def _partial_ok(mesh, L, axes, op, model_value, plan_values):
-    for r in plan_values:
-        g = mesh.group(r, axes)
-        if any(q not in plan_values for q in g):
-            return False
-        s = sum(plan_values[q].detach().to(torch.float64) for q in g)
-        if op == "avg":
-            s = s / len(g)
-        if not _close(L.shard(mesh, model_value, r), s):
-            return False
-    return True
-
-
 # ---- rendering one operator -------------------------------------------------------------------
 
 class _Render:
@@ -397,7 +247,12 @@ class _Render:
         return self.tr.vals[outs[k]].shape
 
     def num(self, v):
-        return frac_text(rational(v))
+        """A Python number the operator applies to its tensors: a float32 operator computes
+        with the number rounded to float32 (as PyTorch casts a scalar to the tensors' type),
+        so the simplest rational that rounds to that float32 ((1 - 0.9) -> 1/10)."""
+        outs = list(flat_outs(self.op.outs))
+        f32 = bool(outs) and self.tr.vals[outs[0]].dtype == "float32"
+        return frac_text(rational(v, f32=f32))
 
     def frac(self, q):
         return frac_text(q)
@@ -419,7 +274,9 @@ def render(em, tr, names, op, mesh=None):
     name of line j; the last nouts lines define the operator's outputs in order."""
     c = _Render(em, tr, names, op)
     try:
-        if op.fn in COMMS:
+        if op.fn == "cut":
+            outs = em.cut_text(c, op)
+        elif op.fn in COMMS:
             outs = em.comm_text(c, op, mesh)
         else:
             outs = map_op(c, op.fn, op.args)
@@ -443,6 +300,9 @@ class Emitter:
         self.plan_consts = {}    # model const name -> Layout (plan side)
         self.counter = 0
         self.used = set()
+        self.cuts = None         # cuts.CutPlan, once the mesh is known
+        self.buggy = False       # some captured output fits no layout of its model value
+        self.model_defined = set()   # names the model's statements define
 
     def fresh(self):
         while True:
@@ -485,7 +345,7 @@ class Emitter:
             L = self.plan_consts.get(name)
             if L is not None:
                 if tuple(L.shard(self.mesh, mv, tr.rank).shape) == tuple(x.shape) and \
-                        _close(L.shard(self.mesh, mv, tr.rank), x):
+                        close(L.shard(self.mesh, mv, tr.rank), x):
                     return name
                 continue
             L = infer_layout(self.mesh, mv, {tr.rank: x})
@@ -494,6 +354,22 @@ class Emitter:
                 return name
         raise MapError("a constant tensor of shape %s on rank %d that is no shard of a constant "
                        "of single() (constants are matched by value)" % (list(x.shape), tr.rank))
+
+    # ---- cut points
+
+    def cut_text(self, c, op):
+        """A cut operator: its input, with the lineage cuts.py proposed (scaled back when the
+        relation has a scale), or just its input (a dropped cut, and every cut of the model)."""
+        x = c.t(op.args[0][1])
+        rel = self.cuts.text.get(id(op)) if self.cuts is not None and c.tr is not self.single \
+            else None
+        if rel is None:
+            return x
+        text, scale = rel
+        if scale == 1:
+            return "%s ~ %s" % (x, text)
+        tmp = c.temp("(%s * %s) ~ %s" % (x, frac_text(1 / scale), text))
+        return "(%s * %s)" % (tmp, frac_text(scale))
 
     # ---- collectives
 
@@ -570,10 +446,11 @@ class Emitter:
             decls.append(("param", names[vid], tr.vals[vid]))
         if not tr.params:
             raise EmitError("single() registers no parameter (sp.params(model))")
+        hints = self._model_hints()
         for i in an.needed(trace_roots(tr)):
             op = tr.ops[i]
             lines, nout = render(self, tr, names, op)
-            self._bind(body, lines, nout, op, [names], [tr], "  ")
+            self._bind(body, lines, nout, op, [names], [tr], "  ", hints=hints)
         outs = []
         for name, vid, loc in tr.outputs:
             outs.append(self._model_out(body, mangle(name), vid, names, loc))
@@ -591,10 +468,33 @@ class Emitter:
         for n, x, loc, shape in self.model_consts:
             text.append("  input %s : %s%s    # a constant of the code" % (n, _shape(shape),
                                                                             _src(loc)))
+        for ln in body:
+            m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_.]*) = ", ln)
+            if m:
+                self.model_defined.add(m.group(1))
         text += body
         text.append("  output " + ", ".join(n for n, _ in outs))
         text.append("}")
         return text
+
+    def _model_hints(self):
+        """Names for the model values that cut points target (reports name them): a module's
+        output `out.PATH` (`out.PATH_K` for its call K > 0), its gradient `grad.out.PATH`, a
+        parameter's gradient `grad.P` (the output's name)."""
+        hints = {}
+        for op in self.single.ops:
+            if op.fn != "cut":
+                continue
+            k = op.cut["key"]
+            if k[0] in ("mod", "mod_grad"):
+                n = "out." + mangle(k[1]) + ("_%d" % k[2] if k[2] else "")
+                n = n if k[0] == "mod" else "grad." + n
+            elif k[0] == "opt_grad" and k[2] == 0:
+                n = "grad." + mangle(k[1])
+            else:
+                continue
+            hints.setdefault(op.args[0][1][1], n)
+        return hints
 
     def _leaf_name(self, name):
         n = mangle(name)
@@ -608,22 +508,34 @@ class Emitter:
         if src is None:
             src = self.const_text(self.single, vid, loc)
         self.used.add(oname)
-        body.append("  %s = %s%s" % (oname, src, _src(loc or self.single.vals[vid].loc)))
+        if src != oname:
+            body.append("  %s = %s%s" % (oname, src, _src(loc or self.single.vals[vid].loc)))
         names.setdefault(("out", oname), vid)
         return (oname, vid)
 
-    def _bind(self, body, lines, nout, op, names_list, outs_traces, indent, ops=None):
+    def _bind(self, body, lines, nout, op, names_list, outs_traces, indent, ops=None,
+              out_names=None, hints=None):
         """Emit the lines of one operator (for one or several traces with the same text) and
-        name its outputs in every trace."""
+        name its outputs in every trace; out_names: the names its outputs must get (a
+        statement each, even for an alias); hints: vid -> a name for the statement that
+        defines it, when still free."""
         tnames = []
+        outv = list(flat_outs(op.outs))
         for i, ln in enumerate(lines):
             for j in range(len(tnames) - 1, -1, -1):
                 ln = ln.replace("$%d" % j, tnames[j])
-            is_out = i >= len(lines) - nout
-            if is_out and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", ln):
+            k = i - (len(lines) - nout)
+            if k >= 0 and out_names is not None:
+                n = out_names[k]
+            elif k >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", ln):
                 tnames.append(ln)   # an alias: no statement
                 continue
-            n = self.fresh()
+            elif k >= 0 and hints and k < len(outv) and hints.get(outv[k]) not in (None,) and \
+                    hints[outv[k]] not in self.used:
+                n = hints[outv[k]]
+                self.used.add(n)
+            else:
+                n = self.fresh()
             tnames.append(n)
             body.append("%s%s = %s%s" % (indent, n, ln, _src(op.loc)))
         outn = tnames[len(lines) - nout:]
@@ -670,6 +582,8 @@ class Emitter:
             if not any(name in tr.params for tr in self.ranks):
                 raise EmitError("parameter '%s' of single() is registered on no rank of "
                                 "parallel()" % name)
+        self.buggy = not self._outputs_fit()
+        self.cuts = CutPlan(self).run()
         seqs = []
         for tr in self.ranks:
             an = self.an[id(tr)]
@@ -727,19 +641,21 @@ class Emitter:
         def op_of(r):
             return self.ranks[r].ops[seqs[r][pos[r]]]
 
-        def emit(rs, lines, nout):
+        def block(on):
+            if on != cur_on[0]:
+                if cur_on[0] is not None:
+                    body.append("  }")
+                if on is not None:
+                    body.append("  on %s {" % on)
+                cur_on[0] = on
+            return "    " if on is not None else "  "
+
+        def emit(rs, lines, nout, out_names=None):
             for part in self._split_on(rs, op_of):
-                on = self._on_text(part)
-                if on != cur_on[0]:
-                    if cur_on[0] is not None:
-                        body.append("  }")
-                    if on is not None:
-                        body.append("  on %s {" % on)
-                    cur_on[0] = on
-                ind = "    " if on is not None else "  "
+                ind = block(self._on_text(part))
                 ops = [op_of(r) for r in part]
                 self._bind(body, lines, nout, ops[0], [names[r] for r in part],
-                           [self.ranks[r] for r in part], ind, ops)
+                           [self.ranks[r] for r in part], ind, ops, out_names)
                 for r in part:
                     o = op_of(r)
                     if o.fn == "send":
@@ -750,44 +666,101 @@ class Emitter:
                         sent[k] -= 1
                     pos[r] += 1
 
+        def emit_aligned(subs):
+            """The same statement of the program on several ranks, written differently (a
+            rank's own slice, its own inputs): one `on` block per text, the outputs under
+            shared names, so that the statements after it are the same text again."""
+            subs = sorted(subs.items(), key=lambda kv: kv[1][0])
+            if len(subs) == 1:
+                emit(subs[0][1], subs[0][0][0], subs[0][0][1])
+                return
+            nout = subs[0][0][1]
+            shared = [self.fresh() for _ in range(nout)]
+            for sig, rs in subs:
+                emit(rs, sig[0], nout, shared)
+
+        def unify_inputs(rs):
+            """Give the tensors a collective reads one name on all its members (per-rank
+            copies into a shared name), so that it is one statement."""
+            ops = {r: op_of(r) for r in rs}
+            ins = {r: [v for _, a in ops[r].args for v in refs(a)] for r in rs}
+            for k in range(len(ins[rs[0]])):
+                texts = {}
+                for r in rs:
+                    v = ins[r][k]
+                    t = names[r].get(v) or self.const_text(self.ranks[r], v, ops[r].loc)
+                    texts.setdefault(t, []).append(r)
+                if len(texts) < 2:
+                    continue
+                u = self.fresh()
+                for t, trs in sorted(texts.items(), key=lambda kv: kv[1][0]):
+                    for part in self._split_on(trs, None):
+                        ind = block(self._on_text(part))
+                        body.append("%s%s = %s%s" % (ind, u, t, _src(ops[part[0]].loc)))
+                for r in rs:
+                    names[r][ins[r][k]] = u
+
         while True:
             pending = [r for r in range(R) if pos[r] < len(seqs[r])]
             if not pending:
                 break
-            groups = {}
+            groups = {}     # (fn, line, ...) -> {text: ranks}
             for r in pending:
                 op = op_of(r)
                 if op.fn in COMMS and op.fn != "send":
                     continue
                 sig = render(self, self.ranks[r], names[r], op, mesh)
-                groups.setdefault(sig, []).append(r)
+                key = (op.fn, op.loc, len(sig[0]), sig[1],
+                       tuple(self.ranks[r].vals[v].shape for v in flat_outs(op.outs)))
+                groups.setdefault(key, {}).setdefault(sig, []).append(r)
             if not groups:
                 for r in pending:
                     op = op_of(r)
                     if op.fn == "recv":
                         if sent.get((op.comm["peer"], r), 0) <= 0:
                             continue
+                        key = ("recv", r)
                     else:
                         g = op.comm["group"]
                         if not all(q in pending and op_of(q).fn == op.fn and
                                    sorted(op_of(q).comm["group"]) == sorted(g) for q in g):
                             continue
-                    sig = render(self, self.ranks[r], names[r], op, mesh)
-                    groups.setdefault(sig, []).append(r)
+                        key = (op.fn, op.loc, mesh.axes_of(g))
+                    groups.setdefault(key, []).append(r)
+                if groups:
+                    # the collective that most ranks can go on with (every group complete),
+                    # else the receive of the lowest rank
+                    key = max(groups, key=lambda k: (len(groups[k]), -min(groups[k])))
+                    rs = groups[key]
+                    if key[0] != "recv":
+                        unify_inputs(rs)
+                    subs = {}
+                    for r in rs:
+                        sig = render(self, self.ranks[r], names[r], op_of(r), mesh)
+                        subs.setdefault(sig, []).append(r)
+                    groups = {key: subs}
             if not groups:
                 desc = "; ".join("rank %d waits in %s at %s" % (r, op_of(r).fn, op_of(r).loc)
                                  for r in pending)
                 raise EmitError("the ranks' collectives do not match up: " + desc)
-            sig, rs = max(groups.items(), key=lambda kv: (len(kv[1]), -kv[1][0]))
-            emit(rs, sig[0], sig[1])
+            key = max(groups, key=lambda k: (sum(len(rs) for rs in groups[k].values()),
+                                             -min(min(rs) for rs in groups[k].values())))
+            emit_aligned(groups[key])
         if cur_on[0] is not None:
             body.append("  }")
-        return body
+        # blocks left empty (an operator whose outputs are all aliases)
+        out = []
+        for ln in body:
+            if ln == "  }" and out and out[-1].startswith("  on ") and out[-1].endswith("{"):
+                out.pop()
+                continue
+            out.append(ln)
+        return out
 
-    def _plan_outputs(self, names):
-        mesh = self.mesh
-        want = {}   # output name -> {rank: (vid, tr)}
-        order = []
+    def _output_values(self):
+        """output name -> {rank: (vid, trace, kind)}, kind loss (a registered output), grad
+        or new."""
+        want = {}
         for tr in self.ranks:
             for name, vid, loc in tr.outputs:
                 on = mangle(name)
@@ -803,6 +776,23 @@ class Emitter:
                                     "step" % (tr.rank, name))
                 want.setdefault("grad." + pn, {})[tr.rank] = (g, tr, "grad")
                 want.setdefault(pn + ".new", {})[tr.rank] = (v, tr, "new")
+        return want
+
+    def _outputs_fit(self):
+        """Does every output's captured value fit a layout of its model value?  (No: the
+        capture itself shows a wrong output, and cuts.py proposes contracts.)"""
+        model_vid = dict(self.model_outputs)
+        for on, per in self._output_values().items():
+            kind = next(iter(per.values()))[2]
+            pv = {r: tr.vals[v].value for r, (v, tr, _) in per.items()}
+            if infer_layout(self.mesh, self.single.vals[model_vid[on]].value, pv,
+                            partial_ok=(kind == "loss")) is None:
+                return False
+        return True
+
+    def _plan_outputs(self, names):
+        mesh = self.mesh
+        want = self._output_values()
         model_vid = dict(self.model_outputs)
         lines = []
         # in the order of the statements that define them
@@ -815,6 +805,9 @@ class Emitter:
             if L is None and kind != "loss":
                 pname = on[5:] if kind == "grad" else on[:-4]
                 L = self._param_layout(pname)
+            if L is None:
+                r0 = min(per)
+                L = shape_layout(mesh, mv.shape, per[r0][1].vals[per[r0][0]].shape, list(per))
             if L is None:
                 L = Layout([()] * len(mv.shape))
             groups = {}
@@ -867,5 +860,13 @@ def emit(path, world, single, ranks, command):
             "# optimizer, operator by operator); plan parallel: parallel(rank, %d) on every rank." %
             world,
             "# '#@ FILE:LINE' after a statement is the Python line that ran it (docs/torch.md).",
-            ""]
+            "# %d cut points ('~ T : layout': module outputs and their gradients, custom Function" %
+            sum(1 for ln in plan if " ~ " in ln),
+            "# boundaries, the gradients the optimizer reads), inferred from the values%s" % (
+                "." if not em.buggy else
+                "; the\n# capture shows a wrong output, so these state what the value must be "
+                "(contracts):")]
+    if em.buggy:
+        head += em.cuts.contract_lines()
+    head.append("")
     return "\n".join(head + model + [""] + plan) + "\n"
