@@ -503,7 +503,7 @@ def mx_equiv(st, info, rng, axes):
         return None
     a, b = toks[r[0]].start, toks[r[1] - 1].end
     k = rng.choice(["3", "7/5"])
-    return splice(st, a, b, "(%s) * %s / %s" % (st[a:b], k, k)), "value * %s / %s (harmless)" % (k, k)
+    return splice(st, a, b, "(%s) * (%s) / (%s)" % (st[a:b], k, k)), "value * (%s) / (%s) (harmless)" % (k, k)
 
 
 EXPR_MUTATORS = [(mx_const, 4), (mx_binop, 2), (mx_swap_args, 2), (mx_coll, 5), (mx_rhs_scale, 1),
