@@ -79,6 +79,11 @@ typedef struct shardproof_options {
     int shard_index, shard_count; /* shard_count > 1: prove only the stage groups of shard
                                   shard_index (0-based) of shard_count, a deterministic subset;
                                   the others stay pending (see shardproof_write_partial) */
+    int full_mesh;             /* 1: every mesh axis at its real size.  0 (default): an axis of
+                                  4 or more ranks that the plan never tells apart (no rank.AXIS,
+                                  on, send/recv, rooted collective or explicit shard sizes on
+                                  it) is checked at a smaller size (docs/soundness.md, "Mesh
+                                  cutoff"); the report says so */
 } shardproof_options_t;
 
 void shardproof_options_default(shardproof_options_t *opt);
@@ -238,12 +243,17 @@ uint64_t shardproof_result_seed(const shardproof_result_t *r);
    verdict became UNKNOWN); lines of text, or NULL when it did not run. */
 const char *shardproof_result_reference(const shardproof_result_t *r);
 
-/* The mesh axes with their sizes, and the dims with real and reduced sizes (i out of range:
-   NULL).  Both are empty when the input was bad. */
+/* The mesh axes with their (real) sizes, and the dims with real and reduced sizes (i out of
+   range: NULL).  Both are empty when the input was bad. */
 int shardproof_result_axis_count(const shardproof_result_t *r);
 const shardproof_coord_t *shardproof_result_axis(const shardproof_result_t *r, int i);
 int shardproof_result_dim_count(const shardproof_result_t *r);
 const shardproof_dim_t *shardproof_result_dim(const shardproof_result_t *r, int i);
+/* The mesh axes checked at a smaller size (the mesh cutoff, docs/soundness.md): name, real
+   size, and the checked size as `reduced`.  A failing stage's rank coordinates are on the
+   checked mesh. */
+int shardproof_result_cutoff_count(const shardproof_result_t *r);
+const shardproof_dim_t *shardproof_result_cutoff(const shardproof_result_t *r, int i);
 
 /* The stages in plan order (none when the input was bad). */
 int shardproof_result_stage_count(const shardproof_result_t *r);

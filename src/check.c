@@ -66,6 +66,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.infer = o->infer_lineage;
     C->opt.shape_index = o->shape_index > 0 ? o->shape_index : 0;
     C->opt.strict_shapes = o->strict_shapes != 0;
+    C->opt.full_mesh = o->full_mesh != 0;
     C->opt.no_cross_check = o->no_cross_check != 0;
     C->opt.profile = o->profile != 0;
     C->opt.verbose = o->verbose != 0;

@@ -19,6 +19,8 @@ typedef struct {
     int64_t real, red;
     int derived;             /* defined by an expression of other dims */
     int overridden;          /* set by --dims */
+    int64_t cut;             /* > 0: not a dim but a mesh axis checked at this smaller size (the
+                                mesh cutoff; only while sp_reduce_dims runs) */
 } sp_dimdef_t;
 
 /* A named tensor value: one tensor per rank (a model has one rank).  ndim < 0: absent. */
@@ -105,8 +107,16 @@ typedef struct {
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
     int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes
                                 and the constants of tensor expressions (docs/soundness.md) */
+    int full_mesh;           /* no mesh cutoff: every axis at its real size */
     sp_parse_limits_t parse; /* input limits */
 } sp_check_opts_t;
+
+/* A mesh axis the plan is uniform along, checked at a smaller size (docs/soundness.md, "Mesh
+   cutoff"). */
+typedef struct {
+    const char *name;        /* borrowed from the AST */
+    int64_t real, red;
+} sp_cutoff_t;
 
 /* A lineage the checker inferred for the occ-th execution of an assignment (--infer-lineage). */
 typedef struct {
@@ -152,7 +162,10 @@ typedef struct sp_check {
     int unlifted;            /* a failing stage the reference run did not reproduce end to end:
                                 the verdict is UNKNOWN, the stage is evidence only */
     /* plan */
-    sp_mesh_t mesh;
+    sp_mesh_t mesh;          /* the checked mesh (cut axes at their checked size) */
+    sp_cutoff_t cutoff[SP_MAX_AXES];
+    int ncutoff;
+    char cutoff_note[192];   /* why a large axis was not cut (report, --verbose), or "" */
     sp_stage_t *stages;
     int nstages, astages;
     int fresh_counter;

@@ -138,7 +138,7 @@ char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
 enum {
     O_PLAN = 1, O_NNSCALER, O_TORCH, O_WORLD, O_OUTPUT, O_AUTOGRAD_SUM, O_TV_CHUNK_RULE, O_JOBS,
     O_FORMAT, O_DOT,
-    O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_STRICT_SHAPES, O_NO_CROSS_CHECK, O_PROFILE, O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
+    O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_STRICT_SHAPES, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE, O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
     O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_ELEMENTS, O_MAX_RANKS,
     O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS
 };
@@ -205,6 +205,9 @@ const sp_opt_t sp_cli_opts[] = {
     {O_STRICT_SHAPES, "--strict-shapes", NULL, SP_ARG_NONE, NULL, RUN, R,
      "shape reduction also keeps two elements per shard, every size on its side of every "
      "integer literal, and sizes, mesh sizes and tensor constants apart (docs/soundness.md)"},
+    {O_FULL_MESH, "--full-mesh", NULL, SP_ARG_NONE, NULL, RUN, R,
+     "check every rank of the mesh: no mesh cutoff (by default an axis of 4 or more ranks that "
+     "the plan never tells apart is checked at a smaller size; docs/soundness.md)"},
     {O_MAX_MS, "--max-ms", NULL, SP_ARG_ONE, "N", RUN | EQ, R,
      "wall-clock budget of one query (one element of a stage; one line of equiv) in "
      "milliseconds, 0 for none (default 60000); when it runs out the answer is UNKNOWN (limit "
@@ -696,6 +699,7 @@ static void interpret(const sp_cmd_t *cmd, sp_args_t *A, check_args_t *ca)
             break;
         case O_INFER_LINEAGE: opt->infer_lineage = 1; break;
         case O_STRICT_SHAPES: opt->strict_shapes = 1; break;
+        case O_FULL_MESH: opt->full_mesh = 1; break;
         case O_NO_CROSS_CHECK: opt->no_cross_check = 1; break;
         case O_PROFILE: opt->profile = 1; break;
         case O_VERBOSE: opt->verbose = 1; break;

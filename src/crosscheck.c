@@ -74,6 +74,11 @@ static sp_status_t ref_at_inputs(sp_check_t *C, int reduced, uint64_t seed,
             dims[nd++] = (sp_ref_dim_t){C->dims[i].name, C->dims[i].red};
     o.dims = dims;
     o.ndims = nd;
+    sp_ref_dim_t cut[SP_MAX_AXES];
+    for (int i = 0; i < C->ncutoff && reduced; i++)
+        cut[i] = (sp_ref_dim_t){C->cutoff[i].name, C->cutoff[i].red};
+    o.mesh = cut;
+    o.nmesh = reduced ? (size_t)C->ncutoff : 0;
     o.inputs = given;
     sp_diags_t d;
     sp_diags_init(d);
@@ -99,6 +104,8 @@ static void sizes_str(const sp_check_t *C, int reduced, sp_sbuf_t *b)
         if (!C->dims[i].derived)
             sp_sbuf_printf(b, "%s%s=%lld", i ? " " : "", C->dims[i].name,
                            (long long)(reduced ? C->dims[i].red : C->dims[i].real));
+    for (int i = 0; i < C->ncutoff && reduced; i++)
+        sp_sbuf_printf(b, " %s=%lld", C->cutoff[i].name, (long long)C->cutoff[i].red);
 }
 
 /*

@@ -3179,6 +3179,10 @@ static sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
             sp_diags_error(C->d, SP_DIAG_LAYOUT, b->name.loc, "mesh axis '%s' declared twice", b->name.str);
             return SP_ERR_INPUT;
         }
+        /* the mesh cutoff: an axis the plan is uniform along runs at its checked size */
+        for (int c = 0; c < C->ncutoff; c++)
+            if (strcmp(C->cutoff[c].name, b->name.str) == 0 && C->cutoff[c].real == n)
+                n = C->cutoff[c].red;
         if (n < 1 || strlen(b->name.str) >= sizeof C->mesh.name[0]) {
             sp_diags_error(C->d, SP_DIAG_LAYOUT, b->value->loc, "a mesh axis needs a size of at least 1");
             return SP_ERR_INPUT;

@@ -114,6 +114,7 @@ typedef struct {
     int64_t *mult;   /* per dim: required multiple */
     int64_t **uneven;/* per dim: group sizes that do not divide N */
     int *nuneven;
+    const char *cut_bad;  /* a cut mesh axis shards a size unevenly at the real sizes */
 } cons_t;
 
 static void add_uneven(cons_t *K, int d, int64_t n)
@@ -144,27 +145,40 @@ static void add_mult(cons_t *K, int d, int64_t n)
         K->mult[d] = K->mult[d] / g * n;
 }
 
+/* The checked size of mesh axis ax of the reduction's mesh: its cutoff size when cut. */
+static int64_t axis_red(const sp_check_t *C, const sp_mesh_t *mesh, int ax)
+{
+    int d = sp_dim_find(C, mesh->name[ax]);
+    return d >= 0 && C->dims[d].cut > 0 ? C->dims[d].cut : mesh->size[ax];
+}
+
 /* The base dim of a division chain ((D / k1) / k2) and the product of its divisors (mesh axes
-   by size, dims by real size, literal integers); 0 if the chain is anything else. */
-static int div_chain(sp_check_t *C, const sp_ast_expr_t *e, const sp_mesh_t *mesh, int64_t *prod)
+   by size, dims by real size, literal integers) at the real sizes (prod) and the reduced ones
+   (prodr: a cut mesh axis at its checked size); 0 if the chain is anything else. */
+static int div_chain(sp_check_t *C, const sp_ast_expr_t *e, const sp_mesh_t *mesh, int64_t *prod,
+                     int64_t *prodr)
 {
     if (e->kind == SP_AST_NAME) {
-        *prod = 1;
-        return sp_dim_find(C, e->name) >= 0;
+        *prod = *prodr = 1;
+        return sp_dim_find(C, e->name) >= 0 && C->dims[sp_dim_find(C, e->name)].cut == 0;
     }
-    if (e->kind != SP_AST_BINOP || e->op != SP_BIN_DIV || !div_chain(C, e->a, mesh, prod))
+    if (e->kind != SP_AST_BINOP || e->op != SP_BIN_DIV || !div_chain(C, e->a, mesh, prod, prodr))
         return 0;
     const sp_ast_expr_t *b = e->b;
-    int64_t k = 0;
+    int64_t k = 0, kr;
     if (b->kind == SP_AST_NUM && fmpz_is_one(fmpq_denref(b->value)) && fmpz_fits_si(fmpq_numref(b->value)))
         k = fmpz_get_si(fmpq_numref(b->value));
     else if (b->kind == SP_AST_NAME && mesh && sp_mesh_axis(mesh, b->name) >= 0)
         k = mesh->size[sp_mesh_axis(mesh, b->name)];
     else if (b->kind == SP_AST_NAME && sp_dim_find(C, b->name) >= 0)
         k = 1; /* a reduced dim divides: admissible() checks the quotient at the reduced sizes */
-    if (k <= 0 || *prod > (INT64_C(1) << 40) / k)
+    kr = k;
+    if (b->kind == SP_AST_NAME && mesh && sp_mesh_axis(mesh, b->name) >= 0)
+        kr = axis_red(C, mesh, sp_mesh_axis(mesh, b->name));
+    if (k <= 0 || *prod > (INT64_C(1) << 40) / k || *prodr > (INT64_C(1) << 40) / kr)
         return 0;
     *prod *= k;
+    *prodr *= kr;
     return 1;
 }
 
@@ -180,11 +194,11 @@ static void walk_divisions_m(sp_check_t *C, const sp_ast_expr_t *e, const sp_mes
 {
     if (e == NULL)
         return;
-    int64_t prod;
-    if (e->kind == SP_AST_BINOP && e->op == SP_BIN_DIV && div_chain(C, e, mesh, &prod)) {
+    int64_t prod, prodr;
+    if (e->kind == SP_AST_BINOP && e->op == SP_BIN_DIV && div_chain(C, e, mesh, &prod, &prodr)) {
         int d = sp_dim_find(C, chain_base(e)->name);
         if (d >= 0 && !C->dims[d].derived && prod > 1 && C->dims[d].real % prod == 0)
-            add_mult(K, d, prod);
+            add_mult(K, d, prodr);
     }
     walk_divisions_m(C, e->a, mesh, K);
     walk_divisions_m(C, e->b, mesh, K);
@@ -197,15 +211,18 @@ static void walk_divisions(sp_check_t *C, const sp_ast_expr_t *e, cons_t *K)
     walk_divisions_m(C, e, NULL, K);
 }
 
-/* The number of ranks that shard ld (the product of its axes' sizes); 0 if an axis is unknown. */
-static int group_size(const sp_mesh_t *mesh, const sp_ast_ldim_t *ld, int64_t *n)
+/* The number of ranks that shard ld (the product of its axes' sizes) at the real sizes (n) and
+   the checked ones (nr: cut axes at their cutoff size); 0 if an axis is unknown. */
+static int group_size(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ldim_t *ld,
+                      int64_t *n, int64_t *nr)
 {
-    *n = 1;
+    *n = *nr = 1;
     for (size_t a = 0; a < ld->naxes; a++) {
         int ax = sp_mesh_axis(mesh, ld->axes[a].str);
         if (ax < 0)
             return 0;
         *n *= mesh->size[ax];
+        *nr *= axis_red(C, mesh, ax);
     }
     return 1;
 }
@@ -224,12 +241,14 @@ static void walk_layout(sp_check_t *C, const sp_ast_layout_t *l, const sp_mesh_t
         int d = sp_dim_find(C, ld->size->name);
         if (d < 0 || C->dims[d].derived)
             continue;
-        int64_t n = 1;
-        int known = group_size(mesh, ld, &n);
+        int64_t n = 1, nr = 1;
+        int known = group_size(C, mesh, ld, &n, &nr);
         if (!known)
             continue;
         if (C->dims[d].real % n == 0)
-            add_mult(K, d, n);
+            add_mult(K, d, nr);
+        else if (n != nr)
+            K->cut_bad = C->dims[d].name;
         else
             add_uneven(K, d, n);
     }
@@ -304,6 +323,7 @@ typedef struct {
                                coordinate: keeps its order relative to mesh sizes too */
     int64_t fix;
     int64_t n;              /* > 0: the shard size of e over a group of n ranks */
+    int64_t nr;             /* with n: the group's size at the checked sizes (a cut mesh axis) */
     int part;               /* with n: 0 the full chunk, 1 the last chunk */
 } sval_t;
 
@@ -332,6 +352,7 @@ static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, 
     x->ordered = 0;
     x->fix = fix;
     x->n = n;
+    x->nr = n;
     x->part = part;
 }
 
@@ -601,14 +622,17 @@ static void collect_layout(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
             collect_expr(C, mesh, ld->split[k], 1, V);
         if (ld->naxes == 0 || ld->nsplit)
             continue;
-        int64_t n = 1;
-        int known = group_size(mesh, ld, &n);
+        int64_t n = 1, nr = 1;
+        int known = group_size(C, mesh, ld, &n, &nr);
         int64_t v;
         if (!known || n <= 1 || ival(C, mesh, ld->size, 0, &v) <= 0)
             continue;
-        sv_mesh(V, n);
+        if (n == nr)
+            sv_mesh(V, n);
         sv_push(V, ld->size, 0, n, 0);
+        V->v[V->len - 1].nr = nr;
         sv_push(V, ld->size, 0, n, 1);
+        V->v[V->len - 1].nr = nr;
     }
 }
 
@@ -738,15 +762,15 @@ static int sv_eval(const sp_check_t *C, const sp_mesh_t *mesh, const sval_t *x, 
     if (ival(C, mesh, x->e, 1, red) <= 0)
         return -1;
     if (x->n > 0) {
-        int64_t R = *real, r = *red, n = x->n;
+        int64_t R = *real, r = *red, n = x->n, nr = x->nr;
         if (R % n == 0) {
-            if (r % n != 0)
+            if (r % nr != 0)
                 return -1;
             *real = R / n;
-            *red = r / n;
+            *red = r / nr;
             return 1;
         }
-        if (!uneven_ok(r, R, n))
+        if (n != nr || !uneven_ok(r, R, n))
             return -1;
         int64_t lR, lr;
         chunks(R, n, &lR);
@@ -1009,6 +1033,11 @@ static void assign_incremental(sp_check_t *C, const sp_mesh_t *mesh, const cons_
         D->red = 0;
         if (D->derived)
             continue;
+        if (D->cut) {
+            D->red = D->cut;
+            have[i] = 1;
+            continue;
+        }
         for (int k = 0; k < C->opt.ndims; k++)
             if (strcmp(C->opt.dims[k].name, D->name) == 0) {
                 D->red = C->opt.dims[k].value;
@@ -1032,7 +1061,8 @@ static void assign_incremental(sp_check_t *C, const sp_mesh_t *mesh, const cons_
         int skip = C->opt.shape_index;
         /* a dim of the same real size as one assigned already: its size first */
         for (int j = 0; j < nd && skip == 0; j++)
-            if (j != d && have[j] && !C->dims[j].derived && C->dims[j].real == D->real &&
+            if (j != d && have[j] && !C->dims[j].derived && !C->dims[j].cut &&
+                C->dims[j].real == D->real &&
                 C->dims[j].red < D->real && pick_size(C, K, d, C->dims[j].red, 0) == C->dims[j].red) {
                 D->red = C->dims[j].red;
                 derive(C, have);
@@ -1074,6 +1104,228 @@ static void pin_mesh_dims(const sp_check_t *C, uint8_t *pin)
         for (size_t k = 0; k < ms->nbinds; k++)
             deps(C, ms->binds[k].value, pin, 0);
     }
+}
+
+/* ---- the mesh cutoff (docs/soundness.md, "Mesh cutoff") ---- */
+
+/*
+ * A plan is uniform along mesh axis A when nothing in it tells the ranks of one A-group apart:
+ * no rank.A, no `on` block binding A, no send or recv along A, no broadcast or reduce (a root)
+ * over a group containing A, and no explicit shard sizes over A.  Every rank of an A-group then
+ * runs the same statements on its own shard of A-sharded data, and the collectives over A are
+ * symmetric in the members.  Such an axis is checked at a smaller size k (>= 3: a first, a
+ * middle and a last member; different from every integer in the program and from the other
+ * axes' sizes), entered into the shape reduction as a dim of real size N and reduced size k so
+ * that every size the program writes with it is checked by admissible() as any other.
+ */
+typedef struct {
+    const char *axis;       /* the axis looked for */
+    const char *what;       /* the first construct telling its ranks apart, or NULL */
+    sp_loc_t at;
+    int64_t *lits;          /* every integer of the program (numerators and denominators) */
+    size_t nlits, alits;
+} uniform_t;
+
+static void non_uniform(uniform_t *U, const char *name, sp_loc_t at, const char *what)
+{
+    if (U->axis && U->what == NULL && name && strcmp(name, U->axis) == 0) {
+        U->what = what;
+        U->at = at;
+    }
+}
+
+static void add_lit(uniform_t *U, const fmpz_t z)
+{
+    if (!fmpz_fits_si(z))
+        return;
+    slong v = fmpz_get_si(z);
+    if (v < 0)
+        v = -v;
+    if (U->nlits == U->alits) {
+        U->alits = U->alits ? 2 * U->alits : 64;
+        U->lits = flint_realloc(U->lits, U->alits * sizeof(int64_t));
+    }
+    U->lits[U->nlits++] = v;
+}
+
+static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == SP_AST_NUM) {
+        add_lit(U, fmpq_numref(e->value));
+        add_lit(U, fmpq_denref(e->value));
+    }
+    if (e->kind == SP_AST_NAME && strncmp(e->name, "rank.", 5) == 0)
+        non_uniform(U, e->name + 5, e->loc, "rank.AXIS");
+    if (e->kind == SP_AST_CALL) {
+        int p2p = !strcmp(e->name, "send") || !strcmp(e->name, "recv");
+        int rooted = !strcmp(e->name, "broadcast") || !strcmp(e->name, "reduce");
+        for (size_t i = 0; i < e->nargs; i++) {
+            const sp_ast_arg_t *a = &e->args[i];
+            if (p2p && a->key.str)
+                non_uniform(U, a->key.str, a->key.loc, "a send or recv along it");
+            if (!rooted)
+                continue;
+            const sp_ast_expr_t *v = a->value;
+            if (v->kind == SP_AST_NAME)
+                non_uniform(U, v->name, v->loc, "a broadcast or reduce (a root) over it");
+            for (size_t k = 0; v->kind == SP_AST_LIST && k < v->nargs; k++)
+                if (v->args[k].value->kind == SP_AST_NAME)
+                    non_uniform(U, v->args[k].value->name, v->args[k].value->loc,
+                                "a broadcast or reduce (a root) over it");
+        }
+    }
+    uniform_expr(U, e->a);
+    uniform_expr(U, e->b);
+    for (size_t i = 0; i < e->nargs; i++)
+        uniform_expr(U, e->args[i].value);
+}
+
+static void uniform_layout(uniform_t *U, const sp_ast_layout_t *l)
+{
+    for (size_t i = 0; l && i < l->ndims; i++) {
+        const sp_ast_ldim_t *ld = &l->dims[i];
+        uniform_expr(U, ld->size);
+        for (size_t k = 0; k < ld->nsplit; k++)
+            uniform_expr(U, ld->split[k]);
+        for (size_t a = 0; ld->nsplit && a < ld->naxes; a++)
+            non_uniform(U, ld->axes[a].str, ld->split_loc, "explicit shard sizes over it");
+    }
+}
+
+static void uniform_block(uniform_t *U, const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        uniform_expr(U, s->value);
+        uniform_expr(U, s->lo);
+        uniform_expr(U, s->hi);
+        for (size_t k = 0; k < s->ntargets; k++)
+            uniform_expr(U, s->targets[k]);
+        for (size_t k = 0; k < s->nvalues; k++)
+            uniform_expr(U, s->values[k]);
+        for (size_t k = 0; k < s->ncount; k++)
+            uniform_expr(U, s->count[k]);
+        for (size_t k = 0; k < s->nargs; k++)
+            uniform_expr(U, s->args[k].value);
+        for (size_t k = 0; k < s->nbinds; k++) {
+            uniform_expr(U, s->binds[k].value);
+            if (s->kind == SP_STMT_ON)
+                non_uniform(U, s->binds[k].name.str, s->binds[k].name.loc,
+                            "an 'on' block selecting ranks by it");
+        }
+        for (size_t k = 0; k < s->noutputs; k++) {
+            uniform_expr(U, s->outputs[k].target);
+            uniform_expr(U, s->outputs[k].value);
+            uniform_layout(U, s->outputs[k].layout);
+        }
+        uniform_layout(U, s->layout);
+        if (s->lineage) {
+            uniform_expr(U, s->lineage->target);
+            uniform_expr(U, s->lineage->rows);
+            uniform_layout(U, s->lineage->layout);
+        }
+        uniform_block(U, &s->body);
+        if (s->has_else)
+            uniform_block(U, &s->else_body);
+    }
+}
+
+/* The whole program (dims, model, plan, functions) through U. */
+static void uniform_program(const sp_check_t *C, uniform_t *U)
+{
+    for (int i = 0; i < C->ndims; i++)
+        uniform_expr(U, C->dims[i].def);
+    if (C->model)
+        uniform_block(U, &C->model->body);
+    if (C->plan)
+        uniform_block(U, &C->plan->body);
+    for (int i = 0; i < C->nfuncs; i++)
+        uniform_block(U, &C->funcs[i]->body);
+}
+
+static int has_int(const int64_t *v, size_t n, int64_t x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == x)
+            return 1;
+    return 0;
+}
+
+/*
+ * Enter every axis the plan is uniform along, with a literal size N >= 4, into C->dims as a dim
+ * (cut = its checked size k) and C->cutoff; names[] holds the NAME expressions standing for the
+ * axes in the reduction.  An axis that is not uniform is noted in C->cutoff_note.
+ */
+static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *names)
+{
+    if (C->plan == NULL || C->plan->body.n == 0 || C->plan->body.stmts[0]->kind != SP_STMT_MESH)
+        return;
+    const sp_ast_stmt_t *ms = C->plan->body.stmts[0];
+    uniform_t U;
+    memset(&U, 0, sizeof U);
+    uniform_program(C, &U); /* the literals */
+    int64_t avoid[SP_MAX_AXES];
+    int navoid = 0, cut[SP_MAX_AXES] = {0};
+    for (int a = 0; a < mesh->naxes; a++) {
+        const sp_ast_bind_t *b = NULL;
+        for (size_t k = 0; k < ms->nbinds; k++)
+            if (strcmp(ms->binds[k].name.str, mesh->name[a]) == 0)
+                b = &ms->binds[k];
+        U.axis = mesh->name[a];
+        U.what = NULL;
+        uniform_program(C, &U);
+        if (b && b->value->kind == SP_AST_NUM && mesh->size[a] >= 4 && U.what == NULL &&
+            sp_dim_find(C, mesh->name[a]) < 0)
+            cut[a] = 1;
+        else
+            avoid[navoid++] = mesh->size[a];
+        if (U.what && mesh->size[a] >= 4 && C->cutoff_note[0] == '\0')
+            snprintf(C->cutoff_note, sizeof C->cutoff_note,
+                     "%s at its real size: the plan tells its ranks apart (%s%s at line %u)",
+                     mesh->name[a], strcmp(U.what, "rank.AXIS") ? U.what : "rank.",
+                     strcmp(U.what, "rank.AXIS") ? "" : mesh->name[a], U.at.line);
+    }
+    for (int a = 0; a < mesh->naxes; a++) {
+        if (!cut[a])
+            continue;
+        int64_t k = 3;
+        while (k < mesh->size[a] && (has_int(U.lits, U.nlits, k) || has_int(avoid, (size_t)navoid, k)))
+            k++;
+        if (k >= mesh->size[a])
+            continue;
+        avoid[navoid++] = k;
+        const sp_ast_bind_t *b = NULL;
+        for (size_t j = 0; j < ms->nbinds; j++)
+            if (strcmp(ms->binds[j].name.str, mesh->name[a]) == 0)
+                b = &ms->binds[j];
+        sp_ast_expr_t *x = &names[C->ncutoff];
+        memset(x, 0, sizeof *x);
+        x->kind = SP_AST_NAME;
+        x->name = b->name.str;
+        x->loc = b->name.loc;
+        x->height = 1;
+        C->dims = flint_realloc(C->dims, (size_t)(C->ndims + 1) * sizeof(sp_dimdef_t));
+        sp_dimdef_t *D = &C->dims[C->ndims++];
+        memset(D, 0, sizeof *D);
+        D->name = b->name.str;
+        D->loc = b->name.loc;
+        D->def = x;
+        D->real = mesh->size[a];
+        D->red = D->cut = k;
+        C->cutoff[C->ncutoff++] = (sp_cutoff_t){b->name.str, mesh->size[a], k};
+    }
+    flint_free(U.lits);
+}
+
+static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char *cutwhy,
+                                    size_t cutwhylen);
+
+static sp_status_t reduce_sizes(sp_check_t *C, const sp_mesh_t *mesh)
+{
+    char why[256] = "";
+    return reduce_sizes_why(C, mesh, why, sizeof why);
 }
 
 sp_status_t sp_reduce_dims(sp_check_t *C)
@@ -1138,12 +1390,49 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
             mesh.size[mesh.naxes++] = n;
         }
     }
+    /* the mesh cutoff: axes the plan is uniform along at a smaller size, if the program stays
+       admissible with them; else every axis at its real size */
+    C->ncutoff = 0;
+    C->cutoff_note[0] = '\0';
+    int base = C->ndims;
+    sp_ast_expr_t names[SP_MAX_AXES];
+    if (!C->opt.full_mesh)
+        plan_cutoff(C, &mesh, names);
+    if (C->ndims == base)
+        return reduce_sizes(C, &mesh);
+    sp_diags_mark_t dm;
+    sp_diags_mark(C->d, &dm);
+    char why[256] = "";
+    sp_status_t st = reduce_sizes_why(C, &mesh, why, sizeof why);
+    if (st != SP_OK) {
+        sp_diags_restore(C->d, &dm);
+        char axes[96] = "";
+        for (int c = 0; c < C->ncutoff; c++)
+            snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s", c ? ", " : "",
+                     C->cutoff[c].name);
+        snprintf(C->cutoff_note, sizeof C->cutoff_note, "%s at the real size: the program is "
+                 "not admissible with a smaller mesh (%s)", axes, why);
+        C->ndims = base;
+        C->ncutoff = 0;
+        return reduce_sizes(C, &mesh);
+    }
+    C->ndims = base;
+    return SP_OK;
+}
+
+/* The reduced sizes for the given mesh (cut axes are dims with cut > 0 at the end of C->dims);
+   on failure why says what failed. */
+static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char *cutwhy,
+                                    size_t cutwhylen)
+{
+    const sp_mesh_t mesh = *meshp;
     int nd = C->ndims ? C->ndims : 1;
     cons_t K;
     K.mult = flint_malloc((size_t)nd * sizeof(int64_t));
     K.uneven = flint_calloc((size_t)nd, sizeof(int64_t *));
     K.nuneven = flint_calloc((size_t)nd, sizeof(int));
     K.keep = flint_calloc((size_t)nd, 1);
+    K.cut_bad = NULL;
     for (int i = 0; i < C->ndims; i++)
         K.mult[i] = 1;
     for (int i = 0; i < C->ndims; i++)
@@ -1159,7 +1448,8 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
     for (int i = 0; i < C->ndims; i++)
         collect_expr(C, &mesh, C->dims[i].def, 0, &V);
     for (int a = 0; a < mesh.naxes; a++)
-        sv_mesh(&V, mesh.size[a]);
+        if (axis_red(C, &mesh, a) == mesh.size[a]) /* a cut axis is a value (its dim) above */
+            sv_mesh(&V, mesh.size[a]);
     if (C->plan)
         collect_block(C, &mesh, &C->plan->body, &V);
     if (C->model)
@@ -1172,15 +1462,24 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
     for (int i = 0; i < C->ndims; i++)
         if (K.keep[i])
             pin[i] = 1;
-    assign_incremental(C, &mesh, &K, &V, pin, lo);
     sp_status_t st = SP_OK;
     char why[256] = "";
     int overridden_bad = 0;
+    if (K.cut_bad) {
+        snprintf(cutwhy, cutwhylen, "'%s' is sharded unevenly over it", K.cut_bad);
+        st = SP_ERR_INPUT;
+        goto done;
+    }
+    assign_incremental(C, &mesh, &K, &V, pin, lo);
     for (int round = 0;; round++) {
         for (int i = 0; i < C->ndims; i++) {
             sp_dimdef_t *D = &C->dims[i];
             if (D->derived)
                 continue;
+            if (D->cut) {
+                D->red = D->cut;
+                continue;
+            }
             D->overridden = 0;
             for (int k = 0; k < C->opt.ndims; k++)
                 if (strcmp(C->opt.dims[k].name, D->name) == 0) {
@@ -1220,6 +1519,28 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
             flint_free(pin2);
             break;
         }
+        /* a cut mesh axis keeps its checked size: when the program needs it pinned (a condition
+           on it) or grown, the cutoff is given up (sp_reduce_dims) */
+        int cut_grow = 0, other_grow = 0;
+        for (int i = 0; i < C->ndims; i++) {
+            if (C->dims[i].cut && pin2[i]) {
+                snprintf(cutwhy, cutwhylen, "%s", why);
+                flint_free(pin2);
+                st = SP_ERR_INPUT;
+                goto done;
+            }
+            if (grow[i])
+                *(C->dims[i].cut ? &cut_grow : &other_grow) = 1;
+        }
+        if (cut_grow && !other_grow) {
+            snprintf(cutwhy, cutwhylen, "%s", why);
+            flint_free(pin2);
+            st = SP_ERR_INPUT;
+            goto done;
+        }
+        for (int i = 0; i < C->ndims; i++)
+            if (C->dims[i].cut)
+                grow[i] = 0;
         /* repair: grow one dim past its reduced size, or pin dims to their real size */
         int changed = 0;
         for (int i = 0; i < C->ndims; i++)
@@ -1269,6 +1590,9 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
     for (int i = 0; i < C->ndims && st == SP_OK; i++)
         if (C->dims[i].derived && !dim_eval(C, C->dims[i].def, 1, &C->dims[i].red))
             st = SP_ERR_INPUT;
+    if (st != SP_OK && !cutwhy[0])
+        snprintf(cutwhy, cutwhylen, "%s", why[0] ? why : "no admissible shape reduction");
+done:
     flint_free(pin);
     flint_free(grow);
     flint_free(lo);

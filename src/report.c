@@ -53,9 +53,26 @@ static void header(const sp_check_t *C, FILE *out)
     fprintf(out, "shardproof %s: plan '%s' of model '%s' (%s)\n", SP_VERSION, C->plan->name.str,
             C->model->name.str, C->path);
     fprintf(out, "mesh: ");
-    for (int a = 0; a < C->mesh.naxes; a++)
-        fprintf(out, "%s%s=%lld", a ? ", " : "", C->mesh.name[a], (long long)C->mesh.size[a]);
-    fprintf(out, " (%lld ranks)\n", (long long)C->mesh.nranks);
+    int64_t real_ranks = 1;
+    for (int a = 0; a < C->mesh.naxes; a++) {
+        int64_t n = C->mesh.size[a];
+        for (int c = 0; c < C->ncutoff; c++)
+            if (strcmp(C->cutoff[c].name, C->mesh.name[a]) == 0)
+                n = C->cutoff[c].real;
+        fprintf(out, "%s%s=%lld", a ? ", " : "", C->mesh.name[a], (long long)n);
+        real_ranks *= n;
+    }
+    fprintf(out, " (%lld ranks)\n", (long long)real_ranks);
+    if (C->ncutoff > 0) {
+        fprintf(out, "mesh cutoff:");
+        for (int c = 0; c < C->ncutoff; c++)
+            fprintf(out, "%s %s=%lld checked as %s=%lld", c ? "," : "", C->cutoff[c].name,
+                    (long long)C->cutoff[c].real, C->cutoff[c].name, (long long)C->cutoff[c].red);
+        fprintf(out, " (%lld ranks; the plan is uniform along %s; --full-mesh checks every rank)\n",
+                (long long)C->mesh.nranks, C->ncutoff > 1 ? "them" : "it");
+    }
+    if (C->opt.verbose && C->cutoff_note[0])
+        fprintf(out, "mesh cutoff: none; %s\n", C->cutoff_note);
     fprintf(out, "reduced dims:");
     for (int i = 0; i < C->ndims; i++)
         fprintf(out, " %s=%lld%s", C->dims[i].name, (long long)C->dims[i].red,
@@ -319,6 +336,16 @@ static void json_report(res_t *r, FILE *out)
         put(mesh, shardproof_result_axis(r, i)->name,
             json_integer(shardproof_result_axis(r, i)->value));
     put(o, "mesh", mesh);
+    if (shardproof_result_cutoff_count(r) > 0) {
+        json_t *cut = json_array();
+        for (int i = 0; i < shardproof_result_cutoff_count(r); i++) {
+            const shardproof_dim_t *d = shardproof_result_cutoff(r, i);
+            json_array_append_new(cut, json_pack("{s:s, s:I, s:I}", "axis", d->name, "real",
+                                                 (json_int_t)d->real, "checked",
+                                                 (json_int_t)d->reduced));
+        }
+        put(o, "mesh_cutoff", cut);
+    }
     json_t *dims = json_array();
     for (int i = 0; i < shardproof_result_dim_count(r); i++) {
         const shardproof_dim_t *d = shardproof_result_dim(r, i);

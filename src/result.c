@@ -18,9 +18,10 @@ struct shardproof_result {
     const char *file, *plan, *model;
     const char *reference;
     uint64_t seed;
-    int naxes, ndims, nstages, ndiags;
+    int naxes, ndims, nstages, ndiags, ncutoff;
     shardproof_coord_t *axes;
     shardproof_dim_t *dims;
+    shardproof_dim_t cutoff[SP_MAX_AXES];
     shardproof_stage_t *stages;
     shardproof_diagnostic_t *diags;
     char **strs;
@@ -288,6 +289,15 @@ shardproof_result_t *shardproof_result_new(const shardproof_t *C)
         for (int a = 0; a < r->naxes; a++) {
             r->axes[a].name = keep(r, C->mesh.name[a]);
             r->axes[a].value = C->mesh.size[a];
+            for (int c = 0; c < C->ncutoff; c++)
+                if (strcmp(C->cutoff[c].name, C->mesh.name[a]) == 0)
+                    r->axes[a].value = C->cutoff[c].real;
+        }
+        r->ncutoff = C->ncutoff;
+        for (int c = 0; c < C->ncutoff; c++) {
+            r->cutoff[c].name = keep(r, C->cutoff[c].name);
+            r->cutoff[c].real = C->cutoff[c].real;
+            r->cutoff[c].reduced = C->cutoff[c].red;
         }
         r->ndims = C->ndims;
         r->dims = flint_calloc((size_t)(r->ndims ? r->ndims : 1), sizeof(*r->dims));
@@ -338,6 +348,12 @@ uint64_t shardproof_result_seed(const shardproof_result_t *r) { return r->seed; 
 const char *shardproof_result_reference(const shardproof_result_t *r) { return r->reference; }
 int shardproof_result_axis_count(const shardproof_result_t *r) { return r->naxes; }
 int shardproof_result_dim_count(const shardproof_result_t *r) { return r->ndims; }
+int shardproof_result_cutoff_count(const shardproof_result_t *r) { return r->ncutoff; }
+
+const shardproof_dim_t *shardproof_result_cutoff(const shardproof_result_t *r, int i)
+{
+    return i >= 0 && i < r->ncutoff ? &r->cutoff[i] : NULL;
+}
 int shardproof_result_stage_count(const shardproof_result_t *r) { return r->nstages; }
 int shardproof_result_diagnostic_count(const shardproof_result_t *r) { return r->ndiags; }
 

@@ -135,5 +135,15 @@ cmp -s "$tmp/ops.md" "$root/docs/operators.md" ||
 expect 0 "^matmul " ops
 runs=$((runs + 1))
 
+# the mesh cutoff: named in the report (text and JSON), --full-mesh turns it off, -v says why an
+# axis was not cut
+cut=$root/tests/plans/ok/cutoff_mlp_dp8.sp
+expect 0 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks; the plan is uniform along it" check "$cut" --no-progress
+expect 0 '"checked": 3' check "$cut" --no-progress --format json
+"$bin" check "$cut" --no-progress --full-mesh 2>&1 | grep -q "mesh cutoff" && bad "--full-mesh: the report names a cutoff"
+expect 1 "^mesh cutoff: none; dp at its real size: the plan tells its ranks apart \(rank.dp at line 30\)" \
+    check "$root/tests/plans/bugs/cutoff_mlp_dp8_one_rank.sp" --no-progress -v
+runs=$((runs + 1))
+
 echo "cli: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
 [ $fail = 0 ]

@@ -268,6 +268,9 @@ static int setup_mesh(rrun_t *R, rexec_t *X)
         int64_t v;
         if (!rx_ct_int(X, mesh->binds[i].value, &v, "a mesh size"))
             return 0;
+        for (size_t k = 0; k < R->opt->nmesh; k++)
+            if (!strcmp(R->opt->mesh[k].name, mesh->binds[i].name.str))
+                v = R->opt->mesh[k].value;
         if (v < 1)
             return rx_error(X, SP_DIAG_LAYOUT, mesh->binds[i].value->loc, "mesh size %lld is not positive", (long long)v);
         if (rx_axis(R, mesh->binds[i].name.str) >= 0)

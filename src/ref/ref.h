@@ -54,6 +54,8 @@ typedef struct {
     const char *plan;          /* NULL: the file's only plan */
     const sp_ref_dim_t *dims;  /* overrides of dim sizes (derived dims follow) */
     size_t ndims;
+    const sp_ref_dim_t *mesh;  /* overrides of mesh axis sizes (the checker's mesh cutoff) */
+    size_t nmesh;
     uint64_t seed;             /* the random inputs and partial decompositions; default 1 */
     int64_t max_elements;      /* per tensor; default 2^20 */
     int max_ranks;             /* mesh size; default 256 */
