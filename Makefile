@@ -43,7 +43,7 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
 
-.PHONY: FORCE all deps deps-torch check check-unit check-plans demo clean install fuzz fuzz-smoke bench format check-valgrind
+.PHONY: FORCE all deps deps-torch check check-unit check-plans demo clean install fuzz fuzz-smoke fuzz-plan-diff fuzz-plan-diff-smoke bench format check-valgrind
 all: $(B)/shardproof $(B)/libshardproof.a $(B)/libshardproof.so
 
 # Install what a fresh Debian 12 machine lacks (apt-get update once, then install).
@@ -116,7 +116,7 @@ check-valgrind: all
 demo: deps all
 	@bash docs/examples/demo.sh $(B)/shardproof
 
-fuzz fuzz-smoke bench:
+fuzz fuzz-smoke fuzz-plan-diff fuzz-plan-diff-smoke bench:
 	@$(MAKE) -f fuzz/fuzz.mk $@ MODE=$(MODE)
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the CLI, both libraries, the public header

@@ -10,6 +10,10 @@
 #   fuzz-open   the reproducers of finds not fixed yet (fuzz/regress/open/): expected to fail
 #   fuzz-run    run every libFuzzer harness for FUZZ_SECONDS each (working corpora in
 #               fuzz/corpus-work/, which git ignores)
+#   fuzz-plan-diff        the plan-level differential fuzzer fuzz/diff_plan.py (check against the
+#               reference executor `run` on mutated plans) for PLAN_DIFF_CPU seconds of CPU with
+#               seed PLAN_DIFF_SEED; finds in fuzz/finds-work/ (git ignores it)
+#   fuzz-plan-diff-smoke  its short deterministic run (--smoke: seed 1, 20 mutants)
 #   bench       bench/bench.mk's bench target
 
 MODE ?= release
@@ -76,7 +80,7 @@ $(B)/libshardproof.a: FORCE
 endif
 
 .SECONDARY:
-.PHONY: fuzz fuzz-smoke fuzz-smoke-run fuzz-tools fuzz-open fuzz-run bench
+.PHONY: fuzz fuzz-smoke fuzz-smoke-run fuzz-tools fuzz-open fuzz-run fuzz-plan-diff fuzz-plan-diff-smoke bench
 
 # ---- libFuzzer (clang) ---------------------------------------------------------------------------
 
@@ -190,6 +194,19 @@ fuzz-run: fuzz
 	    -artifact_prefix=fuzz/corpus-work/$$h-crashes/ -print_final_stats=1 \
 	    fuzz/corpus-work/$$h $$seeds || exit 1; \
 	done
+
+# ---- the plan-level differential fuzzer (Python 3 stdlib; see fuzz/README.md) ----------------------
+
+PYTHON ?= /usr/bin/python3
+PLAN_DIFF_CPU ?= 3600
+PLAN_DIFF_SEED ?= 100
+fuzz-plan-diff:
+	@$(MAKE) --no-print-directory -f Makefile $(B)/shardproof MODE=$(MODE)
+	$(PYTHON) fuzz/diff_plan.py --bin $(B)/shardproof --seed $(PLAN_DIFF_SEED) --cpu-seconds $(PLAN_DIFF_CPU) --verbose
+
+fuzz-plan-diff-smoke:
+	@$(MAKE) --no-print-directory -f Makefile $(B)/shardproof MODE=$(MODE)
+	$(PYTHON) fuzz/diff_plan.py --bin $(B)/shardproof --smoke --out $(B)/fuzz/plan-diff-smoke
 
 bench:
 	@if [ -f bench/bench.mk ]; then $(MAKE) -f bench/bench.mk bench MODE=$(MODE); \

@@ -644,7 +644,10 @@ static int attr_value(rexec_t *X, const sp_ast_expr_t *e, const char *key, rattr
     }
     a->kind = RA_NUM;
     int r = rx_ct(X, e, &a->num);
-    return r == 1 ? 1 : r == 0 ? rx_error(X, SP_DIAG_SHAPE, e->loc, "attribute %s must be a compile-time value", key ? key : "") : 0;
+    if (r == 0)
+        return key ? rx_error(X, SP_DIAG_SHAPE, e->loc, "attribute %s must be a compile-time value", key)
+                   : rx_error(X, SP_DIAG_SHAPE, e->loc, "a positional attribute must be a compile-time value");
+    return r == 1;
 }
 
 static int op_call(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)

@@ -199,11 +199,17 @@ static int elementwise2(ropc_t *c, rop_t op, int cmp, const rten_t *a, const rte
 
 int rop_binary(ropc_t *c, rop_t op, const rten_t *a, const rten_t *b, rten_t *out)
 {
+    /* infix arithmetic has no operator name of its own: messages name it like the checker's */
+    if (c->op == NULL)
+        c->op = op == RO_ADD ? "add" : op == RO_SUB ? "sub" : op == RO_MUL ? "mul" : op == RO_DIV ? "div"
+              : op == RO_MAX ? "maximum" : op == RO_MIN ? "minimum" : "arithmetic";
     return elementwise2(c, op, -1, a, b, out);
 }
 
 int rop_compare(ropc_t *c, int cmp, const rten_t *a, const rten_t *b, rten_t *out)
 {
+    if (c->op == NULL)
+        c->op = "comparison";
     return elementwise2(c, RO_LEAF, cmp, a, b, out);
 }
 
@@ -288,7 +294,8 @@ static int a_int(ropc_t *c, const rattr_t *a, int64_t dflt, int64_t *v)
     }
     if (a->kind != RA_NUM || !fmpz_is_one(fmpq_denref(&a->num)) ||
         !fmpz_fits_si(fmpq_numref(&a->num)))
-        return fail(c, "attribute %s must be an integer", a->key ? a->key : "");
+        return a->key ? fail(c, "attribute %s must be an integer", a->key)
+                      : fail(c, "a positional attribute must be an integer");
     *v = fmpz_get_si(fmpq_numref(&a->num));
     return 1;
 }
@@ -318,7 +325,8 @@ static int a_list(ropc_t *c, const rattr_t *a, int64_t *one, const int64_t **l, 
 static int a_num(ropc_t *c, const rattr_t *a, fmpq_t q)
 {
     if (a->kind != RA_NUM)
-        return fail(c, "attribute %s must be a number", a->key ? a->key : "");
+        return a->key ? fail(c, "attribute %s must be a number", a->key)
+                      : fail(c, "a positional attribute must be a number");
     fmpq_set(q, &a->num);
     return 1;
 }
