@@ -202,7 +202,7 @@ plan deepseek3_dp2_ep2 of deepseek3 {
   tl = sum(lg * tgt, dim = -1)
   lce = sum(((log(se) + mx) * ts - tl)) / (B*S)
   glg = (ex / unsqueeze(se, -1) * unsqueeze(ts, -1) - tgt) / (B*S) ~ grad.logits : [B@(dp,ep), S, V]
-  lp = lce + auxt / 4                                        ~ loss : [] partial(sum@(dp,ep))
+  lp = lce + auxt / (dp*ep)                                  ~ loss : [] partial(sum@(dp,ep))
   gwout = matmul_grad_b(hf, wout, glg)
   ghf = matmul(glg, transpose(wout, 0, 1))                   ~ grad.hf : [B@(dp,ep), S, H]
   gx[2] = rmsnorm_grad_x(x[2], wnf, ghf, eps = 1e-5)         ~ grad.x[2] : [B@(dp,ep), S, H]

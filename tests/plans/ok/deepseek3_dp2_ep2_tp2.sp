@@ -204,7 +204,7 @@ plan deepseek3_dp2_ep2_tp2 of deepseek3 {
   tl = all_reduce(sum(lg * tgt, dim = -1), sum, tp)
   lce = sum(((log(se) + mx) * ts - tl)) / (B*S)
   glg = (ex / unsqueeze(se, -1) * unsqueeze(ts, -1) - tgt) / (B*S) ~ grad.logits : [B@(dp,ep), S, V@tp]
-  lp = lce + auxt / 4                                        ~ loss : [] partial(sum@(dp,ep))
+  lp = lce + auxt / (dp*ep)                                  ~ loss : [] partial(sum@(dp,ep))
   gwout = matmul_grad_b(hf, wout, glg)
   ghfp = matmul(glg, transpose(wout, 0, 1))                  ~ grad.hf : [B@(dp,ep), S, H] partial(sum@tp)
   ghf = all_reduce(ghfp, sum, tp)                            ~ grad.hf : [B@(dp,ep), S, H]
