@@ -602,7 +602,8 @@ static int combine(rexec_t *X, const sp_ast_expr_t *e, rdep_t *dep, int n, int j
         } else { /* all_to_all: the concat dim's block k comes from member k's chunk j */
             int k = (int)(idx[cdim] / (sh[cdim] / n));
             idx[cdim] -= k * (sh[cdim] / n);
-            idx[dim] += j * sh[dim];
+            idx[dim] += j * (me->sh[dim] / n); /* chunk j of the split dim (also when it is the
+                                                  concat dim: sh[dim] is then the whole) */
             rv_set(&r, &dep[k].v[off_of(dep[k].sh, nd, idx)]);
         }
         out->id[i] = rs_leaf(&X->S, &r);
