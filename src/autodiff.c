@@ -532,21 +532,7 @@ sp_status_t sp_exec_model(sp_check_t *C)
                 seen |= strcmp(C->morig[k].name, b->name) == 0;
             if (seen)
                 continue;
-            if (C->nmorig == C->amorig) {
-                C->amorig = C->amorig ? 2 * C->amorig : 16;
-                C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
-            }
-            sp_binding_t *o = &C->morig[C->nmorig++];
-            o->name = sp_strdup(b->name);
-            o->loc = b->loc;
-            o->scope = 0;
-        o->rloc = NULL;
-            o->t = pval_dup(b->t, 1);
-            sp_tensor_t f;
-            sp_tensor_init(&f);
-            fresh_tensor(C, b->name, b->t[0].shape, b->t[0].ndim, &f);
-            sp_tensor_clear(&b->t[0]);
-            b->t[0] = f;
+            cut_model_value(C, b, b->name, NULL);
         }
     }
     interp_clear(&I);

@@ -513,6 +513,43 @@ void shape_str(const int64_t *s, int n, char *buf, size_t len)
         snprintf(buf + k, len - k, "]");
 }
 
+void cut_model_value(sp_check_t *C, sp_binding_t *b, const char *name, sp_tensor_t *fresh)
+{
+    if (C->nmorig == C->amorig) {
+        C->amorig = C->amorig ? 2 * C->amorig : 16;
+        C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
+    }
+    sp_binding_t *o = &C->morig[C->nmorig++];
+    o->name = sp_strdup(name);
+    o->loc = b->loc;
+    o->scope = 0;
+    o->rloc = NULL;
+    o->t = pval_dup(b->t, 1);
+    sp_tensor_t f;
+    sp_tensor_init(&f);
+    fresh_tensor(C, name, b->t[0].shape, b->t[0].ndim, &f);
+    sp_tensor_clear(&b->t[0]);
+    b->t[0] = f;
+    if (fresh)
+        *fresh = f;
+}
+
+int layout_matches_model(interp_t *I, const sp_layout_t *L, const sp_tensor_t *mt,
+                         sp_diag_code_t code, sp_loc_t loc, const char *name)
+{
+    int same = L->ndim == mt->ndim;
+    for (int d = 0; d < L->ndim && same; d++)
+        same = L->size[d] == mt->shape[d];
+    if (!same) {
+        char a[128], b[128];
+        shape_str(L->size, L->ndim, a, sizeof a);
+        shape_str(mt->shape, mt->ndim, b, sizeof b);
+        errat(I, code, loc, "layout shape %s does not match model tensor '%s' of shape %s", a,
+              name, b);
+    }
+    return same;
+}
+
 /* ---- names ---------------------------------------------------------------------------------- */
 
 /* target of a lineage or output: NAME or INDEX of NAME with integer indices -> "w[3]" */
@@ -1377,21 +1414,8 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
     if (!I->is_plan && is_cut(I->C, nm)) {
         sp_check_t *C = I->C;
         sp_binding_t *b = lookup(I, nm);
-        if (C->nmorig == C->amorig) {
-            C->amorig = C->amorig ? 2 * C->amorig : 16;
-            C->morig = flint_realloc(C->morig, (size_t)C->amorig * sizeof(sp_binding_t));
-        }
-        sp_binding_t *o = &C->morig[C->nmorig++];
-        o->name = sp_strdup(nm);
-        o->loc = b->loc;
-        o->scope = 0;
-        o->rloc = NULL;
-        o->t = pval_dup(b->t, 1);
         sp_tensor_t f;
-        sp_tensor_init(&f);
-        fresh_tensor(C, nm, b->t[0].shape, b->t[0].ndim, &f);
-        sp_tensor_clear(&b->t[0]);
-        b->t[0] = f;
+        cut_model_value(C, b, nm, &f);
         int fv = tv_add(I, &f);
         /* the tape keeps the original producer; later uses see the fresh value, and the
            backward pass hands the fresh value's adjoint to the original */

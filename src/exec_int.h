@@ -122,6 +122,14 @@ int resolve_layout(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *L)
     SP_EXEC_LINK(resolve_layout);
 /* "[2, 4]" */
 void shape_str(const int64_t *s, int n, char *buf, size_t len) SP_EXEC_LINK(shape_str);
+/* A model value at a cut point: its value is kept in C->morig and the binding continues from
+   fresh symbols of the same shape (the fresh tensor is returned in *fresh when not NULL). */
+void cut_model_value(sp_check_t *C, sp_binding_t *b, const char *name, sp_tensor_t *fresh)
+    SP_EXEC_LINK(cut_model_value);
+/* 1 if layout L has model tensor mt's shape, else an error (code) at loc naming the tensor */
+int layout_matches_model(interp_t *I, const sp_layout_t *L, const sp_tensor_t *mt,
+                         sp_diag_code_t code, sp_loc_t loc, const char *name)
+    SP_EXEC_LINK(layout_matches_model);
 /* The target of a lineage or output: NAME, or NAME[i, ...] with integer indices -> "w[3]". */
 int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t len)
     SP_EXEC_LINK(target_name);

@@ -187,17 +187,8 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
         L.ndim = mt->ndim;
         memcpy(L.size, mt->shape, sizeof L.size);
     }
-    int same = L.ndim == mt->ndim;
-    for (int d = 0; d < L.ndim && same; d++)
-        same = L.size[d] == mt->shape[d];
-    if (!same) {
-        char a[128], b[128];
-        shape_str(L.size, L.ndim, a, sizeof a);
-        shape_str(mt->shape, mt->ndim, b, sizeof b);
-        errat(I, SP_DIAG_LINEAGE, al ? al->loc : mloc,
-              "layout shape %s does not match model tensor '%s' of shape %s", a, sname, b);
+    if (!layout_matches_model(I, &L, mt, SP_DIAG_LINEAGE, al ? al->loc : mloc, sname))
         goto cleanup;
-    }
     for (int64_t r = 0; r < I->nranks; r++) {
         if (!I->active[r])
             continue;

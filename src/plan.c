@@ -147,15 +147,7 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
     if (!resolve_layout(I, s->layout, &L))
         return SP_ERR_INPUT;
     const sp_tensor_t *mt = &mb->t[0];
-    int same = L.ndim == mt->ndim;
-    for (int d = 0; d < L.ndim && same; d++)
-        same = L.size[d] == mt->shape[d];
-    if (!same) {
-        char a[128], b[128];
-        shape_str(L.size, L.ndim, a, sizeof a);
-        shape_str(mt->shape, mt->ndim, b, sizeof b);
-        errat(I, SP_DIAG_SHAPE, s->layout->loc,
-              "layout shape %s does not match model tensor '%s' of shape %s", a, nm, b);
+    if (!layout_matches_model(I, &L, mt, SP_DIAG_SHAPE, s->layout->loc, nm)) {
         sp_layout_clear(&L);
         return SP_ERR_INPUT;
     }

@@ -1278,27 +1278,36 @@ static int is_rank_of(const sp_ast_expr_t *e, const char *axis)
            strcmp(e->name + 5, axis) == 0;
 }
 
-/* e is rank.A * E (plus: (rank.A + 1) * E), factors in either order; E into *E */
-static int shard_bound(const sp_ast_expr_t *e, const char *axis, int plus, const sp_ast_expr_t **E)
+/* e is x * E (plus: (x + 1) * E) for a name x, factors and terms in either order: x into *x,
+   E into *E */
+static int chunk_bound(const sp_ast_expr_t *e, int plus, const sp_ast_expr_t **x,
+                       const sp_ast_expr_t **E)
 {
-    if (e->kind != SP_AST_BINOP || e->op != SP_BIN_MUL)
+    if (e == NULL || e->kind != SP_AST_BINOP || e->op != SP_BIN_MUL)
         return 0;
     for (int side = 0; side < 2; side++) {
-        const sp_ast_expr_t *r = side ? e->b : e->a, *o = side ? e->a : e->b;
+        const sp_ast_expr_t *r = side ? e->b : e->a;
         if (plus) {
             if (r->kind != SP_AST_BINOP || r->op != SP_BIN_ADD)
                 continue;
-            const sp_ast_expr_t *x = r->a, *y = r->b;
-            if (!(is_rank_of(x, axis) && y->kind == SP_AST_NUM && fmpq_is_one(y->value)) &&
-                !(is_rank_of(y, axis) && x->kind == SP_AST_NUM && fmpq_is_one(x->value)))
-                continue;
-        } else if (!is_rank_of(r, axis)) {
-            continue;
+            int one_b = r->b->kind == SP_AST_NUM && fmpq_is_one(r->b->value);
+            int one_a = r->a->kind == SP_AST_NUM && fmpq_is_one(r->a->value);
+            r = one_b ? r->a : one_a ? r->b : NULL;
         }
-        *E = o;
+        if (r == NULL || r->kind != SP_AST_NAME)
+            continue;
+        *x = r;
+        *E = side ? e->a : e->b;
         return 1;
     }
     return 0;
+}
+
+/* e is rank.A * E (plus: (rank.A + 1) * E); E into *E */
+static int shard_bound(const sp_ast_expr_t *e, const char *axis, int plus, const sp_ast_expr_t **E)
+{
+    const sp_ast_expr_t *x;
+    return chunk_bound(e, plus, &x, E) && is_rank_of(x, axis);
 }
 
 /*
@@ -1381,32 +1390,21 @@ static int is_user_func(const sp_check_t *C, const char *name)
 static int mb_bound(const uniform_t *U, const sp_ast_expr_t *e, int plus, const sp_ast_expr_t **E,
                     const char **var)
 {
-    if (e == NULL || e->kind != SP_AST_BINOP || e->op != SP_BIN_MUL)
+    const sp_ast_expr_t *x, *o;
+    if (!chunk_bound(e, plus, &x, &o))
         return 0;
-    for (int side = 0; side < 2; side++) {
-        const sp_ast_expr_t *r = side ? e->b : e->a, *o = side ? e->a : e->b;
-        if (plus) {
-            if (r->kind != SP_AST_BINOP || r->op != SP_BIN_ADD || r->b->kind != SP_AST_NUM ||
-                !fmpq_is_one(r->b->value))
-                continue;
-            r = r->a;
-        }
-        if (r->kind != SP_AST_NAME)
-            continue;
-        const sp_ast_stmt_t *loop = NULL;
-        for (int i = U->nloops - 1; i >= 0 && !loop; i--)
-            if (strcmp(U->loops[i]->name.str, r->name) == 0)
-                loop = U->loops[i];
-        if (loop == NULL || loop->lo->kind != SP_AST_NUM || !fmpq_is_zero(loop->lo->value) ||
-            loop->hi->kind != SP_AST_NUM || o->kind != SP_AST_BINOP || o->op != SP_BIN_DIV ||
-            o->b->kind != SP_AST_NUM || !fmpq_equal(o->b->value, loop->hi->value) ||
-            !closed_size(U->C, o))
-            continue;
-        *E = o;
-        *var = r->name;
-        return 1;
-    }
-    return 0;
+    const sp_ast_stmt_t *loop = NULL;
+    for (int i = U->nloops - 1; i >= 0 && !loop; i--)
+        if (strcmp(U->loops[i]->name.str, x->name) == 0)
+            loop = U->loops[i];
+    if (loop == NULL || loop->lo->kind != SP_AST_NUM || !fmpq_is_zero(loop->lo->value) ||
+        loop->hi->kind != SP_AST_NUM || o->kind != SP_AST_BINOP || o->op != SP_BIN_DIV ||
+        o->b->kind != SP_AST_NUM || !fmpq_equal(o->b->value, loop->hi->value) ||
+        !closed_size(U->C, o))
+        return 0;
+    *E = o;
+    *var = x->name;
+    return 1;
 }
 
 /* D / d1 / d2 ... with A among the divisors (names and literals only): the first chunk */

@@ -451,6 +451,26 @@ static int run_pair(const char *dir, const char *id, const char *lf, const char 
     return ok;
 }
 
+/* Import the pair (file names under plans_dir()) into *text; 0 when the parallel plan is not
+   there (the caller skips), else asserts that the import succeeded. */
+static int import_pair(const char *logical, const char *parallel, char **text)
+{
+    char lp[2048], pp[2048], err[4096];
+    snprintf(lp, sizeof lp, "%s/%s", plans_dir(), logical);
+    snprintf(pp, sizeof pp, "%s/%s", plans_dir(), parallel);
+    struct stat sb;
+    if (stat(pp, &sb) != 0) {
+        fprintf(stderr, "test_import: %s not found: skipping\n", pp);
+        return 0;
+    }
+    *text = NULL;
+    int rc = sp_nnscaler_import(lp, pp, text, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "test_import: %s\n", err);
+    assert_int_equal(rc, 0);
+    return 1;
+}
+
 /*
  * A ChunkPrim takes the chunk its output's index map names, not the device's position in the
  * group: in llama3_ly2_dp16pp4tp8nm8, stage 0's tp rank 4 chunks out [16, 32) of 128 (chunk 1)
@@ -460,19 +480,10 @@ static int run_pair(const char *dir, const char *id, const char *lf, const char 
 static void test_import_chunk_index_from_index_map(void **state)
 {
     (void)state;
-    char lp[2048], pp[2048];
-    snprintf(lp, sizeof lp, "%s/llama3_default_dp1_pp1_tp1_nm1_gbs512_ly2_h32_hi4096_sq128.json",
-             plans_dir());
-    snprintf(pp, sizeof pp, "%s/llama3_default_dp16_pp4_tp8_nm8_gbs512_ly2_h32_hi4096_sq128.json",
-             plans_dir());
-    struct stat sb;
-    if (stat(pp, &sb) != 0) {
-        fprintf(stderr, "test_import: %s not found: skipping\n", pp);
+    char *text;
+    if (!import_pair("llama3_default_dp1_pp1_tp1_nm1_gbs512_ly2_h32_hi4096_sq128.json",
+                     "llama3_default_dp16_pp4_tp8_nm8_gbs512_ly2_h32_hi4096_sq128.json", &text))
         skip();
-    }
-    char *text = NULL, err[4096];
-    int rc = sp_nnscaler_import(lp, pp, &text, err, sizeof err);
-    assert_int_equal(rc, 0);
     assert_non_null(strstr(text, "on tp = 1 { embedding.t1274 = chunk(embedding.t494, chunks = tp, "
                                  "dim = 2, index = 2) }"));
     assert_non_null(strstr(text, "on tp = 4 { embedding.t1274 = chunk(embedding.t494, chunks = tp, "
@@ -494,19 +505,10 @@ static void test_import_chunk_index_from_index_map(void **state)
 static void test_import_mesh_sizes_by_name(void **state)
 {
     (void)state;
-    char lp[2048], pp[2048];
-    snprintf(lp, sizeof lp, "%s/llama3_default_dp1_pp1_tp1_nm1_gbs512_ly2_h32_hi4096_sq128.json",
-             plans_dir());
-    snprintf(pp, sizeof pp, "%s/llama3_default_dp16_pp4_tp1_nm8_gbs512_ly2_h32_hi4096_sq128.json",
-             plans_dir());
-    struct stat sb;
-    if (stat(pp, &sb) != 0) {
-        fprintf(stderr, "test_import: %s not found: skipping\n", pp);
+    char *text;
+    if (!import_pair("llama3_default_dp1_pp1_tp1_nm1_gbs512_ly2_h32_hi4096_sq128.json",
+                     "llama3_default_dp16_pp4_tp1_nm8_gbs512_ly2_h32_hi4096_sq128.json", &text))
         skip();
-    }
-    char *text = NULL, err[4096];
-    int rc = sp_nnscaler_import(lp, pp, &text, err, sizeof err);
-    assert_int_equal(rc, 0);
     assert_non_null(strstr(text, "view.t511 = reshape(linear.t506, [B/dp/mb, S, D32, D128])"));
     assert_null(strstr(text, "B/128"));
     assert_null(strstr(text, "dim _c"));
@@ -521,12 +523,9 @@ static void test_import_mesh_sizes_by_name(void **state)
        chunk's input size): without `_c3 = H/2` the demo pair's H reduced to an odd size and its
        adapter chunks over tp = 2 were uneven at the checked sizes; the batch's hint (B/4 =
        B/(dp*nm)) is gone */
-    snprintf(lp, sizeof lp, "%s/llama3_default_dp1_pp1_tp1_nm1_gbs32_ly2_h32_hi128_sq256.json",
-             plans_dir());
-    snprintf(pp, sizeof pp, "%s/llama3_default_dp2_pp2_tp2_nm2_gbs32_ly2_h32_hi128_sq256.json",
-             plans_dir());
-    rc = sp_nnscaler_import(lp, pp, &text, err, sizeof err);
-    assert_int_equal(rc, 0);
+    if (!import_pair("llama3_default_dp1_pp1_tp1_nm1_gbs32_ly2_h32_hi128_sq256.json",
+                     "llama3_default_dp2_pp2_tp2_nm2_gbs32_ly2_h32_hi128_sq256.json", &text))
+        skip();
     assert_non_null(strstr(text, "\ndim _c1 = D512/2, _c2 = S/2, _c3 = H/2, _c4 = D512_2/2\n"));
     assert_non_null(strstr(text, "chunk(add_3.t551, chunks = tp, dim = 2, index = rank.tp)"));
     assert_non_null(strstr(text, "[B/dp/mb, S, D32, D4]"));
