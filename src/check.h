@@ -108,6 +108,8 @@ typedef struct {
     int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes
                                 and the constants of tensor expressions (docs/soundness.md) */
     int full_mesh;           /* no mesh cutoff: every axis at its real size */
+    int real_sizes;          /* no shape reduction: every dim at its real size (the re-run of a
+                                difference the reference executor did not reproduce) */
     sp_parse_limits_t parse; /* input limits */
 } sp_check_opts_t;
 
@@ -161,6 +163,10 @@ typedef struct sp_check {
     int64_t phase_wall0, phase_cpu0;
     int unlifted;            /* a failing stage the reference run did not reproduce end to end:
                                 the verdict is UNKNOWN, the stage is evidence only */
+    int resize;              /* with unlifted: an output difference over inputs only at reduced
+                                sizes that the reference run at the real sizes does not show:
+                                the real sizes are checked next */
+    char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
     /* plan */
     sp_mesh_t mesh;          /* the checked mesh (cut axes at their checked size) */
     sp_cutoff_t cutoff[SP_MAX_AXES];

@@ -1836,6 +1836,10 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
                 continue;
             }
             D->overridden = 0;
+            if (C->opt.real_sizes) { /* the exact re-run (src/check.c): --dims is not applied */
+                D->red = D->real;
+                continue;
+            }
             for (int k = 0; k < C->opt.ndims; k++)
                 if (strcmp(C->opt.dims[k].name, D->name) == 0) {
                     D->red = C->opt.dims[k].value;

@@ -80,7 +80,10 @@ static void header(const sp_check_t *C, FILE *out)
     fprintf(out, "  (real:");
     for (int i = 0; i < C->ndims; i++)
         fprintf(out, " %s=%lld", C->dims[i].name, (long long)C->dims[i].real);
-    fprintf(out, ")\nseed: %llu\n", (unsigned long long)C->opt.seed);
+    fprintf(out, ")\n");
+    if (C->resize_note[0])
+        fprintf(out, "reduced dims: none; %s\n", C->resize_note);
+    fprintf(out, "seed: %llu\n", (unsigned long long)C->opt.seed);
     if (C->nomitted > 0) {
         fprintf(out, "unchecked (the plan's omit):");
         for (int i = 0; i < C->nomitted && i < 6; i++)

@@ -683,6 +683,28 @@ static void test_ref_deadlock_and_errors(void **state)
     free(h);
     sp_ref_result_clear(&r);
     sp_diags_clear(d);
+    /* a flag attribute other than 0 or 1 is refused, as the checker refuses it (fuzz find F:
+       causal = 2 was read as causal) */
+    sp_diags_init(d);
+    run("dim S = 2, D = 2\nmodel m {\n  input x : [1, S, D]\n"
+        "  y = attention(x, x, x, causal = 2)\n  output y\n}\n"
+        "plan p of m {\n  mesh pp = 1\n  x : [1, S, D]\n  output y = x : [1, S, D]\n}\n",
+        NULL, &r, d);
+    assert_int_equal(r.verdict, SP_REF_ERROR);
+    h = sp_diags_format_head(d, 0);
+    assert_non_null(strstr(h, "attribute causal must be 0 or 1"));
+    free(h);
+    sp_ref_result_clear(&r);
+    sp_diags_clear(d);
+    sp_diags_init(d);
+    run("dim B = 2\nmodel m {\n  input x : [B, B]\n  y = sum(x, dim = 0, keepdim = 3)\n  output y\n}\n"
+        "plan p of m {\n  mesh pp = 1\n  x : [B, B]\n  output y = x : [B, B]\n}\n", NULL, &r, d);
+    assert_int_equal(r.verdict, SP_REF_ERROR);
+    h = sp_diags_format_head(d, 0);
+    assert_non_null(strstr(h, "attribute keepdim must be 0 or 1"));
+    free(h);
+    sp_ref_result_clear(&r);
+    sp_diags_clear(d);
 }
 
 /* a comparison undecidable at 256 bits is decided at 1024 (the run escalates) */

@@ -300,6 +300,16 @@ static int a_int(ropc_t *c, const rattr_t *a, int64_t dflt, int64_t *v)
     return 1;
 }
 
+/* an integer attribute that is a flag: 0 or 1 (the checker refuses any other value too) */
+static int a_flag(ropc_t *c, const rattr_t *a, const char *what, int64_t *v)
+{
+    if (!a_int(c, a, 0, v))
+        return 0;
+    if (*v != 0 && *v != 1)
+        return fail(c, "attribute %s must be 0 or 1", what);
+    return 1;
+}
+
 /* a required integer attribute */
 static int a_req(ropc_t *c, const rattr_t *a, const char *what, int64_t *v)
 {
@@ -711,7 +721,7 @@ static int f_chunk(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const 
     int64_t k, dd, idx, ae;
     int dim;
     if (!a_req(c, A[0], "chunks", &k) || !a_int(c, A[1], 0, &dd) || !a_req(c, A[2], "index", &idx) ||
-        !a_int(c, A[3], 0, &ae) || !normdim(c, dd, in[0].nd, &dim))
+        !a_flag(c, A[3], "allow_empty", &ae) || !normdim(c, dd, in[0].nd, &dim))
         return 0;
     if (k < 1)
         return fail(c, "chunks must be positive");
@@ -962,7 +972,7 @@ static int f_reduce(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
     const rten_t *x = &in[0];
     int mask[RMAXD] = {0}, ond, dim;
     int64_t kd, one, osh[RMAXD];
-    if (!a_int(c, A[1], 0, &kd))
+    if (!a_flag(c, A[1], "keepdim", &kd))
         return 0;
     if (A[0] == NULL && d->code != R_LSE)
         for (int k = 0; k < x->nd; k++)
@@ -1326,7 +1336,7 @@ static int f_rope(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const r
 {
     const rten_t *x = &in[0];
     int64_t il, D = x->nd ? x->sh[x->nd - 1] : 0, tsh[RMAXD], idx[RMAXD];
-    if (!a_int(c, A[0], 0, &il))
+    if (!a_flag(c, A[0], "interleaved", &il))
         return 0;
     if (x->nd < 2 || D % 2)
         return fail(c, "x must be [.., S, D] with D even, not %s", SHS(x->nd, x->sh));
@@ -1385,7 +1395,7 @@ static int f_attention(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
     if (Hk == 0 || Hq % Hk || k->sh[nd - 1] != D || v->sh[nd - 3] != Hk || v->sh[nd - 2] != Sk)
         return fail(c, "q %s, k %s and v %s do not fit (GQA needs Hq divisible by Hkv)",
                     SHS(q->nd, q->sh), SHS(k->nd, k->sh), SHS(v->nd, v->sh));
-    if (!a_int(c, A[1], 0, &causal) || !a_int(c, A[2], 0, &off))
+    if (!a_flag(c, A[1], "causal", &causal) || !a_int(c, A[2], 0, &off))
         return 0;
     rstore_t *S = c->S;
     uint32_t sc;
