@@ -65,8 +65,9 @@ typedef struct shardproof_options {
     int probabilistic;         /* 0: exact proofs only.  k > 0: a query whose exact proof hits a
                                   limit may be answered EQUAL from k agreeing fingerprints; the
                                   report states the error bound */
-    int infer_lineage;         /* cut plan assignments without lineage where they match a model
-                                  tensor (fingerprints), each cut then proved exactly */
+    int infer_lineage;         /* lineage inference (docs/soundness.md): 0 for a plan that
+                                  writes no lineage on its assignments, 1 also for one that
+                                  writes some, -1 never; each proposal is proved exactly */
     int shape_index;           /* which reduction: 0 the smallest admissible sizes, k the k-th
                                   next admissible size of every reduced dim (--shapes N runs
                                   0..N-1) */
@@ -220,6 +221,7 @@ typedef struct {
     const shardproof_assignment_t *assign;
     const char *plan_at, *model_at;
     int exact;                      /* 1: exact rationals; 0: disjoint Arb balls */
+    int is_inferred;                /* a lineage cut point that inference proposed (not written) */
 } shardproof_stage_t;
 
 typedef enum { SHARDPROOF_ERROR = 0, SHARDPROOF_WARNING, SHARDPROOF_NOTE } shardproof_severity_t;

@@ -184,6 +184,9 @@ void shardproof_free(shardproof_t *C)
     flint_free(C->passed);
     flint_free(C->passed_on);
     flint_free(C->passed_rows);
+    for (int i = 0; i < C->ninfer_drop; i++)
+        flint_free(C->infer_drop[i]);
+    flint_free(C->infer_drop);
     for (int i = 0; i < C->opt.ndims; i++)
         flint_free((char *)C->opt.dims[i].name);
     flint_free(C->opt.dims);
@@ -374,22 +377,41 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     sp_limits_t lim = C->opt.lim;
     fresh_store(C, &lim);
     /* the cut points guessed from the plan's control flow, then pass 2 directly; confirmed when
-       pass 2 crossed exactly those cuts, else undone (pass 2's diagnostics too) */
-    if (!C->opt.infer) {
-        sp_diags_mark_t dm;
-        sp_diags_mark(C->d, &dm);
-        int confirmed = 0;
-        if (sp_plan_guess_cuts(C) == SP_OK) {
+       pass 2 crossed exactly those cuts, else undone (pass 2's diagnostics too).  With
+       --infer-lineage the relations proposed by one numeric run of the reference executor
+       (src/infer.c; the walk has set up the mesh) add theirs, and a proposal pass 2 did not
+       cross is dropped before the next attempt (pass 1 runs the plan uncut: the last resort). */
+    {
+        int guessed = sp_plan_guess_cuts(C) == SP_OK;
+        /* by default only for a plan that writes no lineage on its assignments (a written
+           annotation is the user's choice of cut points: a plan with some is left as written,
+           --infer-lineage adds proposals to it) */
+        C->inferring = C->opt.infer > 0 || (C->opt.infer == 0 && !sp_plan_has_lineage(C));
+        if (C->inferring && C->mesh.nranks > 0)
+            sp_infer_propose(C);
+        for (int attempt = 0; guessed; attempt++) {
+            sp_diags_mark_t dm;
+            sp_diags_mark(C->d, &dm);
             st = sp_exec_model(C);
             if (st == SP_OK)
                 st = sp_exec_plan(C);
-            confirmed = st == SP_OK && !C->E->oom && sp_cuts_confirmed(C);
+            int confirmed = st == SP_OK && !C->E->oom && sp_cuts_confirmed(C);
+            if (confirmed)
+                goto solve;
+            sp_diags_restore(C->d, &dm);
+            /* an error after proposals may be theirs (a cut crossed by rows and whole): the
+               next attempt has none */
+            int dropped = C->ninferred == 0 ? 0
+                          : st == SP_OK && !C->E->oom ? sp_infer_keep_crossed(C, 0)
+                          : st == SP_ERR_INPUT        ? sp_infer_keep_crossed(C, 1)
+                                                      : 0;
+            reset_pass(C);
+            fresh_store(C, &lim);
+            if (dropped == 0 || attempt == 2)
+                break;
+            guessed = sp_plan_guess_cuts(C) == SP_OK;
+            sp_infer_cuts(C);
         }
-        if (confirmed)
-            goto solve;
-        sp_diags_restore(C->d, &dm);
-        reset_pass(C);
-        fresh_store(C, &lim);
     }
     /* pass 1: the model uncut, the plan to learn its cut points; pass 2: both for real */
     st = sp_exec_model(C);
@@ -444,6 +466,145 @@ solve:
 }
 
 /*
+ * A collective that splits a dim over its group (reduce_scatter, all_to_all) needs the dim's
+ * size divisible by the group size; shape reduction sees the sizes a layout writes, not the
+ * sizes a collective meets (a plan without intermediate lineage writes few layouts).  When
+ * such a split fails at the reduced sizes, every base dim whose reduced size is that size, and
+ * whose real size the group divides, is reduced again to a multiple of the group size, and the
+ * check runs again (at most 8 times).  The reduction only grows: every condition of
+ * admissible() still holds (docs/soundness.md, "Shape reduction").
+ */
+static shardproof_verdict_t run_divisible(shardproof_t *C, const char *path, const char *text,
+                                          size_t len, int solve, const sp_diags_mark_t *dm)
+{
+    shardproof_verdict_t v = SHARDPROOF_BAD_INPUT;
+    for (int round = 0; round < 8; round++) {
+        C->div_by = 0;
+        v = run(C, path, text, len, solve);
+        if (v != SHARDPROOF_BAD_INPUT || C->div_by < 2 || C->opt.real_sizes)
+            return v;
+        /* the failing size is a dim's reduced size, or its shard over some mesh axes: q */
+        int64_t prods[1 << 6];
+        int np = 0, na = C->mesh.naxes < 6 ? C->mesh.naxes : 6;
+        for (int sub = 0; sub < (1 << na); sub++) {
+            int64_t p = 1;
+            for (int a = 0; a < na; a++)
+                if (sub >> a & 1)
+                    p *= C->mesh.size[a];
+            prods[np++] = p;
+        }
+        int grew = 0;
+        for (int i = 0; i < C->ndims; i++) {
+            sp_dimdef_t *D = &C->dims[i];
+            if (D->derived || D->cut || D->red == D->real || D->red % C->div_size != 0)
+                continue;
+            int64_t q = D->red / C->div_size, need = 0;
+            for (int k = 0; k < np && !need; k++)
+                if (prods[k] == q && D->real % (q * C->div_by) == 0)
+                    need = q * C->div_by;
+            if (!need)
+                continue;
+            int k = 0;
+            while (k < C->ndivfix && strcmp(C->divfix[k].name, D->name) != 0)
+                k++;
+            if (k == C->ndivfix) {
+                if (k == (int)(sizeof C->divfix / sizeof C->divfix[0]))
+                    continue;
+                if (strlen(D->name) >= sizeof C->divfix[k].name)
+                    continue;
+                memcpy(C->divfix[k].name, D->name, strlen(D->name) + 1);
+                C->divfix[k].mult = 1;
+                C->ndivfix++;
+            }
+            int64_t m = C->divfix[k].mult, g = m, b = need;
+            while (b) { /* gcd */
+                int64_t t = g % b;
+                g = b;
+                b = t;
+            }
+            if (m / g * need != m) {
+                C->divfix[k].mult = m / g * need;
+                grew = 1;
+            }
+        }
+        if (!grew)
+            return v;
+        sp_diags_restore(C->d, dm);
+    }
+    return v;
+}
+
+/*
+ * Proposed lineage (src/infer.c) makes stages start from fresh symbols of cut points; a failing
+ * stage whose counterexample needs values of such symbols is no witness (it may be values the
+ * plan never produces), and when the reference executor finds no end-to-end difference either
+ * the verdict is UNKNOWN.  Then the proposals whose fresh symbols the counterexample names are
+ * withdrawn and the check runs again, so that the stage reaches back to the inputs (or to
+ * written lineage) and its counterexample becomes a witness, as without inference (a row of a
+ * mask that is all zero: random inputs never draw it).  At most 8 rounds.
+ */
+/* Withdraw the proposals of model tensor name[0..k) (if inference proposed it): 1 if new. */
+static int drop_inferred(shardproof_t *C, const char *name, size_t k)
+{
+    for (int i = 0; i < C->ninferred; i++) {
+        const char *mn = C->inferred[i].model_name;
+        if (strlen(mn) != k || strncmp(mn, name, k) != 0)
+            continue;
+        for (int j = 0; j < C->ninfer_drop; j++)
+            if (strcmp(C->infer_drop[j], mn) == 0)
+                return 0;
+        C->infer_drop = flint_realloc(C->infer_drop, (size_t)(C->ninfer_drop + 1) * sizeof(char *));
+        C->infer_drop[C->ninfer_drop++] = sp_strdup(mn);
+        return 1;
+    }
+    return 0;
+}
+
+static int withdraw_from_cex(shardproof_t *C)
+{
+    const sp_stage_t *s = NULL;
+    for (int i = 0; i < C->nstages && s == NULL; i++)
+        if (C->stages[i].status == SP_STAGE_FAILED)
+            s = &C->stages[i];
+    if (s == NULL || s->cex == NULL)
+        return 0;
+    int added = 0;
+    /* a failing relation that inference proposed (not lineage the plan wrote) goes too: its
+       difference then reaches a later stage, and the outputs' stage at last */
+    if (s->kind == SP_STAGE_LINEAGE) {
+        char mn[600];
+        snprintf(mn, sizeof mn, "%s", s->model_name);
+        char *rows = strrchr(mn, '[');
+        if (rows && strstr(rows, ".."))
+            *rows = '\0';
+        added += drop_inferred(C, mn, strlen(mn));
+    }
+    for (const char *p = s->cex; *p;) {
+        const char *e = strstr(p, ", ");
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        const char *at = memchr(p, '@', n);
+        if (at)
+            added += drop_inferred(C, p, (size_t)(at - p));
+        p += n + (e ? 2 : 0);
+    }
+    return added;
+}
+
+static shardproof_verdict_t run_inferred(shardproof_t *C, const char *path, const char *text,
+                                         size_t len, int solve, const sp_diags_mark_t *dm)
+{
+    shardproof_verdict_t v = SHARDPROOF_BAD_INPUT;
+    for (int round = 0; round < 8; round++) {
+        v = run_divisible(C, path, text, len, solve, dm);
+        if (v != SHARDPROOF_UNKNOWN || !C->unlifted || C->ninferred == 0 ||
+            !withdraw_from_cex(C))
+            return v;
+        sp_diags_restore(C->d, dm);
+    }
+    return v;
+}
+
+/*
  * Two fallbacks, each to the exact setting the faster one approximates (docs/soundness.md):
  * - A run under the mesh cutoff that ends in an error or in a difference the reference executor
  *   does not reproduce is run again on the real mesh: the checked mesh may hide what the real
@@ -462,7 +623,11 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     sp_diags_mark(C->d, &dm);
     C->cutoff_fallback = 0;
     C->resize_note[0] = '\0';
-    shardproof_verdict_t v = run(C, path, text, len, solve);
+    C->ndivfix = 0;
+    for (int i = 0; i < C->ninfer_drop; i++)
+        flint_free(C->infer_drop[i]);
+    C->ninfer_drop = 0;
+    shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
     if (C->ncutoff > 0 && !C->opt.full_mesh &&
         (v == SHARDPROOF_BAD_INPUT || (v == SHARDPROOF_UNKNOWN && C->unlifted))) {
         char axes[96] = "";
@@ -474,7 +639,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                                : "the difference found was not reproduced by the reference executor";
         sp_diags_restore(C->d, &dm);
         C->opt.full_mesh = 1;
-        v = run(C, path, text, len, solve);
+        v = run_inferred(C, path, text, len, solve, &dm);
         C->opt.full_mesh = 0;
         snprintf(C->cutoff_note, sizeof C->cutoff_note, "with %s %s, so the real mesh is checked",
                  axes, what);
@@ -493,7 +658,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         sp_diags_restore(C->d, &dm);
         C->opt.real_sizes = 1;
         C->opt.full_mesh = 1;
-        v = run(C, path, text, len, solve);
+        v = run_inferred(C, path, text, len, solve, &dm);
         C->opt.real_sizes = 0;
         C->opt.full_mesh = full;
         memcpy(C->resize_note, note, sizeof note);

@@ -9,6 +9,7 @@
 #include "mesh.h"
 #include "ops.h"
 #include "parse.h"
+#include "ref/ref.h"
 #include "solver.h"
 
 /* A dimension: its real size and the reduced size at which every element is checked. */
@@ -82,6 +83,7 @@ typedef struct {
     uint64_t key;            /* renaming-invariant hash of the queries (memoization) */
     int64_t solve_ns;        /* wall time of its proof (0: memoized or not run); --profile only */
     int memo_of;             /* stage id proved earlier with the same key, or -1 */
+    int inferred;            /* a relation lineage inference proposed (src/infer.c) */
 } sp_stage_t;
 
 typedef struct {
@@ -99,7 +101,8 @@ typedef struct {
     int64_t max_elements;    /* per tensor after reduction */
     int64_t max_ranks;
     int progress;            /* progress bar on stderr */
-    int infer;               /* infer lineage for plan assignments without it */
+    int infer;               /* lineage inference: 1 on, -1 off, 0 when the plan writes no
+                                lineage on its assignments (src/infer.c) */
     int shard_index, shard_count; /* shard_count > 1: solve only this shard's stage groups */
     int no_cross_check;      /* skip the reference executor after the proof */
     int profile;             /* record the time and memory of each phase (sp_check_t.phases) */
@@ -120,12 +123,17 @@ typedef struct {
     int64_t real, red;
 } sp_cutoff_t;
 
-/* A lineage the checker inferred for the occ-th execution of an assignment (--infer-lineage). */
+/* A lineage the checker inferred for an assignment (--infer-lineage, src/infer.c): on every
+   rank, its occ-th execution there relates to model_name (rows [rlo, rhi) of dim 0 when rhi > 0)
+   under layout. */
 typedef struct {
     const sp_ast_stmt_t *stmt;
     int occ;
     char *model_name;
     sp_layout_t layout;
+    int64_t rlo, rhi;
+    int64_t order;           /* src/infer.c: where the reference executor met the assignment */
+    int move;                /* src/infer.c: the assignment only moves values (never kept) */
 } sp_inferred_t;
 
 typedef struct sp_check {
@@ -171,7 +179,8 @@ typedef struct sp_check {
     sp_mesh_t mesh;          /* the checked mesh (cut axes at their checked size) */
     sp_cutoff_t cutoff[SP_MAX_AXES];
     int ncutoff;
-    char cutoff_note[192];   /* why a large axis was not cut (report, --verbose), or "" */
+    char cutoff_note[768];   /* why each large axis was not cut, one line per axis (report,
+                                --verbose), or "" */
     int cutoff_fallback;     /* the cut mesh's run ended in an error or an unreproduced
                                 difference: the verdict is the real mesh's (report says so) */
     sp_stage_t *stages;
@@ -183,7 +192,34 @@ typedef struct sp_check {
     int collect_only;        /* first plan pass: collect cut names, make no stages */
     sp_inferred_t *inferred;
     int ninferred;
+    char infer_note[256];    /* lineage inference: why no relation was proposed, or "" */
+    int inferring;           /* this run proposes lineage (opt.infer, or the plan has none) */
+    int infer_diverged;      /* and the observing run found the plan's outputs wrong: stages
+                                are solved in order up to the first failure (src/stage.c) */
+    char **infer_drop;       /* model tensors no proposal may name (src/check.c run_inferred) */
+    int ninfer_drop;
+    int64_t div_size, div_by; /* the last run's collective failed: a dim of this reduced size
+                                 not divisible by this group size (src/check.c run_exact) */
+    struct {
+        char name[64];        /* a base dim (a copy: each run parses the file again) */
+        int64_t mult;         /* its reduced size is a multiple of this */
+    } divfix[16];
+    int ndivfix;
 } sp_check_t;
+
+/* crosscheck.c: run the reference executor at the real sizes (reduced = 0) or at the checked
+   sizes (dims and cut mesh axes), on the given inputs (NULL: the seed's random ones); observe
+   keeps intermediate values (src/infer.c).  A refusal's first message is res->limit. */
+sp_status_t sp_xref_run(sp_check_t *C, int reduced, uint64_t seed,
+                        const sp_ref_inputs_struct *given, int observe, sp_ref_result_t *res);
+
+/* infer.c: lineage proposals (--infer-lineage) from one run of the reference executor at the
+   checked sizes: C->inferred and their cut points.  Never an error: without a run, none. */
+void sp_infer_propose(sp_check_t *C);
+/* infer.c: drop the proposals whose cut point the last pass did not cross (C->passed), or all
+   of them; the number dropped.  sp_infer_cuts: the proposals' cut points into C->cuts. */
+int sp_infer_keep_crossed(sp_check_t *C, int all);
+void sp_infer_cuts(sp_check_t *C);
 
 /* check.c: the engine limits of the options (the engine's defaults where they say 0) */
 struct shardproof_options;
@@ -207,6 +243,8 @@ sp_status_t sp_exec_plan(sp_check_t *C);
 /* lineage.c: the cut points guessed from the plan's control flow alone (no execution), into
    C->cuts; sp_cuts_confirmed after pass 2 says whether pass 2 crossed exactly those. */
 sp_status_t sp_plan_guess_cuts(sp_check_t *C);
+/* Does the plan (or a function) write lineage on an assignment (`~ T`)? */
+int sp_plan_has_lineage(const sp_check_t *C);
 int sp_cuts_confirmed(sp_check_t *C);
 /* exec.c: the model's current binding of name, or NULL */
 const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);

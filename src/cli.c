@@ -138,7 +138,7 @@ char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
 enum {
     O_PLAN = 1, O_NNSCALER, O_TORCH, O_WORLD, O_OUTPUT, O_AUTOGRAD_SUM, O_TV_CHUNK_RULE, O_JOBS,
     O_FORMAT, O_DOT,
-    O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_STRICT_SHAPES, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE, O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
+    O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_NO_INFER_LINEAGE, O_STRICT_SHAPES, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE, O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
     O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_ELEMENTS, O_MAX_RANKS,
     O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS
 };
@@ -192,8 +192,10 @@ const sp_opt_t sp_cli_opts[] = {
      "when a limit stops an exact proof, accept K (1 to 64, default 3) agreeing fingerprints as "
      "EQUAL; the report states the error bound"},
     {O_INFER_LINEAGE, "--infer-lineage", NULL, SP_ARG_NONE, NULL, RUN, R,
-     "cut where plan tensors match model tensors (fingerprints); each cut is then proved "
-     "exactly"},
+     "propose lineage for plan assignments without it also when the plan writes some (by "
+     "default only a plan without any is inferred); each proposal is proved exactly"},
+    {O_NO_INFER_LINEAGE, "--no-infer-lineage", NULL, SP_ARG_NONE, NULL, RUN, R,
+     "no lineage inference: a plan without lineage is executed from its inputs to its outputs"},
     {O_VERBOSE, "--verbose", "-v", SP_ARG_NONE, NULL, CK | MG, 0,
      "the text report shows every assignment of a counterexample (by default the first 8)"},
     {O_PROFILE, "--profile", NULL, SP_ARG_NONE, NULL, CK, 0,
@@ -698,6 +700,7 @@ static void interpret(const sp_cmd_t *cmd, sp_args_t *A, check_args_t *ca)
                 opt->probabilistic = (int)x;
             break;
         case O_INFER_LINEAGE: opt->infer_lineage = 1; break;
+        case O_NO_INFER_LINEAGE: opt->infer_lineage = -1; break;
         case O_STRICT_SHAPES: opt->strict_shapes = 1; break;
         case O_FULL_MESH: opt->full_mesh = 1; break;
         case O_NO_CROSS_CHECK: opt->no_cross_check = 1; break;

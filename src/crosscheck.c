@@ -47,18 +47,19 @@ static const sp_stage_t *first_failed(const sp_check_t *C)
     return NULL;
 }
 
-/* Run the reference executor at the real sizes (reduced = 0) or at the checked sizes, on the
-   given inputs (NULL: the seed's random ones). */
 static sp_status_t ref_at_inputs(sp_check_t *C, int reduced, uint64_t seed,
-                                 const sp_ref_inputs_struct *given, sp_ref_result_t *res);
+                                 const sp_ref_inputs_struct *given, sp_ref_result_t *res)
+{
+    return sp_xref_run(C, reduced, seed, given, 0, res);
+}
 
 static sp_status_t ref_at(sp_check_t *C, int reduced, uint64_t seed, sp_ref_result_t *res)
 {
     return ref_at_inputs(C, reduced, seed, NULL, res);
 }
 
-static sp_status_t ref_at_inputs(sp_check_t *C, int reduced, uint64_t seed,
-                                 const sp_ref_inputs_struct *given, sp_ref_result_t *res)
+sp_status_t sp_xref_run(sp_check_t *C, int reduced, uint64_t seed,
+                        const sp_ref_inputs_struct *given, int observe, sp_ref_result_t *res)
 {
     sp_ref_opts_t o;
     sp_ref_opts_default(&o);
@@ -80,6 +81,9 @@ static sp_status_t ref_at_inputs(sp_check_t *C, int reduced, uint64_t seed,
     o.mesh = cut;
     o.nmesh = reduced ? (size_t)C->ncutoff : 0;
     o.inputs = given;
+    o.observe = observe;
+    if (observe) /* approximate values are all lineage proposals need */
+        o.prec = o.max_prec = 128;
     sp_diags_t d;
     sp_diags_init(d);
     sp_status_t st = sp_ref_run(C->ast, &o, res, d);

@@ -1351,30 +1351,11 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
             return SP_ERR_INPUT;
         }
     }
-    int occ = 0;
-    if (I->is_plan && !s->lineage && I->C->opt.infer) {
-        /* occurrence number of this statement (loops run it several times) */
-        for (int k = 0; k < I->nocc; k++)
-            if (I->occ_stmt[k] == s)
-                occ = ++I->occ_n[k];
-        if (occ == 0) {
-            I->occ_stmt = flint_realloc(I->occ_stmt, (size_t)(I->nocc + 1) * sizeof(*I->occ_stmt));
-            I->occ_n = flint_realloc(I->occ_n, (size_t)(I->nocc + 1) * sizeof(int));
-            I->occ_stmt[I->nocc] = s;
-            I->occ_n[I->nocc++] = 0;
-        }
-        if (I->C->collect_only) {
-            infer_lineage(I, s, occ, nm, v);
-        } else {
-            const sp_inferred_t *inf = find_inferred(I->C, s, occ);
-            if (inf) {
-                st = relate_l(I, SP_STAGE_LINEAGE, nm, s->targets[0]->loc, inf->model_name,
-                              s->targets[0]->loc, NULL, &inf->layout, NULL, &v);
-                if (st != SP_OK) {
-                    pval_free(v, I->nranks);
-                    return st;
-                }
-            }
+    if (I->is_plan && !s->lineage && I->C->ninferred > 0 && s->ntargets == 1) {
+        st = relate_inferred(I, s, nm, &v);
+        if (st != SP_OK) {
+            pval_free(v, I->nranks);
+            return st;
         }
     }
     if (s->lineage && I->is_plan) {
@@ -1384,7 +1365,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
             return SP_ERR_INPUT;
         }
         st = relate_l(I, SP_STAGE_LINEAGE, nm, s->targets[0]->loc, mn, s->lineage->target->loc,
-                      s->lineage->layout, NULL, s->lineage->rows, &v);
+                      s->lineage->layout, NULL, s->lineage->rows, NULL, &v);
         if (st != SP_OK) {
             pval_free(v, I->nranks);
             return st;
@@ -1766,6 +1747,8 @@ void interp_clear(interp_t *I)
     flint_free(I->tape);
     flint_free(I->vid_of_binding);
     flint_free(I->alias);
+    for (int k = 0; k < I->nocc; k++)
+        flint_free(I->occ_n[k]);
     flint_free(I->occ_stmt);
     flint_free(I->occ_n);
     if (I->is_plan) {

@@ -67,8 +67,8 @@ typedef struct {
     int nalias;
     int train_seen;
     int outputs_seen;
-    const sp_ast_stmt_t **occ_stmt; /* lineage inference: occurrences of each statement */
-    int *occ_n;
+    const sp_ast_stmt_t **occ_stmt; /* lineage inference: executions of each statement, */
+    int **occ_n;                    /* per rank (as the reference executor counts them) */
     int nocc;
     int walk; /* sp_plan_guess_cuts: control flow only, lineage targets collected */
     int pend_ok; /* the next name evaluated may hold a pending max/min (its use checks it) */
@@ -160,20 +160,20 @@ void attrs_free(sp_attr_t *a, int n) SP_EXEC_LINK(attrs_free);
 int is_cut(const sp_check_t *C, const char *name) SP_EXEC_LINK(is_cut);
 void add_cut(sp_check_t *C, const char *name) SP_EXEC_LINK(add_cut);
 /* Relate the plan value *val of pname to model tensor mname (a stage; at a lineage cut *val is
-   replaced).  relate_l: the layout given (inferred) instead of al, and rows of dim 0. */
+   replaced).  relate_l: the layout given (inferred) instead of al, and rows of dim 0 (rows in
+   the source, or given_rows[0..2) when given_rows is not NULL). */
 sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
                    const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
     SP_EXEC_LINK(relate);
 sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
                      const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
-                     const sp_layout_t *given, const sp_ast_expr_t *rows, pval_t *val)
-    SP_EXEC_LINK(relate_l);
-/* --infer-lineage: match occurrence occ of assignment s against the model (pass 1), and the
-   match recorded for it (pass 2, or NULL). */
-void infer_lineage(interp_t *I, const sp_ast_stmt_t *s, int occ, const char *pname,
-                   const sp_tensor_t *val) SP_EXEC_LINK(infer_lineage);
-const sp_inferred_t *find_inferred(const sp_check_t *C, const sp_ast_stmt_t *s, int occ)
-    SP_EXEC_LINK(find_inferred);
+                     const sp_layout_t *given, const sp_ast_expr_t *rows,
+                     const int64_t *given_rows, pval_t *val) SP_EXEC_LINK(relate_l);
+/* --infer-lineage: relate an assignment without lineage as src/infer.c proposed (a stage and a
+   cut), when the active ranks are all at the same occurrence of s and one was proposed for it;
+   a proposal that does not fit the checker's values is dropped (no diagnostic). */
+sp_status_t relate_inferred(interp_t *I, const sp_ast_stmt_t *s, const char *pname, pval_t *val)
+    SP_EXEC_LINK(relate_inferred);
 
 /* ---- plan.c: the plan ------------------------------------------------------------------ */
 

@@ -1,6 +1,5 @@
 /* lineage.c: cut points and stages: plan values related to model tensors; inference. */
 #include <flint/flint.h>
-#include <flint/nmod_vec.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +121,7 @@ static void tensor_rows(sp_tensor_t *out, const sp_tensor_t *t, int64_t lo, int6
 sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
                    const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al, pval_t *val)
 {
-    return relate_l(I, kind, pname, ploc, mname, mloc, al, NULL, NULL, val);
+    return relate_l(I, kind, pname, ploc, mname, mloc, al, NULL, NULL, NULL, val);
 }
 
 /*
@@ -131,7 +130,8 @@ sp_status_t relate(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_
  */
 sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_loc_t ploc,
                      const char *mname, sp_loc_t mloc, const sp_ast_layout_t *al,
-                     const sp_layout_t *given, const sp_ast_expr_t *rows, pval_t *val)
+                     const sp_layout_t *given, const sp_ast_expr_t *rows,
+                     const int64_t *given_rows, pval_t *val)
 {
     sp_check_t *C = I->C;
     int mixed;
@@ -143,11 +143,15 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
     int64_t nrows = cur0->t[0].ndim > 0 ? cur0->t[0].shape[0] : 1, lo = 0, hi = nrows;
     char sname[600];
     snprintf(sname, sizeof sname, "%s", mname);
-    if (rows != NULL) {
-        if (!eval_int(I, rows->a, -1, &lo) || !eval_int(I, rows->b, -1, &hi))
+    int sliced = rows != NULL || given_rows != NULL;
+    if (sliced) {
+        if (given_rows) {
+            lo = given_rows[0];
+            hi = given_rows[1];
+        } else if (!eval_int(I, rows->a, -1, &lo) || !eval_int(I, rows->b, -1, &hi))
             return SP_ERR_INPUT;
         if (cur0->t[0].ndim == 0 || lo < 0 || hi > nrows || lo >= hi) {
-            errat(I, SP_DIAG_LINEAGE, rows->loc,
+            errat(I, SP_DIAG_LINEAGE, rows ? rows->loc : mloc,
                   "rows %lld..%lld are not a non-empty slice of dim 0 of '%s' (%lld rows)",
                   (long long)lo, (long long)hi, mname,
                   (long long)(cur0->t[0].ndim > 0 ? nrows : 0));
@@ -172,9 +176,9 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
     /* the model value compared with: the tensor, or its rows [lo, hi) */
     sp_tensor_t mslice;
     sp_tensor_init(&mslice);
-    if (rows != NULL)
+    if (sliced)
         tensor_rows(&mslice, &mb->t[0], lo, hi);
-    const sp_tensor_t *mt = rows != NULL ? &mslice : &mb->t[0];
+    const sp_tensor_t *mt = sliced ? &mslice : &mb->t[0];
     sp_status_t st = SP_ERR_INPUT;
     sp_layout_t L;
     sp_layout_init(&L);
@@ -246,9 +250,9 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
             /* continue from the model's (fresh) value, or its rows [lo, hi) */
             sp_tensor_t fresh;
             sp_tensor_init(&fresh);
-            if (rows != NULL)
+            if (sliced)
                 tensor_rows(&fresh, &cur0->t[0], lo, hi);
-            pval_t nv = distribute(I, &L, rows != NULL ? &fresh : &cur0->t[0], mname);
+            pval_t nv = distribute(I, &L, sliced ? &fresh : &cur0->t[0], mname);
             sp_tensor_clear(&fresh);
             for (int64_t r = 0; r < I->nranks; r++)
                 if (!I->active[r] && (*val)[r].ndim >= 0)
@@ -267,196 +271,62 @@ cleanup:
 /* ---- lineage inference (--infer-lineage) ---------------------------------------------------- */
 
 /*
- * In the first plan pass, an assignment without lineage is matched against the model: its value
- * on every active rank is fingerprinted (rule-respecting fingerprints modulo a prime, so equal
- * normal forms agree), and compared with every model tensor under every layout that shards each
- * dim over at most one mesh axis, with or without one pending sum.  A unique match becomes a cut
- * point for the second pass, exactly as if the plan had written `~ T : L`; the stage then
- * proves it exactly, so a wrong guess costs a failed or unknown stage, never a wrong verdict.
+ * The proposals come from src/infer.c (one numeric run of the reference executor, before any
+ * symbolic execution); here an assignment without lineage is related as proposed, exactly as if
+ * the plan had written `~ T[rows] : L`.  The stage proves it; a proposal that does not fit the
+ * checker's own values (a shape, a cut already crossed on other ranks) is dropped silently, and
+ * the cut point it named is then never crossed, which sends the checker to its first pass
+ * (src/check.c) with the cuts actually crossed.
  */
-static int fp_tensor(sp_check_t *C, const sp_tensor_t *t, uint64_t *out)
-{
-    int64_t n = sp_tensor_numel(t);
-    return n == 0 || sp_fingerprint_nf(C->S, t->v, n, C->opt.seed ^ UINT64_C(0xf1f1), out);
-}
-
-static int const_tensor(const sp_check_t *C, const sp_tensor_t *t)
-{
-    for (int64_t i = 0; i < sp_tensor_numel(t); i++)
-        if (C->E->nodes[t->v[i]].op != SP_OP_CONST)
-            return 0;
-    return 1;
-}
-
-static void record_inferred(sp_check_t *C, const sp_ast_stmt_t *s, int occ, const char *name,
-                            const sp_layout_t *L)
-{
-    C->inferred = flint_realloc(C->inferred, (size_t)(C->ninferred + 1) * sizeof(*C->inferred));
-    sp_inferred_t *x = &C->inferred[C->ninferred++];
-    x->stmt = s;
-    x->occ = occ;
-    x->model_name = sp_strdup(name);
-    sp_layout_init(&x->layout);
-    sp_layout_copy(&x->layout, L);
-}
-
-/* Is name a model input or parameter (or an element of a parameter array)? */
-static int is_param_or_input(const sp_check_t *C, const char *name)
-{
-    const sp_ast_block_t *b = &C->model->body;
-    for (size_t i = 0; i < b->n; i++) {
-        const sp_ast_stmt_t *s = b->stmts[i];
-        if (s->kind != SP_STMT_INPUT && s->kind != SP_STMT_PARAM)
-            continue;
-        size_t l = strlen(s->name.str);
-        if (strcmp(s->name.str, name) == 0 || (strncmp(s->name.str, name, l) == 0 && name[l] == '['))
-            return 1;
-    }
-    return strncmp(name, "adam.", 5) == 0 || strncmp(name, "momentum.", 9) == 0;
-}
-
-void infer_lineage(interp_t *I, const sp_ast_stmt_t *s, int occ, const char *pname,
-                   const sp_tensor_t *val)
+sp_status_t relate_inferred(interp_t *I, const sp_ast_stmt_t *s, const char *pname, pval_t *val)
 {
     sp_check_t *C = I->C;
-    const sp_mesh_t *m = &C->mesh;
-    int64_t nr = I->nranks;
-    uint64_t **pfp = flint_calloc((size_t)nr, sizeof(uint64_t *));
-    int ok = 1, nd = -1;
-    for (int64_t r = 0; r < nr && ok; r++) {
-        if (!I->active[r] || val[r].ndim < 0)
-            continue;
-        if (const_tensor(C, &val[r]))
-            ok = 0;
-        nd = val[r].ndim;
-        pfp[r] = flint_malloc((size_t)(sp_tensor_numel(&val[r]) + 1) * sizeof(uint64_t));
-        ok = ok && fp_tensor(C, &val[r], pfp[r]);
+    int k = 0;
+    while (k < I->nocc && I->occ_stmt[k] != s)
+        k++;
+    if (k == I->nocc) {
+        I->occ_stmt = flint_realloc(I->occ_stmt, (size_t)(k + 1) * sizeof(*I->occ_stmt));
+        I->occ_n = flint_realloc(I->occ_n, (size_t)(k + 1) * sizeof(*I->occ_n));
+        I->occ_stmt[k] = s;
+        I->occ_n[k] = flint_calloc((size_t)I->nranks, sizeof(int));
+        I->nocc++;
     }
-    const char *best = NULL;
-    sp_layout_t bestL;
-    sp_layout_init(&bestL);
-    int nmatch = 0;
-    for (int t = 0; t < C->nmvals && ok && nd >= 0; t++) {
-        const sp_binding_t *mb = &C->mvals[t];
-        const sp_tensor_t *mt = &mb->t[0];
-        if (mt->ndim != nd || is_param_or_input(C, mb->name) || strncmp(mb->name, "next.", 5) == 0)
+    /* this execution's occurrence number on each active rank; all the same, or no proposal */
+    int occ = -1, same = 1;
+    for (int64_t r = 0; r < I->nranks; r++) {
+        if (!I->active[r] || (*val)[r].ndim < 0)
             continue;
-        int64_t mn = sp_tensor_numel(mt);
-        uint64_t *mfp = flint_malloc((size_t)(mn + 1) * sizeof(uint64_t));
-        if (!fp_tensor(C, mt, mfp)) {
-            flint_free(mfp);
-            continue;
-        }
-        /* layouts: each dim on one axis or none (mixed radix over naxes+1), then partial */
-        int64_t combos = 1;
-        for (int d = 0; d < nd; d++)
-            combos *= m->naxes + 1;
-        for (int64_t cmb = 0; cmb < combos && nmatch < 2; cmb++) {
-            for (int pa = -1; pa < m->naxes && nmatch < 2; pa++) {
-                sp_layout_t L;
-                sp_layout_init(&L);
-                L.ndim = nd;
-                int64_t c = cmb;
-                uint8_t used[SP_MAX_AXES] = {0};
-                int bad = 0;
-                for (int d = 0; d < nd; d++) {
-                    L.size[d] = mt->shape[d];
-                    int ax = (int)(c % (m->naxes + 1)) - 1;
-                    c /= m->naxes + 1;
-                    if (ax >= 0) {
-                        if (used[ax] || m->size[ax] == 1)
-                            bad = 1;
-                        used[ax] = 1;
-                        L.axes[d].n = 1;
-                        L.axes[d].axis[0] = ax;
-                    }
-                }
-                if (pa >= 0) {
-                    if (used[pa] || m->size[pa] == 1)
-                        bad = 1;
-                    L.npartial = 1;
-                    L.pop[0] = SP_RED_SUM;
-                    L.paxes[0].n = 1;
-                    L.paxes[0].axis[0] = pa;
-                }
-                for (int64_t r = 0; r < nr && !bad; r++) {
-                    if (!pfp[r])
-                        continue;
-                    int64_t ls[SP_MAX_DIMS];
-                    sp_layout_local_shape(m, &L, r, ls);
-                    for (int d = 0; d < nd && !bad; d++)
-                        bad = ls[d] != val[r].shape[d];
-                }
-                /* compare element fingerprints (a partial sum: the group's sum) */
-                nmod_t mod;
-                nmod_init(&mod, SP_FP_PRIME);
-                for (int64_t r = 0; r < nr && !bad; r++) {
-                    if (!pfp[r])
-                        continue;
-                    if (pa >= 0 && sp_axes_index(m, &L.paxes[0], r) != 0)
-                        continue;
-                    int64_t ls[SP_MAX_DIMS], off[SP_MAX_DIMS];
-                    for (int d = 0; d < nd; d++) {
-                        int64_t st, en;
-                        sp_layout_range(m, &L, d, r, &st, &en);
-                        off[d] = st;
-                        ls[d] = en - st;
-                    }
-                    int64_t n = sp_tensor_numel(&val[r]);
-                    for (int64_t i = 0; i < n && !bad; i++) {
-                        int64_t rem = i, pos = 0, stride = 1;
-                        for (int d = nd - 1; d >= 0; d--) {
-                            int64_t ix = rem % ls[d];
-                            rem /= ls[d];
-                            pos += (ix + off[d]) * stride;
-                            stride *= mt->shape[d];
-                        }
-                        uint64_t v = pfp[r][i];
-                        if (pa >= 0) {
-                            v = 0;
-                            for (int64_t k = 0; k < m->size[pa]; k++) {
-                                int64_t q = sp_axes_member(m, &L.paxes[0], r, k);
-                                if (!pfp[q]) {
-                                    bad = 1;
-                                    break;
-                                }
-                                v = nmod_add(v, pfp[q][i], mod);
-                            }
-                        }
-                        bad = bad || v != mfp[pos];
-                    }
-                }
-                if (!bad) {
-                    if (best == NULL || (strcmp(mb->name, pname) == 0 && strcmp(best, pname) != 0)) {
-                        best = mb->name;
-                        sp_layout_clear(&bestL);
-                        sp_layout_copy(&bestL, &L);
-                    }
-                    nmatch++;
-                    sp_layout_clear(&L);
-                    break; /* the first layout that fits this tensor */
-                }
-                sp_layout_clear(&L);
-            }
-        }
-        flint_free(mfp);
+        int o = I->occ_n[k][r]++;
+        same = same && (occ < 0 || o == occ);
+        occ = o;
     }
-    if (ok && best) {
-        record_inferred(C, s, occ, best, &bestL);
-        add_cut(C, best);
-    }
-    sp_layout_clear(&bestL);
-    for (int64_t r = 0; r < nr; r++)
-        flint_free(pfp[r]);
-    flint_free(pfp);
-}
-
-const sp_inferred_t *find_inferred(const sp_check_t *C, const sp_ast_stmt_t *s, int occ)
-{
-    for (int i = 0; i < C->ninferred; i++)
+    if (!same || occ < 0)
+        return SP_OK;
+    const sp_inferred_t *inf = NULL;
+    for (int i = 0; i < C->ninferred && inf == NULL; i++)
         if (C->inferred[i].stmt == s && C->inferred[i].occ == occ)
-            return &C->inferred[i];
-    return NULL;
+            inf = &C->inferred[i];
+    if (inf == NULL)
+        return SP_OK;
+    sp_diags_mark_t dm;
+    sp_diags_mark(C->d, &dm);
+    int64_t rows[2] = {inf->rlo, inf->rhi};
+    int before = C->nstages;
+    sp_status_t st = relate_l(I, SP_STAGE_LINEAGE, pname, s->targets[0]->loc, inf->model_name,
+                              s->targets[0]->loc, NULL, &inf->layout, NULL,
+                              inf->rhi > 0 ? rows : NULL, val);
+    if (st == SP_ERR_INPUT) {
+        if (getenv("SP_INFER_DEBUG")) {
+            char *h = sp_diags_format_head(C->d, 0);
+            fprintf(stderr, "infer: dropped at line %u occ %d: %s\n", s->loc.line, occ, h ? h : "");
+            free(h);
+        }
+        sp_diags_restore(C->d, &dm);
+        st = SP_OK;
+    }
+    if (st == SP_OK && C->nstages == before + 1)
+        C->stages[before].inferred = 1;
+    return st;
 }
 
 /* ---- the cut guess -------------------------------------------------------------------------- */
@@ -476,6 +346,16 @@ static int block_has_lineage(const sp_ast_block_t *b)
         if (s->lineage || block_has_lineage(&s->body) || block_has_lineage(&s->else_body))
             return 1;
     }
+    return 0;
+}
+
+int sp_plan_has_lineage(const sp_check_t *C)
+{
+    if (C->plan && block_has_lineage(&C->plan->body))
+        return 1;
+    for (int i = 0; i < C->nfuncs; i++)
+        if (block_has_lineage(&C->funcs[i]->body))
+            return 1;
     return 0;
 }
 

@@ -364,6 +364,8 @@ static int even_chunk(const sp_tensor_t *t, int d, int64_t n, int64_t k, sp_tens
     if (t->shape[d] % n != 0) {
         snprintf(err->msg, sizeof err->msg, "%s: dim %d of size %lld is not divisible by %lld ranks",
                  what, d, (long long)t->shape[d], (long long)n);
+        err->div_size = t->shape[d];
+        err->div_by = n;
         return 0;
     }
     int64_t shape[SP_MAX_DIMS], off[SP_MAX_DIMS] = {0};

@@ -50,6 +50,7 @@ typedef struct {
 typedef struct {
     char msg[512];
     int attr; /* sp_ops_apply: the index in attr[] of the attribute at fault, or -1 */
+    int64_t div_size, div_by; /* a collective: a dim of size div_size not divisible by div_by */
 } sp_op_err_t;
 
 /*

@@ -432,6 +432,10 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     pval_free(x, I->nranks);
     if (!ok) {
         errat(I, SP_DIAG_LAYOUT, e->loc, "%s", err.msg);
+        if (err.div_by > 1) { /* src/check.c may grow the reduced sizes and run again */
+            I->C->div_size = err.div_size;
+            I->C->div_by = err.div_by;
+        }
         pval_free(res, I->nranks);
         return SP_ERR_INPUT;
     }

@@ -1,6 +1,7 @@
 /* reduce.c: shape reduction: the smallest dimension sizes that keep every sharding meaningful. */
 #include <flint/flint.h>
 #include <flint/ulong_extras.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1601,6 +1602,20 @@ static int divides_size(const int64_t *v, int n, int64_t k)
     return 0;
 }
 
+/* Append one line to C->cutoff_note: why an axis of at least 4 ranks keeps its real size. */
+static void cutoff_note(sp_check_t *C, const char *fmt, ...)
+{
+    size_t n = strlen(C->cutoff_note);
+    if (n > 0 && n + 1 < sizeof C->cutoff_note)
+        C->cutoff_note[n++] = '\n';
+    if (n + 1 >= sizeof C->cutoff_note)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(C->cutoff_note + n, sizeof C->cutoff_note - n, fmt, ap);
+    va_end(ap);
+}
+
 /*
  * Enter every axis the plan is uniform along, with a literal size N >= 4, into C->dims as a dim
  * (cut = its checked size k) and C->cutoff; names[] holds the NAME expressions standing for the
@@ -1632,12 +1647,15 @@ static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *nam
             cut[a] = 1;
         else
             avoid[navoid++] = mesh->size[a];
-        if (U.what && mesh->size[a] >= 4 && C->cutoff_note[0] == '\0')
-            snprintf(C->cutoff_note, sizeof C->cutoff_note,
-                     "%s at its real size: the program tells its ranks apart or uses its size "
-                     "other than as a factor (%s%s at line %u)",
-                     mesh->name[a], strcmp(U.what, "rank.AXIS") ? U.what : "rank.",
-                     strcmp(U.what, "rank.AXIS") ? "" : mesh->name[a], U.at.line);
+        if (U.what && mesh->size[a] >= 4)
+            cutoff_note(C, "%s at its real size: the program tells its ranks apart or uses its "
+                        "size other than as a factor (%s%s at line %u)",
+                        mesh->name[a], strcmp(U.what, "rank.AXIS") ? U.what : "rank.",
+                        strcmp(U.what, "rank.AXIS") ? "" : mesh->name[a], U.at.line);
+        else if (mesh->size[a] >= 4 && b && b->value->kind != SP_AST_NUM)
+            cutoff_note(C, "%s at its real size: its size is not a literal", mesh->name[a]);
+        else if (mesh->size[a] >= 4 && sp_dim_find(C, mesh->name[a]) >= 0)
+            cutoff_note(C, "%s at its real size: a dim has the same name", mesh->name[a]);
     }
     for (int a = 0; a < mesh->naxes; a++) {
         if (!cut[a])
@@ -1648,8 +1666,12 @@ static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *nam
         while (k < mesh->size[a] && (!n_is_prime((ulong)k) || divides_any(U.lits, U.nlits, k) ||
                                      divides_size(avoid, navoid, k)))
             k++;
-        if (k >= mesh->size[a])
+        if (k >= mesh->size[a]) {
+            cutoff_note(C, "%s at its real size: every prime from 3 to %lld divides an integer "
+                        "of the program or another axis's size", mesh->name[a],
+                        (long long)mesh->size[a] - 1);
             continue;
+        }
         avoid[navoid++] = k;
         const sp_ast_bind_t *b = NULL;
         for (size_t j = 0; j < ms->nbinds; j++)
@@ -1765,8 +1787,9 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
         for (int c = 0; c < C->ncutoff; c++)
             snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s", c ? ", " : "",
                      C->cutoff[c].name);
-        snprintf(C->cutoff_note, sizeof C->cutoff_note, "%s at the real size: the program is "
-                 "not admissible with a smaller mesh (%s)", axes, why);
+        C->cutoff_note[0] = '\0';
+        cutoff_note(C, "%s at the real size: the program is not admissible with a smaller mesh "
+                    "(%s)", axes, why);
         C->ndims = base;
         C->ncutoff = 0;
         return reduce_sizes(C, &mesh);
@@ -1788,8 +1811,12 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
     K.nuneven = flint_calloc((size_t)nd, sizeof(int));
     K.keep = flint_calloc((size_t)nd, 1);
     K.cut_bad = NULL;
-    for (int i = 0; i < C->ndims; i++)
+    for (int i = 0; i < C->ndims; i++) {
         K.mult[i] = 1;
+        for (int k = 0; k < C->ndivfix; k++) /* a collective's divisibility (src/check.c) */
+            if (strcmp(C->divfix[k].name, C->dims[i].name) == 0)
+                K.mult[i] = C->divfix[k].mult;
+    }
     for (int i = 0; i < C->ndims; i++)
         walk_divisions(C, C->dims[i].def, &K);
     if (C->plan)

@@ -71,8 +71,16 @@ static void header(const sp_check_t *C, FILE *out)
         fprintf(out, " (%lld ranks; the plan is uniform along %s; --full-mesh checks every rank)\n",
                 (long long)C->mesh.nranks, C->ncutoff > 1 ? "them" : "it");
     }
-    if ((C->opt.verbose || C->cutoff_fallback) && C->cutoff_note[0])
-        fprintf(out, "mesh cutoff: none; %s\n", C->cutoff_note);
+    if ((C->opt.verbose || C->cutoff_fallback) && C->cutoff_note[0]) {
+        /* one line per axis kept at its real size ("none; " when no axis was cut) */
+        const char *p = C->cutoff_note;
+        for (int first = 1; *p; first = 0) {
+            size_t n = strcspn(p, "\n");
+            fprintf(out, "mesh cutoff: %s%.*s\n", first && C->ncutoff == 0 ? "none; " : "",
+                    (int)n, p);
+            p += n + (p[n] == '\n');
+        }
+    }
     fprintf(out, "reduced dims:");
     for (int i = 0; i < C->ndims; i++)
         fprintf(out, " %s=%lld%s", C->dims[i].name, (long long)C->dims[i].red,
@@ -84,6 +92,17 @@ static void header(const sp_check_t *C, FILE *out)
     if (C->resize_note[0])
         fprintf(out, "reduced dims: none; %s\n", C->resize_note);
     fprintf(out, "seed: %llu\n", (unsigned long long)C->opt.seed);
+    if (C->inferring) {
+        int n = 0;
+        for (int i = 0; i < C->nstages; i++)
+            n += C->stages[i].inferred;
+        if (C->infer_note[0])
+            fprintf(out, "lineage: %s\n", C->infer_note);
+        else
+            fprintf(out, "lineage: %d relation%s inferred from the reference executor's values at "
+                         "the checked sizes (`shardproof explain` lists them)\n",
+                    n, n == 1 ? "" : "s");
+    }
     if (C->nomitted > 0) {
         fprintf(out, "unchecked (the plan's omit):");
         for (int i = 0; i < C->nomitted && i < 6; i++)
@@ -374,7 +393,7 @@ static void json_report(res_t *r, FILE *out)
         const shardproof_stage_t *s = shardproof_result_stage(r, i);
         json_t *j = json_object();
         put(j, "id", json_integer(s->id));
-        put(j, "kind", json_string(s->is_output ? "output" : "lineage"));
+        put(j, "kind", json_string(s->is_output ? "output" : s->is_inferred ? "inferred" : "lineage"));
         put(j, "status", json_string(shardproof_stage_status_name(s->status)));
         put(j, "plan_tensor", jstr(s->plan_tensor));
         put(j, "model_tensor", jstr(s->model_tensor));
@@ -815,6 +834,7 @@ void shardproof_explain(const shardproof_t *C, FILE *out)
         loc_str(C, s->plan_loc, pl, sizeof pl);
         sp_layout_str(C, &s->layout, ls, sizeof ls);
         fprintf(out, "  %3d  %-7s %s: plan '%s' ~ model '%s' : %s\n", s->id + 1,
-                s->kind == SP_STAGE_OUTPUT ? "output" : "lineage", pl, s->plan_name, s->model_name, ls);
+                s->kind == SP_STAGE_OUTPUT ? "output" : s->inferred ? "inferred" : "lineage", pl,
+                s->plan_name, s->model_name, ls);
     }
 }

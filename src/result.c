@@ -225,6 +225,7 @@ static void take_stage(shardproof_result_t *r, const sp_check_t *C, const sp_sta
     char ls[1024];
     t->id = s->id + 1;
     t->is_output = s->kind == SP_STAGE_OUTPUT;
+    t->is_inferred = s->inferred;
     t->status = (shardproof_stage_status_t)s->status;
     t->plan_tensor = keep(r, s->plan_name);
     t->model_tensor = keep(r, s->model_name);

@@ -632,6 +632,33 @@ sp_status_t sp_stages_solve(sp_check_t *C)
         else
             mine[i] = mine[rep[i]];
     }
+    /* a plan the reference executor already found wrong, whose lineage was inferred
+       (src/infer.c): the stages in plan order, one at a time, up to the first that fails (it
+       locates the fault; the stages after it, where the plan has gone astray and the values
+       are largest, are not attempted) */
+    if (C->infer_diverged && C->opt.shard_count <= 1) {
+        int stop = 0;
+        for (int i = 0; i < n; i++) {
+            sp_stage_t *s = &C->stages[i];
+            if (stop) {
+                s->status = SP_STAGE_UNKNOWN;
+                s->reason = sp_strdup("not attempted: an earlier stage failed, and the reference "
+                                      "executor found the plan's outputs wrong");
+                continue;
+            }
+            if (rep[i] != i && C->stages[rep[i]].status == SP_STAGE_PROVED) {
+                s->status = SP_STAGE_MEMO;
+                s->memo_of = rep[i];
+                continue;
+            }
+            int one = i;
+            run_pool(C, &one, 1);
+            stop = s->status == SP_STAGE_FAILED;
+        }
+        flint_free(mine);
+        flint_free(rep);
+        return SP_OK;
+    }
     /* representatives first, then members of groups whose representative was not proved */
     int *todo = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
     int nt = 0;

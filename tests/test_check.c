@@ -102,7 +102,10 @@ static void test_check_smt2_export(void **state)
     (void)state;
     size_t len;
     char *text = slurp("docs/examples/c12.sp", &len);
-    shardproof_t *c = shardproof_new(NULL);
+    shardproof_options_t o;
+    shardproof_options_default(&o);
+    o.infer_lineage = -1; /* the plan's own stages only (inference would add 's ~ s' first) */
+    shardproof_t *c = shardproof_new(&o);
     assert_int_equal(shardproof_prepare(c, "c12.sp", text, len), SHARDPROOF_EQUIVALENT);
     char dir[] = "/tmp/shardproof-smt2-XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -117,6 +120,55 @@ static void test_check_smt2_export(void **state)
     flint_free(q);
     remove(path);
     rmdir(dir);
+    shardproof_free(c);
+    flint_free(text);
+}
+
+/* Lineage inference (src/infer.c): a plan without lineage gets relations, each a proven stage;
+   off with infer_lineage = -1; a wrong plan is still refuted at its line. */
+static void test_check_inferred_lineage(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = slurp("docs/examples/first.sp", &len);
+    for (int mode = 0; mode < 2; mode++) {
+        shardproof_options_t o;
+        shardproof_options_default(&o);
+        o.infer_lineage = mode ? -1 : 0;
+        shardproof_t *c = shardproof_new(&o);
+        assert_int_equal(shardproof_check(c, "first.sp", text, len), SHARDPROOF_EQUIVALENT);
+        shardproof_result_t *r = shardproof_result_new(c);
+        int inferred = 0;
+        for (int i = 0; i < shardproof_result_stage_count(r); i++) {
+            const shardproof_stage_t *s = shardproof_result_stage(r, i);
+            assert_int_equal(s->status, SHARDPROOF_STAGE_PROVED);
+            inferred += s->is_inferred;
+        }
+        if (mode == 0) {
+            /* y ~ y : [B@dp, H], lp ~ loss partial(sum@dp), loss ~ loss, gw ~ grad.w */
+            assert_int_equal(inferred, 4);
+            assert_string_equal(shardproof_result_stage(r, 0)->model_tensor, "y");
+            assert_string_equal(shardproof_result_stage(r, 0)->layout, "[2@dp, 3]");
+            assert_string_equal(shardproof_result_stage(r, 1)->layout, "[] partial(sum@dp)");
+        } else {
+            assert_int_equal(inferred, 0);
+            assert_int_equal(shardproof_result_stage_count(r), 3);
+        }
+        shardproof_result_free(r);
+        shardproof_free(c);
+    }
+    flint_free(text);
+    text = slurp("docs/examples/first_broken.sp", &len);
+    shardproof_t *c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "first_broken.sp", text, len), SHARDPROOF_NOT_EQUIVALENT);
+    shardproof_result_t *r = shardproof_result_new(c);
+    const shardproof_stage_t *f = NULL;
+    for (int i = 0; i < shardproof_result_stage_count(r) && f == NULL; i++)
+        if (shardproof_result_stage(r, i)->status == SHARDPROOF_STAGE_FAILED)
+            f = shardproof_result_stage(r, i);
+    assert_non_null(f);
+    assert_int_equal(f->plan_loc.line, 22);
+    shardproof_result_free(r);
     shardproof_free(c);
     flint_free(text);
 }
@@ -304,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_check_bad_input_diagnostics),
         cmocka_unit_test(test_check_result_origins),
         cmocka_unit_test(test_check_smt2_export),
+        cmocka_unit_test(test_check_inferred_lineage),
         cmocka_unit_test(test_check_cut_guess_and_fallback),
         cmocka_unit_test(test_check_result_as_data),
     };

@@ -612,7 +612,29 @@ void sp_ref_result_clear(sp_ref_result_t *r)
         free(r->not_covered[i]);
     free(r->not_covered);
     sp_ref_inputs_clear(r->inputs);
+    sp_ref_obs_list_clear(&r->obs_model);
+    for (int i = 0; i < r->nobs_rank; i++)
+        sp_ref_obs_list_clear(&r->obs_rank[i]);
+    free(r->obs_rank);
     sp_ref_result_init(r);
+}
+
+/* opts.observe: move every rank's observations and every model tensor into res */
+static void keep_observations(rrun_t *R, sp_ref_result_t *res)
+{
+    res->obs_rank = calloc((size_t)R->nranks, sizeof(sp_ref_obs_list_t));
+    if (res->obs_rank == NULL)
+        return;
+    res->nobs_rank = R->nranks;
+    for (int r = 0; r < R->nranks; r++) {
+        res->obs_rank[r] = R->X[r]->obs;
+        memset(&R->X[r]->obs, 0, sizeof(R->X[r]->obs));
+    }
+    const renv_t *g = &R->M->genv;
+    for (size_t i = 0; i < g->n; i++)
+        if (!g->b[i].isint && rx_observe(&res->obs_model, &R->M->S, NULL, g->b[i].key, 0,
+                                         &g->b[i].t) < 0)
+            break;
 }
 
 static sp_status_t run_once(const sp_ast_t *ast, const sp_ref_opts_t *opt, long prec, sp_ref_result_t *res, sp_diags_t d)
@@ -658,6 +680,9 @@ static sp_status_t run_once(const sp_ast_t *ast, const sp_ref_opts_t *opt, long 
         res->verdict = SP_REF_DIFFER;
     else
         res->verdict = res->overlap + res->undecided > 0 ? SP_REF_UNDECIDED : SP_REF_AGREE;
+    if (opt->observe && (res->verdict == SP_REF_AGREE || res->verdict == SP_REF_UNDECIDED ||
+                         res->verdict == SP_REF_DIFFER))
+        keep_observations(&R, res);
     if (res->verdict == SP_REF_DIFFER) /* every input value, to re-run */
         for (int i = 0; i < R.ninp; i++) {
             const rten_t *t = &renv_find(&R.M->genv, R.inp[i].key, 0)->t;

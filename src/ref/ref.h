@@ -45,6 +45,28 @@ int sp_ref_inputs_add(sp_ref_inputs_t in, const char *name, int64_t index, const
 int sp_ref_inputs_parse(sp_ref_inputs_t in, const char *text, char *err, size_t errlen);
 void sp_ref_inputs_print(FILE *out, const sp_ref_inputs_t in);
 
+/*
+ * An observed value (opts.observe): a plan assignment on one rank, or a model tensor at the end
+ * of the model's run, as approximate doubles (NaN for a tainted or undecided value).  For the
+ * checker's lineage proposals only (src/infer.c), which the checker then proves exactly: no
+ * verdict depends on these numbers.
+ */
+typedef struct {
+    const sp_ast_stmt_t *stmt; /* plan: the single-target assignment without lineage; model: NULL */
+    char *name;                /* model: the tensor ("x[0]", "grad.h"); plan: the target */
+    int occ;                   /* plan: earlier executions of stmt on this rank */
+    int nd;
+    int64_t sh[8];
+    double *v;                 /* row-major */
+} sp_ref_obs_t;
+
+typedef struct {
+    sp_ref_obs_t *o;
+    size_t n, cap;
+} sp_ref_obs_list_t;
+
+void sp_ref_obs_list_clear(sp_ref_obs_list_t *l);
+
 /* A dim override NAME=VALUE (the form of --dims). */
 typedef struct {
     const char *name;
@@ -64,6 +86,7 @@ typedef struct {
     long prec;                 /* Arb precision in bits; default 256 */
     long max_prec;             /* escalate up to this when a comparison is undecided; default 1024 */
     const sp_ref_inputs_struct *inputs; /* caller-given values (win over the random ones), or NULL */
+    int observe;               /* keep every model tensor and plan assignment (result.obs_*) */
 } sp_ref_opts_t;
 
 void sp_ref_opts_default(sp_ref_opts_t *o);
@@ -112,6 +135,10 @@ typedef struct {
     int64_t uncovered;      /* elements of declared outputs that no rank holds */
     char **not_covered;     /* model outputs the plan never outputs (the lead decides) */
     size_t nnot_covered;
+    /* with opts.observe, when the model and every rank ran to the end */
+    sp_ref_obs_list_t obs_model;  /* every model tensor (inputs, parameters, grad., next.) */
+    sp_ref_obs_list_t *obs_rank;  /* per rank: its plan assignments in execution order */
+    int nobs_rank;
 } sp_ref_result_t;
 
 void sp_ref_result_init(sp_ref_result_t *r);

@@ -1,4 +1,5 @@
 /* ref_exec.c: the reference executor's interpreter of model and plan statements, and train. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,88 @@ void rx_clear(rexec_t *X)
     free(X->pout);
     free(X->seq);
     free(X->seqmask);
+    sp_ref_obs_list_clear(&X->obs);
+    free(X->occ_s);
+    free(X->occ_n);
+}
+
+void sp_ref_obs_list_clear(sp_ref_obs_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->o[i].name);
+        free(l->o[i].v);
+    }
+    free(l->o);
+    memset(l, 0, sizeof(*l));
+}
+
+/* a value as an approximate double (proposals only, src/infer.c); NaN when it is no number */
+static double approx(const rv_t *v)
+{
+    if (v->taint)
+        return NAN;
+    if (!v->ball)
+        return fmpq_get_d(&v->q);
+    return arf_get_d(arb_midref(&v->b), ARF_RND_NEAR);
+}
+
+int rx_observe(sp_ref_obs_list_t *l, const rstore_t *S, const sp_ast_stmt_t *stmt,
+               const char *name, int occ, const rten_t *t)
+{
+    if (t->nd > 8)
+        return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        sp_ref_obs_t *o = realloc(l->o, cap * sizeof(*o));
+        if (o == NULL)
+            return -1;
+        l->o = o;
+        l->cap = cap;
+    }
+    int64_t n = rt_numel(t);
+    sp_ref_obs_t *o = &l->o[l->n];
+    memset(o, 0, sizeof(*o));
+    o->stmt = stmt;
+    o->occ = occ;
+    o->nd = t->nd;
+    memcpy(o->sh, t->sh, (size_t)t->nd * sizeof(int64_t));
+    o->name = strdup(name);
+    o->v = malloc((size_t)(n ? n : 1) * sizeof(double));
+    if (o->name == NULL || o->v == NULL) {
+        free(o->name);
+        free(o->v);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++)
+        o->v[i] = approx(rs_val(S, t->id[i]));
+    l->n++;
+    return 0;
+}
+
+/* opts.observe: record a plan assignment's value on this rank with its occurrence number */
+static int observe_assign(rexec_t *X, const sp_ast_stmt_t *s, const char *key, sp_loc_t loc)
+{
+    rbind_t *b = renv_find(X->env, key, 1);
+    if (b == NULL || b->isint)
+        return 1;
+    int k = 0;
+    while (k < X->nocc && X->occ_s[k] != s)
+        k++;
+    if (k == X->nocc) {
+        const sp_ast_stmt_t **ns = realloc(X->occ_s, (size_t)(k + 1) * sizeof(*ns));
+        if (ns == NULL)
+            return rx_limit(X, loc, "out of memory");
+        X->occ_s = ns;
+        int *nn = realloc(X->occ_n, (size_t)(k + 1) * sizeof(int));
+        if (nn == NULL)
+            return rx_limit(X, loc, "out of memory");
+        X->occ_n = nn;
+        X->occ_s[k] = s;
+        X->occ_n[k] = 0;
+        X->nocc++;
+    }
+    int occ = X->occ_n[k]++;
+    return rx_observe(&X->obs, &X->S, s, key, occ, &b->t) == 0 || rx_limit(X, loc, "out of memory");
 }
 
 int rx_axis(const rrun_t *R, const char *name)
@@ -843,6 +926,8 @@ static int st_assign(rexec_t *X, const sp_ast_stmt_t *s)
     }
     ok = ok && bind(X, key, &v, s->loc);
     xv_clear(&v);
+    if (ok && X->rank >= 0 && X->R->opt->observe && !s->lineage)
+        ok = observe_assign(X, s, key, s->loc);
     return ok;
 }
 

@@ -261,7 +261,16 @@ struct rexec {
     uint32_t *seqmask;    /* collective sequence numbers per group mask */
     int64_t *seq;
     int nseq;
+    /* opts.observe: this rank's plan assignments, and per statement its executions so far */
+    sp_ref_obs_list_t obs;
+    const sp_ast_stmt_t **occ_s;
+    int *occ_n;
+    int nocc;
 };
+
+/* Append an observation of tensor t (name copied) to l; 0, or -1 if out of memory. */
+int rx_observe(sp_ref_obs_list_t *l, const rstore_t *S, const sp_ast_stmt_t *stmt,
+               const char *name, int occ, const rten_t *t);
 
 /* A model input, parameter or optimizer-state tensor, in declaration order. */
 typedef struct {

@@ -1,7 +1,9 @@
 # definedness_entropy_zero_log_zero.sp: the entropy of given probabilities with the convention
 # 0 log 0 = 0.  The model guards the log with where; the plan computes p * log(p) directly, which
-# is 0 * log(0) = NaN at a zero probability (the model is 0 there).
-# expect: NOT EQUIVALENT at line 19
+# is 0 * log(0) = NaN at a zero probability (the model is 0 there).  The plan writes no lineage:
+# the relation `t ~ t` is inferred (by name, the reference executor having found the plan wrong),
+# and its stage fails at line 20, where the plan computes 0 * log(0) (before inference: the line after, the all-reduce).
+# expect: NOT EQUIVALENT at line 20
 
 dim B = 4, V = 8
 

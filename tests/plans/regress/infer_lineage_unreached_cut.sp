@@ -1,9 +1,10 @@
-# --infer-lineage proposes a partial(sum@pp) cut that stays UNKNOWN; later stages failed on its fresh
-# symbols and the verdict was NOT EQUIVALENT for this correct plan. A failing stage now needs an
-# end-to-end witness: the reference executor finds the outputs equal, so the verdict is UNKNOWN.
-# (EQUIVALENT is the goal of issue 15's inference.)
+# --infer-lineage used to propose a partial(sum@pp) cut that stayed UNKNOWN, later stages failed on
+# its fresh symbols and the verdict was NOT EQUIVALENT for this correct plan; then (a failing stage
+# needing an end-to-end witness) UNKNOWN.  Proposals now come from the reference executor's values
+# (src/infer.c): the relations of the micro-batch accumulations and of the dp all-reduce are found
+# and proved, and the verdict is EQUIVALENT (issue 15).
 # args: --infer-lineage
-# expect: UNKNOWN
+# expect: EQUIVALENT
 # pipeline.sp: the MLP on a two-stage pipeline (pp=2) with data parallelism (dp=2), two
 # micro-batches per step, gradient accumulation, and gradients all-reduced over dp at the end.
 # Run: shardproof check docs/examples/pipeline.sp
