@@ -82,8 +82,10 @@ sp_status_t sp_xref_run(sp_check_t *C, int reduced, uint64_t seed,
     o.nmesh = reduced ? (size_t)C->ncutoff : 0;
     o.inputs = given;
     o.observe = observe;
-    if (observe) /* approximate values are all lineage proposals need */
-        o.prec = o.max_prec = 128;
+    if (observe) /* approximate values are all lineage proposals need, but balls widen with
+                    depth and an undecided comparison taints what follows: 256 bits, no
+                    escalation (128 lost the backward of a 32-layer plan) */
+        o.max_prec = o.prec;
     sp_diags_t d;
     sp_diags_init(d);
     sp_status_t st = sp_ref_run(C->ast, &o, res, d);
