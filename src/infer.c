@@ -845,7 +845,8 @@ void sp_infer_propose(sp_check_t *C)
         }
     }
     flint_free(slot);
-    qsort(G, (size_t)ng, sizeof(group_t), group_cmp);
+    if (ng > 1)
+        qsort(G, (size_t)ng, sizeof(group_t), group_cmp);
     int found = 0;
     for (int64_t j = 0; j < ng; j++)
         found += propose(&F, &G[j]);
