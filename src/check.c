@@ -481,8 +481,8 @@ static shardproof_verdict_t run_divisible(shardproof_t *C, const char *path, con
     for (int round = 0; round < 8; round++) {
         C->div_by = 0;
         v = run(C, path, text, len, solve);
-        if (v != SHARDPROOF_BAD_INPUT || C->div_by < 2 || C->opt.real_sizes)
-            return v;
+        if (v != SHARDPROOF_BAD_INPUT || C->div_by < 2 || C->div_size < 1 || C->opt.real_sizes)
+            return v; /* (an empty dim, size 0, is no size a reduction can grow to) */
         /* the failing size is a dim's reduced size, or its shard over some mesh axes: q */
         int64_t prods[1 << 6];
         int np = 0, na = C->mesh.naxes < 6 ? C->mesh.naxes : 6;

@@ -338,6 +338,7 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     (void)have_op;
     sp_op_err_t err;
     err.msg[0] = 0;
+    err.div_size = err.div_by = 0; /* set only by a split that is not whole (src/mesh.c) */
     pval_t res = pval_new(I->nranks);
     int ok = 1;
     pval_t in = x;
