@@ -11,6 +11,7 @@
 #include <flint/ulong_extras.h>
 
 #include "sbuf.h"
+#include "hash.h"
 
 /*
  * All three evaluators walk the cone of the roots once, in ascending id order (a topological
@@ -792,22 +793,12 @@ sp_eval_status_t sp_eval_definedness_by(const sp_ectx_t E, sp_expr_t e, const fm
  *  - symbol-free subexpressions are evaluated exactly first (sqrt(4096/64) = 8, max(2, 3) = 3).
  */
 
-static uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    h ^= h >> 33;
-    h *= UINT64_C(0xc4ceb9fe1a85ec53);
-    h ^= h >> 33;
-    return h;
-}
-
 /* A bijection of x for each seed, so distinct symbols never collide before reduction mod p. */
 uint64_t sp_fp_hash(uint64_t seed, uint64_t x)
 {
-    uint64_t h = mix64(seed ^ UINT64_C(0x9e3779b97f4a7c15));
-    h = mix64(h + x * UINT64_C(0xbf58476d1ce4e5b9));
-    return mix64(h ^ seed);
+    uint64_t h = sp_mix64(seed ^ UINT64_C(0x9e3779b97f4a7c15));
+    h = sp_mix64(h + x * UINT64_C(0xbf58476d1ce4e5b9));
+    return sp_mix64(h ^ seed);
 }
 
 typedef struct {
@@ -820,7 +811,7 @@ enum { FP_LEAF = 1, FP_SUMMARY, FP_TRUTH };
 
 static ulong fp_rand(const fpctx_t *F, uint64_t op, uint64_t variant, ulong x)
 {
-    uint64_t tag = mix64(F->seed + op * UINT64_C(0x632be59bd9b4e019) + (variant << 32));
+    uint64_t tag = sp_mix64(F->seed + op * UINT64_C(0x632be59bd9b4e019) + (variant << 32));
     return sp_fp_hash(tag, x) % F->mod.n;
 }
 

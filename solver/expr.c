@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sbuf.h"
+#include "hash.h"
 
 static const char *const op_names[SP_OP__COUNT] = {
     [SP_OP_SYM] = "sym",         [SP_OP_CONST] = "const", [SP_OP_ADD] = "add",
@@ -64,30 +65,12 @@ static unsigned op_flags(sp_op_t op)
 
 /* ---- hashing ---------------------------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    h ^= h >> 33;
-    h *= UINT64_C(0xc4ceb9fe1a85ec53);
-    h ^= h >> 33;
-    return h;
-}
-
 static uint64_t node_hash(sp_op_t op, int64_t param, const sp_expr_t *args, uint32_t n)
 {
-    uint64_t h = mix64((uint64_t)op * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)param);
+    uint64_t h = sp_mix64((uint64_t)op * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)param);
     for (uint32_t i = 0; i < n; i++)
-        h = mix64(h ^ ((uint64_t)args[i] + UINT64_C(0x632be59bd9b4e019) * (i + 1)));
+        h = sp_mix64(h ^ ((uint64_t)args[i] + UINT64_C(0x632be59bd9b4e019) * (i + 1)));
     return h;
-}
-
-static uint64_t str_hash(const char *s)
-{
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-    return mix64(h);
 }
 
 /* ---- context ------------------------------------------------------------------------------ */
@@ -251,7 +234,7 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
 {
     if (E->oom)
         return SP_EXPR_NONE;
-    uint64_t h = str_hash(name);
+    uint64_t h = sp_str_hash(name);
     if (E->name_table_size != 0) {
         uint32_t j = (uint32_t)h & (E->name_table_size - 1);
         while (E->name_table[j] != 0) {
@@ -282,7 +265,7 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
             return SP_EXPR_NONE;
         }
         for (uint32_t k = 0; k < E->nsyms; k++) {
-            uint32_t j = (uint32_t)str_hash(E->names[k]) & (size - 1);
+            uint32_t j = (uint32_t)sp_str_hash(E->names[k]) & (size - 1);
             while (t[j] != 0)
                 j = (j + 1) & (size - 1);
             t[j] = k + 1;
@@ -303,10 +286,10 @@ static uint64_t fmpz_hash(const fmpz_t z)
 {
     uint64_t h = (uint64_t)fmpz_sgn(z) + 3;
     if (!COEFF_IS_MPZ(*z))
-        return mix64(h ^ (uint64_t)*z);
+        return sp_mix64(h ^ (uint64_t)*z);
     const __mpz_struct *m = COEFF_TO_PTR(*z);
     for (int i = 0; i < abs(m->_mp_size); i++)
-        h = mix64(h ^ (uint64_t)m->_mp_d[i]);
+        h = sp_mix64(h ^ (uint64_t)m->_mp_d[i]);
     return h;
 }
 
@@ -315,7 +298,7 @@ sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c)
     if (E->oom)
         return SP_EXPR_NONE;
     /* Constants are hash-consed by value, so the hash is of the value, not of the pool index. */
-    uint64_t h = mix64(fmpz_hash(fmpq_numref(c)) * 31 + fmpz_hash(fmpq_denref(c)) + SP_OP_CONST);
+    uint64_t h = sp_mix64(fmpz_hash(fmpq_numref(c)) * 31 + fmpz_hash(fmpq_denref(c)) + SP_OP_CONST);
     if (E->table_size != 0) {
         uint32_t j = (uint32_t)h & (E->table_size - 1);
         while (E->table[j] != 0) {
@@ -491,7 +474,7 @@ static int idset_add(idset_t *S, uint32_t id)
         uint32_t *t = flint_calloc(size, sizeof(uint32_t));
         for (size_t i = 0; i < S->size; i++)
             if (S->slot[i]) {
-                size_t j = (size_t)mix64(S->slot[i]) & (size - 1);
+                size_t j = (size_t)sp_mix64(S->slot[i]) & (size - 1);
                 while (t[j])
                     j = (j + 1) & (size - 1);
                 t[j] = S->slot[i];
@@ -500,7 +483,7 @@ static int idset_add(idset_t *S, uint32_t id)
         S->slot = t;
         S->size = size;
     }
-    size_t j = (size_t)mix64(id) & (S->size - 1);
+    size_t j = (size_t)sp_mix64(id) & (S->size - 1);
     while (S->slot[j]) {
         if (S->slot[j] == id)
             return 0;

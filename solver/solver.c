@@ -9,6 +9,7 @@
 #include "lp.h"
 #include "nf.h"
 #include "sbuf.h"
+#include "hash.h"
 
 #include <flint/nmod_vec.h>
 #include <flint/ulong_extras.h>
@@ -111,16 +112,6 @@ char *sp_engine_print_nf(sp_engine_t *S, sp_expr_t e, size_t maxlen)
 
 /* ---- witnesses ---------------------------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    h ^= h >> 33;
-    h *= UINT64_C(0xc4ceb9fe1a85ec53);
-    h ^= h >> 33;
-    return h;
-}
-
 typedef struct {
     sp_expr_t a, b;
     uint32_t *syms;  /* symbol nodes in the cone of a and b, ascending */
@@ -146,7 +137,7 @@ static void wit_init(wit_t *w, sp_engine_t *S, sp_expr_t a, sp_expr_t b)
             w->syms[w->nsyms++] = cone[i];
     flint_free(cone);
     w->vals = _fmpq_vec_init(S->E->nsyms ? S->E->nsyms : 1);
-    w->rng = mix64(S->seed ^ mix64(((uint64_t)a << 32) | b) ^ S->queries);
+    w->rng = sp_mix64(S->seed ^ sp_mix64(((uint64_t)a << 32) | b) ^ S->queries);
 }
 
 static void wit_clear(wit_t *w, sp_engine_t *S)
@@ -158,7 +149,7 @@ static void wit_clear(wit_t *w, sp_engine_t *S)
 static uint64_t wit_next(wit_t *w)
 {
     w->rng += UINT64_C(0x9e3779b97f4a7c15);
-    return mix64(w->rng);
+    return sp_mix64(w->rng);
 }
 
 /* A small random rational; the range widens with the attempt number t. */

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "exec_int.h"
 #include "sbuf.h"
+#include "hash.h"
 
 /*
  * A plan written without intermediate lineage (`~ T : L`) would be executed symbolically from
@@ -53,16 +54,6 @@ typedef struct {
     uint64_t mask;
 } index_t;
 
-static uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    h ^= h >> 33;
-    h *= UINT64_C(0xc4ceb9fe1a85ec53);
-    h ^= h >> 33;
-    return h;
-}
-
 /* A value rounded to 36 bits of mantissa, hashed; 0 for no number (never indexed). */
 static uint64_t vkey(double v)
 {
@@ -71,7 +62,7 @@ static uint64_t vkey(double v)
     int e;
     double m = frexp(v, &e);
     int64_t q = (int64_t)llround(m * 68719476736.0); /* 2^36 */
-    uint64_t k = mix64((uint64_t)q ^ ((uint64_t)(e + 2048) << 48));
+    uint64_t k = sp_mix64((uint64_t)q ^ ((uint64_t)(e + 2048) << 48));
     return k ? k : 1;
 }
 
@@ -150,17 +141,10 @@ typedef struct {
     int64_t *nslot; /* names of model tensors, hashed (open addressing) */
     uint64_t nmask;
     int diverged;   /* the observing run found the outputs different: a wrong plan */
+    int debug;      /* SP_INFER_DEBUG set: every proposal on stderr (read once) */
     index_t X;
     int64_t nranks;
 } infer_t;
-
-static uint64_t str_hash(const char *s)
-{
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-    return mix64(h);
-}
 
 /*
  * Of model tensors with equal values (x[1] = r + d makes grad.x[1] and grad.d equal) the one
@@ -179,7 +163,7 @@ static int64_t *model_order(const sp_ref_obs_list_t *M, int64_t **slotp, uint64_
     for (uint64_t i = 0; i < hm; i++)
         slot[i] = -1;
     for (int64_t t = 0; t < n; t++) {
-        uint64_t h = str_hash(M->o[t].name) & (hm - 1);
+        uint64_t h = sp_str_hash(M->o[t].name) & (hm - 1);
         while (slot[h] >= 0)
             h = (h + 1) & (hm - 1);
         slot[h] = t;
@@ -189,7 +173,7 @@ static int64_t *model_order(const sp_ref_obs_list_t *M, int64_t **slotp, uint64_
         const char *nm = M->o[t].name;
         if (strncmp(nm, "grad.", 5) != 0)
             continue;
-        uint64_t h = str_hash(nm + 5) & (hm - 1);
+        uint64_t h = sp_str_hash(nm + 5) & (hm - 1);
         while (slot[h] >= 0 && strcmp(M->o[slot[h]].name, nm + 5) != 0)
             h = (h + 1) & (hm - 1);
         if (slot[h] >= 0)
@@ -547,7 +531,7 @@ static int all_equal(const double *v, int64_t n)
 /* the model tensor of this name, or NULL */
 static const sp_ref_obs_t *named(const infer_t *F, const char *name)
 {
-    uint64_t h = str_hash(name) & F->nmask;
+    uint64_t h = sp_str_hash(name) & F->nmask;
     while (F->nslot[h] >= 0 && strcmp(F->model->o[F->nslot[h]].name, name) != 0)
         h = (h + 1) & F->nmask;
     return F->nslot[h] >= 0 ? &F->model->o[F->nslot[h]] : NULL;
@@ -572,7 +556,7 @@ static int propose_named(infer_t *F, const group_t *g, int64_t r0)
     f.shapes_only = 1;
     if (!fit_enum(F, g, T, r0, &f, 0))
         return 0;
-    if (getenv("SP_INFER_DEBUG"))
+    if (F->debug)
         fprintf(stderr, "infer: line %u occ %d by name -> %s\n", g->stmt->loc.line, g->occ, T->name);
     record(F->C, g, T, &f);
     return 1;
@@ -673,7 +657,7 @@ static int propose(infer_t *F, const group_t *g)
     }
     if (best == NULL)
         return 0;
-    if (getenv("SP_INFER_DEBUG"))
+    if (F->debug)
         fprintf(stderr, "infer: line %u occ %d value %.17g -> %s\n", g->stmt->loc.line, g->occ, o->v[e0], best->name);
     record(F->C, g, best, &bestf);
     return 1;
@@ -792,6 +776,7 @@ void sp_infer_propose(sp_check_t *C)
     F.nranks = C->mesh.nranks;
     F.order = model_order(&res.obs_model, &F.nslot, &F.nmask);
     F.diverged = C->infer_diverged = res.verdict == SP_REF_DIFFER;
+    F.debug = getenv("SP_INFER_DEBUG") != NULL;
     for (size_t t = 0; t < res.obs_model.n; t++) {
         const sp_ref_obs_t *T = &res.obs_model.o[t];
         if (is_leaf(C, T->name))
@@ -821,7 +806,7 @@ void sp_infer_propose(sp_check_t *C)
         const sp_ref_obs_list_t *L = &res.obs_rank[r];
         for (size_t i = 0; i < L->n; i++) {
             const sp_ref_obs_t *o = &L->o[i];
-            uint64_t h = mix64((uint64_t)(uintptr_t)o->stmt ^ ((uint64_t)o->occ << 40)) & (hm - 1);
+            uint64_t h = sp_mix64((uint64_t)(uintptr_t)o->stmt ^ ((uint64_t)o->occ << 40)) & (hm - 1);
             while (slot[h] >= 0 && (G[slot[h]].stmt != o->stmt || G[slot[h]].occ != o->occ))
                 h = (h + 1) & (hm - 1);
             int64_t j = slot[h] >= 0 ? slot[h] : ng;
@@ -855,7 +840,7 @@ void sp_infer_propose(sp_check_t *C)
     drop_partial_rows(C, &res.obs_model);
     drop_repeated(C);
     sp_infer_cuts(C);
-    if (getenv("SP_INFER_DEBUG"))
+    if (F.debug)
         for (int i = 0; i < C->ninferred; i++) {
             const sp_inferred_t *x = &C->inferred[i];
             fprintf(stderr, "infer: line %u occ %d ~ %s", x->stmt->loc.line, x->occ, x->model_name);

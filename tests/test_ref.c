@@ -637,6 +637,21 @@ static void test_ref_issue11_real_sizes(void **state)
                      SP_REF_DIFFER);
 }
 
+/* The plan text t.sp is refused (SP_REF_ERROR) with exactly this first diagnostic. */
+static void expect_ref_error(const char *text, const char *want)
+{
+    sp_diags_t d;
+    sp_diags_init(d);
+    sp_ref_result_t r;
+    run(text, NULL, &r, d);
+    assert_int_equal(r.verdict, SP_REF_ERROR);
+    char *h = sp_diags_format_head(d, 0);
+    assert_string_equal(h, want);
+    free(h);
+    sp_ref_result_clear(&r);
+    sp_diags_clear(d);
+}
+
 static void test_ref_deadlock_and_errors(void **state)
 {
     (void)state;
@@ -655,56 +670,26 @@ static void test_ref_deadlock_and_errors(void **state)
     sp_ref_result_clear(&r);
     sp_diags_clear(d);
     /* a shape error, an unknown name, a message never received: file:line:col, no crash */
-    sp_diags_init(d);
-    run("dim B = 2\nmodel m {\n  input x : [B]\n  output x\n}\nplan p of m {\n  mesh pp = 2\n  x : [B]\n"
-        "  send(x, pp = 1 - rank.pp)\n  output x = matmul(x, q) : [B]\n}\n", NULL, &r, d);
-    assert_int_equal(r.verdict, SP_REF_ERROR);
-    char *h = sp_diags_format_head(d, 0);
-    assert_string_equal(h, "t.sp:10:24: error: unknown name 'q'");
-    free(h);
-    sp_ref_result_clear(&r);
-    sp_diags_clear(d);
-    sp_diags_init(d);
-    run("dim B = 2\nmodel m {\n  input x : [B]\n  output x\n}\nplan p of m {\n  mesh pp = 2\n  x : [B]\n"
-        "  send(x, pp = 1 - rank.pp)\n  output x = x : [B]\n}\n", NULL, &r, d);
-    assert_int_equal(r.verdict, SP_REF_ERROR);
-    h = sp_diags_format_head(d, 0);
-    assert_string_equal(h, "t.sp:9:3: error: send from rank (pp=0) to rank (pp=1) is never received");
-    free(h);
-    sp_ref_result_clear(&r);
-    sp_diags_clear(d);
+    expect_ref_error("dim B = 2\nmodel m {\n  input x : [B]\n  output x\n}\nplan p of m {\n  mesh pp = 2\n"
+                     "  x : [B]\n  send(x, pp = 1 - rank.pp)\n  output x = matmul(x, q) : [B]\n}\n",
+                     "t.sp:10:24: error: unknown name 'q'");
+    expect_ref_error("dim B = 2\nmodel m {\n  input x : [B]\n  output x\n}\nplan p of m {\n  mesh pp = 2\n"
+                     "  x : [B]\n  send(x, pp = 1 - rank.pp)\n  output x = x : [B]\n}\n",
+                     "t.sp:9:3: error: send from rank (pp=0) to rank (pp=1) is never received");
     /* an operator's dim on a scalar (a fuzz find: concat read past the shape) */
-    sp_diags_init(d);
-    run("dim B = 2\nmodel m {\n  input x : [B]\n  y = concat(sum(x), sum(x), 0)\n  output y\n}\n"
-        "plan p of m {\n  mesh pp = 1\n  x : [B]\n  output y = x : [B]\n}\n", NULL, &r, d);
-    assert_int_equal(r.verdict, SP_REF_ERROR);
-    h = sp_diags_format_head(d, 0);
-    assert_string_equal(h, "t.sp:4:7: error: concat: dimension 0 out of range for a 0-d tensor");
-    free(h);
-    sp_ref_result_clear(&r);
-    sp_diags_clear(d);
+    expect_ref_error("dim B = 2\nmodel m {\n  input x : [B]\n  y = concat(sum(x), sum(x), 0)\n  output y\n}\n"
+                     "plan p of m {\n  mesh pp = 1\n  x : [B]\n  output y = x : [B]\n}\n",
+                     "t.sp:4:7: error: concat: dimension 0 out of range for a 0-d tensor");
     /* a flag attribute other than 0 or 1 is refused, as the checker refuses it (fuzz find F:
        causal = 2 was read as causal) */
-    sp_diags_init(d);
-    run("dim S = 2, D = 2\nmodel m {\n  input x : [1, S, D]\n"
-        "  y = attention(x, x, x, causal = 2)\n  output y\n}\n"
-        "plan p of m {\n  mesh pp = 1\n  x : [1, S, D]\n  output y = x : [1, S, D]\n}\n",
-        NULL, &r, d);
-    assert_int_equal(r.verdict, SP_REF_ERROR);
-    h = sp_diags_format_head(d, 0);
-    assert_non_null(strstr(h, "attribute causal must be 0 or 1"));
-    free(h);
-    sp_ref_result_clear(&r);
-    sp_diags_clear(d);
-    sp_diags_init(d);
-    run("dim B = 2\nmodel m {\n  input x : [B, B]\n  y = sum(x, dim = 0, keepdim = 3)\n  output y\n}\n"
-        "plan p of m {\n  mesh pp = 1\n  x : [B, B]\n  output y = x : [B, B]\n}\n", NULL, &r, d);
-    assert_int_equal(r.verdict, SP_REF_ERROR);
-    h = sp_diags_format_head(d, 0);
-    assert_non_null(strstr(h, "attribute keepdim must be 0 or 1"));
-    free(h);
-    sp_ref_result_clear(&r);
-    sp_diags_clear(d);
+    expect_ref_error("dim S = 2, D = 2\nmodel m {\n  input x : [1, S, D]\n"
+                     "  y = attention(x, x, x, causal = 2)\n  output y\n}\n"
+                     "plan p of m {\n  mesh pp = 1\n  x : [1, S, D]\n  output y = x : [1, S, D]\n}\n",
+                     "t.sp:4:7: error: attention: attribute causal must be 0 or 1");
+    expect_ref_error("dim B = 2\nmodel m {\n  input x : [B, B]\n  y = sum(x, dim = 0, keepdim = 3)\n"
+                     "  output y\n}\nplan p of m {\n  mesh pp = 1\n  x : [B, B]\n"
+                     "  output y = x : [B, B]\n}\n",
+                     "t.sp:4:7: error: sum: attribute keepdim must be 0 or 1");
 }
 
 /* a comparison undecidable at 256 bits is decided at 1024 (the run escalates) */
