@@ -248,6 +248,11 @@ uint64_t shardproof_result_seed(const shardproof_result_t *r);
    of EQUIVALENT, or the end-to-end witness of NOT EQUIVALENT (or why there is none, when the
    verdict became UNKNOWN); lines of text, or NULL when it did not run. */
 const char *shardproof_result_reference(const shardproof_result_t *r);
+/* A NOT EQUIVALENT plan whose lineage was inferred (docs/guide.md "Lineage inference"): the plan
+   statement where its values first leave the model's, found from the reference executor's
+   values (a hint, not part of the proof), and what was found there; NULL (loc untouched) when
+   there is none. */
+const char *shardproof_result_divergence(const shardproof_result_t *r, shardproof_loc_t *loc);
 
 /* The mesh axes with their (real) sizes, and the dims with real and reduced sizes (i out of
    range: NULL).  Both are empty when the input was bad. */

@@ -604,6 +604,17 @@ static shardproof_verdict_t run_inferred(shardproof_t *C, const char *path, cons
     return v;
 }
 
+/* Did the run since dm end in a tensor over --max-elements? */
+static int element_limit(const shardproof_t *C, const sp_diags_mark_t *dm)
+{
+    for (size_t i = dm->n; i < sp_diags_count(C->d); i++) {
+        const sp_diag_t *g = sp_diags_get(C->d, i);
+        if (g->severity == SP_SEV_ERROR && g->msg && strstr(g->msg, "more than the limit"))
+            return 1;
+    }
+    return 0;
+}
+
 /*
  * Two fallbacks, each to the exact setting the faster one approximates (docs/soundness.md):
  * - A run under the mesh cutoff that ends in an error or in a difference the reference executor
@@ -627,7 +638,17 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     for (int i = 0; i < C->ninfer_drop; i++)
         flint_free(C->infer_drop[i]);
     C->ninfer_drop = 0;
+    C->weak_order = 0;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
+    if (v == SHARDPROOF_BAD_INPUT && !C->opt.strict_shapes && element_limit(C, &dm)) {
+        /* at least two elements per shard made a tensor too large: the reduction that lets a
+           shard keep one element, which the report states */
+        sp_diags_restore(C->d, &dm);
+        C->weak_order = 1;
+        v = run_inferred(C, path, text, len, solve, &dm);
+        if (v == SHARDPROOF_BAD_INPUT && element_limit(C, &dm))
+            C->weak_order = 0;
+    }
     if (C->ncutoff > 0 && !C->opt.full_mesh &&
         (v == SHARDPROOF_BAD_INPUT || (v == SHARDPROOF_UNKNOWN && C->unlifted))) {
         char axes[96] = "";

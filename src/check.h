@@ -175,6 +175,8 @@ typedef struct sp_check {
                                 sizes that the reference run at the real sizes does not show:
                                 the real sizes are checked next */
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
+    int weak_order;          /* shards may keep one element: with two a tensor exceeded
+                                --max-elements (src/check.c run_exact, docs/soundness.md) */
     /* plan */
     sp_mesh_t mesh;          /* the checked mesh (cut axes at their checked size) */
     sp_cutoff_t cutoff[SP_MAX_AXES];
@@ -196,6 +198,9 @@ typedef struct sp_check {
     int inferring;           /* this run proposes lineage (opt.infer, or the plan has none) */
     int infer_diverged;      /* and the observing run found the plan's outputs wrong: stages
                                 are solved in order up to the first failure (src/stage.c) */
+    int has_diverge;         /* a wrong plan: the observing run's localization (src/infer.c) */
+    sp_loc_t diverge_loc;    /* the statement where the plan's values first leave the model's */
+    char diverge_note[512];  /* what was found there (report: "first divergence") */
     char **infer_drop;       /* model tensors no proposal may name (src/check.c run_inferred) */
     int ninfer_drop;
     int64_t div_size, div_by; /* the last run's collective failed: a dim of this reduced size

@@ -38,7 +38,10 @@
  */
 
 #define INFER_CANDIDATES 48 /* model positions tried per plan assignment */
-#define INFER_RTOL 1e-9
+#define INFER_RTOL 1e-12
+/* Below this magnitude a value is taken for 0: an exact zero computed through exp or log is an
+   Arb ball around 0 whose midpoint is a tiny number (1e-80 at the observing run's 256 bits). */
+#define INFER_ZERO 1e-60
 
 typedef struct {
     uint64_t key;
@@ -57,7 +60,7 @@ typedef struct {
 /* A value rounded to 36 bits of mantissa, hashed; 0 for no number (never indexed). */
 static uint64_t vkey(double v)
 {
-    if (!isfinite(v) || v == 0)
+    if (!isfinite(v) || fabs(v) < INFER_ZERO)
         return 0;
     int e;
     double m = frexp(v, &e);
@@ -71,7 +74,7 @@ static int close_to(double a, double b)
     if (!isfinite(a) || !isfinite(b))
         return 0;
     double d = fabs(a - b), m = fmax(fabs(a), fabs(b));
-    return d <= INFER_RTOL * m || d <= 1e-300;
+    return d <= INFER_RTOL * m || m < INFER_ZERO;
 }
 
 static void index_add(index_t *X, uint64_t key, uint32_t tensor, int64_t elem)
@@ -131,7 +134,15 @@ typedef struct {
     const sp_ref_obs_t **on; /* [nranks] */
     int64_t order;           /* the least place of an observation in a rank's list */
     int move;                /* the assignment only moves values (moves_only) */
+    int64_t id;              /* its place before sorting */
+    /* what its values are, for localizing a wrong plan: FIT_* */
+    int fit;
+    int fit_pend;            /* FIT_PENDING, FIT_SCALED: the pending axis, or -1 */
+    double scale;            /* FIT_SCALED: the values are scale x the model's */
+    const char *fit_name;    /* the model tensor */
 } group_t;
+
+enum { FIT_NONE = 0, FIT_MATCH, FIT_PENDING, FIT_SCALED };
 
 typedef struct {
     sp_check_t *C;
@@ -191,8 +202,12 @@ typedef struct {
     int axis2[SP_MAX_DIMS]; /* a second (minor) axis of the same dim, or -1 (S@(cp,tp)) */
     int rows;         /* dim 0 is rows [lo, lo + n) of the model's dim 0 */
     int64_t lo, n;
+    int inner;        /* dim 0 is rows [lo, lo + local) of each axis-shard of the model's dim 0
+                         (a micro-batch of a data-parallel shard): localization only, the
+                         language has no relation for it */
     int pend;         /* a pending sum over this axis, or -1 */
     int shapes_only;  /* fit_enum: the local shapes fit, whatever the values */
+    double scale;     /* the plan's values are scale x the model's (0: 1) */
 } fit_t;
 
 static int64_t coord(const sp_mesh_t *m, int64_t r, int a)
@@ -292,6 +307,12 @@ static int fit_holds(const infer_t *F, const group_t *g, const fit_t *f, const s
                 k = k * F->m->size[f->axis2[d]] + coord(F->m, r, f->axis2[d]);
             }
             int64_t ls = full / parts;
+            if (d == 0 && f->inner) {
+                off[d] = k * ls + f->lo;
+                ls = o->sh[0];
+                n *= ls;
+                continue;
+            }
             if (o->sh[d] != ls)
                 return 0;
             off[d] = k * ls + (d == 0 && f->rows ? f->lo : 0);
@@ -305,7 +326,7 @@ static int fit_holds(const infer_t *F, const group_t *g, const fit_t *f, const s
                 pos += (ix + off[d]) * stride;
                 stride *= T->sh[d];
             }
-            if (!close_to(pvalue(F, g, f, r, e), T->v[pos]))
+            if (!close_to(pvalue(F, g, f, r, e), f->scale != 0 ? f->scale * T->v[pos] : T->v[pos]))
                 return 0;
         }
     }
@@ -350,6 +371,14 @@ static int fit_dims(const infer_t *F, const group_t *g, const sp_ref_obs_t *T, i
             if (f->lo >= 0 && f->lo + f->n <= full && fit_dims(F, g, T, r0, g0, l0, f, d + 1))
                 return 1;
             f->rows = 0;
+            /* rows [lo, lo + ls) within each shard of a (a micro-batch of a dp shard) */
+            int64_t shard = full / m->size[a];
+            f->inner = 1;
+            f->lo = off - coord(m, r0, a) * shard;
+            if (full % m->size[a] == 0 && f->lo >= 0 && f->lo + ls <= shard &&
+                fit_dims(F, g, T, r0, g0, l0, f, d + 1))
+                return 1;
+            f->inner = 0;
         }
     }
     /* sharded over two axes, major to minor (sequence parallelism: S@(cp,tp)) */
@@ -562,22 +591,104 @@ static int propose_named(infer_t *F, const group_t *g, int64_t r0)
     return 1;
 }
 
+/*
+ * Look the value of element e0 of rank r0 (summed over axis pend if pend >= 0, divided by
+ * scale) up in the index and fit a layout against each model tensor holding it; keep the best
+ * fit in *best, *bestf, *bests (a model tensor of the plan value's own name first, then a whole
+ * tensor over a row slice, then no pending sum, then the first computed: model_order).
+ */
+static void search(const infer_t *F, const group_t *g, int64_t r0, int64_t e0, const int64_t *l0,
+                   int pend, double scale, int rename, const sp_ref_obs_t **best, fit_t *bestf,
+                   int64_t *bests)
+{
+    const sp_mesh_t *m = F->m;
+    const sp_ref_obs_t *o = g->on[r0];
+    if (pend >= 0 && (m->size[pend] == 1 || coord(m, r0, pend) != 0 || !along(F, g, r0, pend)))
+        return;
+    fit_t f;
+    memset(&f, 0, sizeof f);
+    f.nd = o->nd;
+    f.pend = pend;
+    f.scale = scale;
+    uint64_t key = vkey(pvalue(F, g, &f, r0, e0) / scale);
+    if (key == 0)
+        return;
+    int tried = 0;
+    for (int64_t i = F->X.head[key & F->X.mask]; i >= 0 && tried < INFER_CANDIDATES;
+         i = F->X.e[i].next) {
+        if (F->X.e[i].key != key)
+            continue;
+        tried++;
+        const sp_ref_obs_t *T = &F->model->o[F->X.e[i].tensor];
+        if (T->nd != o->nd || *bests < ((int64_t)1 << 40))
+            continue;
+        int64_t g0[SP_MAX_DIMS];
+        for (int64_t rem = F->X.e[i].elem, d = T->nd - 1; d >= 0; d--) {
+            g0[d] = rem % T->sh[d];
+            rem /= T->sh[d];
+        }
+        if (!fit_dims(F, g, T, r0, g0, l0, &f, 0))
+            continue;
+        int64_t score = (((int64_t)(rename || strcmp(T->name, o->name) != 0) * 8 + f.inner * 4 +
+                          f.rows * 2 + (f.pend >= 0)) << 40) + F->order[F->X.e[i].tensor];
+        if (score < *bests) {
+            *best = T;
+            *bestf = f;
+            *bests = score;
+        }
+    }
+}
+
+/*
+ * A wrong plan's value that matches no model tensor may be one times a constant (a mean over
+ * the wrong count, a missing 1/ep): the scales p/q for p, q <= 8 and their negatives are
+ * tried.  Such a value is never proposed as a relation; it only localizes the difference.
+ */
+static void find_scaled(const infer_t *F, group_t *g, int64_t r0, int64_t e0, const int64_t *l0)
+{
+    for (int q = 1; q <= 8; q++)
+        for (int p = 1; p <= 8; p++)
+            for (int sign = 1; sign >= -1; sign -= 2) {
+                if (n_gcd((ulong)p, (ulong)q) != 1 || (p == q && sign > 0))
+                    continue;
+                double scale = sign * (double)p / q;
+                for (int pend = -1; pend < F->m->naxes; pend++) {
+                    const sp_ref_obs_t *best = NULL;
+                    fit_t bestf;
+                    int64_t bests = INT64_MAX;
+                    search(F, g, r0, e0, l0, pend, scale, 0, &best, &bestf, &bests);
+                    if (best != NULL) {
+                        g->fit = FIT_SCALED;
+                        g->fit_pend = bestf.pend;
+                        g->scale = scale;
+                        g->fit_name = best->name;
+                        return;
+                    }
+                }
+            }
+}
+
 /* Find a relation for one execution of a plan assignment; 1 if one was recorded. */
-static int propose(infer_t *F, const group_t *g)
+static int propose(infer_t *F, group_t *g)
 {
     const sp_mesh_t *m = F->m;
     int64_t r0 = 0;
+    g->fit = FIT_NONE;
+    g->fit_pend = -1;
     while (r0 < F->nranks && g->on[r0] == NULL)
         r0++;
     if (r0 == F->nranks)
         return 0;
     const sp_ref_obs_t *o = g->on[r0];
+    /* a message sent (src/ref observes it to follow values across ranks) is fitted, for
+       localizing a wrong plan, but never proposed: only an assignment can be related */
+    int payload = g->stmt->kind == SP_STMT_EXPR;
     int64_t n = 1;
     for (int d = 0; d < o->nd; d++)
         n *= o->sh[d];
     /* the first element with a value that is no small constant */
     int64_t e0 = 0;
-    while (e0 < n && (!isfinite(o->v[e0]) || o->v[e0] == 0 || fabs(o->v[e0]) == 1))
+    while (e0 < n && (!isfinite(o->v[e0]) || fabs(o->v[e0]) < INFER_ZERO || fabs(o->v[e0]) == 1))
         e0++;
     /* a plan value without such an element (zeros, ones: a mask), or with one value everywhere
        (a constant gradient), fits many positions by chance: only a model tensor of the same
@@ -589,6 +700,10 @@ static int propose(infer_t *F, const group_t *g)
         f.nd = o->nd;
         f.pend = -1;
         if (T == NULL || T->nd != o->nd || all_equal(o->v, n) || !fit_enum(F, g, T, r0, &f, 0))
+            return 0;
+        g->fit = FIT_MATCH;
+        g->fit_name = T->name;
+        if (payload)
             return 0;
         record(F->C, g, T, &f);
         return 1;
@@ -605,49 +720,23 @@ static int propose(infer_t *F, const group_t *g)
     const sp_ref_obs_t *best = NULL;
     fit_t bestf;
     int64_t bests = INT64_MAX;
-    for (int pend = -1; pend < m->naxes && best == NULL; pend++) {
-        if (pend >= 0 && m->size[pend] == 1)
-            continue;
-        fit_t f;
-        memset(&f, 0, sizeof f);
-        f.nd = o->nd;
-        f.pend = pend;
-        if (pend >= 0 && (coord(m, r0, pend) != 0 || !along(F, g, r0, pend)))
-            continue;
-        double v = pvalue(F, g, &f, r0, e0);
-        uint64_t key = vkey(v);
-        if (key == 0)
-            continue;
-        int tried = 0;
-        for (int64_t i = F->X.head[key & F->X.mask]; i >= 0 && tried < INFER_CANDIDATES;
-             i = F->X.e[i].next) {
-            if (F->X.e[i].key != key)
-                continue;
-            tried++;
-            const sp_ref_obs_t *T = &F->model->o[F->X.e[i].tensor];
-            if (T->nd != o->nd || bests < ((int64_t)1 << 40))
-                continue;
-            int64_t g0[SP_MAX_DIMS];
-            for (int64_t rem = F->X.e[i].elem, d = T->nd - 1; d >= 0; d--) {
-                g0[d] = rem % T->sh[d];
-                rem /= T->sh[d];
-            }
-            if (!fit_dims(F, g, T, r0, g0, l0, &f, 0))
-                continue;
-            /* the best fit: a model tensor of the plan value's own name, then a whole tensor
-               over a row slice, then no pending sum, then the first computed (model_order) */
-            int64_t score =
-                (((int64_t)(rename || strcmp(T->name, g->on[r0]->name) != 0) * 4 + f.rows * 2 +
-                  (f.pend >= 0)) << 40) + F->order[F->X.e[i].tensor];
-            if (score < bests) {
-                best = T;
-                bestf = f;
-                bests = score;
-            }
-        }
+    for (int pend = -1; pend < m->naxes && best == NULL; pend++)
+        search(F, g, r0, e0, l0, pend, 1, rename, &best, &bestf, &bests);
+    if (best != NULL) {
+        g->fit = bestf.pend >= 0 ? FIT_PENDING : FIT_MATCH;
+        g->fit_pend = bestf.pend;
+        g->fit_name = best->name;
+    } else if (F->diverged) {
+        find_scaled(F, g, r0, e0, l0);
     }
+    if (F->debug && best == NULL)
+        fprintf(stderr, "infer: line %u occ %d value %.17g (element %lld) matches no model tensor%s%s\n",
+                g->stmt->loc.line, g->occ, o->v[e0], (long long)e0,
+                g->fit == FIT_SCALED ? ", scaled: " : "", g->fit == FIT_SCALED ? g->fit_name : "");
     /* a wrong plan: a value that fits only a pending sum or rows of the model tensor of its own
        name, where the name says the whole (a missing all-reduce), goes by its name */
+    if (payload || (best != NULL && bestf.inner))
+        return 0;
     if (F->diverged && (best == NULL || (strcmp(best->name, o->name) == 0 &&
                                          (bestf.pend >= 0 || bestf.rows)))) {
         if (propose_named(F, g, r0))
@@ -752,10 +841,280 @@ static void drop_partial_rows(sp_check_t *C, const sp_ref_obs_list_t *M)
     flint_free(iv);
 }
 
+/* Is the statement's value a collective's result (a reduction of pending sums)? */
+static int is_collective(const sp_ast_stmt_t *s)
+{
+    static const char *const coll[] = {"all_reduce", "reduce_scatter", "reduce"};
+    const sp_ast_expr_t *e = s->value;
+    for (size_t i = 0; e && e->kind == SP_AST_CALL && i < sizeof coll / sizeof coll[0]; i++)
+        if (strcmp(e->name, coll[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * Are the values of o all values of model tensors (somewhere, whatever the layout), a few of
+ * them telling (not 0 or +-1)?  Such a value assembles model values in a shape the model does
+ * not have (the query and key gradients of a fused RoPE backward, concatenated): what goes
+ * wrong is what is made of it.
+ */
+static int known_values(const infer_t *F, const sp_ref_obs_t *o)
+{
+    int64_t n = 1, telling = 0;
+    for (int d = 0; d < o->nd; d++)
+        n *= o->sh[d];
+    for (int64_t e = 0; e < n && e < 4096; e++) {
+        double v = o->v[e];
+        if (!isfinite(v))
+            return 0;
+        uint64_t key = vkey(v);
+        if (key == 0 || fabs(v) == 1)
+            continue;
+        int found = 0;
+        for (int64_t i = F->X.head[key & F->X.mask]; i >= 0 && !found; i = F->X.e[i].next)
+            found = F->X.e[i].key == key && close_to(v, F->model->o[F->X.e[i].tensor].v[F->X.e[i].elem]);
+        if (!found)
+            return 0;
+        telling++;
+    }
+    return telling > 0;
+}
+
+static int is_concat(const group_t *g)
+{
+    const sp_ast_expr_t *e = g->stmt->value;
+    return e && e->kind == SP_AST_CALL && (strcmp(e->name, "concat") == 0 || strcmp(e->name, "cat") == 0 ||
+                                           strcmp(e->name, "stack") == 0);
+}
+
+/* Does the statement only rename, rearrange or concatenate values? */
+static int assembles(const group_t *g)
+{
+    const sp_ast_expr_t *e = g->stmt->value;
+    return g->move || (e && e->kind != SP_AST_CALL && moves_only(e)) || is_concat(g);
+}
+
+static const char *obs_name(const group_t *g)
+{
+    for (int64_t r = 0;; r++)
+        if (g->on[r])
+            return g->on[r]->name;
+}
+
+/* "'x[1]'", or "the message sent" for a send's value */
+static void describe(const group_t *g, char *buf, size_t len)
+{
+    if (g->stmt->kind == SP_STMT_EXPR)
+        snprintf(buf, len, "the message sent");
+    else
+        snprintf(buf, len, "'%s'", obs_name(g));
+}
+
+/*
+ * A wrong plan (the observing run found its outputs different): where do its values leave the
+ * model's?  On each rank, a value *reaches* the model if it matches a model tensor, or a value
+ * computed from it (or a message sent from it) does.  The first value in execution order that
+ * matches none and reaches none is where the plan goes wrong: every operand of it matches or
+ * feeds a match (it is the first), and nothing computed from it ever agrees with the model
+ * again.  Refinements: a value equal to a constant times a model tensor is named first (a
+ * scale is the usual bug); a value computed from an operand that is still a pending sum, by
+ * anything but a reduction, names the operand's statement (a missing all-reduce).  The numbers
+ * are the observing run's: this is a hint in the report, never part of a verdict.
+ */
+typedef struct {
+    int64_t clock, id;
+} ck_t;
+
+static int ck_cmp(const void *a, const void *b)
+{
+    const ck_t *x = a, *y = b;
+    if (x->clock != y->clock)
+        return x->clock < y->clock ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_result_t *res,
+                     int64_t *const *gof)
+{
+    sp_check_t *C = F->C;
+    int64_t *pos = flint_malloc((size_t)(ng + 1) * sizeof(int64_t));
+    for (int64_t j = 0; j < ng; j++)
+        pos[G[j].id] = j;
+    /* every observation of every rank in the order of the logical clocks: a value comes after
+       everything it depends on, across messages */
+    int64_t total = 0;
+    for (int64_t r = 0; r < F->nranks; r++)
+        total += (int64_t)res->obs_rank[r].n;
+    ck_t *ord = flint_malloc((size_t)(total + 1) * sizeof(ck_t));
+    uint8_t **reach = flint_malloc((size_t)F->nranks * sizeof(uint8_t *));
+    int64_t k = 0;
+    for (int64_t r = 0; r < F->nranks; r++) {
+        const sp_ref_obs_list_t *L = &res->obs_rank[r];
+        reach[r] = flint_calloc(L->n + 1, 1);
+        for (size_t i = 0; i < L->n; i++)
+            ord[k++] = (ck_t){L->o[i].clock, SP_REF_OBS_ID(r, i)};
+    }
+    qsort(ord, (size_t)total, sizeof(ck_t), ck_cmp);
+#define OBS(id) (&res->obs_rank[SP_REF_OBS_RANK(id)].o[SP_REF_OBS_IDX(id)])
+#define GRP(id) (&G[pos[gof[SP_REF_OBS_RANK(id)][SP_REF_OBS_IDX(id)]]])
+#define REACH(id) (reach[SP_REF_OBS_RANK(id)][SP_REF_OBS_IDX(id)])
+    for (int64_t j = total - 1; j >= 0; j--) {
+        int64_t id = ord[j].id;
+        const sp_ref_obs_t *o = OBS(id);
+        int f = GRP(id)->fit;
+        if (f == FIT_MATCH || f == FIT_PENDING || o->used)
+            REACH(id) = 1;
+        if (REACH(id))
+            for (int q = 0; q < o->nin; q++)
+                REACH(o->in[q]) = 1;
+    }
+    /* the first value that reaches no match; a scaled copy first; a move (a slice, a view) of
+       inputs only (the model's inputs are not indexed) is passed over, and so is a value made
+       of model values in a shape the model does not have (known_values) */
+    int64_t at = -1;
+    for (int64_t j = 0; j < total; j++) {
+        int64_t id = ord[j].id;
+        if (REACH(id))
+            continue;
+        int innocent = GRP(id)->move && OBS(id)->nin == 0; /* of inputs only: never indexed */
+        if (innocent || (!GRP(id)->move && known_values(F, OBS(id))))
+            continue;
+        if (at < 0)
+            at = id;
+        if (GRP(id)->fit == FIT_SCALED) {
+            at = id;
+            break;
+        }
+    }
+    /* nothing goes wrong before the outputs: a pending sum output as a whole value */
+    unsigned out_line = 0;
+    for (int64_t j = 0; at < 0 && j < total; j++)
+        if (GRP(ord[j].id)->fit == FIT_PENDING && OBS(ord[j].id)->out_line > 0) {
+            at = ord[j].id;
+            out_line = OBS(at)->out_line;
+        }
+    const group_t *best = at >= 0 ? GRP(at) : NULL, *user = NULL, *moved = NULL;
+    int64_t best_r = at >= 0 ? SP_REF_OBS_RANK(at) : 0;
+    /* an operand still pending a sum (or a move of one), used by anything but a reduction */
+    for (int q = 0; best && out_line == 0 && best->fit != FIT_SCALED && q < OBS(at)->nin &&
+                    !is_collective(best->stmt); q++) {
+        int64_t src = OBS(at)->in[q];
+        for (int depth = 0; depth < 8 && GRP(src)->fit != FIT_PENDING && GRP(src)->move &&
+                            OBS(src)->nin == 1; depth++)
+            src = OBS(src)->in[0];
+        if (GRP(src)->fit != FIT_PENDING)
+            continue;
+        /* the reduction is missing where the pending value was last assembled whole from its
+           micro-batches (a concatenation), else last renamed (`g = gp`), walking back along
+           pending operands: a plan writes its all-reduce there */
+        int64_t renamed = -1, joined = -1;
+        for (int64_t p = src, depth = 0; depth < 12 && p >= 0 && joined < 0; depth++) {
+            if (is_concat(GRP(p)))
+                joined = p;
+            else if (assembles(GRP(p)) && renamed < 0)
+                renamed = p;
+            int64_t next = -1;
+            for (int t = 0; t < OBS(p)->nin && next < 0; t++)
+                if (GRP(OBS(p)->in[t])->fit == FIT_PENDING)
+                    next = OBS(p)->in[t];
+            p = next;
+        }
+        src = joined >= 0 ? joined : renamed >= 0 ? renamed : src;
+        if (assembles(best)) {
+            /* the value itself only takes part of the pending sum: the reduction (a
+               reduce-scatter) belonged here */
+            moved = GRP(src);
+            break;
+        }
+        user = best;
+        best = GRP(src);
+        break;
+    }
+    /* the micro-batch pieces of a value are assembled later: say where */
+    const group_t *into = NULL;
+    for (int64_t j = 0; at >= 0 && user == NULL && j < total && into == NULL; j++) {
+        const sp_ref_obs_t *o = OBS(ord[j].id);
+        const sp_ast_expr_t *e = GRP(ord[j].id)->stmt->value;
+        if (e == NULL || e->kind != SP_AST_CALL || strcmp(e->name, "concat") != 0)
+            continue;
+        for (int q = 0; q < o->nin && into == NULL; q++)
+            if (o->in[q] == at)
+                into = GRP(ord[j].id);
+    }
+#undef OBS
+#undef GRP
+#undef REACH
+    for (int64_t r = 0; r < F->nranks; r++)
+        flint_free(reach[r]);
+    flint_free(reach);
+    flint_free(ord);
+    flint_free(pos);
+    if (best == NULL)
+        return;
+    char rs[128];
+    sp_mesh_rank_str(F->m, best_r, rs, sizeof rs);
+    C->has_diverge = 1;
+    C->diverge_loc = best->stmt->loc;
+    char asm_[200] = "";
+    if (into != NULL)
+        snprintf(asm_, sizeof asm_, " (assembled into '%s' at line %u)", obs_name(into),
+                 into->stmt->loc.line);
+    if (best->fit == FIT_SCALED) {
+        char sc[32];
+        double a = fabs(best->scale);
+        int p = 1, q = 1;
+        for (q = 1; q <= 8; q++)
+            if (fabs(a * q - round(a * q)) < 1e-9) {
+                p = (int)round(a * q);
+                break;
+            }
+        if (q > 1)
+            snprintf(sc, sizeof sc, "%s%d/%d", best->scale < 0 ? "-" : "", p, q);
+        else
+            snprintf(sc, sizeof sc, "%s%d", best->scale < 0 ? "-" : "", p);
+        snprintf(C->diverge_note, sizeof C->diverge_note,
+                 "'%s'%s is %s times the model's '%s'%s%s%s on rank %s: a scale factor (every value "
+                 "it is computed from matches the model or feeds a value that does)",
+                 obs_name(best), asm_, sc, best->fit_name, best->fit_pend >= 0 ? " (a pending sum over " : "",
+                 best->fit_pend >= 0 ? F->m->name[best->fit_pend] : "", best->fit_pend >= 0 ? ")" : "",
+                 rs);
+    } else if (out_line > 0) {
+        snprintf(C->diverge_note, sizeof C->diverge_note,
+                 "'%s' holds a pending sum over %s of the model's '%s' (not reduced), and the output "
+                 "at line %u declares it whole, on rank %s: a missing reduction?", obs_name(best),
+                 F->m->name[best->fit_pend], best->fit_name, out_line, rs);
+    } else if (user != NULL) {
+        char un[160];
+        describe(user, un, sizeof un);
+        snprintf(C->diverge_note, sizeof C->diverge_note,
+                 "'%s' holds a pending sum over %s of the model's '%s' (not reduced), and %s "
+                 "(line %u), computed from it, matches no model tensor on rank %s: a missing "
+                 "reduction?", obs_name(best), F->m->name[best->fit_pend], best->fit_name, un,
+                 user->stmt->loc.line, rs);
+    } else {
+        char bn[160];
+        describe(best, bn, sizeof bn);
+        if (moved != NULL)
+            snprintf(C->diverge_note, sizeof C->diverge_note,
+                     "%s%s takes part of '%s' (line %u), a pending sum over %s of the model's '%s', "
+                     "without reducing it, and matches no model tensor on rank %s: a missing "
+                     "reduction?", bn, asm_, obs_name(moved), moved->stmt->loc.line,
+                     F->m->name[moved->fit_pend], moved->fit_name, rs);
+        else
+            snprintf(C->diverge_note, sizeof C->diverge_note,
+                     "%s%s matches no model tensor on rank %s, nor does any value computed from "
+                     "it, while every value it is computed from matches the model or feeds a "
+                     "value that does", bn, asm_, rs);
+    }
+    if (F->debug)
+        fprintf(stderr, "infer: first divergence line %u: %s\n", best->stmt->loc.line, C->diverge_note);
+}
+
 void sp_infer_propose(sp_check_t *C)
 {
     C->infer_note[0] = '\0';
     C->infer_diverged = 0;
+    C->has_diverge = 0;
     if (C->plan == NULL || C->model == NULL)
         return;
     sp_ref_result_t res;
@@ -776,6 +1135,8 @@ void sp_infer_propose(sp_check_t *C)
     F.nranks = C->mesh.nranks;
     F.order = model_order(&res.obs_model, &F.nslot, &F.nmask);
     F.diverged = C->infer_diverged = res.verdict == SP_REF_DIFFER;
+    if (getenv("SP_INFER_DEBUG"))
+        fprintf(stderr, "infer: observing run verdict %d\n", (int)res.verdict);
     F.debug = getenv("SP_INFER_DEBUG") != NULL;
     for (size_t t = 0; t < res.obs_model.n; t++) {
         const sp_ref_obs_t *T = &res.obs_model.o[t];
@@ -802,8 +1163,10 @@ void sp_infer_propose(sp_check_t *C)
     int64_t *slot = flint_malloc(hm * sizeof(int64_t)); /* (stmt, occ) -> group, or -1 */
     for (uint64_t i = 0; i < hm; i++)
         slot[i] = -1;
+    int64_t **gof = flint_malloc((size_t)F.nranks * sizeof(int64_t *)); /* observation -> group */
     for (int64_t r = 0; r < F.nranks; r++) {
         const sp_ref_obs_list_t *L = &res.obs_rank[r];
+        gof[r] = flint_malloc((L->n + 1) * sizeof(int64_t));
         for (size_t i = 0; i < L->n; i++) {
             const sp_ref_obs_t *o = &L->o[i];
             uint64_t h = sp_mix64((uint64_t)(uintptr_t)o->stmt ^ ((uint64_t)o->occ << 40)) & (hm - 1);
@@ -818,6 +1181,7 @@ void sp_infer_propose(sp_check_t *C)
                 }
                 G[ng].stmt = o->stmt;
                 G[ng].occ = o->occ;
+                G[ng].id = ng;
                 G[ng].order = (int64_t)i;
                 G[ng].move = o->stmt->value && o->stmt->value->kind == SP_AST_CALL &&
                              moves_only(o->stmt->value);
@@ -825,6 +1189,7 @@ void sp_infer_propose(sp_check_t *C)
                 ng++;
             }
             G[j].on[r] = o;
+            gof[r][i] = j;
             if ((int64_t)i < G[j].order)
                 G[j].order = (int64_t)i;
         }
@@ -835,6 +1200,11 @@ void sp_infer_propose(sp_check_t *C)
     int found = 0;
     for (int64_t j = 0; j < ng; j++)
         found += propose(&F, &G[j]);
+    if (F.diverged)
+        localize(&F, G, ng, &res, gof);
+    for (int64_t r = 0; r < F.nranks; r++)
+        flint_free(gof[r]);
+    flint_free(gof);
     withdrawn(C);
     keep_first_statement(C);
     drop_partial_rows(C, &res.obs_model);

@@ -17,11 +17,12 @@
  * far; a repair loop then grows or pins dims until the whole program is admissible.
  * admissible() checks every size the program writes (derived and expression sizes included):
  * a sharded size splits the same way at both sizes, a division that is whole at the real sizes
- * is whole at the reduced ones, and an `if` on sizes takes the same branch; with
- * --strict-shapes also that every size keeps its order relative to 0, 1 and the integer
- * literals of integer positions (at least two elements per shard, a top-k k, slice bounds,
- * chunk counts), and that sizes of different real values, mesh sizes and the constants of
- * tensor expressions stay apart.  docs/soundness.md ("Shape reduction") states the claim.
+ * is whole at the reduced ones, an `if` on sizes takes the same branch, every size keeps its
+ * order relative to 0 and 1 (at least two elements per shard), and sizes used as values of
+ * tensor expressions stay apart from each other and from mesh sizes; with --strict-shapes also
+ * the order relative to the integer literals of integer positions (a top-k k, slice bounds,
+ * chunk counts) and that sizes of different real values and the constants of tensor
+ * expressions stay apart.  docs/soundness.md ("Shape reduction") states the claim.
  * --dims NAME=V sets a size directly (it must be admissible); --shapes N takes the k-th
  * admissible candidate of every dim for k = 0..N-1.
  */
@@ -323,6 +324,8 @@ typedef struct {
     sp_ast_binop_t op;
     int ordered;            /* a loop bound, or compared with a loop variable or a rank
                                coordinate: keeps its order relative to mesh sizes too */
+    int scalar;             /* a size used as a value in a tensor expression (`x * (H/4)`,
+                               `/ (B*S)`): kept apart from other such sizes and mesh sizes */
     int64_t fix;
     int64_t n;              /* > 0: the shard size of e over a group of n ranks */
     int64_t nr;             /* with n: the group's size at the checked sizes (a cut mesh axis) */
@@ -352,6 +355,7 @@ static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, 
     x->e2 = NULL;
     x->op = SP_BIN_EQ;
     x->ordered = 0;
+    x->scalar = 0;
     x->fix = fix;
     x->n = n;
     x->nr = n;
@@ -548,6 +552,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
     int r = ival(C, mesh, e, 0, &v);
     if (r != 0 && has_name(e)) {
         sv_push(V, e, 0, 0, 0);
+        V->v[V->len - 1].scalar = lit == 2;
         /* its closed subexpressions are sizes too (B/dp inside mb*(B/dp)) */
         if (e->kind == SP_AST_BINOP) {
             collect_expr(C, mesh, e->a, 0, V);
@@ -789,10 +794,16 @@ typedef struct {
 } svv_t;
 
 /* A literal fixed point: 0, 1 or an integer literal of an integer position. */
-static int lit_fixed(const svals_t *V, int idx)
+static int is_scalar(const svals_t *V, int idx)
 {
-    return idx < 0 || (V->v[idx].e == NULL && V->v[idx].avoid == 0);
+    return idx >= 0 && V->v[idx].scalar;
 }
+
+static int is_mesh(const svals_t *V, int idx)
+{
+    return idx >= 0 && V->v[idx].e == NULL && V->v[idx].avoid == 2;
+}
+
 
 static int cmp_holds(sp_ast_binop_t op, int64_t a, int64_t b)
 {
@@ -841,6 +852,11 @@ static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t 
 {
     svv_t *w = flint_malloc((size_t)(V->len + 2) * sizeof(svv_t));
     int n = 0, ok = 1, strict = C->opt.strict_shapes;
+    /* always: sharding, divisibility, branches, the order of every size relative to 0 and 1,
+       literals and sizes used as values kept apart; with --strict-shapes also the order
+       relative to every literal and mesh size, the constants of tensor expressions and
+       distinct sizes */
+
     for (int i = 0; i < V->len && ok; i++) {
         int64_t R, r;
         if (V->v[i].avoid == 1 || (have && !sv_ready(C, &V->v[i], have)))
@@ -915,15 +931,14 @@ static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t 
             ok = 0;
         }
     }
-    /* without --strict-shapes: the sharding, divisibility and branch conditions above only
-       (docs/soundness.md says what that leaves unchecked) */
-    if (!strict) {
-        flint_free(w);
-        return ok;
-    }
-    /* fixed points: every size keeps its order relative to them (equal stays equal) */
+    /* fixed points: every size keeps its order relative to them (equal stays equal); by
+       default only 0 and 1 (a shard of two elements or more keeps two), with --strict-shapes
+       every literal of an integer position and every mesh size (docs/soundness.md says what
+       the default leaves unchecked) */
     for (int f = 0; f < n && ok; f++) {
-        if (w[f].idx >= 0 && V->v[w[f].idx].e != NULL)
+        if (w[f].idx >= 0 && (V->v[w[f].idx].e != NULL || !strict))
+            continue;
+        if (!strict && C->weak_order)
             continue;
         int64_t c = w[f].real;
         int mesh_only = w[f].idx >= 0 && V->v[w[f].idx].avoid == 2;
@@ -955,18 +970,25 @@ static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t 
             w[k].red = t;
         }
         qsort(w, (size_t)n, sizeof(svv_t), svv_cmp);
-        /* without --strict-shapes only literals are kept apart from sizes; with it every
-           size, mesh size and literal */
+        /* without --strict-shapes only sizes used as values are kept apart (below); with it
+           every size, mesh size and literal */
         for (int k = 0; k + 1 < n && ok; k++) {
             if (w[k].real != w[k + 1].real || w[k].red == w[k + 1].red)
                 continue;
             if (!strict) {
-                int fixed = 0;
-                for (int j = k; j >= 0 && w[j].real == w[k].real; j--)
-                    fixed |= lit_fixed(V, w[j].idx);
-                for (int j = k + 1; j < n && w[j].real == w[k].real; j++)
-                    fixed |= lit_fixed(V, w[j].idx);
-                if (!fixed)
+                /* by default: sizes used as values (with each other and with mesh sizes) are
+                   kept apart: the entries of reduced value w[k].real up to k and from k + 1 on
+                   have different real values */
+                int sl = 0, ml = 0, sr = 0, mr = 0;
+                for (int j = k; j >= 0 && w[j].real == w[k].real; j--) {
+                    sl |= is_scalar(V, w[j].idx);
+                    ml |= is_mesh(V, w[j].idx);
+                }
+                for (int j = k + 1; j < n && w[j].real == w[k].real; j++) {
+                    sr |= is_scalar(V, w[j].idx);
+                    mr |= is_mesh(V, w[j].idx);
+                }
+                if (!(sl && (sr || mr)) && !(ml && sr))
                     continue;
             }
             /* same reduced value w[k].real, real values w[k].red < w[k + 1].red */

@@ -91,6 +91,10 @@ static void header(const sp_check_t *C, FILE *out)
     fprintf(out, ")\n");
     if (C->resize_note[0])
         fprintf(out, "reduced dims: none; %s\n", C->resize_note);
+    if (C->weak_order)
+        fprintf(out, "reduced dims: a shard may keep one element (with two, a tensor exceeds "
+                     "--max-elements %lld), so a local reduction over such a shard is not checked; "
+                     "a larger --max-elements checks it\n", (long long)C->opt.max_elements);
     fprintf(out, "seed: %llu\n", (unsigned long long)C->opt.seed);
     if (C->inferring) {
         int n = 0;
@@ -188,6 +192,13 @@ static void text_report(const sp_check_t *C, FILE *out)
             fprintf(out, "  there: %s\n", bad->cex_values ? bad->cex_values : "?");
         } else {
             fprintf(out, "  reason: %s\n", bad->reason ? bad->reason : sp_why_name(bad->why));
+        }
+        if (C->has_diverge) {
+            char dl[512];
+            loc_str(C, C->diverge_loc, dl, sizeof dl);
+            fprintf(out, "  first divergence: %s\n    %s\n    (from the reference executor's values at "
+                         "the checked sizes, where no lineage is written: a hint, not a proof)\n",
+                    dl, C->diverge_note);
         }
         int more = c[SP_STAGE_FAILED] - (bad->status == SP_STAGE_FAILED);
         if (more > 0)
@@ -353,6 +364,10 @@ static void json_report(res_t *r, FILE *out)
     put(o, "seed", jseed(shardproof_result_seed(r)));
     if (shardproof_result_reference(r))
         put(o, "reference", jstr(shardproof_result_reference(r)));
+    shardproof_loc_t dl;
+    const char *dv = shardproof_result_divergence(r, &dl);
+    if (dv)
+        put(o, "first_divergence", json_pack("{s:o, s:s}", "location", jloc(&dl), "note", dv));
     json_t *mesh = json_object();
     for (int i = 0; i < shardproof_result_axis_count(r); i++)
         put(mesh, shardproof_result_axis(r, i)->name,

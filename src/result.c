@@ -17,6 +17,8 @@ struct shardproof_result {
     shardproof_verdict_t verdict;
     const char *file, *plan, *model;
     const char *reference;
+    const char *divergence;       /* a wrong plan without lineage: the first divergence */
+    shardproof_loc_t divergence_loc;
     uint64_t seed;
     int naxes, ndims, nstages, ndiags, ncutoff;
     shardproof_coord_t *axes;
@@ -276,6 +278,11 @@ shardproof_result_t *shardproof_result_new(const shardproof_t *C)
     r->seed = C->opt.seed;
     if (C->xref)
         r->reference = keep(r, C->xref);
+    if (C->has_diverge && C->verdict == SHARDPROOF_NOT_EQUIVALENT) {
+        r->divergence = keep(r, C->diverge_note);
+        r->divergence_loc = loc_of(r, C, C->diverge_loc.file, C->diverge_loc.line,
+                                   C->diverge_loc.col);
+    }
     if (C->plan)
         r->plan = keep(r, C->plan->name.str);
     else if (C->opt.plan)
@@ -347,6 +354,13 @@ const char *shardproof_result_plan(const shardproof_result_t *r) { return r->pla
 const char *shardproof_result_model(const shardproof_result_t *r) { return r->model; }
 uint64_t shardproof_result_seed(const shardproof_result_t *r) { return r->seed; }
 const char *shardproof_result_reference(const shardproof_result_t *r) { return r->reference; }
+
+const char *shardproof_result_divergence(const shardproof_result_t *r, shardproof_loc_t *loc)
+{
+    if (loc != NULL && r->divergence != NULL)
+        *loc = r->divergence_loc;
+    return r->divergence;
+}
 int shardproof_result_axis_count(const shardproof_result_t *r) { return r->naxes; }
 int shardproof_result_dim_count(const shardproof_result_t *r) { return r->ndims; }
 int shardproof_result_cutoff_count(const shardproof_result_t *r) { return r->ncutoff; }

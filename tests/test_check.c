@@ -48,7 +48,7 @@ static void test_check_mlp_equivalent(void **state)
     char *r = report("docs/examples/mlp.sp", 1, SHARDPROOF_FORMAT_TEXT, &v);
     assert_int_equal(v, SHARDPROOF_EQUIVALENT);
     assert_non_null(strstr(r, "\nEQUIVALENT\n"));
-    assert_non_null(strstr(r, "reduced dims: B=2 H=3 F=4"));
+    assert_non_null(strstr(r, "reduced dims: B=4 H=2 F=6"));
     free(r);
 }
 
@@ -148,7 +148,7 @@ static void test_check_inferred_lineage(void **state)
             /* y ~ y : [B@dp, H], lp ~ loss partial(sum@dp), loss ~ loss, gw ~ grad.w */
             assert_int_equal(inferred, 4);
             assert_string_equal(shardproof_result_stage(r, 0)->model_tensor, "y");
-            assert_string_equal(shardproof_result_stage(r, 0)->layout, "[2@dp, 3]");
+            assert_string_equal(shardproof_result_stage(r, 0)->layout, "[4@dp, 2]");
             assert_string_equal(shardproof_result_stage(r, 1)->layout, "[] partial(sum@dp)");
         } else {
             assert_int_equal(inferred, 0);
@@ -168,6 +168,39 @@ static void test_check_inferred_lineage(void **state)
             f = shardproof_result_stage(r, i);
     assert_non_null(f);
     assert_int_equal(f->plan_loc.line, 22);
+    /* the first divergence: gw is the pending sum, output whole (the all-reduce is missing) */
+    shardproof_loc_t dl;
+    const char *note = shardproof_result_divergence(r, &dl);
+    assert_non_null(note);
+    assert_int_equal(dl.line, 22);
+    assert_non_null(strstr(note, "'gw' holds a pending sum over dp of the model's 'grad.w'"));
+    shardproof_result_free(r);
+    shardproof_free(c);
+    flint_free(text);
+    /* a scale: this rank's share of the mean divided by B+H, not B*H (4/3 x the model's at B=4, H=2) */
+    text = slurp("docs/examples/first.sp", &len);
+    char *at = strstr(text, "lp = sum(y) / (B*H)");
+    assert_non_null(at);
+    memcpy(at, "lp = sum(y) / (B+H)", 19);
+    unsigned line = 1;
+    for (const char *p = text; p < at; p++)
+        line += *p == '\n';
+    c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "scaled.sp", text, len), SHARDPROOF_NOT_EQUIVALENT);
+    r = shardproof_result_new(c);
+    note = shardproof_result_divergence(r, &dl);
+    assert_non_null(note);
+    assert_int_equal(dl.line, line);
+    assert_non_null(strstr(note, "'lp' is 4/3 times the model's 'loss' (a pending sum over dp)"));
+    shardproof_result_free(r);
+    shardproof_free(c);
+    flint_free(text);
+    /* an annotated or correct plan has none */
+    text = slurp("docs/examples/first.sp", &len);
+    c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "first.sp", text, len), SHARDPROOF_EQUIVALENT);
+    r = shardproof_result_new(c);
+    assert_null(shardproof_result_divergence(r, &dl));
     shardproof_result_free(r);
     shardproof_free(c);
     flint_free(text);
@@ -264,7 +297,7 @@ static void test_check_result_as_data(void **state)
     assert_string_equal(s->assign[0].name, "y.part0@3[0,0]");
     assert_string_equal(s->assign[0].value, "-2");
     assert_string_equal(s->plan_at, "-2");
-    assert_string_equal(s->model_at, "2");
+    assert_string_equal(s->model_at, "0");
     assert_true(s->exact);
     assert_null(s->reason);
     assert_int_equal(shardproof_result_stage(r, 0)->status, SHARDPROOF_STAGE_PROVED);

@@ -915,6 +915,66 @@ static void test_ref_corpus(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* opts.observe: each plan value with its operands, across a message, and logical clocks */
+static void test_ref_observe_dataflow(void **state)
+{
+    (void)state;
+    const char *text = "dim B = 2, H = 2\n"
+                       "model m {\n"
+                       "  input x : [B, H]\n"
+                       "  y = x * 2\n"
+                       "  z = y + 1\n"
+                       "  output z\n"
+                       "}\n"
+                       "plan p of m {\n"
+                       "  mesh pp = 2\n"
+                       "  x : [B, H]\n"
+                       "  on pp = 0 {\n"
+                       "    a = x * 2\n"
+                       "    send(a, pp = 1)\n"
+                       "  }\n"
+                       "  on pp = 1 {\n"
+                       "    b = recv(pp = 0)\n"
+                       "    c = b + 1\n"
+                       "    output z = c : [B, H]\n"
+                       "  }\n"
+                       "}\n";
+    sp_diags_t d;
+    sp_diags_init(d);
+    sp_ref_opts_t o;
+    sp_ref_opts_default(&o);
+    o.observe = 1;
+    sp_ref_result_t r;
+    run(text, &o, &r, d);
+    assert_int_equal(r.verdict, SP_REF_AGREE);
+    assert_int_equal(r.nobs_rank, 2);
+    const sp_ref_obs_list_t *L0 = &r.obs_rank[0], *L1 = &r.obs_rank[1];
+    /* rank 0: a (from the input only), then the message, read from a */
+    assert_int_equal(L0->n, 2);
+    assert_string_equal(L0->o[0].name, "a");
+    assert_int_equal(L0->o[0].nin, 0);
+    assert_string_equal(L0->o[1].name, "send@13");
+    assert_int_equal(L0->o[1].nin, 1);
+    assert_true(L0->o[1].in[0] == SP_REF_OBS_ID(0, 0));
+    assert_true(L0->o[1].clock > L0->o[0].clock);
+    /* rank 1: b names the message on rank 0; c reads b and is output directly */
+    assert_int_equal(L1->n, 2);
+    assert_string_equal(L1->o[0].name, "b");
+    assert_int_equal(L1->o[0].nin, 1);
+    assert_true(L1->o[0].in[0] == SP_REF_OBS_ID(0, 1));
+    assert_true(L1->o[0].clock > L0->o[1].clock);
+    assert_int_equal(L1->o[1].nin, 1);
+    assert_true(L1->o[1].in[0] == SP_REF_OBS_ID(1, 0));
+    assert_int_equal(L1->o[1].out_line, 18);
+    assert_int_equal(L1->o[0].out_line, 0);
+    for (int i = 0; i < 4; i++) { /* doubles of the exact values: c = b + 1 to rounding */
+        double e = L1->o[1].v[i] - (L1->o[0].v[i] + 1);
+        assert_true(e < 1e-12 && e > -1e-12);
+    }
+    sp_ref_result_clear(&r);
+    sp_diags_clear(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -943,6 +1003,7 @@ int main(void)
         cmocka_unit_test(test_ref_inputs_roundtrip),
         cmocka_unit_test(test_ref_deterministic),
         cmocka_unit_test(test_ref_corpus),
+        cmocka_unit_test(test_ref_observe_dataflow),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     flint_cleanup_master();

@@ -58,7 +58,18 @@ typedef struct {
     int nd;
     int64_t sh[8];
     double *v;                 /* row-major */
+    int64_t *in;               /* plan: the observations it read (its operands, a message's
+                                  sender included), as SP_REF_OBS_ID(rank, index) */
+    int nin;
+    int used;                  /* plan: read by a statement that is no assignment (a send) */
+    unsigned out_line;         /* plan: the line of the first output statement that read it */
+    int64_t clock;             /* plan: the rank's logical clock (messages and collectives
+                                  carry it), larger than the clock of anything it depends on */
 } sp_ref_obs_t;
+
+#define SP_REF_OBS_ID(rank, idx) (((int64_t)(rank) << 32) | (int64_t)(idx))
+#define SP_REF_OBS_RANK(id) ((id) >> 32)
+#define SP_REF_OBS_IDX(id) ((id) & 0xffffffff)
 
 typedef struct {
     sp_ref_obs_t *o;

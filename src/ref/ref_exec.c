@@ -136,6 +136,7 @@ int renv_set_take(renv_t *e, const char *key, rten_t *t)
     if (b == NULL)
         return -1;
     b->isint = 0;
+    b->obs1 = 0;
     b->t = *t;
     rt_init(t);
     return 0;
@@ -223,6 +224,7 @@ void rx_clear(rexec_t *X)
     free(X->seqmask);
     sp_ref_obs_list_clear(&X->obs);
     free(X->occ_s);
+    free(X->reads);
     free(X->occ_n);
 }
 
@@ -231,6 +233,7 @@ void sp_ref_obs_list_clear(sp_ref_obs_list_t *l)
     for (size_t i = 0; i < l->n; i++) {
         free(l->o[i].name);
         free(l->o[i].v);
+        free(l->o[i].in);
     }
     free(l->o);
     memset(l, 0, sizeof(*l));
@@ -279,12 +282,15 @@ int rx_observe(sp_ref_obs_list_t *l, const rstore_t *S, const sp_ast_stmt_t *stm
     return 0;
 }
 
-/* opts.observe: record a plan assignment's value on this rank with its occurrence number */
-static int observe_assign(rexec_t *X, const sp_ast_stmt_t *s, const char *key, sp_loc_t loc)
+/*
+ * opts.observe: record a value of statement s on this rank (an assignment's target, a send's
+ * message) with its occurrence number, its logical clock, and its operands: the observations
+ * read since the statement began (reads[start..]), each once.  Returns the observation's index
+ * + 1, or 0 on an error.
+ */
+int64_t rx_observe_value(rexec_t *X, const sp_ast_stmt_t *s, const char *name, const rten_t *t,
+                         int start, sp_loc_t loc)
 {
-    rbind_t *b = renv_find(X->env, key, 1);
-    if (b == NULL || b->isint)
-        return 1;
     int k = 0;
     while (k < X->nocc && X->occ_s[k] != s)
         k++;
@@ -302,7 +308,53 @@ static int observe_assign(rexec_t *X, const sp_ast_stmt_t *s, const char *key, s
         X->nocc++;
     }
     int occ = X->occ_n[k]++;
-    return rx_observe(&X->obs, &X->S, s, key, occ, &b->t) == 0 || rx_limit(X, loc, "out of memory");
+    if (rx_observe(&X->obs, &X->S, s, name, occ, t) < 0)
+        return rx_limit(X, loc, "out of memory");
+    sp_ref_obs_t *o = &X->obs.o[X->obs.n - 1];
+    o->clock = ++X->clock;
+    if (X->nreads > start && (o->in = malloc((size_t)(X->nreads - start) * sizeof(int64_t))) == NULL)
+        return rx_limit(X, loc, "out of memory");
+    for (int i = start; i < X->nreads; i++) {
+        int seen = 0;
+        for (int j = 0; j < o->nin && !seen; j++)
+            seen = o->in[j] == X->reads[i];
+        if (!seen)
+            o->in[o->nin++] = X->reads[i];
+    }
+    return (int64_t)X->obs.n;
+}
+
+static int observe_assign(rexec_t *X, const sp_ast_stmt_t *s, const char *key, int start,
+                          sp_loc_t loc)
+{
+    rbind_t *b = renv_find(X->env, key, 1);
+    if (b == NULL || b->isint)
+        return 1;
+    int64_t i = rx_observe_value(X, s, key, &b->t, start, loc);
+    b->obs1 = (int32_t)i;
+    return i > 0;
+}
+
+int rx_note_read(rexec_t *X, int64_t rank, int64_t idx, sp_loc_t loc)
+{
+    if (X->nreads == X->areads) {
+        int n = X->areads ? 2 * X->areads : 64;
+        int64_t *r = realloc(X->reads, (size_t)n * sizeof(int64_t));
+        if (r == NULL)
+            return rx_limit(X, loc, "out of memory");
+        X->reads = r;
+        X->areads = n;
+    }
+    X->reads[X->nreads++] = SP_REF_OBS_ID(rank, idx);
+    return 1;
+}
+
+/* opts.observe: a read of binding b by the statement being executed */
+static int note_read(rexec_t *X, const rbind_t *b, sp_loc_t loc)
+{
+    if (b->obs1 == 0 || X->rank < 0 || !X->R->opt->observe)
+        return 1;
+    return rx_note_read(X, X->rank, b->obs1 - 1, loc);
 }
 
 int rx_axis(const rrun_t *R, const char *name)
@@ -526,6 +578,8 @@ static int eval_name(rexec_t *X, const sp_ast_expr_t *e, const char *key, xval_t
     }
     if (b) {
         out->kind = XV_TEN;
+        if (!note_read(X, b, e->loc))
+            return 0;
         return rt_copy(&out->t, &b->t) < 0 ? rx_limit(X, e->loc, "out of memory") : 1;
     }
     int err;
@@ -882,6 +936,7 @@ static int declare_input(rexec_t *X, const sp_ast_stmt_t *s);
 
 static int st_assign(rexec_t *X, const sp_ast_stmt_t *s)
 {
+    int start = X->nreads;
     char key[600];
     xval_t v;
     xv_init(&v);
@@ -927,7 +982,7 @@ static int st_assign(rexec_t *X, const sp_ast_stmt_t *s)
     ok = ok && bind(X, key, &v, s->loc);
     xv_clear(&v);
     if (ok && X->rank >= 0 && X->R->opt->observe && !s->lineage)
-        ok = observe_assign(X, s, key, s->loc);
+        ok = observe_assign(X, s, key, start, s->loc);
     return ok;
 }
 
@@ -1069,7 +1124,7 @@ static int st_dim(rexec_t *X, const sp_ast_stmt_t *s)
     return ok;
 }
 
-static int stmt(rexec_t *X, const sp_ast_stmt_t *s)
+static int stmt1(rexec_t *X, const sp_ast_stmt_t *s)
 {
     int model = X->rank < 0;
     switch (s->kind) {
@@ -1142,6 +1197,40 @@ static int stmt(rexec_t *X, const sp_ast_stmt_t *s)
     }
     default: return rx_error(X, SP_DIAG_NAME, s->loc, "unexpected %s here", sp_ast_stmt_kind_name(s->kind));
     }
+}
+
+/* A statement; with opts.observe the reads of a leaf statement (an assignment, an expression,
+   an output) are its operands, and those of an expression statement (a send) escape the rank. */
+static int stmt(rexec_t *X, const sp_ast_stmt_t *s)
+{
+    if (s->kind != SP_STMT_ASSIGN && s->kind != SP_STMT_ACCUM && s->kind != SP_STMT_EXPR &&
+        s->kind != SP_STMT_OUTPUT)
+        return stmt1(X, s);
+    int start = X->nreads, outer = X->leaf_start;
+    const sp_ast_stmt_t *os = X->leaf;
+    X->adepth++;
+    X->leaf_start = start;
+    X->leaf = s;
+    int64_t nobs = (int64_t)X->obs.n;
+    int ok = stmt1(X, s);
+    X->adepth--;
+    X->leaf_start = outer;
+    X->leaf = os;
+    /* an expression statement that made no observation (no send) passes its reads on unseen */
+    if (s->kind == SP_STMT_EXPR && (int64_t)X->obs.n == nobs)
+        for (int i = start; i < X->nreads; i++)
+            X->obs.o[SP_REF_OBS_IDX(X->reads[i])].used = 1;
+    int direct = s->kind == SP_STMT_OUTPUT; /* every output a name, not an expression */
+    for (size_t i = 0; direct && i < s->noutputs; i++) {
+        const sp_ast_expr_t *v = s->outputs[i].value;
+        direct = v == NULL || v->kind == SP_AST_NAME || v->kind == SP_AST_INDEX;
+    }
+    for (int i = start; direct && i < X->nreads; i++)
+        if (X->obs.o[SP_REF_OBS_IDX(X->reads[i])].out_line == 0)
+            X->obs.o[SP_REF_OBS_IDX(X->reads[i])].out_line = s->loc.line;
+    if (X->adepth == 0)
+        X->nreads = start;
+    return ok;
 }
 
 int rx_block(rexec_t *X, const sp_ast_block_t *b)

@@ -193,6 +193,7 @@ typedef struct {
     int isint;
     fmpq q;
     rten_t t;
+    int32_t obs1; /* opts.observe: 1 + the observation that bound it on this rank, 0 if none */
 } rbind_t;
 
 /* Names of one scope, hashed; parent is read when a name is not found here. */
@@ -266,11 +267,25 @@ struct rexec {
     const sp_ast_stmt_t **occ_s;
     int *occ_n;
     int nocc;
+    /* opts.observe: the observations the statement being executed has read so far (its
+       operands, function bodies included); `adepth` counts enclosing leaf statements */
+    int64_t *reads;       /* SP_REF_OBS_ID(rank, index) */
+    int nreads, areads, adepth;
+    int leaf_start;       /* reads[leaf_start..] belong to the leaf statement `leaf` */
+    const sp_ast_stmt_t *leaf;
+    int64_t clock;        /* a logical clock: + 1 per observation, the max at every message and
+                             collective, so that a value's clock exceeds every value it depends on */
 };
 
 /* Append an observation of tensor t (name copied) to l; 0, or -1 if out of memory. */
 int rx_observe(sp_ref_obs_list_t *l, const rstore_t *S, const sp_ast_stmt_t *stmt,
                const char *name, int occ, const rten_t *t);
+
+/* opts.observe: record t as a value of statement s (see ref_exec.c); the observation's index
+   + 1, or 0 on an error.  A read of observation idx of rank by the current statement. */
+int64_t rx_observe_value(rexec_t *X, const sp_ast_stmt_t *s, const char *name, const rten_t *t,
+                         int start, sp_loc_t loc);
+int rx_note_read(rexec_t *X, int64_t rank, int64_t idx, sp_loc_t loc);
 
 /* A model input, parameter or optimizer-state tensor, in declaration order. */
 typedef struct {

@@ -243,6 +243,8 @@ typedef struct rmsg {
     rv_t *v;
     int64_t n;
     sp_loc_t loc;
+    int64_t clock; /* opts.observe: the sender's logical clock and its observation of the */
+    int64_t obs;   /* message (SP_REF_OBS_ID), or -1 */
 } rmsg_t;
 
 /* One member's contribution to a collective. */
@@ -254,6 +256,7 @@ typedef struct {
     int64_t sh[RMAXD];
     rv_t *v;
     int64_t n;
+    int64_t clock; /* the member's logical clock (opts.observe) */
 } rdep_t;
 
 /* An open collective of one group (mask, first member), the seq-th on that group. */
@@ -358,6 +361,15 @@ static int do_send(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     xval_t v;
     xv_init(&v);
     int ok = rx_eval_tensor(X, e->args[0].value, &v) && peer(X, e, 1, &to);
+    int64_t obs = -1; /* opts.observe: the message is observed as a value of the statement */
+    if (ok && X->R->opt->observe && X->rank >= 0 && X->leaf != NULL &&
+        X->leaf->kind == SP_STMT_EXPR) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "send@%u", e->loc.line);
+        int64_t i = rx_observe_value(X, X->leaf, nm, &v.t, X->leaf_start, e->loc);
+        ok = i > 0;
+        obs = SP_REF_OBS_ID(X->rank, i - 1);
+    }
     rmsg_t *m = ok ? calloc(1, sizeof(rmsg_t)) : NULL;
     if (ok && (m == NULL || (m->v = copy_vals(X, &v.t, &m->n)) == NULL)) {
         free(m);
@@ -367,6 +379,8 @@ static int do_send(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
         m->nd = v.t.nd;
         memcpy(m->sh, v.t.sh, sizeof(m->sh));
         m->loc = e->loc;
+        m->obs = obs;
+        m->clock = X->clock;
         size_t q = (size_t)X->rank * (size_t)R->nranks + (size_t)to;
         pthread_mutex_lock(&R->mu);
         if (R->qtail[q])
@@ -421,6 +435,10 @@ static int do_recv(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
         ok = rx_limit(X, e->loc, "out of memory");
     for (int64_t i = 0; ok && i < m->n; i++)
         t.id[i] = rs_leaf(&X->S, &m->v[i]);
+    if (m->clock > X->clock)
+        X->clock = m->clock;
+    if (ok && m->obs >= 0)
+        ok = rx_note_read(X, SP_REF_OBS_RANK(m->obs), SP_REF_OBS_IDX(m->obs), e->loc);
     free_vals(m->v, m->n);
     free(m);
     out->kind = XV_TEN;
@@ -680,6 +698,7 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     }
     d.a = ints[0];
     d.b = ints[1];
+    d.clock = X->clock;
     d.nd = v.t.nd;
     memcpy(d.sh, v.t.sh, sizeof(d.sh));
     if ((d.v = copy_vals(X, &v.t, &d.n)) == NULL) {
@@ -737,6 +756,9 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     pthread_mutex_unlock(&R->mu);
     if (!ok)
         return deadlocked(X, e->loc, e->name, -1);
+    for (int k = 0; k < n; k++)
+        if (rv->dep[k].clock > X->clock)
+            X->clock = rv->dep[k].clock;
     rten_t t;
     ok = combine(X, e, rv->dep, n, j, &t);
     if (ok) {

@@ -1,4 +1,4 @@
-# expect: lineage_shape_mismatch.sp:16:18: error: 'h' has shape [1, 2] on rank (dp=0, tp=0) but the layout of 'y' gives [2, 2]
+# expect: lineage_shape_mismatch.sp:16:18: error: 'h' has shape [2, 3] on rank (dp=0, tp=0) but the layout of 'y' gives [4, 3]
 # a plan tensor whose local shape contradicts its lineage
 dim B = 4, H = 4, F = 8
 model m {

@@ -1,4 +1,4 @@
-# expect: lineage_slice_out_of_range.sp:14:37: error: rows 2..3 are not a non-empty slice of dim 0 of 'y' (2 rows)
+# expect: lineage_slice_out_of_range.sp:14:37: error: rows 4..6 are not a non-empty slice of dim 0 of 'y' (4 rows)
 # a row slice past the end of the model tensor (micro-batch 1 relates rows 2..3 of 2)
 dim B = 4, H = 4, NM = 2
 model m {

@@ -1,5 +1,5 @@
-# expect: shape_matmul_mismatch.sp:15:7: error: matmul: inner dimensions differ: [1, 2] and [1, 2]
-# matmul of incompatible shapes
+# expect: shape_matmul_mismatch.sp:16:18: error: 'h' has shape [2, 2] on rank (dp=0, tp=0) but the layout of 'y' gives [2, 3]
+# matmul of incompatible shapes (B/dp and H both reduce to 2: the output layout catches it first)
 dim B = 4, H = 4, F = 8
 model m {
   input x : [B, H]
