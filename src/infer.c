@@ -308,6 +308,8 @@ static int fit_holds(const infer_t *F, const group_t *g, const fit_t *f, const s
             }
             int64_t ls = full / parts;
             if (d == 0 && f->inner) {
+                if (f->lo < 0 || f->lo + o->sh[0] > ls)
+                    return 0; /* the rows must lie within this rank's shard */
                 off[d] = k * ls + f->lo;
                 ls = o->sh[0];
                 n *= ls;
@@ -349,7 +351,7 @@ static int fit_dims(const infer_t *F, const group_t *g, const sp_ref_obs_t *T, i
     /* whole */
     f->axis[d] = f->axis2[d] = -1;
     if (d == 0)
-        f->rows = 0;
+        f->rows = f->inner = 0;
     if (ls == full && off == 0 && fit_dims(F, g, T, r0, g0, l0, f, d + 1))
         return 1;
     /* sharded over one axis, not used by another dim or the pending sum, along which every
@@ -359,7 +361,7 @@ static int fit_dims(const infer_t *F, const group_t *g, const sp_ref_obs_t *T, i
             continue;
         f->axis[d] = a;
         if (d == 0)
-            f->rows = 0;
+            f->rows = f->inner = 0;
         if (ls * m->size[a] == full && off == coord(m, r0, a) * ls &&
             fit_dims(F, g, T, r0, g0, l0, f, d + 1))
             return 1;
@@ -389,7 +391,7 @@ static int fit_dims(const infer_t *F, const group_t *g, const sp_ref_obs_t *T, i
             f->axis[d] = a;
             f->axis2[d] = b;
             if (d == 0)
-                f->rows = 0;
+                f->rows = f->inner = 0;
             if (ls * m->size[a] * m->size[b] == full &&
                 off == (coord(m, r0, a) * m->size[b] + coord(m, r0, b)) * ls &&
                 fit_dims(F, g, T, r0, g0, l0, f, d + 1))
@@ -397,8 +399,9 @@ static int fit_dims(const infer_t *F, const group_t *g, const sp_ref_obs_t *T, i
         }
     f->axis[d] = f->axis2[d] = -1;
     /* rows [off, off + ls) of dim 0, whole */
-    if (d == 0 && ls < full && off >= 0) {
+    if (d == 0 && ls < full && off >= 0 && off + ls <= full) {
         f->rows = 1;
+        f->inner = 0;
         f->n = ls;
         f->lo = off;
         if (fit_dims(F, g, T, r0, g0, l0, f, d + 1))
