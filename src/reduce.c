@@ -1514,6 +1514,11 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
     }
     if (e->kind == SP_AST_NAME && strncmp(e->name, "rank.", 5) == 0)
         non_uniform(U, e->name + 5, e->loc, "rank.AXIS");
+    /* the size as a tensor operator's operand (`all_reduce(dp, max, tp) - 2`): its arithmetic
+       is tensor arithmetic, which the factor rule above does not read */
+    if (U->axis && e->kind == SP_AST_CALL && e->nargs > 0 && e->args[0].key.str == NULL &&
+        !is_user_func(U->C, e->name) && names_axis(e->args[0].value, U->axis))
+        non_uniform(U, U->axis, e->args[0].value->loc, "its size as a tensor operand");
     if (e->kind == SP_AST_CALL) {
         int p2p = !strcmp(e->name, "send") || !strcmp(e->name, "recv");
         int rooted = !strcmp(e->name, "broadcast") || !strcmp(e->name, "reduce");
