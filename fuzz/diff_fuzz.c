@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "eval.h"
+#include "hash.h"
 #include "exprgen.h"
 #include "solver.h"
 
@@ -65,16 +66,6 @@ typedef struct {
     uint32_t hits[XG_NRULES];
     long templates;
 } opts_t;
-
-static uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    h ^= h >> 33;
-    h *= UINT64_C(0xc4ceb9fe1a85ec53);
-    h ^= h >> 33;
-    return h;
-}
 
 static double now_ms(void)
 {
@@ -263,7 +254,7 @@ static void set_limits(const opts_t *o, sp_limits_t *lim)
 
 static void run_pair(opts_t *o, long i)
 {
-    uint64_t ps = mix64(o->seed * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t)i + 1);
+    uint64_t ps = sp_mix64(o->seed * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t)i + 1);
     sp_limits_t lim;
     set_limits(o, &lim);
     sp_engine_t *S = sp_engine_new(&lim, ps);
