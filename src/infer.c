@@ -1138,9 +1138,9 @@ void sp_infer_propose(sp_check_t *C)
     F.nranks = C->mesh.nranks;
     F.order = model_order(&res.obs_model, &F.nslot, &F.nmask);
     F.diverged = C->infer_diverged = res.verdict == SP_REF_DIFFER;
-    if (getenv("SP_INFER_DEBUG"))
+    F.debug = getenv("SP_INFER_DEBUG") != NULL; /* read once per inference */
+    if (F.debug)
         fprintf(stderr, "infer: observing run verdict %d\n", (int)res.verdict);
-    F.debug = getenv("SP_INFER_DEBUG") != NULL;
     for (size_t t = 0; t < res.obs_model.n; t++) {
         const sp_ref_obs_t *T = &res.obs_model.o[t];
         if (is_leaf(C, T->name))
