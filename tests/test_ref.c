@@ -490,6 +490,11 @@ static void test_ref_collectives(void **state)
     plan_verdict("  x : [B, H] partial(sum@tp)\n  output y = all_reduce(x, max, tp) : [B, H]\n", SP_REF_DIFFER);
     plan_verdict("  x : [B, H] partial(avg@(pp,tp))\n  output y = all_reduce(x, avg, [pp, tp]) : [B, H]\n", SP_REF_AGREE);
     plan_verdict("  x : [B, H] partial(max@tp)\n  output y = all_reduce(x, op = max, axis = tp) : [B, H]\n", SP_REF_AGREE);
+    /* the op is a name argument even where a value has the same name (as the checker reads
+       it; plan-level fuzzer on b2388e8, seed 901, mutant 3046), and `mean` is `avg` */
+    plan_verdict("  x : [B, H] partial(avg@tp)\n  avg = 2 * x\n  output y = all_reduce(x, avg, tp) : [B, H]\n",
+                 SP_REF_AGREE);
+    plan_verdict("  x : [B, H] partial(avg@tp)\n  output y = all_reduce(x, mean, tp) : [B, H]\n", SP_REF_AGREE);
     plan_verdict("  x : [B, H] partial(max@tp)\n  output y = x : [B, H]\n", SP_REF_DIFFER);
     plan_verdict("  x : [B, H] partial(min@pp, sum@tp)\n  output y = all_reduce(all_reduce(x, sum, tp), min, pp) : [B, H]\n",
                  SP_REF_AGREE);

@@ -467,9 +467,24 @@ typedef struct {
     int n;
 } axorder_t;
 
+/* the reduction a name stands for (`mean` is `avg`), or -1 */
+static int red_of(const char *name)
+{
+    for (int k = 0; k < 4; k++)
+        if (strcmp(name, rednames[k]) == 0)
+            return k;
+    return strcmp(name, "mean") == 0 ? 1 : -1;
+}
+
+/* A name argument of a collective: a reduction where one is expected (before an axis or a
+   value of the same name, as the language reference says: the name is the op), else an axis. */
 static int add_axis(rexec_t *X, const char *name, sp_loc_t loc, uint32_t *mask, int *op,
                     axorder_t *o)
 {
+    if (op && red_of(name) >= 0) {
+        *op = red_of(name);
+        return 1;
+    }
     int a = rx_axis(X->R, name);
     if (a >= 0) {
         if (o && !(*mask >> a & 1) && o->n < RMAXAX)
@@ -477,11 +492,6 @@ static int add_axis(rexec_t *X, const char *name, sp_loc_t loc, uint32_t *mask, 
         *mask |= 1u << a;
         return 1;
     }
-    for (int k = 0; k < 4 && op; k++)
-        if (strcmp(name, rednames[k]) == 0) {
-            *op = k;
-            return 1;
-        }
     return rx_error(X, SP_DIAG_LAYOUT, loc, "'%s' is neither a mesh axis nor a reduction", name);
 }
 
@@ -672,7 +682,8 @@ int rm_collective(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
                          ? add_axis(X, x->args[t].value->name, x->args[t].value->loc, &mask, NULL, &order)
                          : rx_error(X, SP_DIAG_LAYOUT, x->args[t].value->loc, "expected a mesh axis");
         } else if (x->kind == SP_AST_NAME && (k == NULL || !strcmp(k, "axis") || !strcmp(k, "group") || !strcmp(k, "op")) &&
-                   (rx_bare_name(X, x) || (rx_axis(R, x->name) >= 0 && !renv_find(X->env, x->name, 1)))) {
+                   (rx_bare_name(X, x) || red_of(x->name) >= 0 ||
+                    (rx_axis(R, x->name) >= 0 && !renv_find(X->env, x->name, 1)))) {
             int op = -1;
             ok = add_axis(X, x->name, x->loc, &mask, &op, &order);
             if (ok && op >= 0)
