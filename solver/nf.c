@@ -40,7 +40,7 @@ static uint64_t mixh(uint64_t h)
 static sp_nfid_t fail(sp_engine_t *S, sp_why_t why)
 {
     if (S->why == SP_WHY_NONE)
-        S->why = why;
+        S->why = S->M.full ? SP_WHY_LIMIT_TERMS : why; /* the engine's memory bound: max_terms */
     return SP_NF_FAIL;
 }
 
@@ -125,7 +125,14 @@ static int coeff_bits_ok(const sp_engine_t *S, flint_bitcnt_t b)
    normal form passes here, so the term and coefficient limits hold for all of them. */
 static sp_nfid_t intern_take(sp_engine_t *S, sp_poly_t num, sp_poly_t den)
 {
-    if (S->lim.max_terms > 0 && (num->len > S->lim.max_terms || den->len > S->lim.max_terms)) {
+    /* each polynomial within max_terms, and all the engine's normal forms together within
+       NF_TERMS_FACTOR times that: the bound on an engine's memory (a stage that is the whole
+       network, 24 GB and the kernel's OOM killer before the bound; the largest total of the
+       plan corpus, the gen matrix and the nnScaler pairs is 1.45M terms, 2026-12-01) */
+    if (S->lim.max_terms > 0 &&
+        (num->len > S->lim.max_terms || den->len > S->lim.max_terms ||
+         S->nf_terms + (size_t)(num->len + den->len) >
+             (size_t)S->lim.max_terms * SP_NF_TERMS_FACTOR)) {
         sp_poly_clear(num);
         sp_poly_clear(den);
         return fail(S, SP_WHY_LIMIT_TERMS);
@@ -161,6 +168,7 @@ static sp_nfid_t intern_take(sp_engine_t *S, sp_poly_t num, sp_poly_t den)
     }
     uint32_t id = S->nnf++;
     sp_nf_struct *n = &S->nf[id];
+    S->nf_terms += (size_t)(num->len + den->len);
     *n->num = *num;
     *n->den = *den;
     n->hash = h;

@@ -87,6 +87,7 @@ struct sp_engine {
     /* interned normal forms */
     sp_nf_struct *nf;
     uint32_t nnf, nf_alloc;
+    size_t nf_terms;         /* terms of all of them (numerators and denominators) */
     uint32_t *nf_table;
     uint32_t nf_tsize;
     /* variables: symbols and atoms */

@@ -75,6 +75,10 @@ uint32_t sp_mono_intern(sp_mstore_t *M, const sp_vpow_t *f, uint32_t n)
         deg += f[i].exp;
     if (deg > M->max_degree || -deg > M->max_degree)
         return SP_MONO_FAIL;
+    if ((M->max_len && M->len >= M->max_len) || (M->max_flen && M->flen + n > M->max_flen)) {
+        M->full = 1;
+        return SP_MONO_FAIL;
+    }
     if (M->len + 1 >= UINT32_MAX - 1)
         return SP_MONO_FAIL;
     if (M->len == M->alloc) {

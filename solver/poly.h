@@ -32,6 +32,9 @@ typedef struct {
     uint32_t *table;   /* open addressing over ids + 1 */
     uint32_t tsize;
     slong max_degree;  /* |exponent sum| limit; exceeded -> sp_mono_* return SP_MONO_FAIL */
+    size_t max_len;    /* monomials and factors kept at most (0: no bound); a new monomial */
+    size_t max_flen;   /* past either is SP_MONO_FAIL (failed products leave theirs behind) */
+    int full;          /* one of those two bounds was reached */
 } sp_mstore_t;
 
 #define SP_MONO_FAIL UINT32_MAX

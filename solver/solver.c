@@ -66,6 +66,10 @@ sp_engine_t *sp_engine_new(const sp_limits_t *lim, uint64_t seed)
     S->E->max_nodes = S->lim.max_nodes > 0 ? (size_t)S->lim.max_nodes : 0;
     sp_mstore_init(&S->M);
     S->M.max_degree = S->lim.max_degree > 0 ? S->lim.max_degree : (1 << 20);
+    if (S->lim.max_terms > 0) { /* the engine's memory (solver.h, SP_NF_TERMS_FACTOR) */
+        S->M.max_len = (size_t)S->lim.max_terms * (SP_NF_TERMS_FACTOR / 4);
+        S->M.max_flen = (size_t)S->lim.max_terms * SP_NF_TERMS_FACTOR;
+    }
     S->seed = seed;
     return S;
 }

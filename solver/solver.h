@@ -22,7 +22,8 @@ typedef enum { SP_EQUAL = 0, SP_DIFFERENT = 1, SP_UNKNOWN = 2 } sp_answer_t;
 /* Why an answer is UNKNOWN. */
 typedef enum {
     SP_WHY_NONE = 0,
-    SP_WHY_LIMIT_TERMS,    /* a polynomial exceeded limits.max_terms */
+    SP_WHY_LIMIT_TERMS,    /* a polynomial exceeded limits.max_terms (or the engine's normal
+                              forms SP_NF_TERMS_FACTOR times it) */
     SP_WHY_LIMIT_DEGREE,   /* a monomial exceeded limits.max_degree */
     SP_WHY_LIMIT_SPLITS,   /* more than limits.max_splits case splits */
     SP_WHY_LIMIT_TIME,     /* limits.max_ms passed */
@@ -37,8 +38,12 @@ typedef enum {
 
 const char *sp_why_name(sp_why_t why);
 
+/* the normal forms one engine holds together: at most this many times max_terms terms */
+#define SP_NF_TERMS_FACTOR 64
+
 typedef struct {
-    slong max_terms;   /* per polynomial; default 200000 */
+    slong max_terms;   /* per polynomial, and SP_NF_TERMS_FACTOR times that in all the normal
+                          forms of one engine (a stage's); default 200000 */
     slong max_degree;  /* total degree per monomial; default 256 */
     slong max_splits;  /* case-split branches per query; default 4096 */
     slong max_ms;      /* wall-clock per query in milliseconds; 0 = none; default 0 */

@@ -585,42 +585,117 @@ static void run_pool(sp_check_t *C, int *todo, int n)
         fprintf(stderr, "\r\033[K");
 }
 
+/*
+ * Memoization by key, one stage at a time in stage order: G->rep[i] is the first earlier
+ * stage whose key equals stage i's (i itself if none).  The kept keys are bounded in total
+ * (KEYS_MAX tokens): a stage past the bound is still keyed and can be memoized onto a kept
+ * one, but its own key is not kept, so later stages do not memoize onto it (they are proved
+ * themselves; memoization is only a saving).  Without the bound a plan whose stages are not
+ * cut (every stage's cone the whole run) kept a copy of the run per stage: 24 GB and the
+ * kernel's OOM killer for the 2-layer deepseek3 dp2 ep2 tp2 plan without lineage.
+ */
+#define KEYS_MAX ((size_t)1 << 25)
+
+typedef struct {
+    stage_key_t *keys;
+    int *rep;
+    size_t kept; /* tokens of the kept keys */
+    key_scratch_t W;
+} grouping_t;
+
+static void grouping_init(grouping_t *G, int n)
+{
+    memset(G, 0, sizeof *G);
+    G->keys = flint_calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
+    G->rep = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
+}
+
+/* G->keys are freed; G->rep is returned to the caller, who frees it. */
+static int *grouping_done(grouping_t *G, int n)
+{
+    scratch_clear(&G->W);
+    for (int i = 0; i < n; i++)
+        key_free(&G->keys[i]);
+    flint_free(G->keys);
+    return G->rep;
+}
+
+static void group_one(sp_check_t *C, grouping_t *G, int i)
+{
+    pairs_t P;
+    sp_stage_t *s = &C->stages[i];
+    s->memo_of = -1;
+    G->rep[i] = i;
+    if (!build_pairs(C, s, &P)) {
+        pairs_free(&P);
+        return;
+    }
+    uint64_t h = key_build(C->E, &P, &G->W);
+    pairs_free(&P);
+    s->key = h;
+    for (int j = 0; j < i; j++)
+        if (G->rep[j] == j && G->keys[j].tok && key_is(&G->W, h, &G->keys[j])) {
+            G->rep[i] = j;
+            return;
+        }
+    if (G->kept + G->W.ntok <= KEYS_MAX) {
+        key_keep(&G->W, h, &G->keys[i]);
+        G->kept += G->W.ntok;
+    }
+}
+
 int *sp_stages_group(sp_check_t *C)
 {
+    grouping_t G;
+    grouping_init(&G, C->nstages);
+    for (int i = 0; i < C->nstages; i++)
+        group_one(C, &G, i);
+    return grouping_done(&G, C->nstages);
+}
+
+/*
+ * A plan the reference executor already found wrong, whose lineage was inferred (src/infer.c):
+ * the stages in plan order, each keyed and proved in turn, up to the first that fails (it
+ * locates the fault; the stages after it, where the plan has gone astray and the values are
+ * largest, are neither keyed nor attempted).
+ */
+static void solve_up_to_failure(sp_check_t *C)
+{
     int n = C->nstages;
-    stage_key_t *keys = flint_calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
-    int *rep = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
-    key_scratch_t W;
-    memset(&W, 0, sizeof W);
+    grouping_t G;
+    grouping_init(&G, n);
+    int stop = 0;
     for (int i = 0; i < n; i++) {
-        pairs_t P;
         sp_stage_t *s = &C->stages[i];
-        s->memo_of = -1;
-        rep[i] = i;
-        if (!build_pairs(C, s, &P)) {
-            pairs_free(&P);
+        if (stop) {
+            s->memo_of = -1;
+            s->status = SP_STAGE_UNKNOWN;
+            s->reason = sp_strdup("not attempted: an earlier stage failed, and the reference "
+                                  "executor found the plan's outputs wrong");
             continue;
         }
-        uint64_t h = key_build(C->E, &P, &W);
-        pairs_free(&P);
-        s->key = h;
-        for (int j = 0; j < i; j++)
-            if (rep[j] == j && key_is(&W, h, &keys[j])) {
-                rep[i] = j;
-                break;
-            }
-        if (rep[i] == i)
-            key_keep(&W, h, &keys[i]);
+        group_one(C, &G, i);
+        int r = G.rep[i];
+        if (r != i && C->stages[r].status == SP_STAGE_PROVED) {
+            s->status = SP_STAGE_MEMO;
+            s->memo_of = r;
+            continue;
+        }
+        if (r != i) /* its representative was not proved: this one is proved itself */
+            G.rep[i] = i;
+        int one = i;
+        run_pool(C, &one, 1);
+        stop = s->status == SP_STAGE_FAILED;
     }
-    scratch_clear(&W);
-    for (int i = 0; i < n; i++)
-        key_free(&keys[i]);
-    flint_free(keys);
-    return rep;
+    flint_free(grouping_done(&G, n));
 }
 
 sp_status_t sp_stages_solve(sp_check_t *C)
 {
+    if (C->infer_diverged && C->opt.shard_count <= 1) {
+        solve_up_to_failure(C);
+        return SP_OK;
+    }
     int n = C->nstages;
     int *rep = sp_stages_group(C);
     /* with --shard i/N, the groups whose representative is the k-th with k = i (mod N) */
@@ -631,33 +706,6 @@ sp_status_t sp_stages_solve(sp_check_t *C)
             mine[i] = C->opt.shard_count <= 1 || order++ % C->opt.shard_count == C->opt.shard_index;
         else
             mine[i] = mine[rep[i]];
-    }
-    /* a plan the reference executor already found wrong, whose lineage was inferred
-       (src/infer.c): the stages in plan order, one at a time, up to the first that fails (it
-       locates the fault; the stages after it, where the plan has gone astray and the values
-       are largest, are not attempted) */
-    if (C->infer_diverged && C->opt.shard_count <= 1) {
-        int stop = 0;
-        for (int i = 0; i < n; i++) {
-            sp_stage_t *s = &C->stages[i];
-            if (stop) {
-                s->status = SP_STAGE_UNKNOWN;
-                s->reason = sp_strdup("not attempted: an earlier stage failed, and the reference "
-                                      "executor found the plan's outputs wrong");
-                continue;
-            }
-            if (rep[i] != i && C->stages[rep[i]].status == SP_STAGE_PROVED) {
-                s->status = SP_STAGE_MEMO;
-                s->memo_of = rep[i];
-                continue;
-            }
-            int one = i;
-            run_pool(C, &one, 1);
-            stop = s->status == SP_STAGE_FAILED;
-        }
-        flint_free(mine);
-        flint_free(rep);
-        return SP_OK;
     }
     /* representatives first, then members of groups whose representative was not proved */
     int *todo = flint_malloc((size_t)(n ? n : 1) * sizeof(int));

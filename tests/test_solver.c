@@ -373,6 +373,45 @@ static void test_solver_limits_give_unknown(void **state)
     sp_engine_free(S);
 }
 
+/* The engine's memory bound: every polynomial within max_terms, but the normal forms of one
+   engine (a stage's, over all its queries) together within SP_NF_TERMS_FACTOR x max_terms;
+   past it a query is UNKNOWN (limit max_terms), and a fresh engine answers the same query. */
+static void test_solver_engine_memory_bound(void **state)
+{
+    (void)state;
+    sp_limits_t lim;
+    sp_limits_default(&lim);
+    lim.max_terms = 10;
+    sp_engine_t *S = sp_engine_new(&lim, 1);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    int k, equal = 0;
+    char lhs[128], rhs[128];
+    sp_result_t r;
+    sp_result_init(&r);
+    for (k = 0; k < 10 * SP_NF_TERMS_FACTOR; k++) {
+        snprintf(lhs, sizeof lhs, "(a%d + b%d)^2 * c%d", k, k, k);
+        snprintf(rhs, sizeof rhs, "a%d^2*c%d + 2*a%d*b%d*c%d + b%d^2*c%d", k, k, k, k, k, k, k);
+        sp_answer_t ans = sp_equiv(S, sp_expr_parse(E, lhs, NULL, 0), sp_expr_parse(E, rhs, NULL, 0), &r);
+        if (ans != SP_EQUAL)
+            break;
+        equal++;
+        sp_result_clear(&r);
+        sp_result_init(&r);
+    }
+    assert_true(equal > 0);
+    assert_true(k < 10 * SP_NF_TERMS_FACTOR);
+    assert_int_equal(r.why, SP_WHY_LIMIT_TERMS);
+    sp_result_clear(&r);
+    sp_engine_free(S);
+    S = sp_engine_new(&lim, 1);
+    E = sp_engine_exprs(S);
+    sp_result_init(&r);
+    assert_int_equal(sp_equiv(S, sp_expr_parse(E, lhs, NULL, 0), sp_expr_parse(E, rhs, NULL, 0), &r),
+                     SP_EQUAL);
+    sp_result_clear(&r);
+    sp_engine_free(S);
+}
+
 /* Context-parallel attention: the key gradient of key 0 as a sum over ranks of per-rank partial
    sums, each with its own softmax scale, against the model's one sum with the scale outside.
    The rational normal forms exceed max_terms; the sum-of-products canonical forms agree. */
@@ -653,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_solver_regress_pow_scalar_alias),
         cmocka_unit_test(test_solver_probabilistic_mode),
         cmocka_unit_test(test_solver_limits_give_unknown),
+        cmocka_unit_test(test_solver_engine_memory_bound),
         cmocka_unit_test(test_solver_random_polynomial_identities),
         cmocka_unit_test(test_solver_regress_constant_tower_limit),
         cmocka_unit_test_setup_teardown(test_solver_regress_log_of_deep_sqrt, fx_setup, fx_teardown),
