@@ -268,6 +268,11 @@ int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errl
 
 /* result.c: a layout as text at the reduced sizes, "[2, 4@tp] partial(sum@dp)" */
 void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len);
+/* The layout in the language's syntax, sizes named by the dims whose checked size they are;
+   the number of sizes whose name is a guess (two dims of that checked size, or none). */
+int sp_layout_src(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len);
+/* explain --lineage: the inferred relations as annotations to paste after their statements. */
+void sp_explain_lineage(const sp_check_t *C, FILE *out);
 
 /* The source-map origin ('#@ ORIGIN', docs/language.md) of line of file, when file is the checked
    input, or NULL (result.c). */

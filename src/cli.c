@@ -140,7 +140,7 @@ enum {
     O_FORMAT, O_DOT,
     O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_NO_INFER_LINEAGE, O_STRICT_SHAPES, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE, O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
     O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_ELEMENTS, O_MAX_RANKS,
-    O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS
+    O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS, O_LINEAGE
 };
 
 #define CK SP_CMD_CHECK
@@ -198,6 +198,9 @@ const sp_opt_t sp_cli_opts[] = {
      "no lineage inference: a plan without lineage is executed from its inputs to its outputs"},
     {O_VERBOSE, "--verbose", "-v", SP_ARG_NONE, NULL, CK | MG, 0,
      "the text report shows every assignment of a counterexample (by default the first 8)"},
+    {O_LINEAGE, "--lineage", NULL, SP_ARG_NONE, NULL, EX, 0,
+     "also print the inferred relations as lineage annotations in the language's syntax, to "
+     "write back into the plan"},
     {O_PROFILE, "--profile", NULL, SP_ARG_NONE, NULL, CK, 0,
      "print the wall and CPU time and peak memory of each phase (parse, reduce, execute, prove, "
      "reference executor) and the slowest stages on stderr"},
@@ -205,8 +208,9 @@ const sp_opt_t sp_cli_opts[] = {
      "do not run the reference executor after the proof (by default it re-checks EQUIVALENT at "
      "the real sizes when they are small, and gives NOT EQUIVALENT its end-to-end witness)"},
     {O_STRICT_SHAPES, "--strict-shapes", NULL, SP_ARG_NONE, NULL, RUN, R,
-     "shape reduction also keeps two elements per shard, every size on its side of every "
-     "integer literal, and sizes, mesh sizes and tensor constants apart (docs/soundness.md)"},
+     "shape reduction also keeps every size on its side of every integer literal, and sizes, "
+     "mesh sizes and tensor constants apart, and never lets a shard keep one element when two "
+     "exceed --max-elements (docs/soundness.md)"},
     {O_FULL_MESH, "--full-mesh", NULL, SP_ARG_NONE, NULL, RUN, R,
      "check every rank of the mesh: no mesh cutoff (by default an axis of 4 or more ranks that "
      "the plan never tells apart is checked at a smaller size; docs/soundness.md)"},
@@ -215,7 +219,8 @@ const sp_opt_t sp_cli_opts[] = {
      "milliseconds, 0 for none (default 60000); when it runs out the answer is UNKNOWN (limit "
      "max_ms)"},
     {O_MAX_TERMS, "--max-terms", NULL, SP_ARG_ONE, "N", RUN | EQ, R,
-     "terms of a polynomial in a query (default 200000)"},
+     "terms of a polynomial in a query (default 200000); a stage's normal forms together hold "
+     "at most 64 times as many, and its monomials 16 times as many (the engine's memory)"},
     {O_MAX_DEGREE, "--max-degree", NULL, SP_ARG_ONE, "N", RUN | EQ, R,
      "total degree of a monomial (default 256)"},
     {O_MAX_SPLITS, "--max-splits", NULL, SP_ARG_ONE, "N", RUN | EQ, R,
@@ -588,7 +593,7 @@ typedef struct {
 typedef struct {
     shardproof_options_t opt;
     const char *path, *dot, *smt2_dir, *nnscaler[2], *torch, *import_out;
-    int import_flags, world, nshapes, progress;
+    int import_flags, world, nshapes, progress, lineage;
     shardproof_format_t fmt;
     const char **dims;   /* NAME=SIZE items, pointing into owned copies */
     int ndims;
@@ -636,6 +641,7 @@ static void interpret(const sp_cmd_t *cmd, sp_args_t *A, check_args_t *ca)
         const char *v = a->val[0];
         switch (a->opt->id) {
         case O_PLAN: opt->plan = v; break;
+        case O_LINEAGE: ca->lineage = 1; break;
         case O_NNSCALER:
             ca->nnscaler[0] = v;
             ca->nnscaler[1] = a->val[1];
@@ -888,6 +894,8 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
     } else if (explain) {
         if (!bad)
             shardproof_explain(c, stdout);
+        if (!bad && ca.lineage)
+            sp_explain_lineage(c, stdout);
     } else {
         /* every format but text is a document for every outcome, bad input included */
         shardproof_report(c, stdout, ca.fmt);

@@ -853,3 +853,37 @@ void shardproof_explain(const shardproof_t *C, FILE *out)
                 s->plan_name, s->model_name, ls);
     }
 }
+
+void sp_explain_lineage(const sp_check_t *C, FILE *out)
+{
+    if (C->plan == NULL)
+        return;
+    int n = 0, unsure = 0;
+    for (int i = 0; i < C->nstages; i++)
+        n += C->stages[i].kind == SP_STAGE_LINEAGE && C->stages[i].inferred;
+    fprintf(out, "\ninferred lineage: %d relation%s, each an annotation to write after the "
+            "statement at its line, before a comment (sizes named by the dims of their checked "
+            "size):\n",
+            n, n == 1 ? "" : "s");
+    unsigned last = 0;
+    int repeats = 0;
+    for (int i = 0; i < C->nstages; i++) {
+        const sp_stage_t *s = &C->stages[i];
+        if (s->kind != SP_STAGE_LINEAGE || !s->inferred)
+            continue;
+        char ls[512];
+        int u = sp_layout_src(C, &s->layout, ls, sizeof ls);
+        unsure += u > 0;
+        repeats += s->plan_loc.line == last;
+        last = s->plan_loc.line;
+        fprintf(out, "  %s:%u:  ~ %s : %s%s\n", s->plan_loc.file ? s->plan_loc.file : "?",
+                s->plan_loc.line, s->model_name, ls,
+                u ? "   # a guess: two dims share a checked size, or none has it" : "");
+    }
+    if (repeats)
+        fprintf(out, "(a line listed more than once runs in a loop: write the model tensor's "
+                "index with the loop variable)\n");
+    if (unsure)
+        fprintf(out, "(`explain --lineage --strict-shapes` keeps every size apart, so that each "
+                "names one dim)\n");
+}

@@ -146,6 +146,67 @@ void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t 
     flint_free(s);
 }
 
+/* A size of the checked program named in the source's terms: a dim whose checked size it is,
+   else D/k (k <= 8), else D*E; 1 if that name is not the only one (or none fits: the number). */
+static int size_src(const sp_check_t *C, int64_t v, sp_sbuf_t *b)
+{
+    int found = 0, other = 0;
+    for (int i = 0; i < C->ndims; i++)
+        if (C->dims[i].cut == 0 && C->dims[i].red == v) {
+            if (found++ == 0)
+                sp_sbuf_printf(b, "%s", C->dims[i].name);
+            else
+                other = 1;
+        }
+    for (int64_t k = 2; k <= 8 && !found; k++)
+        for (int i = 0; i < C->ndims; i++)
+            if (C->dims[i].cut == 0 && C->dims[i].red == v * k) {
+                if (found++ == 0)
+                    sp_sbuf_printf(b, "%s/%lld", C->dims[i].name, (long long)k);
+                else
+                    other = 1;
+            }
+    for (int i = 0; i < C->ndims && !found; i++)
+        for (int j = i; j < C->ndims; j++)
+            if (C->dims[i].cut == 0 && C->dims[j].cut == 0 &&
+                C->dims[i].red * C->dims[j].red == v) {
+                if (found++ == 0)
+                    sp_sbuf_printf(b, "%s*%s", C->dims[i].name, C->dims[j].name);
+                else
+                    other = 1;
+            }
+    if (!found)
+        sp_sbuf_printf(b, "%lld", (long long)v);
+    return other || !found;
+}
+
+int sp_layout_src(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len)
+{
+    sp_sbuf_t b;
+    sp_sbuf_init(&b);
+    int unsure = 0;
+    sp_sbuf_putc(&b, '[');
+    for (int d = 0; d < L->ndim; d++) {
+        if (d)
+            sp_sbuf_printf(&b, ", ");
+        unsure += size_src(C, L->size[d], &b);
+        const sp_axes_t *a = &L->axes[d];
+        for (int i = 0; i < a->n; i++)
+            sp_sbuf_printf(&b, "%s%s", i == 0 ? (a->n > 1 ? "@(" : "@") : ",",
+                           C->mesh.name[a->axis[i]]);
+        if (a->n > 1)
+            sp_sbuf_putc(&b, ')');
+    }
+    sp_sbuf_putc(&b, ']');
+    char *s = sp_sbuf_take(&b);
+    char part[512];
+    sp_layout_str(C, L, part, sizeof part); /* the pending reductions as sp_layout_str has them */
+    const char *p = strstr(part, " partial(");
+    snprintf(buf, len, "%s%s", s, p ? p : "");
+    flint_free(s);
+    return unsure;
+}
+
 void sp_stage_index(const sp_stage_t *s, int64_t *idx)
 {
     int64_t rem = s->fail_index;

@@ -104,6 +104,23 @@ expect 0 "stage-\*\.smt2" smt2 "$mlp" "$tmp/smt/a/b"
 [ -s "$tmp/smt/a/b/stage-1.smt2" ] || bad "smt2 FILE DIR did not create DIR"
 "$bin" check --help | grep -q "default 60000" || bad "check --help: --max-ms default not 60000"
 
+# explain --lineage: the inferred relations in the language's syntax; written back after their
+# statements, the plan checks EQUIVALENT with that lineage and nothing inferred
+first=$root/docs/examples/first.sp
+expect 0 "^  .*first.sp:17:  ~ y : \[B@dp, H\]$" explain --lineage "$first"
+expect 0 "^  .*first.sp:18:  ~ loss : \[\] partial\(sum@dp\)$" explain --lineage "$first"
+expect 2 "--lineage is not an option of check" check "$first" --lineage
+"$bin" explain --lineage "$first" | sed -n 's/^  .*first\.sp:\([0-9]*\):  \(~ .*\)$/\1 \2/p' >"$tmp/lin"
+[ "$(wc -l <"$tmp/lin")" = 4 ] || bad "explain --lineage: expected 4 relations for first.sp, got: $(cat "$tmp/lin")"
+awk 'NR == FNR { a[$1] = substr($0, length($1) + 2); next }
+     (FNR in a) { i = index($0, "#"); $0 = i ? substr($0, 1, i - 1) a[FNR] "  " substr($0, i) : $0 "  " a[FNR] }
+     { print }' \
+    "$tmp/lin" "$first" >"$tmp/first_lineage.sp"
+expect 0 "^EQUIVALENT" check "$tmp/first_lineage.sp" --no-infer-lineage
+grep -q "inferred" "$tmp/out" && bad "explain --lineage written back: a relation is still inferred: $(grep inferred "$tmp/out")"
+"$bin" explain "$tmp/first_lineage.sp" --no-infer-lineage | grep -c "^ *[0-9]*  lineage" >"$tmp/n"
+[ "$(cat "$tmp/n")" = 4 ] || bad "explain --lineage written back: expected 4 lineage stages, got $(cat "$tmp/n")"
+
 # the man page is generated from the option tables: docs/shardproof.1 must be the binary's
 "$bin" help --man >"$tmp/man"
 cmp -s "$tmp/man" "$root/docs/shardproof.1" ||
