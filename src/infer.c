@@ -39,6 +39,7 @@
 
 #define INFER_CANDIDATES 48 /* model positions tried per plan assignment */
 #define INFER_RTOL 1e-12
+#define INFER_SEEDS 3 /* observing runs tried while the run is UNDECIDED */
 /* Below this magnitude a value is taken for 0: an exact zero computed through exp or log is an
    Arb ball around 0 whose midpoint is a tiny number (1e-80 at the observing run's 256 bits). */
 #define INFER_ZERO 1e-60
@@ -1120,9 +1121,27 @@ void sp_infer_propose(sp_check_t *C)
     C->has_diverge = 0;
     if (C->plan == NULL || C->model == NULL)
         return;
+    /* a run with undecided elements (a top-k or comparison over values that tie exactly for
+       these inputs, and the taint reaches the outputs: at H = 2 router logits of two experts
+       tie on some token for small random rationals) is run again on the next seeds, as the
+       cross-check does (seed + k): a run that decides tells a wrong plan from a right one (the
+       wrong-plan mode below); its proposals are proved like any other, so the choice of run
+       is only a hint */
     sp_ref_result_t res;
     sp_ref_result_init(&res);
-    sp_status_t st = sp_xref_run(C, 1, C->opt.seed, NULL, 1, &res);
+    sp_status_t st = SP_OK;
+    for (int k = 0; k < INFER_SEEDS; k++) {
+        if (k > 0) {
+            sp_ref_result_clear(&res);
+            sp_ref_result_init(&res);
+        }
+        st = sp_xref_run(C, 1, C->opt.seed + (uint64_t)k, NULL, 1, &res);
+        /* overlapping balls alone (any plan with exp or sqrt) are decided enough; only
+           undecided elements (taints) try the next seed; all undecided: the last run */
+        if (st != SP_OK || res.nobs_rank != C->mesh.nranks || res.verdict != SP_REF_UNDECIDED ||
+            res.undecided == 0)
+            break;
+    }
     if (st != SP_OK || res.nobs_rank != C->mesh.nranks) {
         snprintf(C->infer_note, sizeof C->infer_note,
                  "no relation inferred: the reference executor did not run the plan at the checked "
