@@ -117,13 +117,57 @@ static void *block(shardproof_result_t *r, size_t n)
     return r->blocks[r->nblocks++] = flint_calloc(n ? n : 1, 1);
 }
 
-void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len)
+/* The first candidate name of a size is written to b; *other says there was more than one. */
+static void candidate(sp_sbuf_t *b, int *found, int *other, const char *name)
+{
+    if ((*found)++ == 0)
+        sp_sbuf_printf(b, "%s", name);
+    else
+        *other = 1;
+}
+
+/* A size of the checked program named in the source's terms: a dim whose checked size it is,
+   else D/k (k <= 8), else D*E; 1 if that name is not the only one (or none fits: the number). */
+static int size_src(const sp_check_t *C, int64_t v, sp_sbuf_t *b)
+{
+    const sp_dimdef_t *D = C->dims;
+    int found = 0, other = 0;
+    char nm[600];
+    for (int i = 0; i < C->ndims; i++)
+        if (D[i].cut == 0 && D[i].red == v)
+            candidate(b, &found, &other, D[i].name);
+    for (int64_t k = 2; k <= 8 && !found; k++)
+        for (int i = 0; i < C->ndims; i++)
+            if (D[i].cut == 0 && D[i].red == v * k) {
+                snprintf(nm, sizeof nm, "%s/%lld", D[i].name, (long long)k);
+                candidate(b, &found, &other, nm);
+            }
+    for (int i = 0; i < C->ndims && !found; i++)
+        for (int j = i; j < C->ndims; j++)
+            if (D[i].cut == 0 && D[j].cut == 0 && D[i].red * D[j].red == v) {
+                snprintf(nm, sizeof nm, "%s*%s", D[i].name, D[j].name);
+                candidate(b, &found, &other, nm);
+            }
+    if (!found)
+        sp_sbuf_printf(b, "%lld", (long long)v);
+    return other || !found;
+}
+
+/* A layout as text, each size as its number or (named) as size_src names it; the number of
+   sizes whose name is a guess. */
+static int layout_text(const sp_check_t *C, const sp_layout_t *L, int named, char *buf, size_t len)
 {
     sp_sbuf_t b;
     sp_sbuf_init(&b);
+    int unsure = 0;
     sp_sbuf_putc(&b, '[');
     for (int d = 0; d < L->ndim; d++) {
-        sp_sbuf_printf(&b, "%s%lld", d ? ", " : "", (long long)L->size[d]);
+        if (d)
+            sp_sbuf_printf(&b, ", ");
+        if (named)
+            unsure += size_src(C, L->size[d], &b);
+        else
+            sp_sbuf_printf(&b, "%lld", (long long)L->size[d]);
         const sp_axes_t *a = &L->axes[d];
         if (a->n == 1)
             sp_sbuf_printf(&b, "@%s", C->mesh.name[a->axis[0]]);
@@ -144,67 +188,17 @@ void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t 
     char *s = sp_sbuf_take(&b);
     snprintf(buf, len, "%s", s);
     flint_free(s);
+    return unsure;
 }
 
-/* A size of the checked program named in the source's terms: a dim whose checked size it is,
-   else D/k (k <= 8), else D*E; 1 if that name is not the only one (or none fits: the number). */
-static int size_src(const sp_check_t *C, int64_t v, sp_sbuf_t *b)
+void sp_layout_str(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len)
 {
-    int found = 0, other = 0;
-    for (int i = 0; i < C->ndims; i++)
-        if (C->dims[i].cut == 0 && C->dims[i].red == v) {
-            if (found++ == 0)
-                sp_sbuf_printf(b, "%s", C->dims[i].name);
-            else
-                other = 1;
-        }
-    for (int64_t k = 2; k <= 8 && !found; k++)
-        for (int i = 0; i < C->ndims; i++)
-            if (C->dims[i].cut == 0 && C->dims[i].red == v * k) {
-                if (found++ == 0)
-                    sp_sbuf_printf(b, "%s/%lld", C->dims[i].name, (long long)k);
-                else
-                    other = 1;
-            }
-    for (int i = 0; i < C->ndims && !found; i++)
-        for (int j = i; j < C->ndims; j++)
-            if (C->dims[i].cut == 0 && C->dims[j].cut == 0 &&
-                C->dims[i].red * C->dims[j].red == v) {
-                if (found++ == 0)
-                    sp_sbuf_printf(b, "%s*%s", C->dims[i].name, C->dims[j].name);
-                else
-                    other = 1;
-            }
-    if (!found)
-        sp_sbuf_printf(b, "%lld", (long long)v);
-    return other || !found;
+    layout_text(C, L, 0, buf, len);
 }
 
 int sp_layout_src(const sp_check_t *C, const sp_layout_t *L, char *buf, size_t len)
 {
-    sp_sbuf_t b;
-    sp_sbuf_init(&b);
-    int unsure = 0;
-    sp_sbuf_putc(&b, '[');
-    for (int d = 0; d < L->ndim; d++) {
-        if (d)
-            sp_sbuf_printf(&b, ", ");
-        unsure += size_src(C, L->size[d], &b);
-        const sp_axes_t *a = &L->axes[d];
-        for (int i = 0; i < a->n; i++)
-            sp_sbuf_printf(&b, "%s%s", i == 0 ? (a->n > 1 ? "@(" : "@") : ",",
-                           C->mesh.name[a->axis[i]]);
-        if (a->n > 1)
-            sp_sbuf_putc(&b, ')');
-    }
-    sp_sbuf_putc(&b, ']');
-    char *s = sp_sbuf_take(&b);
-    char part[512];
-    sp_layout_str(C, L, part, sizeof part); /* the pending reductions as sp_layout_str has them */
-    const char *p = strstr(part, " partial(");
-    snprintf(buf, len, "%s%s", s, p ? p : "");
-    flint_free(s);
-    return unsure;
+    return layout_text(C, L, 1, buf, len);
 }
 
 void sp_stage_index(const sp_stage_t *s, int64_t *idx)

@@ -681,9 +681,7 @@ static void solve_up_to_failure(sp_check_t *C)
             s->memo_of = r;
             continue;
         }
-        if (r != i) /* its representative was not proved: this one is proved itself */
-            G.rep[i] = i;
-        int one = i;
+        int one = i; /* a new key, or one whose representative was not proved */
         run_pool(C, &one, 1);
         stop = s->status == SP_STAGE_FAILED;
     }
