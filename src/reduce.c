@@ -383,6 +383,61 @@ static void sv_mesh(svals_t *V, int64_t c)
     V->v[V->len - 1].avoid = 2;
 }
 
+static int ival(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e, int which,
+                int64_t *out);
+
+/* A collective of a closed size value is a size too: `all_reduce(dp, sum, dp)` is dp * dp (a
+   sum over a group of a value every member holds multiplies it by the group's size; avg, max,
+   min and broadcast keep it).  Returns like ival(); 0 for anything else. */
+static int ival_collective(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
+                           int which, int64_t *out)
+{
+    int bcast = strcmp(e->name, "broadcast") == 0;
+    if (mesh == NULL || (!bcast && strcmp(e->name, "all_reduce") != 0) || e->nargs < 2 ||
+        e->args[0].key.str)
+        return 0;
+    int r = ival(C, mesh, e->args[0].value, which, out);
+    if (r <= 0)
+        return r;
+    int sum = 0, have_op = bcast;
+    int64_t g = 1;
+    for (size_t i = 1; i < e->nargs; i++) {
+        const sp_ast_expr_t *x = e->args[i].value;
+        const char *k = e->args[i].key.str;
+        if (k && strcmp(k, "root") == 0)
+            continue;
+        if (!have_op && (!k || strcmp(k, "op") == 0) && x->kind == SP_AST_NAME) {
+            /* the op comes first, as the reference executor reads it (`mean` is avg) */
+            static const char *const ops[] = {"sum", "avg", "mean", "max", "min"};
+            for (int o = 0; o < 5 && !have_op; o++)
+                if (strcmp(x->name, ops[o]) == 0) {
+                    have_op = 1;
+                    sum = o == 0;
+                }
+            if (!have_op)
+                return 0;
+            continue;
+        }
+        if (bcast && !k && i == 1)
+            continue; /* broadcast(t, root, axes): the root */
+        size_t n = x->kind == SP_AST_LIST ? x->nargs : 1;
+        for (size_t a = 0; a < n; a++) {
+            const sp_ast_expr_t *ax = x->kind == SP_AST_LIST ? x->args[a].value : x;
+            int64_t sz;
+            if (ax->kind != SP_AST_NAME || sp_mesh_axis(mesh, ax->name) < 0 ||
+                ival(C, mesh, ax, which, &sz) <= 0)
+                return 0;
+            if (__builtin_mul_overflow(g, sz, &g))
+                return -1;
+        }
+    }
+    if (!have_op)
+        return 0;
+    if (sum && __builtin_mul_overflow(*out, g, out))
+        return -1;
+    return *out > SP_DIM_MAX ? -1 : 1;
+}
+
 /* Evaluate a closed size expression without diagnostics: 1 with *out, 0 if e is not closed
    (loop variables, rank coordinates, tensors, other operators), -1 if it fails (a division
    with a remainder, a size out of range). */
@@ -445,6 +500,8 @@ static int ival(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t 
             break;
         }
         return *out > SP_DIM_MAX || *out < -SP_DIM_MAX ? -1 : 1;
+    case SP_AST_CALL:
+        return ival_collective(C, mesh, e, which, out);
     default:
         return 0;
     }
@@ -458,6 +515,10 @@ static int has_name(const sp_ast_expr_t *e)
         return has_name(e->a);
     if (e->kind == SP_AST_BINOP)
         return has_name(e->a) || has_name(e->b);
+    if (e->kind == SP_AST_CALL) /* a collective of a size (ival_collective) */
+        return e->nargs > 1 && !e->args[0].key.str &&
+               (strcmp(e->name, "all_reduce") == 0 || strcmp(e->name, "broadcast") == 0) &&
+               has_name(e->args[0].value);
     return 0;
 }
 
@@ -559,6 +620,8 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
             collect_expr(C, mesh, e->b, 0, V);
         } else if (e->kind == SP_AST_NEG) {
             collect_expr(C, mesh, e->a, 0, V);
+        } else if (e->kind == SP_AST_CALL) {
+            collect_expr(C, mesh, e->args[0].value, 0, V);
         }
         return;
     }
@@ -736,6 +799,8 @@ static void deps(const sp_check_t *C, const sp_ast_expr_t *e, uint8_t *dep, int 
     }
     deps(C, e->a, dep, depth + 1);
     deps(C, e->b, dep, depth + 1);
+    if (e->kind == SP_AST_CALL && e->nargs > 0) /* a collective of a size */
+        deps(C, e->args[0].value, dep, depth + 1);
 }
 
 /* The innermost division of e that leaves a remainder at the reduced sizes (its dividend must
