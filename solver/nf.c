@@ -274,6 +274,92 @@ static int from_mpoly(sp_engine_t *S, sp_poly_t r, const fmpq_mpoly_t A, const u
     return ok;
 }
 
+typedef struct {
+    uint32_t x; /* the monomial's factors outside the denominator's variables (interned) */
+    slong i;    /* the term */
+} xterm_t;
+
+static int cmp_xterm(const void *pa, const void *pb)
+{
+    const xterm_t *a = pa, *b = pb;
+    if (a->x != b->x)
+        return a->x < b->x ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/*
+ * Does num share a nonconstant factor with den?  Only the variables of den can occur in a common
+ * factor, so with num = sum_j c_j * x^j (c_j over den's variables, x^j the rest of each monomial)
+ * the gcd is gcd(den, c_1, c_2, ...), computed over den's variables alone and stopped as soon as
+ * it is a constant (the usual answer).  A numerator of thousands of terms over hundreds of
+ * variables (a stage after an rmsnorm) then costs gcds in a handful of variables, not one in
+ * hundreds (seconds each in FLINT).  Returns 0 if there is none, 1 if there may be one (the
+ * full gcd decides), -1 on a limit.
+ */
+static int may_share_factor(sp_engine_t *S, const sp_poly_t num, const sp_poly_t den)
+{
+    uint32_t *dv;
+    slong nd = collect_vars(S, den, den, &dv);
+    if (nd == 0) {
+        flint_free(dv);
+        return 0; /* a constant denominator */
+    }
+    xterm_t *t = flint_malloc((size_t)(num->len ? num->len : 1) * sizeof(xterm_t));
+    sp_vpow_t *xf = NULL;
+    uint32_t xcap = 0;
+    int shared = 1;
+    for (slong i = 0; i < num->len && shared >= 0; i++) {
+        const sp_vpow_t *f = sp_mono_factors(&S->M, num->m[i]);
+        uint32_t n = sp_mono_nfactors(&S->M, num->m[i]), k = 0;
+        if (n > xcap) {
+            xcap = n;
+            xf = flint_realloc(xf, (size_t)xcap * sizeof(sp_vpow_t));
+        }
+        for (uint32_t a = 0; a < n; a++)
+            if (bsearch(&f[a].var, dv, (size_t)nd, sizeof(uint32_t), cmp_u32v) == NULL)
+                xf[k++] = f[a];
+        t[i].x = sp_mono_intern(&S->M, xf, k);
+        t[i].i = i;
+        if (t[i].x == SP_MONO_FAIL)
+            shared = -1;
+    }
+    flint_free(xf);
+    fmpq_mpoly_ctx_t ctx;
+    fmpq_mpoly_ctx_init(ctx, nd, ORD_LEX);
+    fmpq_mpoly_t G, C;
+    fmpq_mpoly_init(G, ctx);
+    fmpq_mpoly_init(C, ctx);
+    to_mpoly(G, S, den, dv, nd, ctx);
+    qsort(t, (size_t)num->len, sizeof(xterm_t), cmp_xterm);
+    ulong *e = flint_calloc((size_t)nd, sizeof(ulong));
+    for (slong lo = 0, hi; lo < num->len && shared > 0; lo = hi) {
+        fmpq_mpoly_zero(C, ctx);
+        for (hi = lo; hi < num->len && t[hi].x == t[lo].x; hi++) {
+            memset(e, 0, (size_t)nd * sizeof(ulong));
+            const sp_vpow_t *f = sp_mono_factors(&S->M, num->m[t[hi].i]);
+            for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, num->m[t[hi].i]); k++) {
+                uint32_t *pos = bsearch(&f[k].var, dv, (size_t)nd, sizeof(uint32_t), cmp_u32v);
+                if (pos)
+                    e[pos - dv] = (ulong)f[k].exp;
+            }
+            fmpq_mpoly_push_term_fmpq_ui(C, num->c + t[hi].i, e, ctx);
+        }
+        fmpq_mpoly_sort_terms(C, ctx);
+        fmpq_mpoly_combine_like_terms(C, ctx);
+        if (!fmpq_mpoly_gcd(G, G, C, ctx))
+            break; /* FLINT gave up: the full gcd decides */
+        if (fmpq_mpoly_is_fmpq(G, ctx))
+            shared = 0;
+    }
+    flint_free(e);
+    flint_free(t);
+    fmpq_mpoly_clear(G, ctx);
+    fmpq_mpoly_clear(C, ctx);
+    fmpq_mpoly_ctx_clear(ctx);
+    flint_free(dv);
+    return shared;
+}
+
 /* num, den polynomials (num Laurent is allowed: it is shifted); divide both by their gcd. */
 static int cancel_gcd(sp_engine_t *S, sp_poly_t num, sp_poly_t den)
 {
@@ -283,6 +369,9 @@ static int cancel_gcd(sp_engine_t *S, sp_poly_t num, sp_poly_t den)
     uint32_t inv = sp_mono_pow(&S->M, shift, -1);
     if (inv == SP_MONO_FAIL || !sp_poly_mul_mono(&S->M, num, num, inv))
         return 0;
+    int may = may_share_factor(S, num, den);
+    if (may <= 0)
+        return may == 0 && sp_poly_mul_mono(&S->M, num, num, shift);
     uint32_t *vars;
     slong nv = collect_vars(S, num, den, &vars);
     int ok = 1;

@@ -25,7 +25,8 @@
  *    on its first rank is looked up; each model tensor holding that value (or, for a pending
  *    sum, the sum of that element over a mesh axis) fixes where the element sits, from which a
  *    layout is derived: each dim whole, sharded over one mesh axis, or a row slice of dim 0
- *    (micro-batches), optionally sharded within; at most one pending sum over one axis.  The
+ *    (micro-batches), optionally sharded within; at most one pending sum, over one axis or a
+ *    group of two (a loss shard of dp x ep ranks).  The
  *    layout is kept when every element on every rank fits.
  * 3. The first fit (a model tensor of the same name first) becomes a proposal: the checker then
  *    relates the assignment exactly as if the plan had written the annotation (src/lineage.c,
@@ -38,7 +39,11 @@
  */
 
 #define INFER_CANDIDATES 48 /* model positions tried per plan assignment */
-#define INFER_RTOL 1e-12
+/* Values match within this relative difference: the observed doubles are exact values (or
+   256-bit balls) rounded once, so equal values agree to 1e-16 and a pending sum of a few doubles
+   to about 1e-15; a looser bound took a loss that differs by 5e-13 (eps 1e-6 against
+   1/(10^6 + 1) on one rank) for the model's, and the localization went past the bug. */
+#define INFER_RTOL 1e-14
 #define INFER_SEEDS 3 /* observing runs tried while the run is UNDECIDED */
 /* Below this magnitude a value is taken for 0: an exact zero computed through exp or log is an
    Arb ball around 0 whose midpoint is a tiny number (1e-80 at the observing run's 256 bits). */
@@ -138,7 +143,7 @@ typedef struct {
     int64_t id;              /* its place before sorting */
     /* what its values are, for localizing a wrong plan: FIT_* */
     int fit;
-    int fit_pend;            /* FIT_PENDING, FIT_SCALED: the pending axis, or -1 */
+    uint32_t fit_pend;       /* FIT_PENDING, FIT_SCALED: the pending axes (a bit each), or 0 */
     double scale;            /* FIT_SCALED: the values are scale x the model's */
     const char *fit_name;    /* the model tensor */
 } group_t;
@@ -206,8 +211,9 @@ typedef struct {
     int inner;        /* dim 0 is rows [lo, lo + local) of each axis-shard of the model's dim 0
                          (a micro-batch of a data-parallel shard): localization only, the
                          language has no relation for it */
-    int pend;         /* a pending sum over this axis, or -1 */
+    uint32_t pend;    /* a pending sum over these axes (a bit each), or 0 */
     int shapes_only;  /* fit_enum: the local shapes fit, whatever the values */
+    int64_t only1;    /* > 0: the fit is checked on rank only1 - 1 alone (localization) */
     double scale;     /* the plan's values are scale x the model's (0: 1) */
 } fit_t;
 
@@ -228,19 +234,56 @@ static int64_t with_coord(const sp_mesh_t *m, int64_t r, int a, int64_t k)
     return r + (k - coord(m, r, a)) * stride;
 }
 
-/* element e of rank r's value, summed over the pending axis if any; NaN if a member is missing */
+/* element e of rank r's value, summed over the pending axes from axis a on (r is the group's
+   member 0 along them); NaN if a member is missing */
+static double pvalue_from(const infer_t *F, const group_t *g, uint32_t pend, int a, int64_t r,
+                          int64_t e)
+{
+    while (a < F->m->naxes && !(pend >> a & 1u))
+        a++;
+    if (a == F->m->naxes)
+        return g->on[r] ? g->on[r]->v[e] : NAN;
+    double s = 0;
+    for (int64_t k = 0; k < F->m->size[a]; k++)
+        s += pvalue_from(F, g, pend, a + 1, with_coord(F->m, r, a, k), e);
+    return s;
+}
+
 static double pvalue(const infer_t *F, const group_t *g, const fit_t *f, int64_t r, int64_t e)
 {
-    if (f->pend < 0)
-        return g->on[r]->v[e];
-    double s = 0;
-    for (int64_t k = 0; k < F->m->size[f->pend]; k++) {
-        const sp_ref_obs_t *o = g->on[with_coord(F->m, r, f->pend, k)];
-        if (o == NULL)
-            return NAN;
-        s += o->v[e];
+    return pvalue_from(F, g, f->pend, 0, r, e);
+}
+
+/* The pending sums tried, in order: none, each axis, each pair of axes (bit masks); n of them. */
+static int pend_sets(const sp_mesh_t *m, uint32_t *out)
+{
+    int n = 0;
+    out[n++] = 0;
+    for (int a = 0; a < m->naxes; a++)
+        if (m->size[a] > 1)
+            out[n++] = 1u << a;
+    for (int a = 0; a < m->naxes; a++)
+        for (int b = a + 1; b < m->naxes; b++)
+            if (m->size[a] > 1 && m->size[b] > 1)
+                out[n++] = 1u << a | 1u << b;
+    return n;
+}
+
+/* the names of the axes of a pending set: "dp" or "(dp, ep)" */
+static void pend_str(const sp_mesh_t *m, uint32_t pend, char *buf, size_t len)
+{
+    int n = 0;
+    size_t k = 0;
+    for (int a = 0; a < m->naxes; a++)
+        n += pend >> a & 1u;
+    buf[0] = 0;
+    for (int a = 0, i = 0; a < m->naxes && k < len; a++) {
+        if (!(pend >> a & 1u))
+            continue;
+        i++;
+        k += (size_t)snprintf(buf + k, len - k, "%s%s%s%s", i == 1 && n > 1 ? "(" : "",
+                              i > 1 ? ", " : "", m->name[a], i == n && n > 1 ? ")" : "");
     }
-    return s;
 }
 
 /* Did every rank of r0's group along axis a run the assignment? */
@@ -257,7 +300,7 @@ static int along(const infer_t *F, const group_t *g, int64_t r0, int a)
    the pending sum? */
 static int axis_free(const infer_t *F, const group_t *g, const fit_t *f, int64_t r0, int a, int d)
 {
-    if (f->pend == a || F->m->size[a] == 1 || !along(F, g, r0, a))
+    if ((f->pend >> a & 1u) || F->m->size[a] == 1 || !along(F, g, r0, a))
         return 0;
     for (int e = 0; e < d; e++)
         if (f->axis[e] == a || f->axis2[e] == a)
@@ -291,9 +334,13 @@ static int fit_holds(const infer_t *F, const group_t *g, const fit_t *f, const s
     int nd = f->nd;
     for (int64_t r = 0; r < F->nranks; r++) {
         const sp_ref_obs_t *o = g->on[r];
-        if (o == NULL)
+        if (o == NULL || (f->only1 > 0 && r != f->only1 - 1))
             continue;
-        if (f->pend >= 0 && coord(F->m, r, f->pend) != 0)
+        int member0 = 1;
+        for (int a = 0; a < F->m->naxes; a++)
+            if ((f->pend >> a & 1u) && coord(F->m, r, a) != 0)
+                member0 = 0;
+        if (!member0)
             continue; /* the group's sum is checked once, on its member 0 */
         int64_t off[SP_MAX_DIMS], n = 1;
         for (int d = 0; d < nd; d++) {
@@ -463,11 +510,13 @@ static void record(sp_check_t *C, const group_t *g, const sp_ref_obs_t *T, const
         if (f->axis2[d] >= 0)
             x->layout.axes[d].axis[x->layout.axes[d].n++] = f->axis2[d];
     }
-    if (f->pend >= 0) {
+    if (f->pend) {
         x->layout.npartial = 1;
         x->layout.pop[0] = SP_RED_SUM;
-        x->layout.paxes[0].n = 1;
-        x->layout.paxes[0].axis[0] = f->pend;
+        x->layout.paxes[0].n = 0;
+        for (int a = 0; a < SP_MAX_AXES; a++)
+            if (f->pend >> a & 1u)
+                x->layout.paxes[0].axis[x->layout.paxes[0].n++] = a;
     }
     x->rlo = f->rows ? f->lo : 0;
     x->rhi = f->rows ? f->lo + f->n : 0;
@@ -585,7 +634,7 @@ static int propose_named(infer_t *F, const group_t *g, int64_t r0)
     fit_t f;
     memset(&f, 0, sizeof f);
     f.nd = o->nd;
-    f.pend = -1;
+    f.pend = 0;
     f.shapes_only = 1;
     if (!fit_enum(F, g, T, r0, &f, 0))
         return 0;
@@ -596,24 +645,26 @@ static int propose_named(infer_t *F, const group_t *g, int64_t r0)
 }
 
 /*
- * Look the value of element e0 of rank r0 (summed over axis pend if pend >= 0, divided by
+ * Look the value of element e0 of rank r0 (summed over the axes of pend, divided by
  * scale) up in the index and fit a layout against each model tensor holding it; keep the best
  * fit in *best, *bestf, *bests (a model tensor of the plan value's own name first, then a whole
  * tensor over a row slice, then no pending sum, then the first computed: model_order).
  */
 static void search(const infer_t *F, const group_t *g, int64_t r0, int64_t e0, const int64_t *l0,
-                   int pend, double scale, int rename, const sp_ref_obs_t **best, fit_t *bestf,
-                   int64_t *bests)
+                   uint32_t pend, double scale, int rename, int64_t only1,
+                   const sp_ref_obs_t **best, fit_t *bestf, int64_t *bests)
 {
     const sp_mesh_t *m = F->m;
     const sp_ref_obs_t *o = g->on[r0];
-    if (pend >= 0 && (m->size[pend] == 1 || coord(m, r0, pend) != 0 || !along(F, g, r0, pend)))
-        return;
+    for (int a = 0; a < m->naxes; a++)
+        if ((pend >> a & 1u) && (m->size[a] == 1 || coord(m, r0, a) != 0 || !along(F, g, r0, a)))
+            return;
     fit_t f;
     memset(&f, 0, sizeof f);
     f.nd = o->nd;
     f.pend = pend;
     f.scale = scale;
+    f.only1 = only1;
     uint64_t key = vkey(pvalue(F, g, &f, r0, e0) / scale);
     if (key == 0)
         return;
@@ -634,7 +685,7 @@ static void search(const infer_t *F, const group_t *g, int64_t r0, int64_t e0, c
         if (!fit_dims(F, g, T, r0, g0, l0, &f, 0))
             continue;
         int64_t score = (((int64_t)(rename || strcmp(T->name, o->name) != 0) * 8 + f.inner * 4 +
-                          f.rows * 2 + (f.pend >= 0)) << 40) + F->order[F->X.e[i].tensor];
+                          f.rows * 2 + (f.pend != 0)) << 40) + F->order[F->X.e[i].tensor];
         if (score < *bests) {
             *best = T;
             *bestf = f;
@@ -650,17 +701,19 @@ static void search(const infer_t *F, const group_t *g, int64_t r0, int64_t e0, c
  */
 static void find_scaled(const infer_t *F, group_t *g, int64_t r0, int64_t e0, const int64_t *l0)
 {
+    uint32_t sets[1 + SP_MAX_AXES * SP_MAX_AXES];
+    int nsets = pend_sets(F->m, sets);
     for (int q = 1; q <= 8; q++)
         for (int p = 1; p <= 8; p++)
             for (int sign = 1; sign >= -1; sign -= 2) {
                 if (n_gcd((ulong)p, (ulong)q) != 1 || (p == q && sign > 0))
                     continue;
                 double scale = sign * (double)p / q;
-                for (int pend = -1; pend < F->m->naxes; pend++) {
+                for (int ps = 0; ps < nsets; ps++) {
                     const sp_ref_obs_t *best = NULL;
                     fit_t bestf;
                     int64_t bests = INT64_MAX;
-                    search(F, g, r0, e0, l0, pend, scale, 0, &best, &bestf, &bests);
+                    search(F, g, r0, e0, l0, sets[ps], scale, 0, 0, &best, &bestf, &bests);
                     if (best != NULL) {
                         g->fit = FIT_SCALED;
                         g->fit_pend = bestf.pend;
@@ -672,13 +725,49 @@ static void find_scaled(const infer_t *F, group_t *g, int64_t r0, int64_t e0, co
             }
 }
 
+/* The first element of o (n elements) with a value that is no small constant, or n. */
+static int64_t telling(const sp_ref_obs_t *o, int64_t n)
+{
+    int64_t e0 = 0;
+    while (e0 < n && (!isfinite(o->v[e0]) || fabs(o->v[e0]) < INFER_ZERO || fabs(o->v[e0]) == 1))
+        e0++;
+    return e0;
+}
+
+/*
+ * Does rank r's value of g, which fits no model tensor on every rank, fit one on rank r alone?
+ * A wrong plan is often wrong on some ranks only (a rank-dependent bug, or the last ranks of a
+ * ring that merge blocks they should skip): its value on the other ranks is still the model's,
+ * and what is computed from it there is not where the plan goes wrong.  Localization only.
+ */
+static int rank_matches(const infer_t *F, const group_t *g, int64_t r)
+{
+    const sp_ref_obs_t *o = g->on[r];
+    int64_t n = 1;
+    for (int d = 0; d < o->nd; d++)
+        n *= o->sh[d];
+    int64_t e0 = telling(o, n);
+    if (e0 == n || all_equal(o->v, n))
+        return 0;
+    int64_t l0[SP_MAX_DIMS];
+    for (int64_t rem = e0, d = o->nd - 1; d >= 0; d--) {
+        l0[d] = rem % o->sh[d];
+        rem /= o->sh[d];
+    }
+    const sp_ref_obs_t *best = NULL;
+    fit_t bestf;
+    int64_t bests = INT64_MAX;
+    search(F, g, r, e0, l0, 0, 1, 0, r + 1, &best, &bestf, &bests);
+    return best != NULL;
+}
+
 /* Find a relation for one execution of a plan assignment; 1 if one was recorded. */
 static int propose(infer_t *F, group_t *g)
 {
     const sp_mesh_t *m = F->m;
     int64_t r0 = 0;
     g->fit = FIT_NONE;
-    g->fit_pend = -1;
+    g->fit_pend = 0;
     while (r0 < F->nranks && g->on[r0] == NULL)
         r0++;
     if (r0 == F->nranks)
@@ -690,10 +779,7 @@ static int propose(infer_t *F, group_t *g)
     int64_t n = 1;
     for (int d = 0; d < o->nd; d++)
         n *= o->sh[d];
-    /* the first element with a value that is no small constant */
-    int64_t e0 = 0;
-    while (e0 < n && (!isfinite(o->v[e0]) || fabs(o->v[e0]) < INFER_ZERO || fabs(o->v[e0]) == 1))
-        e0++;
+    int64_t e0 = telling(o, n);
     /* a plan value without such an element (zeros, ones: a mask), or with one value everywhere
        (a constant gradient), fits many positions by chance: only a model tensor of the same
        name is tried, without a pending sum */
@@ -702,7 +788,7 @@ static int propose(infer_t *F, group_t *g)
         fit_t f;
         memset(&f, 0, sizeof f);
         f.nd = o->nd;
-        f.pend = -1;
+        f.pend = 0;
         if (T == NULL || T->nd != o->nd || all_equal(o->v, n) || !fit_enum(F, g, T, r0, &f, 0))
             return 0;
         g->fit = FIT_MATCH;
@@ -724,10 +810,12 @@ static int propose(infer_t *F, group_t *g)
     const sp_ref_obs_t *best = NULL;
     fit_t bestf;
     int64_t bests = INT64_MAX;
-    for (int pend = -1; pend < m->naxes && best == NULL; pend++)
-        search(F, g, r0, e0, l0, pend, 1, rename, &best, &bestf, &bests);
+    uint32_t sets[1 + SP_MAX_AXES * SP_MAX_AXES];
+    int nsets = pend_sets(m, sets);
+    for (int ps = 0; ps < nsets && best == NULL; ps++)
+        search(F, g, r0, e0, l0, sets[ps], 1, rename, 0, &best, &bestf, &bests);
     if (best != NULL) {
-        g->fit = bestf.pend >= 0 ? FIT_PENDING : FIT_MATCH;
+        g->fit = bestf.pend ? FIT_PENDING : FIT_MATCH;
         g->fit_pend = bestf.pend;
         g->fit_name = best->name;
     } else if (F->diverged) {
@@ -742,7 +830,7 @@ static int propose(infer_t *F, group_t *g)
     if (payload || (best != NULL && bestf.inner))
         return 0;
     if (F->diverged && (best == NULL || (strcmp(best->name, o->name) == 0 &&
-                                         (bestf.pend >= 0 || bestf.rows)))) {
+                                         (bestf.pend || bestf.rows)))) {
         if (propose_named(F, g, r0))
             return 1;
         if (best == NULL)
@@ -966,7 +1054,8 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
         int64_t id = ord[j].id;
         const sp_ref_obs_t *o = OBS(id);
         int f = GRP(id)->fit;
-        if (f == FIT_MATCH || f == FIT_PENDING || o->used)
+        if (f == FIT_MATCH || f == FIT_PENDING || o->used ||
+            (f == FIT_NONE && !GRP(id)->move && rank_matches(F, GRP(id), SP_REF_OBS_RANK(id))))
             REACH(id) = 1;
         if (REACH(id))
             for (int q = 0; q < o->nin; q++)
@@ -1055,8 +1144,10 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
     flint_free(pos);
     if (best == NULL)
         return;
-    char rs[128];
+    char rs[128], bp[96], mp[96];
     sp_mesh_rank_str(F->m, best_r, rs, sizeof rs);
+    pend_str(F->m, best->fit_pend, bp, sizeof bp);
+    pend_str(F->m, moved ? moved->fit_pend : 0, mp, sizeof mp);
     C->has_diverge = 1;
     C->diverge_loc = best->stmt->loc;
     char asm_[200] = "";
@@ -1079,21 +1170,21 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
         snprintf(C->diverge_note, sizeof C->diverge_note,
                  "'%s'%s is %s times the model's '%s'%s%s%s on rank %s: a scale factor (every value "
                  "it is computed from matches the model or feeds a value that does)",
-                 obs_name(best), asm_, sc, best->fit_name, best->fit_pend >= 0 ? " (a pending sum over " : "",
-                 best->fit_pend >= 0 ? F->m->name[best->fit_pend] : "", best->fit_pend >= 0 ? ")" : "",
+                 obs_name(best), asm_, sc, best->fit_name, best->fit_pend ? " (a pending sum over " : "",
+                 bp, best->fit_pend ? ")" : "",
                  rs);
     } else if (out_line > 0) {
         snprintf(C->diverge_note, sizeof C->diverge_note,
                  "'%s' holds a pending sum over %s of the model's '%s' (not reduced), and the output "
                  "at line %u declares it whole, on rank %s: a missing reduction?", obs_name(best),
-                 F->m->name[best->fit_pend], best->fit_name, out_line, rs);
+                 bp, best->fit_name, out_line, rs);
     } else if (user != NULL) {
         char un[160];
         describe(user, un, sizeof un);
         snprintf(C->diverge_note, sizeof C->diverge_note,
                  "'%s' holds a pending sum over %s of the model's '%s' (not reduced), and %s "
                  "(line %u), computed from it, matches no model tensor on rank %s: a missing "
-                 "reduction?", obs_name(best), F->m->name[best->fit_pend], best->fit_name, un,
+                 "reduction?", obs_name(best), bp, best->fit_name, un,
                  user->stmt->loc.line, rs);
     } else {
         char bn[160];
@@ -1103,7 +1194,7 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
                      "%s%s takes part of '%s' (line %u), a pending sum over %s of the model's '%s', "
                      "without reducing it, and matches no model tensor on rank %s: a missing "
                      "reduction?", bn, asm_, obs_name(moved), moved->stmt->loc.line,
-                     F->m->name[moved->fit_pend], moved->fit_name, rs);
+                     mp, moved->fit_name, rs);
         else
             snprintf(C->diverge_note, sizeof C->diverge_note,
                      "%s%s matches no model tensor on rank %s, nor does any value computed from "
@@ -1243,9 +1334,12 @@ void sp_infer_propose(sp_check_t *C)
                 fprintf(stderr, "%s%lld%s%s", d ? ", " : "", (long long)x->layout.size[d],
                         x->layout.axes[d].n ? "@" : "",
                         x->layout.axes[d].n ? C->mesh.name[x->layout.axes[d].axis[0]] : "");
-            fprintf(stderr, "]%s%s%s\n", x->layout.npartial ? " partial(sum@" : "",
-                    x->layout.npartial ? C->mesh.name[x->layout.paxes[0].axis[0]] : "",
-                    x->layout.npartial ? ")" : "");
+            uint32_t pm = 0;
+            for (int k = 0; x->layout.npartial && k < x->layout.paxes[0].n; k++)
+                pm |= 1u << x->layout.paxes[0].axis[k];
+            char ps[96];
+            pend_str(&C->mesh, pm, ps, sizeof ps);
+            fprintf(stderr, "]%s%s%s\n", pm ? " partial(sum@" : "", ps, pm ? ")" : "");
         }
     if (found == 0)
         snprintf(C->infer_note, sizeof C->infer_note,

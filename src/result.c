@@ -181,7 +181,9 @@ static int layout_text(const sp_check_t *C, const sp_layout_t *L, int named, cha
         sp_sbuf_printf(&b, "%s%s@", p ? ", " : " partial(", sp_red_name(L->pop[p]));
         const sp_axes_t *a = &L->paxes[p];
         for (int i = 0; i < a->n; i++)
-            sp_sbuf_printf(&b, "%s%s", i ? "," : "", C->mesh.name[a->axis[i]]);
+            sp_sbuf_printf(&b, "%s%s", i ? "," : a->n > 1 ? "(" : "", C->mesh.name[a->axis[i]]);
+        if (a->n > 1)
+            sp_sbuf_putc(&b, ')');
         if (p + 1 == L->npartial)
             sp_sbuf_putc(&b, ')');
     }

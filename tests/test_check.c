@@ -195,6 +195,44 @@ static void test_check_inferred_lineage(void **state)
     shardproof_result_free(r);
     shardproof_free(c);
     flint_free(text);
+    /* a pending sum over two axes (a batch sharded over dp and ep): the local loss is matched
+       as one, so the scale after it is the divergence (line 15), not the all-reduce after it */
+    static const char two[] =
+        "dim B = 8, H = 4\n"
+        "model m {\n  input x : [B, H]\n  param w : [H, H]\n  y = matmul(x, w)\n"
+        "  loss = sum(y * y) / B\n  output loss\n}\n"
+        "plan p of m {\n  mesh dp = 2, ep = 2\n  x : [B@(dp, ep), H]\n  w : [H, H]\n"
+        "  y = matmul(x, w)\n  lc = sum(y * y) / B\n"
+        "  s = lc * 3\n"                                          /* line 15: the bug */
+        "  l = all_reduce(s, sum, [dp, ep])\n  output loss = l : []\n}\n";
+    c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "two.sp", two, strlen(two)), SHARDPROOF_NOT_EQUIVALENT);
+    r = shardproof_result_new(c);
+    note = shardproof_result_divergence(r, &dl);
+    assert_non_null(note);
+    assert_int_equal(dl.line, 15);
+    assert_non_null(strstr(note, "'s' is 3 times the model's 'loss' (a pending sum over (dp, ep))"));
+    shardproof_result_free(r);
+    shardproof_free(c);
+    /* a difference of 5e-13 relative in the loss (eps 1e-6 against 1/(10^6 + 1) on rank 1): the
+       observing run's doubles come from exact values, so values match within 1e-14 only and the
+       loss is not taken for the model's; rank 0's h matches on its own, so rank 1's is named */
+    static const char eps[] =
+        "dim B = 4, H = 3\n"
+        "model m {\n  input x : [B, H]\n  param g : [H]\n  h = rmsnorm(x, g, eps = 1e-6)\n"
+        "  loss = sum(h * h)\n  output loss\n}\n"
+        "plan p of m {\n  mesh dp = 2\n  x : [B@dp, H]\n  g : [H]\n"
+        "  h = rmsnorm(x, g, eps = 1/(1000000 + rank.dp))\n"          /* line 13: the bug */
+        "  l = sum(h * h)\n  loss = all_reduce(l, sum, dp)\n  output loss = loss : []\n}\n";
+    c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "eps.sp", eps, strlen(eps)), SHARDPROOF_NOT_EQUIVALENT);
+    r = shardproof_result_new(c);
+    note = shardproof_result_divergence(r, &dl);
+    assert_non_null(note);
+    assert_int_equal(dl.line, 13);
+    assert_non_null(strstr(note, "'h' matches no model tensor on rank (dp=1)"));
+    shardproof_result_free(r);
+    shardproof_free(c);
     /* the observing run is tried on the next seeds while it has undecided elements: with
        --seed 2 two router logits tie exactly on a token (H = 2, small random rationals), the
        top-k over them cannot be decided with balls and the taint reaches the loss; seed 3

@@ -269,6 +269,22 @@ static void test_solver_rational_functions(void **state)
     expect_equal(f, P(f, "(x^2 - y^2)/(x - y)"), P(f, "x + y"));
     expect_equal(f, P(f, "1/(1/x)"), P(f, "x"));
     expect_different(f, P(f, "(x^2 - y^2)/(x + y)"), P(f, "x + y"));
+    /* a common factor found coefficient by coefficient over the denominator's variables (the
+       numerator's other variables z, w only index the coefficients): (x - y) divides
+       z*(x^2 - y^2) + w*(x - y), and the normal form is canonical after cancelling it */
+    expect_equal(f, P(f, "(z*x^2 - z*y^2 + w*x - w*y)/(x - y)"), P(f, "z*x + z*y + w"));
+    char *a = sp_engine_print_nf(f->S, P(f, "(z*x^2 - z*y^2 + w*x - w*y)/(x - y)"), 0);
+    char *b = sp_engine_print_nf(f->S, P(f, "z*(x + y) + w"), 0);
+    assert_string_equal(a, b);
+    flint_free(a);
+    flint_free(b);
+    /* one coefficient without the factor keeps the fraction (z*x + w*y is not divisible) */
+    expect_different(f, P(f, "(z*x^2 - z*y^2 + w*x)/(x - y)"), P(f, "z*x + z*y + w"));
+    a = sp_engine_print_nf(f->S, P(f, "(z*x + w*y)/(x - y) + 1"), 0);
+    b = sp_engine_print_nf(f->S, P(f, "(z*x + w*y + x - y)/(x - y)"), 0);
+    assert_string_equal(a, b);
+    flint_free(a);
+    flint_free(b);
 }
 
 static void test_solver_deep_chain(void **state)
