@@ -160,6 +160,8 @@ typedef struct {
     int diverged;   /* the observing run found the outputs different: a wrong plan */
     int debug;      /* SP_INFER_DEBUG set: every proposal on stderr (read once) */
     index_t X;
+    index_t Xs;     /* the optimizer's state (next.w, adam.m.w, ...): never proposed, only
+                       recognized where a wrong plan's outputs are localized (rank_matches) */
     int64_t nranks;
 } infer_t;
 
@@ -651,7 +653,7 @@ static int propose_named(infer_t *F, const group_t *g, int64_t r0)
  * tensor over a row slice, then no pending sum, then the first computed: model_order).
  */
 static void search(const infer_t *F, const group_t *g, int64_t r0, int64_t e0, const int64_t *l0,
-                   uint32_t pend, double scale, int rename, int64_t only1,
+                   uint32_t pend, double scale, int rename, int64_t only1, const index_t *X,
                    const sp_ref_obs_t **best, fit_t *bestf, int64_t *bests)
 {
     const sp_mesh_t *m = F->m;
@@ -669,23 +671,24 @@ static void search(const infer_t *F, const group_t *g, int64_t r0, int64_t e0, c
     if (key == 0)
         return;
     int tried = 0;
-    for (int64_t i = F->X.head[key & F->X.mask]; i >= 0 && tried < INFER_CANDIDATES;
-         i = F->X.e[i].next) {
-        if (F->X.e[i].key != key)
+    if (X->head == NULL)
+        return;
+    for (int64_t i = X->head[key & X->mask]; i >= 0 && tried < INFER_CANDIDATES; i = X->e[i].next) {
+        if (X->e[i].key != key)
             continue;
         tried++;
-        const sp_ref_obs_t *T = &F->model->o[F->X.e[i].tensor];
+        const sp_ref_obs_t *T = &F->model->o[X->e[i].tensor];
         if (T->nd != o->nd || *bests < ((int64_t)1 << 40))
             continue;
         int64_t g0[SP_MAX_DIMS];
-        for (int64_t rem = F->X.e[i].elem, d = T->nd - 1; d >= 0; d--) {
+        for (int64_t rem = X->e[i].elem, d = T->nd - 1; d >= 0; d--) {
             g0[d] = rem % T->sh[d];
             rem /= T->sh[d];
         }
         if (!fit_dims(F, g, T, r0, g0, l0, &f, 0))
             continue;
         int64_t score = (((int64_t)(rename || strcmp(T->name, o->name) != 0) * 8 + f.inner * 4 +
-                          f.rows * 2 + (f.pend != 0)) << 40) + F->order[F->X.e[i].tensor];
+                          f.rows * 2 + (f.pend != 0)) << 40) + F->order[X->e[i].tensor];
         if (score < *bests) {
             *best = T;
             *bestf = f;
@@ -713,7 +716,7 @@ static void find_scaled(const infer_t *F, group_t *g, int64_t r0, int64_t e0, co
                     const sp_ref_obs_t *best = NULL;
                     fit_t bestf;
                     int64_t bests = INT64_MAX;
-                    search(F, g, r0, e0, l0, sets[ps], scale, 0, 0, &best, &bestf, &bests);
+                    search(F, g, r0, e0, l0, sets[ps], scale, 0, 0, &F->X, &best, &bestf, &bests);
                     if (best != NULL) {
                         g->fit = FIT_SCALED;
                         g->fit_pend = bestf.pend;
@@ -757,7 +760,9 @@ static int rank_matches(const infer_t *F, const group_t *g, int64_t r)
     const sp_ref_obs_t *best = NULL;
     fit_t bestf;
     int64_t bests = INT64_MAX;
-    search(F, g, r, e0, l0, 0, 1, 0, r + 1, &best, &bestf, &bests);
+    search(F, g, r, e0, l0, 0, 1, 0, r + 1, &F->X, &best, &bestf, &bests);
+    if (best == NULL) /* an optimizer step the plan outputs (nw = w - gw / 64) */
+        search(F, g, r, e0, l0, 0, 1, 0, r + 1, &F->Xs, &best, &bestf, &bests);
     return best != NULL;
 }
 
@@ -813,7 +818,7 @@ static int propose(infer_t *F, group_t *g)
     uint32_t sets[1 + SP_MAX_AXES * SP_MAX_AXES];
     int nsets = pend_sets(m, sets);
     for (int ps = 0; ps < nsets && best == NULL; ps++)
-        search(F, g, r0, e0, l0, sets[ps], 1, rename, 0, &best, &bestf, &bests);
+        search(F, g, r0, e0, l0, sets[ps], 1, rename, 0, &F->X, &best, &bestf, &bests);
     if (best != NULL) {
         g->fit = bestf.pend ? FIT_PENDING : FIT_MATCH;
         g->fit_pend = bestf.pend;
@@ -1253,18 +1258,25 @@ void sp_infer_propose(sp_check_t *C)
         fprintf(stderr, "infer: observing run verdict %d\n", (int)res.verdict);
     for (size_t t = 0; t < res.obs_model.n; t++) {
         const sp_ref_obs_t *T = &res.obs_model.o[t];
-        if (is_leaf(C, T->name))
-            continue;
+        index_t *X = &F.X;
+        if (is_leaf(C, T->name)) {
+            if (!F.diverged || (strncmp(T->name, "next.", 5) != 0 &&
+                                strncmp(T->name, "adam.", 5) != 0 &&
+                                strncmp(T->name, "momentum.", 9) != 0))
+                continue;
+            X = &F.Xs;
+        }
         int64_t n = 1;
         for (int d = 0; d < T->nd; d++)
             n *= T->sh[d];
         for (int64_t e = 0; e < n; e++) {
             uint64_t k = vkey(T->v[e]);
             if (k)
-                index_add(&F.X, k, (uint32_t)t, e);
+                index_add(X, k, (uint32_t)t, e);
         }
     }
     index_build(&F.X);
+    index_build(&F.Xs);
     /* the plan's executions: (statement, occurrence) in the order of the source */
     group_t *G = NULL;
     int64_t ng = 0, ag = 0, total = 0;
@@ -1348,6 +1360,7 @@ void sp_infer_propose(sp_check_t *C)
         flint_free(G[j].on);
     flint_free(G);
     index_clear(&F.X);
+    index_clear(&F.Xs);
     flint_free(F.order);
     flint_free(F.nslot);
     sp_ref_result_clear(&res);
