@@ -1081,6 +1081,26 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
             at = id;
         if (GRP(id)->fit == FIT_SCALED) {
             at = id;
+            /* a value n times a pending sum over a group of n ranks may be a pending average
+               (each rank's mean of its own rows): then the reduction that reads it is where a
+               second, different scale comes in (`all_reduce(lp, sum, dp) / 4`); with the same
+               scale (`all_reduce(l, sum, dp)` of a doubled l) the value itself is wrong */
+            double sc = GRP(id)->scale;
+            int64_t n = 1;
+            for (int a = 0; a < F->m->naxes; a++)
+                if (GRP(id)->fit_pend >> a & 1u)
+                    n *= F->m->size[a];
+            for (int64_t u = j + 1; GRP(id)->fit_pend && sc == (double)n && u < total; u++) {
+                const sp_ref_obs_t *o = OBS(ord[u].id);
+                int reads = 0;
+                for (int q = 0; q < o->nin; q++)
+                    reads |= o->in[q] == id;
+                if (!reads || GRP(ord[u].id)->fit != FIT_SCALED)
+                    continue;
+                if (GRP(ord[u].id)->scale != sc)
+                    at = ord[u].id;
+                break;
+            }
             break;
         }
     }

@@ -261,6 +261,23 @@ static void test_check_inferred_lineage(void **state)
     assert_non_null(strstr(note, "'gx' holds a pending sum over tp of the model's 'grad.x'"));
     shardproof_result_free(r);
     shardproof_free(c);
+    /* each rank's mean of its rows is 2 times a pending sum over dp = 2, which values cannot tell
+       from a pending average: the reduction that reads it, with a second scale (/ 3 for / dp),
+       is named (line 11); a doubled value reduced by a plain sum (the tie plan below) is not */
+    static const char avg[] =
+        "dim B = 8, H = 2\nmodel m {\n  input x : [B, H]\n  loss = mean(x)\n  output loss\n}\n"
+        "plan p of m {\n  mesh dp = 2\n  x : [B@dp, H]\n  lp = sum(x) / ((B/dp)*H)\n"
+        "  loss = all_reduce(lp, sum, dp) / 3\n"                     /* line 11: the bug */
+        "  output loss = loss : []\n}\n";
+    c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "avg.sp", avg, strlen(avg)), SHARDPROOF_NOT_EQUIVALENT);
+    r = shardproof_result_new(c);
+    note = shardproof_result_divergence(r, &dl);
+    assert_non_null(note);
+    assert_int_equal(dl.line, 11);
+    assert_non_null(strstr(note, "'loss' is 2/3 times the model's 'loss'"));
+    shardproof_result_free(r);
+    shardproof_free(c);
     /* the observing run is tried on the next seeds while it has undecided elements: with
        --seed 2 two router logits tie exactly on a token (H = 2, small random rationals), the
        top-k over them cannot be decided with balls and the taint reaches the loss; seed 3
