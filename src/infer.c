@@ -1069,7 +1069,7 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
     /* the first value that reaches no match; a scaled copy first; a move (a slice, a view) of
        inputs only (the model's inputs are not indexed) is passed over, and so is a value made
        of model values in a shape the model does not have (known_values) */
-    int64_t at = -1;
+    int64_t at = -1, jat = total;
     for (int64_t j = 0; j < total; j++) {
         int64_t id = ord[j].id;
         if (REACH(id))
@@ -1077,10 +1077,13 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
         int innocent = GRP(id)->move && OBS(id)->nin == 0; /* of inputs only: never indexed */
         if (innocent || (!GRP(id)->move && known_values(F, OBS(id))))
             continue;
-        if (at < 0)
+        if (at < 0) {
             at = id;
+            jat = j;
+        }
         if (GRP(id)->fit == FIT_SCALED) {
             at = id;
+            jat = j;
             /* a value n times a pending sum over a group of n ranks may be a pending average
                (each rank's mean of its own rows): then the reduction that reads it is where a
                second, different scale comes in (`all_reduce(lp, sum, dp) / 4`); with the same
@@ -1104,6 +1107,29 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
             break;
         }
     }
+    /* before it, a value moved from elsewhere (a receive, a gather) that holds the model's values
+       of its own name in the right shape, but not this rank's part: a wrong peer or order (its
+       users may still reach a match through values that do not depend on it, as `y * 0`) */
+    int misplaced = 0;
+    const char *misname = NULL;
+    for (int64_t j = 0; j < jat; j++) {
+        int64_t id = ord[j].id;
+        const group_t *g = GRP(id);
+        const sp_ref_obs_t *o = OBS(id), *T;
+        if (g->fit != FIT_NONE || !g->move || o->nin == 0 || (T = named(F, o->name)) == NULL ||
+            T->nd != o->nd || is_leaf(C, T->name) || !known_values(F, o))
+            continue;
+        fit_t f;
+        memset(&f, 0, sizeof f);
+        f.nd = o->nd;
+        f.shapes_only = 1;
+        if (!fit_enum(F, g, T, SP_REF_OBS_RANK(id), &f, 0))
+            continue;
+        at = id;
+        misplaced = 1;
+        misname = T->name;
+        break;
+    }
     /* nothing goes wrong before the outputs: a pending sum output as a whole value */
     unsigned out_line = 0;
     for (int64_t j = 0; at < 0 && j < total; j++)
@@ -1114,7 +1140,7 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
     const group_t *best = at >= 0 ? GRP(at) : NULL, *user = NULL, *moved = NULL;
     int64_t best_r = at >= 0 ? SP_REF_OBS_RANK(at) : 0;
     /* an operand still pending a sum (or a move of one), used by anything but a reduction */
-    for (int q = 0; best && out_line == 0 && best->fit != FIT_SCALED && q < OBS(at)->nin &&
+    for (int q = 0; best && !misplaced && out_line == 0 && best->fit != FIT_SCALED && q < OBS(at)->nin &&
                     !is_collective(best->stmt); q++) {
         int64_t src = OBS(at)->in[q];
         for (int depth = 0; depth < 8 && GRP(src)->fit != FIT_PENDING && GRP(src)->move &&
@@ -1198,6 +1224,11 @@ static void localize(infer_t *F, const group_t *G, int64_t ng, const sp_ref_resu
                  obs_name(best), asm_, sc, best->fit_name, best->fit_pend ? " (a pending sum over " : "",
                  bp, best->fit_pend ? ")" : "",
                  rs);
+    } else if (misplaced) {
+        snprintf(C->diverge_note, sizeof C->diverge_note,
+                 "'%s' holds values of the model's '%s' in its shape, but not its own part of it "
+                 "on rank %s: moved from the wrong rank or in the wrong order?", obs_name(best),
+                 misname, rs);
     } else if (out_line > 0) {
         snprintf(C->diverge_note, sizeof C->diverge_note,
                  "'%s' holds a pending sum over %s of the model's '%s' (not reduced), and the output "

@@ -278,6 +278,24 @@ static void test_check_inferred_lineage(void **state)
     assert_non_null(strstr(note, "'loss' is 2/3 times the model's 'loss'"));
     shardproof_result_free(r);
     shardproof_free(c);
+    /* a value received from the wrong tensor-parallel peer: the model's values of its name, in
+       its shape, but another rank's part; named at the receive (line 29) although its users
+       reach a matched gradient through gy = mul(y, 0) + c (the corpus plan, lineage removed) */
+    text = slurp("tests/plans/bugs/pipeline_tp_wrong_peer.sp", &len);
+    at = strstr(text, "~ a : [B, F@tp]");
+    assert_non_null(at);
+    memset(at, ' ', strlen("~ a : [B, F@tp]"));
+    c = shardproof_new(NULL);
+    assert_int_equal(shardproof_check(c, "peer.sp", text, len), SHARDPROOF_NOT_EQUIVALENT);
+    r = shardproof_result_new(c);
+    note = shardproof_result_divergence(r, &dl);
+    assert_non_null(note);
+    assert_int_equal(dl.line, 29);
+    assert_non_null(strstr(note, "'a' holds values of the model's 'a' in its shape, but not its own "
+                                 "part of it on rank (pp=1, tp="));
+    shardproof_result_free(r);
+    shardproof_free(c);
+    flint_free(text);
     /* the observing run is tried on the next seeds while it has undecided elements: with
        --seed 2 two router logits tie exactly on a token (H = 2, small random rationals), the
        top-k over them cannot be decided with balls and the taint reaches the loss; seed 3
