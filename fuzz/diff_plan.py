@@ -906,6 +906,8 @@ class Tools:
         argv = [self.bin, "check", path, "--no-progress", "-j", "1", "--max-ms", str(self.max_ms)]
         if not cross:
             argv.append("--no-cross-check")
+        else:  # the cross-checked run keeps it on even when the plan's `# args:` turn it off
+            extra = [a for a in extra if a != "--no-cross-check"]
         return self.exec(argv + list(extra), self.check_timeout)
 
     def run(self, path, seed, extra=()):

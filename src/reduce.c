@@ -406,20 +406,22 @@ static int ival_collective(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
         const char *k = e->args[i].key.str;
         if (k && strcmp(k, "root") == 0)
             continue;
+        if (bcast && !k && i == 1)
+            continue; /* broadcast(t, root, axes): the root */
         if (!have_op && (!k || strcmp(k, "op") == 0) && x->kind == SP_AST_NAME) {
-            /* the op comes first, as the reference executor reads it (`mean` is avg) */
+            /* a name that is a reduction is the op, wherever it stands, as the checker and the
+               reference executor read it (`all_reduce(dp, dp, sum)`; `mean` is avg) */
             static const char *const ops[] = {"sum", "avg", "mean", "max", "min"};
             for (int o = 0; o < 5 && !have_op; o++)
                 if (strcmp(x->name, ops[o]) == 0) {
                     have_op = 1;
                     sum = o == 0;
                 }
-            if (!have_op)
+            if (have_op)
+                continue;
+            if (k)
                 return 0;
-            continue;
         }
-        if (bcast && !k && i == 1)
-            continue; /* broadcast(t, root, axes): the root */
         size_t n = x->kind == SP_AST_LIST ? x->nargs : 1;
         for (size_t a = 0; a < n; a++) {
             const sp_ast_expr_t *ax = x->kind == SP_AST_LIST ? x->args[a].value : x;
