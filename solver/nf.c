@@ -219,20 +219,28 @@ static slong collect_vars(const sp_engine_t *S, const sp_poly_t p, const sp_poly
     return (slong)k;
 }
 
+/* Append c times monomial m to A, over the nv sorted vars (factors of other variables are left
+   out); e is scratch of nv entries.  Callers pass monomials with exponents >= 0. */
+static void push_mono(fmpq_mpoly_t A, const sp_engine_t *S, uint32_t m, const fmpq_t c,
+                      const uint32_t *vars, slong nv, ulong *e, const fmpq_mpoly_ctx_t ctx)
+{
+    memset(e, 0, (size_t)(nv ? nv : 1) * sizeof(ulong));
+    const sp_vpow_t *f = sp_mono_factors(&S->M, m);
+    for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, m); k++) {
+        uint32_t *pos = bsearch(&f[k].var, vars, (size_t)nv, sizeof(uint32_t), cmp_u32v);
+        if (pos)
+            e[pos - vars] = (ulong)f[k].exp;
+    }
+    fmpq_mpoly_push_term_fmpq_ui(A, c, e, ctx);
+}
+
 static void to_mpoly(fmpq_mpoly_t A, const sp_engine_t *S, const sp_poly_t p, const uint32_t *vars,
                      slong nv, const fmpq_mpoly_ctx_t ctx)
 {
     ulong *e = flint_calloc(nv ? nv : 1, sizeof(ulong));
     fmpq_mpoly_zero(A, ctx);
-    for (slong i = 0; i < p->len; i++) {
-        memset(e, 0, (nv ? nv : 1) * sizeof(ulong));
-        const sp_vpow_t *f = sp_mono_factors(&S->M, p->m[i]);
-        for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, p->m[i]); k++) {
-            uint32_t *pos = bsearch(&f[k].var, vars, (size_t)nv, sizeof(uint32_t), cmp_u32v);
-            e[pos - vars] = (ulong)f[k].exp; /* callers pass polynomials with exponents >= 0 */
-        }
-        fmpq_mpoly_push_term_fmpq_ui(A, p->c + i, e, ctx);
-    }
+    for (slong i = 0; i < p->len; i++)
+        push_mono(A, S, p->m[i], p->c + i, vars, nv, e, ctx);
     fmpq_mpoly_sort_terms(A, ctx);
     fmpq_mpoly_combine_like_terms(A, ctx);
     flint_free(e);
@@ -334,16 +342,8 @@ static int may_share_factor(sp_engine_t *S, const sp_poly_t num, const sp_poly_t
     ulong *e = flint_calloc((size_t)nd, sizeof(ulong));
     for (slong lo = 0, hi; lo < num->len && shared > 0; lo = hi) {
         fmpq_mpoly_zero(C, ctx);
-        for (hi = lo; hi < num->len && t[hi].x == t[lo].x; hi++) {
-            memset(e, 0, (size_t)nd * sizeof(ulong));
-            const sp_vpow_t *f = sp_mono_factors(&S->M, num->m[t[hi].i]);
-            for (uint32_t k = 0; k < sp_mono_nfactors(&S->M, num->m[t[hi].i]); k++) {
-                uint32_t *pos = bsearch(&f[k].var, dv, (size_t)nd, sizeof(uint32_t), cmp_u32v);
-                if (pos)
-                    e[pos - dv] = (ulong)f[k].exp;
-            }
-            fmpq_mpoly_push_term_fmpq_ui(C, num->c + t[hi].i, e, ctx);
-        }
+        for (hi = lo; hi < num->len && t[hi].x == t[lo].x; hi++)
+            push_mono(C, S, num->m[t[hi].i], num->c + t[hi].i, dv, nd, e, ctx); /* c_j's terms */
         fmpq_mpoly_sort_terms(C, ctx);
         fmpq_mpoly_combine_like_terms(C, ctx);
         if (!fmpq_mpoly_gcd(G, G, C, ctx))

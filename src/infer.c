@@ -646,6 +646,23 @@ static int propose_named(infer_t *F, const group_t *g, int64_t r0)
     return 1;
 }
 
+static int64_t obs_len(const sp_ref_obs_t *o)
+{
+    int64_t n = 1;
+    for (int d = 0; d < o->nd; d++)
+        n *= o->sh[d];
+    return n;
+}
+
+/* The coordinates of row-major element e of o in l[] */
+static void unravel(const sp_ref_obs_t *o, int64_t e, int64_t *l)
+{
+    for (int d = o->nd - 1; d >= 0; d--) {
+        l[d] = e % o->sh[d];
+        e /= o->sh[d];
+    }
+}
+
 /*
  * Look the value of element e0 of rank r0 (summed over the axes of pend, divided by
  * scale) up in the index and fit a layout against each model tensor holding it; keep the best
@@ -681,10 +698,7 @@ static void search(const infer_t *F, const group_t *g, int64_t r0, int64_t e0, c
         if (T->nd != o->nd || *bests < ((int64_t)1 << 40))
             continue;
         int64_t g0[SP_MAX_DIMS];
-        for (int64_t rem = X->e[i].elem, d = T->nd - 1; d >= 0; d--) {
-            g0[d] = rem % T->sh[d];
-            rem /= T->sh[d];
-        }
+        unravel(T, X->e[i].elem, g0);
         if (!fit_dims(F, g, T, r0, g0, l0, &f, 0))
             continue;
         int64_t score = (((int64_t)(rename || strcmp(T->name, o->name) != 0) * 8 + f.inner * 4 +
@@ -746,17 +760,10 @@ static int64_t telling(const sp_ref_obs_t *o, int64_t n)
 static int rank_matches(const infer_t *F, const group_t *g, int64_t r)
 {
     const sp_ref_obs_t *o = g->on[r];
-    int64_t n = 1;
-    for (int d = 0; d < o->nd; d++)
-        n *= o->sh[d];
-    int64_t e0 = telling(o, n);
+    int64_t n = obs_len(o), e0 = telling(o, n), l0[SP_MAX_DIMS];
     if (e0 == n || all_equal(o->v, n))
         return 0;
-    int64_t l0[SP_MAX_DIMS];
-    for (int64_t rem = e0, d = o->nd - 1; d >= 0; d--) {
-        l0[d] = rem % o->sh[d];
-        rem /= o->sh[d];
-    }
+    unravel(o, e0, l0);
     const sp_ref_obs_t *best = NULL;
     fit_t bestf;
     int64_t bests = INT64_MAX;
@@ -781,10 +788,7 @@ static int propose(infer_t *F, group_t *g)
     /* a message sent (src/ref observes it to follow values across ranks) is fitted, for
        localizing a wrong plan, but never proposed: only an assignment can be related */
     int payload = g->stmt->kind == SP_STMT_EXPR;
-    int64_t n = 1;
-    for (int d = 0; d < o->nd; d++)
-        n *= o->sh[d];
-    int64_t e0 = telling(o, n);
+    int64_t n = obs_len(o), e0 = telling(o, n);
     /* a plan value without such an element (zeros, ones: a mask), or with one value everywhere
        (a constant gradient), fits many positions by chance: only a model tensor of the same
        name is tried, without a pending sum */
@@ -804,10 +808,7 @@ static int propose(infer_t *F, group_t *g)
         return 1;
     }
     int64_t l0[SP_MAX_DIMS];
-    for (int64_t rem = e0, d = o->nd - 1; d >= 0; d--) {
-        l0[d] = rem % o->sh[d];
-        rem /= o->sh[d];
-    }
+    unravel(o, e0, l0);
     /* a plain rename (`auxt = aux[1]`) goes with the model tensor computed first, whatever
        its name: the model's own rename of it (auxt) is then no second cut of the same value */
     const sp_ast_expr_t *val = g->stmt->value;
@@ -957,9 +958,7 @@ static int is_collective(const sp_ast_stmt_t *s)
  */
 static int known_values(const infer_t *F, const sp_ref_obs_t *o)
 {
-    int64_t n = 1, telling = 0;
-    for (int d = 0; d < o->nd; d++)
-        n *= o->sh[d];
+    int64_t n = obs_len(o), told = 0;
     for (int64_t e = 0; e < n && e < 4096; e++) {
         double v = o->v[e];
         if (!isfinite(v))
@@ -972,9 +971,9 @@ static int known_values(const infer_t *F, const sp_ref_obs_t *o)
             found = F->X.e[i].key == key && close_to(v, F->model->o[F->X.e[i].tensor].v[F->X.e[i].elem]);
         if (!found)
             return 0;
-        telling++;
+        told++;
     }
-    return telling > 0;
+    return told > 0;
 }
 
 static int is_concat(const group_t *g)
@@ -1317,9 +1316,7 @@ void sp_infer_propose(sp_check_t *C)
                 continue;
             X = &F.Xs;
         }
-        int64_t n = 1;
-        for (int d = 0; d < T->nd; d++)
-            n *= T->sh[d];
+        int64_t n = obs_len(T);
         for (int64_t e = 0; e < n; e++) {
             uint64_t k = vkey(T->v[e]);
             if (k)

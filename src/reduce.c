@@ -411,14 +411,12 @@ static int ival_collective(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
         if (!have_op && (!k || strcmp(k, "op") == 0) && x->kind == SP_AST_NAME) {
             /* a name that is a reduction is the op, wherever it stands, as the checker and the
                reference executor read it (`all_reduce(dp, dp, sum)`; `mean` is avg) */
-            static const char *const ops[] = {"sum", "avg", "mean", "max", "min"};
-            for (int o = 0; o < 5 && !have_op; o++)
-                if (strcmp(x->name, ops[o]) == 0) {
-                    have_op = 1;
-                    sum = o == 0;
-                }
-            if (have_op)
+            sp_red_t op;
+            if (sp_red_parse(x->name, &op)) {
+                have_op = 1;
+                sum = op == SP_RED_SUM;
                 continue;
+            }
             if (k)
                 return 0;
         }

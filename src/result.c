@@ -155,6 +155,15 @@ static int size_src(const sp_check_t *C, int64_t v, sp_sbuf_t *b)
 
 /* A layout as text, each size as its number or (named) as size_src names it; the number of
    sizes whose name is a guess. */
+/* Mesh axes as the language writes them after '@': `dp`, or `(dp,ep)` for a group. */
+static void put_axes(const sp_check_t *C, const sp_axes_t *a, sp_sbuf_t *b)
+{
+    for (int i = 0; i < a->n; i++)
+        sp_sbuf_printf(b, "%s%s", i ? "," : a->n > 1 ? "(" : "", C->mesh.name[a->axis[i]]);
+    if (a->n > 1)
+        sp_sbuf_putc(b, ')');
+}
+
 static int layout_text(const sp_check_t *C, const sp_layout_t *L, int named, char *buf, size_t len)
 {
     sp_sbuf_t b;
@@ -168,22 +177,15 @@ static int layout_text(const sp_check_t *C, const sp_layout_t *L, int named, cha
             unsure += size_src(C, L->size[d], &b);
         else
             sp_sbuf_printf(&b, "%lld", (long long)L->size[d]);
-        const sp_axes_t *a = &L->axes[d];
-        if (a->n == 1)
-            sp_sbuf_printf(&b, "@%s", C->mesh.name[a->axis[0]]);
-        for (int i = 0; a->n > 1 && i < a->n; i++)
-            sp_sbuf_printf(&b, "%s%s", i ? "," : "@(", C->mesh.name[a->axis[i]]);
-        if (a->n > 1)
-            sp_sbuf_putc(&b, ')');
+        if (L->axes[d].n > 0) {
+            sp_sbuf_putc(&b, '@');
+            put_axes(C, &L->axes[d], &b);
+        }
     }
     sp_sbuf_putc(&b, ']');
     for (int p = 0; p < L->npartial; p++) {
         sp_sbuf_printf(&b, "%s%s@", p ? ", " : " partial(", sp_red_name(L->pop[p]));
-        const sp_axes_t *a = &L->paxes[p];
-        for (int i = 0; i < a->n; i++)
-            sp_sbuf_printf(&b, "%s%s", i ? "," : a->n > 1 ? "(" : "", C->mesh.name[a->axis[i]]);
-        if (a->n > 1)
-            sp_sbuf_putc(&b, ')');
+        put_axes(C, &L->paxes[p], &b);
         if (p + 1 == L->npartial)
             sp_sbuf_putc(&b, ')');
     }

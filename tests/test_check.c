@@ -126,6 +126,23 @@ static void test_check_smt2_export(void **state)
 
 /* Lineage inference (src/infer.c): a plan without lineage gets relations, each a proven stage;
    off with infer_lineage = -1; a wrong plan is still refuted at its line. */
+/* A wrong plan without lineage (options o, or the defaults): NOT EQUIVALENT, with its first
+   divergence at line and a note containing part. */
+static void expect_divergence(const char *name, const char *text, size_t len,
+                              const shardproof_options_t *o, unsigned line, const char *part)
+{
+    shardproof_t *c = shardproof_new(o);
+    assert_int_equal(shardproof_check(c, name, text, len), SHARDPROOF_NOT_EQUIVALENT);
+    shardproof_result_t *r = shardproof_result_new(c);
+    shardproof_loc_t dl;
+    const char *note = shardproof_result_divergence(r, &dl);
+    assert_non_null(note);
+    assert_int_equal(dl.line, line);
+    assert_non_null(strstr(note, part));
+    shardproof_result_free(r);
+    shardproof_free(c);
+}
+
 static void test_check_inferred_lineage(void **state)
 {
     (void)state;
@@ -185,15 +202,8 @@ static void test_check_inferred_lineage(void **state)
     unsigned line = 1;
     for (const char *p = text; p < at; p++)
         line += *p == '\n';
-    c = shardproof_new(NULL);
-    assert_int_equal(shardproof_check(c, "scaled.sp", text, len), SHARDPROOF_NOT_EQUIVALENT);
-    r = shardproof_result_new(c);
-    note = shardproof_result_divergence(r, &dl);
-    assert_non_null(note);
-    assert_int_equal(dl.line, line);
-    assert_non_null(strstr(note, "'lp' is 4/3 times the model's 'loss' (a pending sum over dp)"));
-    shardproof_result_free(r);
-    shardproof_free(c);
+    expect_divergence("scaled.sp", text, len, NULL, line,
+                      "'lp' is 4/3 times the model's 'loss' (a pending sum over dp)");
     flint_free(text);
     /* a pending sum over two axes (a batch sharded over dp and ep): the local loss is matched
        as one, so the scale after it is the divergence (line 15), not the all-reduce after it */
@@ -205,15 +215,8 @@ static void test_check_inferred_lineage(void **state)
         "  y = matmul(x, w)\n  lc = sum(y * y) / B\n"
         "  s = lc * 3\n"                                          /* line 15: the bug */
         "  l = all_reduce(s, sum, [dp, ep])\n  output loss = l : []\n}\n";
-    c = shardproof_new(NULL);
-    assert_int_equal(shardproof_check(c, "two.sp", two, strlen(two)), SHARDPROOF_NOT_EQUIVALENT);
-    r = shardproof_result_new(c);
-    note = shardproof_result_divergence(r, &dl);
-    assert_non_null(note);
-    assert_int_equal(dl.line, 15);
-    assert_non_null(strstr(note, "'s' is 3 times the model's 'loss' (a pending sum over (dp, ep))"));
-    shardproof_result_free(r);
-    shardproof_free(c);
+    expect_divergence("two.sp", two, strlen(two), NULL, 15,
+                      "'s' is 3 times the model's 'loss' (a pending sum over (dp, ep))");
     /* a difference of 5e-13 relative in the loss (eps 1e-6 against 1/(10^6 + 1) on rank 1): the
        observing run's doubles come from exact values, so values match within 1e-14 only and the
        loss is not taken for the model's; rank 0's h matches on its own, so rank 1's is named */
@@ -224,15 +227,8 @@ static void test_check_inferred_lineage(void **state)
         "plan p of m {\n  mesh dp = 2\n  x : [B@dp, H]\n  g : [H]\n"
         "  h = rmsnorm(x, g, eps = 1/(1000000 + rank.dp))\n"          /* line 13: the bug */
         "  l = sum(h * h)\n  loss = all_reduce(l, sum, dp)\n  output loss = loss : []\n}\n";
-    c = shardproof_new(NULL);
-    assert_int_equal(shardproof_check(c, "eps.sp", eps, strlen(eps)), SHARDPROOF_NOT_EQUIVALENT);
-    r = shardproof_result_new(c);
-    note = shardproof_result_divergence(r, &dl);
-    assert_non_null(note);
-    assert_int_equal(dl.line, 13);
-    assert_non_null(strstr(note, "'h' matches no model tensor on rank (dp=1)"));
-    shardproof_result_free(r);
-    shardproof_free(c);
+    expect_divergence("eps.sp", eps, strlen(eps), NULL, 13,
+                      "'h' matches no model tensor on rank (dp=1)");
     /* the optimizer step the plan outputs (nw1 = w1 - gw1 / 64) is recognized as the model's
        next.w1 on each rank, so it is not named; the missing all-reduce of gx (line 23) is */
     static const char sgd[] =
@@ -252,15 +248,8 @@ static void test_check_inferred_lineage(void **state)
         "  output loss = loss : []\n  output grad.x = gx : [B@dp, H]\n"
         "  output grad.w1 = gw1 : [H, F@tp], grad.w2 = gw2 : [F@tp, H]\n"
         "  output next.w1 = nw1 : [H, F@tp], next.w2 = nw2 : [F@tp, H]\n}\n";
-    c = shardproof_new(NULL);
-    assert_int_equal(shardproof_check(c, "sgd.sp", sgd, strlen(sgd)), SHARDPROOF_NOT_EQUIVALENT);
-    r = shardproof_result_new(c);
-    note = shardproof_result_divergence(r, &dl);
-    assert_non_null(note);
-    assert_int_equal(dl.line, 23);
-    assert_non_null(strstr(note, "'gx' holds a pending sum over tp of the model's 'grad.x'"));
-    shardproof_result_free(r);
-    shardproof_free(c);
+    expect_divergence("sgd.sp", sgd, strlen(sgd), NULL, 23,
+                      "'gx' holds a pending sum over tp of the model's 'grad.x'");
     /* each rank's mean of its rows is 2 times a pending sum over dp = 2, which values cannot tell
        from a pending average: the reduction that reads it, with a second scale (/ 3 for / dp),
        is named (line 11); a doubled value reduced by a plain sum (the tie plan below) is not */
@@ -269,15 +258,8 @@ static void test_check_inferred_lineage(void **state)
         "plan p of m {\n  mesh dp = 2\n  x : [B@dp, H]\n  lp = sum(x) / ((B/dp)*H)\n"
         "  loss = all_reduce(lp, sum, dp) / 3\n"                     /* line 11: the bug */
         "  output loss = loss : []\n}\n";
-    c = shardproof_new(NULL);
-    assert_int_equal(shardproof_check(c, "avg.sp", avg, strlen(avg)), SHARDPROOF_NOT_EQUIVALENT);
-    r = shardproof_result_new(c);
-    note = shardproof_result_divergence(r, &dl);
-    assert_non_null(note);
-    assert_int_equal(dl.line, 11);
-    assert_non_null(strstr(note, "'loss' is 2/3 times the model's 'loss'"));
-    shardproof_result_free(r);
-    shardproof_free(c);
+    expect_divergence("avg.sp", avg, strlen(avg), NULL, 11,
+                      "'loss' is 2/3 times the model's 'loss'");
     /* a value received from the wrong tensor-parallel peer: the model's values of its name, in
        its shape, but another rank's part; named at the receive (line 29) although its users
        reach a matched gradient through gy = mul(y, 0) + c (the corpus plan, lineage removed) */
@@ -285,16 +267,9 @@ static void test_check_inferred_lineage(void **state)
     at = strstr(text, "~ a : [B, F@tp]");
     assert_non_null(at);
     memset(at, ' ', strlen("~ a : [B, F@tp]"));
-    c = shardproof_new(NULL);
-    assert_int_equal(shardproof_check(c, "peer.sp", text, len), SHARDPROOF_NOT_EQUIVALENT);
-    r = shardproof_result_new(c);
-    note = shardproof_result_divergence(r, &dl);
-    assert_non_null(note);
-    assert_int_equal(dl.line, 29);
-    assert_non_null(strstr(note, "'a' holds values of the model's 'a' in its shape, but not its own "
-                                 "part of it on rank (pp=1, tp="));
-    shardproof_result_free(r);
-    shardproof_free(c);
+    expect_divergence("peer.sp", text, len, NULL, 29,
+                      "'a' holds values of the model's 'a' in its shape, but not its own "
+                      "part of it on rank (pp=1, tp=");
     flint_free(text);
     /* the observing run is tried on the next seeds while it has undecided elements: with
        --seed 2 two router logits tie exactly on a token (H = 2, small random rationals), the
@@ -316,15 +291,8 @@ static void test_check_inferred_lineage(void **state)
     o.seed = 2;
     o.dims = tie_dims;
     o.ndims = 3;
-    c = shardproof_new(&o);
-    assert_int_equal(shardproof_check(c, "tie.sp", tie, strlen(tie)), SHARDPROOF_NOT_EQUIVALENT);
-    r = shardproof_result_new(c);
-    note = shardproof_result_divergence(r, &dl);
-    assert_non_null(note);
-    assert_int_equal(dl.line, 20);
-    assert_non_null(strstr(note, "'l' is 2 times the model's 'loss'"));
-    shardproof_result_free(r);
-    shardproof_free(c);
+    expect_divergence("tie.sp", tie, strlen(tie), &o, 20,
+                      "'l' is 2 times the model's 'loss'");
     /* an annotated or correct plan has none */
     text = slurp("docs/examples/first.sp", &len);
     c = shardproof_new(NULL);
