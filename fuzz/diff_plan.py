@@ -20,8 +20,9 @@ with timeouts, and the pair of verdicts is classified:
   wrong-equivalent        check EQUIVALENT, run DIFFER (a certified difference at the real sizes)
   shape-reduction         the same, but `check --strict-shapes` says NOT EQUIVALENT: the documented
                           default shape reduction (docs/soundness.md, "Shape reduction")
-  unrealizable-cex        check NOT EQUIVALENT, every run seed without a difference at the real
-                          sizes, and `check` with its cross-check still NOT EQUIVALENT
+  unrealizable-cex        check NOT EQUIVALENT (or UNKNOWN for a stage difference it could not
+                          lift without the cross-check), every run seed without a difference at
+                          the real sizes, and `check` with its cross-check NOT EQUIVALENT
   crash                   a signal, a sanitizer report or exit 4 of either tool
   hang                    a tool past its timeout
   input-disagreement      one tool rejects the file as bad input (exit 2), the other does not
@@ -1020,7 +1021,10 @@ def classify(tools, rec):
         if sv == "NE":
             return "shape-reduction"
         return "wrong-equivalent"
-    if cv == "NE" and rv in NO_DIFFERENCE:
+    # the checker alone keeps NOT EQUIVALENT only for an inputs-only counterexample at the real
+    # sizes; another stage difference is UNKNOWN for want of the cross-check that lifts it
+    unlifted = cv == "UNK" and "--no-cross-check skips the reference executor" in rec["check"][1]
+    if (cv == "NE" or unlifted) and rv in NO_DIFFERENCE:
         cross = tools.check(path, extra, cross=True)
         rec["cross"] = cross
         xv = check_verdict(*cross)

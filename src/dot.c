@@ -49,12 +49,15 @@ static char *normalize(const char *name)
 }
 
 /* The tensor a symbol belongs to, and whether it is a cut's fresh symbol: "h[0]@3[1,2]" is cut
-   h[0], "y.part0@3[0,0]" cut y, "wq[0][1,2]" input wq[0], "lr" input lr (flint_free). */
+   h[0], "y.part0@3[0,0]" cut y, "x.part0#3[0,0]" (a partial input's part) input x,
+   "wq[0][1,2]" input wq[0], "lr" input lr (flint_free). */
 static char *symbol_source(const char *sym, int *is_cut)
 {
     const char *at = strchr(sym, '@');
     size_t n;
     *is_cut = at != NULL;
+    if (at == NULL)
+        at = strchr(sym, '#');
     if (at) {
         n = (size_t)(at - sym);
         const char *part = NULL;

@@ -179,8 +179,10 @@ sp_status_t relate_inferred(interp_t *I, const sp_ast_stmt_t *s, const char *pna
 
 /* The plan's mesh (its first statement) into C->mesh, and I set up for the plan's ranks. */
 sp_status_t plan_mesh(sp_check_t *C, interp_t *I) SP_EXEC_LINK(plan_mesh);
-/* The plan's value, on every active rank, of a tensor whose logical value is full under L. */
-pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name)
+/* The plan's value, on every active rank, of a tensor whose logical value is full under L;
+   input: full is a plan input (a partial layout's parts are inputs too), else a cut. */
+pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name,
+                  int input)
     SP_EXEC_LINK(distribute);
 /* plan: x : layout  (a model input or param, distributed) */
 sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s) SP_EXEC_LINK(plan_layout_decl);

@@ -78,7 +78,8 @@ sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
  * of each group holds the logical value minus the others, so later stages hold for every
  * decomposition).
  */
-pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name)
+pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name,
+                  int input)
 {
     sp_check_t *C = I->C;
     pval_t out = pval_new(I->nranks);
@@ -109,11 +110,15 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
                 int64_t q = sp_axes_member(&C->mesh, a, r, j);
                 if (op == SP_RED_MAX || op == SP_RED_MIN)
                     continue; /* every part holds the value itself (see docs/soundness.md) */
+                /* an input's parts are inputs of the plan (`x.part0#4`), a cut's are cut
+                   symbols (`y.part0@4`: a counterexample naming one is not end-to-end) */
                 char nm[512];
-                snprintf(nm, sizeof nm, "%s.part%lld", name, (long long)j);
+                snprintf(nm, sizeof nm, "%s.part%lld%s%d", name, (long long)j, input ? "#" : "@",
+                         ++C->fresh_counter);
                 sp_tensor_t part;
                 sp_tensor_init(&part);
-                fresh_tensor(C, nm, sum.shape, sum.ndim, &part);
+                sp_tensor_alloc(&part, sum.ndim, sum.shape);
+                sp_tensor_symbols(C->E, &part, nm);
                 for (int64_t i = 0; i < numel; i++)
                     sum.v[i] = sp_expr_sub(C->E, sum.v[i], part.v[i]);
                 sp_tensor_clear(&out[q]);
@@ -151,7 +156,7 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
         sp_layout_clear(&L);
         return SP_ERR_INPUT;
     }
-    pval_t v = distribute(I, &L, mt, nm);
+    pval_t v = distribute(I, &L, mt, nm, 1);
     bind(I, nm, s->targets[0]->loc, v, -1);
     mark_pending(I, nm, &L);
     sp_layout_clear(&L);

@@ -908,6 +908,81 @@ static int svv_cmp(const void *pa, const void *pb)
     return a->idx - b->idx;
 }
 
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+    return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+/*
+ * --strict-shapes: no size reduces onto a product of the factors a value of the program can be
+ * multiplied or divided by (mesh and group sizes, a cut axis at its checked size, integer
+ * constants of tensor expressions, sizes written as values) unless its real value is that
+ * product's real value.  A product is built across statements as well as in one expression
+ * (`s = sum(x, dim = 0) / dp` then `all_reduce(s, sum, dp) / dp` divides a sum over B by
+ * dp * dp, the mean when B reduces to 4 = dp * dp: find J).  reach[v] is the real value of the
+ * products whose reduced value is v (PROD_NONE: none, PROD_MANY: several real values).
+ */
+#define PROD_NONE 0
+#define PROD_MANY (-1)
+#define PROD_MAXV 1048576
+
+static int apart_from_products(const sp_check_t *C, const svals_t *V, const svv_t *w, int n,
+                               uint8_t *grow, char *why, size_t whylen)
+{
+    int64_t top = 0;
+    for (int k = 0; k < n; k++)
+        if (w[k].idx >= 0 && V->v[w[k].idx].e != NULL && w[k].red > top)
+            top = w[k].red;
+    if (top > PROD_MAXV)
+        top = PROD_MAXV; /* sizes above it are not checked against products (documented) */
+    if (top < 2)
+        return 1;
+    int64_t *reach = flint_calloc((size_t)top + 1, sizeof(int64_t));
+    reach[1] = 1;
+    for (int pass = 0; pass < 3; pass++)
+        for (int k = -C->ndims; k < n; k++) {
+            int64_t R, r;
+            if (k < 0) { /* a cut mesh axis: its real size, checked at its cut */
+                const sp_dimdef_t *D = &C->dims[-k - 1];
+                if (pass != 0 || !D->cut)
+                    continue;
+                R = D->real, r = D->cut;
+            } else {
+                const sval_t *x = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
+                int factor = x && (x->e == NULL ? x->avoid == 1 || x->avoid == 2 : x->scalar);
+                if (pass != (x && x->e == NULL ? 1 : 2) || !factor)
+                    continue;
+                R = w[k].real, r = w[k].red;
+            }
+            if (r < 2 || r > top)
+                continue;
+            for (int64_t v = 1; v * r <= top; v++) { /* ascending: each factor any number of times */
+                if (reach[v] == PROD_NONE)
+                    continue;
+                int64_t p = reach[v] == PROD_MANY ? PROD_MANY : mul_sat(reach[v], R);
+                int64_t *t = &reach[v * r];
+                *t = *t == PROD_NONE ? p : *t == p ? p : PROD_MANY;
+            }
+        }
+    int ok = 1;
+    for (int k = 0; k < n && ok; k++) {
+        if (w[k].idx < 0 || V->v[w[k].idx].e == NULL || w[k].red > top || w[k].red < 2)
+            continue;
+        int64_t p = reach[w[k].red];
+        if (p == PROD_NONE || p == w[k].real)
+            continue;
+        const sp_ast_expr_t *e = V->v[w[k].idx].e;
+        deps(C, e, grow, 0);
+        snprintf(why, whylen, "a size of %lld at the real sizes (line %u) reduces to %lld, a "
+                 "product of mesh sizes, constants and sizes used as values that is another "
+                 "value at the real sizes", (long long)w[k].real, e->loc.line,
+                 (long long)w[k].red);
+        ok = 0;
+    }
+    flint_free(reach);
+    return ok;
+}
+
 /*
  * Check the reduction; on a violation fill `grow` (dims whose reduced size must grow) or `pin`
  * (dims that must keep their real size) and describe it in why.  Returns 1 if admissible.
@@ -996,6 +1071,8 @@ static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t 
             ok = 0;
         }
     }
+    if (ok && strict)
+        ok = apart_from_products(C, V, w, n, grow, why, whylen);
     /* fixed points: every size keeps its order relative to them (equal stays equal); by
        default only 0 and 1 (a shard of two elements or more keeps two), with --strict-shapes
        every literal of an integer position and every mesh size (docs/soundness.md says what

@@ -3,7 +3,7 @@
 # size arithmetic only, so dp = 8 was checked as 3, where the wrong factor is 1 (plan-level
 # fuzzer on a303b51, seed 800, mutant 1580: find G).  A mesh size as a tensor operand now
 # keeps the axis at its real size.
-# args: --no-cross-check
+# args:
 # expect: NOT EQUIVALENT at line 38
 # cutoff_mlp_dp8_polynomial.sp: the loss is scaled by dp / (dp*(dp-2)), which is 1 at dp = 3 and
 # 1/6 at the real dp = 8.  The mesh size inside a difference keeps the mesh cutoff off (a size
