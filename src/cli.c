@@ -206,11 +206,12 @@ const sp_opt_t sp_cli_opts[] = {
      "reference executor) and the slowest stages on stderr"},
     {O_NO_CROSS_CHECK, "--no-cross-check", NULL, SP_ARG_NONE, NULL, RUN, R,
      "do not run the reference executor after the proof (by default it re-checks EQUIVALENT at "
-     "the real sizes when they are small, and gives NOT EQUIVALENT its end-to-end witness)"},
+     "the real sizes when they are small, and gives NOT EQUIVALENT its end-to-end witness; "
+     "without it a stage difference that is not one already is UNKNOWN)"},
     {O_STRICT_SHAPES, "--strict-shapes", NULL, SP_ARG_NONE, NULL, RUN, R,
      "shape reduction also keeps every size on its side of every integer literal, and sizes, "
-     "mesh sizes and tensor constants apart, and never lets a shard keep one element when two "
-     "exceed --max-elements (docs/soundness.md)"},
+     "mesh sizes, tensor constants and their products apart, and never lets a shard keep one "
+     "element when two exceed --max-elements (docs/soundness.md)"},
     {O_FULL_MESH, "--full-mesh", NULL, SP_ARG_NONE, NULL, RUN, R,
      "check every rank of the mesh: no mesh cutoff (by default an axis of 4 or more ranks that "
      "the plan never tells apart is checked at a smaller size; docs/soundness.md)"},

@@ -1310,8 +1310,10 @@ typedef struct {
     const sp_mesh_t *mesh;  /* the real mesh, and the axis's index in it */
     int ax;
     const fmpz **lits;      /* every integer of the program (numerators and denominators),
-                               exact: borrowed from the AST */
+                               exact: borrowed from the AST), but for positions that are no
+                               factor of a value (no_factor()) */
     size_t nlits, alits;
+    int nolit;              /* > 0: inside such a position */
 } uniform_t;
 
 static void non_uniform(uniform_t *U, const char *name, sp_loc_t at, const char *what)
@@ -1596,6 +1598,18 @@ static int microbatch_bounds(const uniform_t *U, const sp_ast_expr_t *lo, const 
            strcmp(v1, v2) == 0 && expr_equal(E1, E2);
 }
 
+/* Argument i of call e is a position, not a value: an axis index (`dim = 1`, `transpose(x, 2,
+   3)`), a chunk's `index`, a peer's coordinate (`send(t, pp = 3)`).  Its integers cannot be a
+   factor c of c * A^e (below), so they do not keep a prime from being a checked size. */
+static int no_factor(const uniform_t *U, const sp_ast_expr_t *e, size_t i)
+{
+    const char *key = e->args[i].key.str;
+    if (arg_is_axis(e, i) || (key && strcmp(key, "index") == 0))
+        return 1;
+    return key && (!strcmp(e->name, "send") || !strcmp(e->name, "recv")) &&
+           sp_mesh_axis(U->mesh, key) >= 0;
+}
+
 static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
 {
     if (e == NULL)
@@ -1650,7 +1664,7 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
         (mesh_literal(e->a, U->mesh, U->ax) || mesh_literal(e->b, U->mesh, U->ax)))
         non_uniform(U, U->axis, e->loc, "a literal factor equal to the size of a group of axes "
                     "with it");
-    if (e->kind == SP_AST_NUM) {
+    if (e->kind == SP_AST_NUM && U->nolit == 0) {
         add_lit(U, fmpq_numref(e->value));
         add_lit(U, fmpq_denref(e->value));
     }
@@ -1680,9 +1694,16 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
         }
     }
     uniform_expr(U, e->a);
+    int exponent = e->kind == SP_AST_BINOP && e->op == SP_BIN_POW;
+    U->nolit += exponent;
     uniform_expr(U, e->b);
-    for (size_t i = 0; i < e->nargs; i++)
+    U->nolit -= exponent;
+    for (size_t i = 0; i < e->nargs; i++) {
+        int nf = e->kind == SP_AST_CALL && no_factor(U, e, i);
+        U->nolit += nf;
         uniform_expr(U, e->args[i].value);
+        U->nolit -= nf;
+    }
 }
 
 static void uniform_layout(uniform_t *U, const sp_ast_layout_t *l)
@@ -1713,7 +1734,10 @@ static void uniform_block(uniform_t *U, const sp_ast_block_t *b)
         for (size_t k = 0; k < s->nargs; k++)
             uniform_expr(U, s->args[k].value);
         for (size_t k = 0; k < s->nbinds; k++) {
+            /* an `on` block's coordinates select ranks: no factor of a value */
+            U->nolit += s->kind == SP_STMT_ON;
             uniform_expr(U, s->binds[k].value);
+            U->nolit -= s->kind == SP_STMT_ON;
             if (s->kind == SP_STMT_ON)
                 non_uniform(U, s->binds[k].name.str, s->binds[k].name.loc,
                             "an 'on' block selecting ranks by it");
@@ -1798,6 +1822,7 @@ static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *nam
     uniform_t U;
     memset(&U, 0, sizeof U);
     U.C = C;
+    U.mesh = mesh;
     uniform_program(C, &U); /* the literals */
     int64_t avoid[SP_MAX_AXES];
     int navoid = 0, cut[SP_MAX_AXES] = {0};

@@ -156,6 +156,9 @@ runs=$((runs + 1))
 # axis was not cut
 cut=$root/tests/plans/ok/cutoff_mlp_dp8.sp
 expect 0 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks; the plan is uniform along it" check "$cut" --no-progress
+# an axis index (transpose(t, 0, 3)) is a position, no factor: 3 stays a possible checked size
+expect 0 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks;" \
+    check "$root/tests/plans/ok/cutoff_positions_not_factors.sp" --no-progress
 expect 0 '"checked": 3' check "$cut" --no-progress --format json
 "$bin" check "$cut" --no-progress --full-mesh 2>&1 | grep -q "mesh cutoff" && bad "--full-mesh: the report names a cutoff"
 expect 1 "^mesh cutoff: none; dp at its real size: the program tells its ranks apart or uses its size other than as a factor \(rank.dp at line 30\)" \
