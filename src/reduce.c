@@ -14,7 +14,9 @@
  * size.  The sizes are chosen in increasing order of real size, each the smallest candidate
  * (torch.chunk structure of every `D@axes` with D a plain dim; multiples of literal and mesh
  * divisors) that keeps admissible() true for every value depending only on the dims chosen so
- * far; a repair loop then grows or pins dims until the whole program is admissible.
+ * far (a dim that no candidate fits is pinned at its real size, and when others were chosen
+ * before it the choice starts again with the pin known); a repair loop then grows or pins dims
+ * until the whole program is admissible.
  * admissible() checks every size the program writes (derived and expression sizes included):
  * a sharded size splits the same way at both sizes, a division that is whole at the real sizes
  * is whole at the reduced ones, an `if` on sizes takes the same branch, every size keeps its
@@ -1201,14 +1203,12 @@ static void derive(sp_check_t *C, const uint8_t *have)
  * (the skip-th for --shapes) that keeps every value depending only on dims assigned so far
  * admissible; the real size when none does.  lo[i] receives the result (pin[i] when real).
  */
-static void assign_incremental(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K,
-                               const svals_t *V, uint8_t *pin, int64_t *lo)
+/* One pass of assign_incremental(); returns 1 when a dim was pinned after others were chosen
+   (the pass must be run again with that pin known from the start). */
+static int assign_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, const svals_t *V,
+                       uint8_t *pin, int64_t *lo, uint8_t *have, uint8_t *g, uint8_t *p)
 {
-    int nd = C->ndims;
-    if (nd > 256)
-        return;
-    uint8_t *have = flint_calloc((size_t)nd, 1), *g = flint_calloc((size_t)nd, 1),
-            *p = flint_calloc((size_t)nd, 1);
+    int nd = C->ndims, assigned = 0;
     char why[256];
     for (int i = 0; i < nd; i++) {
         sp_dimdef_t *D = &C->dims[i];
@@ -1268,10 +1268,35 @@ static void assign_incremental(sp_check_t *C, const sp_mesh_t *mesh, const cons_
         if (found < 0) {
             D->red = D->real;
             pin[d] = 1;
+            if (assigned > 0) /* the later dims would fail for the earlier ones' sake */
+                return 1;
         } else {
             lo[d] = found;
         }
+        assigned++;
         derive(C, have);
+    }
+    return 0;
+}
+
+static void assign_incremental(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K,
+                               const svals_t *V, uint8_t *pin, int64_t *lo)
+{
+    int nd = C->ndims;
+    if (nd > 256)
+        return;
+    uint8_t *have = flint_calloc((size_t)nd, 1), *g = flint_calloc((size_t)nd, 1),
+            *p = flint_calloc((size_t)nd, 1);
+    /* a dim pinned to its real size after others were chosen can make their choice wrong (B
+       pinned at 16 = 2 * dp makes B/dp = 2, which NKV chosen as 2 before it collides with, and
+       every later dim then fails for NKV's sake): the pass is run again with the pin known from
+       the start, at most once per dim */
+    for (int pass = 0; pass <= nd; pass++) {
+        memset(have, 0, (size_t)nd);
+        if (!assign_pass(C, mesh, K, V, pin, lo, have, g, p))
+            break;
+        for (int i = 0; i < nd; i++)
+            lo[i] = 0;
     }
     flint_free(have);
     flint_free(g);
