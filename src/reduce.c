@@ -616,14 +616,18 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
     if (r != 0 && has_name(e)) {
         sv_push(V, e, 0, 0, 0);
         V->v[V->len - 1].scalar = lit == 2;
-        /* its closed subexpressions are sizes too (B/dp inside mb*(B/dp)) */
+        /* its closed subexpressions are sizes too (B/dp inside mb*(B/dp)); a value that is no
+           whole size (`1/(B*H)`, `3/H`) is compared through them, so they are values too (else
+           `/ (B+H)` passed for the model's mean over [B, H] where the plan also wrote
+           `1/(B*H)`: both 4 at B = H = 2; plan-level fuzzer, find K) */
+        int sub = lit == 2 && r < 0 ? 2 : 0;
         if (e->kind == SP_AST_BINOP) {
-            collect_expr(C, mesh, e->a, 0, V);
-            collect_expr(C, mesh, e->b, 0, V);
+            collect_expr(C, mesh, e->a, sub, V);
+            collect_expr(C, mesh, e->b, sub, V);
         } else if (e->kind == SP_AST_NEG) {
-            collect_expr(C, mesh, e->a, 0, V);
+            collect_expr(C, mesh, e->a, sub, V);
         } else if (e->kind == SP_AST_CALL) {
-            collect_expr(C, mesh, e->args[0].value, 0, V);
+            collect_expr(C, mesh, e->args[0].value, sub, V);
         }
         return;
     }
