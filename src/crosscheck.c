@@ -33,7 +33,6 @@
 #define XREF_SEEDS 3
 #define XREF_MIN_RUNS 16 /* reference runs spent on minimizing a witness (a count: determinism) */
 
-/* A stage counterexample over inputs only: no fresh symbol of a cut (named T@k). */
 /* The counterexample names no cut symbol (`y@3`, a cut's part `y.part0@4`); parts of a partial
    input (`x.part0#4`) are inputs of the plan, but not of `shardproof run --inputs`. */
 static int cex_no_cut(const sp_stage_t *s)
@@ -238,7 +237,7 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
        executor must find the difference (on the real mesh when it can run it) */
     if (s && s->kind == SP_STAGE_OUTPUT && cex_no_cut(s) && C->ncutoff == 0 &&
         (cex_inputs_only(s) || reduced_sizes(C))) {
-        if (direct_witness(C)) {
+        if (!reduced_sizes(C)) { /* inputs only (the condition above): direct_witness() */
             sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at the "
                             "real sizes)\n");
             return SHARDPROOF_NOT_EQUIVALENT;

@@ -60,13 +60,19 @@ pval_t pval_dup(const sp_tensor_t *p, int64_t n)
     return q;
 }
 
+void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,
+                   sp_tensor_t *t)
+{
+    char prefix[512];
+    snprintf(prefix, sizeof prefix, "%s%c%d", base, sep, ++C->fresh_counter);
+    sp_tensor_alloc(t, ndim, shape);
+    sp_tensor_symbols(C->E, t, prefix);
+}
+
 void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
                   sp_tensor_t *t)
 {
-    char prefix[512];
-    snprintf(prefix, sizeof prefix, "%s@%d", base, ++C->fresh_counter);
-    sp_tensor_alloc(t, ndim, shape);
-    sp_tensor_symbols(C->E, t, prefix);
+    fresh_symbols(C, base, '@', shape, ndim, t);
 }
 
 /* ---- bindings ------------------------------------------------------------------------------- */

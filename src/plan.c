@@ -113,12 +113,10 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
                 /* an input's parts are inputs of the plan (`x.part0#4`), a cut's are cut
                    symbols (`y.part0@4`: a counterexample naming one is not end-to-end) */
                 char nm[512];
-                snprintf(nm, sizeof nm, "%s.part%lld%s%d", name, (long long)j, input ? "#" : "@",
-                         ++C->fresh_counter);
+                snprintf(nm, sizeof nm, "%s.part%lld", name, (long long)j);
                 sp_tensor_t part;
                 sp_tensor_init(&part);
-                sp_tensor_alloc(&part, sum.ndim, sum.shape);
-                sp_tensor_symbols(C->E, &part, nm);
+                fresh_symbols(C, nm, input ? '#' : '@', sum.shape, sum.ndim, &part);
                 for (int64_t i = 0; i < numel; i++)
                     sum.v[i] = sp_expr_sub(C->E, sum.v[i], part.v[i]);
                 sp_tensor_clear(&out[q]);

@@ -914,11 +914,6 @@ static int svv_cmp(const void *pa, const void *pb)
     return a->idx - b->idx;
 }
 
-static int64_t mul_sat(int64_t a, int64_t b)
-{
-    return a > INT64_MAX / b ? INT64_MAX : a * b;
-}
-
 /*
  * --strict-shapes: no size reduces onto a product of the factors a value of the program can be
  * multiplied or divided by (mesh and group sizes, a cut axis at its checked size, integer
@@ -931,6 +926,23 @@ static int64_t mul_sat(int64_t a, int64_t b)
 #define PROD_NONE 0
 #define PROD_MANY (-1)
 #define PROD_MAXV 1048576
+
+/* Multiply every product reached so far by the factor of real value R and reduced value r, any
+   number of times (v ascending reaches v * r^k too); the set reached is the same in any order
+   of the factors. */
+static void add_factor(int64_t *reach, int64_t top, int64_t R, int64_t r)
+{
+    if (r < 2 || r > top || R < 1)
+        return;
+    for (int64_t v = 1; v * r <= top; v++) {
+        if (reach[v] == PROD_NONE)
+            continue;
+        int64_t p = reach[v] == PROD_MANY || reach[v] > INT64_MAX / R ? PROD_MANY
+                                                                      : reach[v] * R;
+        int64_t *t = &reach[v * r];
+        *t = *t == PROD_NONE || *t == p ? p : PROD_MANY;
+    }
+}
 
 static int apart_from_products(const sp_check_t *C, const svals_t *V, const svv_t *w, int n,
                                uint8_t *grow, char *why, size_t whylen)
@@ -945,31 +957,14 @@ static int apart_from_products(const sp_check_t *C, const svals_t *V, const svv_
         return 1;
     int64_t *reach = flint_calloc((size_t)top + 1, sizeof(int64_t));
     reach[1] = 1;
-    for (int pass = 0; pass < 3; pass++)
-        for (int k = -C->ndims; k < n; k++) {
-            int64_t R, r;
-            if (k < 0) { /* a cut mesh axis: its real size, checked at its cut */
-                const sp_dimdef_t *D = &C->dims[-k - 1];
-                if (pass != 0 || !D->cut)
-                    continue;
-                R = D->real, r = D->cut;
-            } else {
-                const sval_t *x = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
-                int factor = x && (x->e == NULL ? x->avoid == 1 || x->avoid == 2 : x->scalar);
-                if (pass != (x && x->e == NULL ? 1 : 2) || !factor)
-                    continue;
-                R = w[k].real, r = w[k].red;
-            }
-            if (r < 2 || r > top)
-                continue;
-            for (int64_t v = 1; v * r <= top; v++) { /* ascending: each factor any number of times */
-                if (reach[v] == PROD_NONE)
-                    continue;
-                int64_t p = reach[v] == PROD_MANY ? PROD_MANY : mul_sat(reach[v], R);
-                int64_t *t = &reach[v * r];
-                *t = *t == PROD_NONE ? p : *t == p ? p : PROD_MANY;
-            }
-        }
+    for (int d = 0; d < C->ndims; d++) /* a cut mesh axis: its real size, checked at its cut */
+        if (C->dims[d].cut)
+            add_factor(reach, top, C->dims[d].real, C->dims[d].cut);
+    for (int k = 0; k < n; k++) {
+        const sval_t *x = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
+        if (x && (x->e == NULL ? x->avoid == 1 || x->avoid == 2 : x->scalar))
+            add_factor(reach, top, w[k].real, w[k].red);
+    }
     int ok = 1;
     for (int k = 0; k < n && ok; k++) {
         if (w[k].idx < 0 || V->v[w[k].idx].e == NULL || w[k].red > top || w[k].red < 2)

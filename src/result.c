@@ -153,8 +153,6 @@ static int size_src(const sp_check_t *C, int64_t v, sp_sbuf_t *b)
     return other || !found;
 }
 
-/* A layout as text, each size as its number or (named) as size_src names it; the number of
-   sizes whose name is a guess. */
 /* Mesh axes as the language writes them after '@': `dp`, or `(dp,ep)` for a group. */
 static void put_axes(const sp_check_t *C, const sp_axes_t *a, sp_sbuf_t *b)
 {
@@ -163,6 +161,9 @@ static void put_axes(const sp_check_t *C, const sp_axes_t *a, sp_sbuf_t *b)
     if (a->n > 1)
         sp_sbuf_putc(b, ')');
 }
+
+/* A layout as text, each size as its number or (named) as size_src names it; the number of
+   sizes whose name is a guess. */
 
 static int layout_text(const sp_check_t *C, const sp_layout_t *L, int named, char *buf, size_t len)
 {
