@@ -19,7 +19,9 @@ with timeouts, and the pair of verdicts is classified:
 
   wrong-equivalent        check EQUIVALENT, run DIFFER (a certified difference at the real sizes)
   shape-reduction         the same, but `check --strict-shapes` says NOT EQUIVALENT: the documented
-                          default shape reduction (docs/soundness.md, "Shape reduction")
+                          holes of --fast-shapes (docs/soundness.md, "Shape reduction"); the
+                          default is --strict-shapes since 2026-12-02, so only a seed plan that
+                          asks for --fast-shapes can land here
   unrealizable-cex        check NOT EQUIVALENT (or UNKNOWN for a stage difference it could not
                           lift without the cross-check), every run seed without a difference at
                           the real sizes, and `check` with its cross-check NOT EQUIVALENT

@@ -57,7 +57,7 @@ typedef struct shardproof_options {
     size_t max_tokens;         /* 256 characters, nesting 200; the depth can only be lowered) */
     size_t max_ident;
     unsigned max_depth;
-    int64_t max_elements;      /* elements per tensor after reduction (0: default 65536) */
+    int64_t max_elements;      /* elements per tensor after reduction (0: default 262144) */
     int64_t max_ranks;         /* mesh size (0: default SHARDPROOF_DEFAULT_MAX_RANKS) */
     const char *const *dims;   /* "NAME=VALUE" overrides of reduced sizes, ndims of them */
     int ndims;
@@ -71,9 +71,13 @@ typedef struct shardproof_options {
     int shape_index;           /* which reduction: 0 the smallest admissible sizes, k the k-th
                                   next admissible size of every reduced dim (--shapes N runs
                                   0..N-1) */
-    int strict_shapes;         /* shape reduction keeps every pair of sizes the program uses
-                                  apart, and apart from mesh sizes and the constants of tensor
-                                  expressions (docs/soundness.md, "Shape reduction") */
+    int fast_shapes;           /* 0 (default): shape reduction keeps every pair of sizes the
+                                  program uses apart, and apart from mesh sizes, the constants
+                                  of tensor expressions and their products, so that a proof at
+                                  the reduced sizes holds at the real ones.  1: the smaller
+                                  sizes of fewer conditions; EQUIVALENT only where the sizes
+                                  chosen meet the default's conditions too, else UNKNOWN
+                                  (docs/soundness.md, "Shape reduction") */
     int profile;               /* record each phase's time and memory (shardproof_profile) */
     int verbose;               /* the text report shows every counterexample assignment (by
                                   default the first 8, so that it fits on a screen) */
@@ -84,11 +88,12 @@ typedef struct shardproof_options {
     int shard_index, shard_count; /* shard_count > 1: prove only the stage groups of shard
                                   shard_index (0-based) of shard_count, a deterministic subset;
                                   the others stay pending (see shardproof_write_partial) */
-    int full_mesh;             /* 1: every mesh axis at its real size.  0 (default): an axis of
+    int mesh_cutoff;           /* 0 (default): every mesh axis at its real size.  1: an axis of
                                   4 or more ranks that the plan never tells apart (no rank.AXIS,
                                   on, send/recv, rooted collective or explicit shard sizes on
                                   it) is checked at a smaller size (docs/soundness.md, "Mesh
-                                  cutoff"); the report says so */
+                                  cutoff"); the report says so, and no difference there is
+                                  UNKNOWN, not EQUIVALENT (shardproof_result_unproved) */
 } shardproof_options_t;
 
 void shardproof_options_default(shardproof_options_t *opt);
@@ -248,6 +253,14 @@ uint64_t shardproof_result_seed(const shardproof_result_t *r);
    of EQUIVALENT, or the end-to-end witness of NOT EQUIVALENT (or why there is none, when the
    verdict became UNKNOWN); lines of text, or NULL when it did not run. */
 const char *shardproof_result_reference(const shardproof_result_t *r);
+/* Why a check that found no difference is UNKNOWN rather than EQUIVALENT: with opt.fast_shapes
+   the first condition of the default shape reduction that the sizes checked miss, with
+   opt.mesh_cutoff the axes checked at a smaller size; NULL when the verdict is not UNKNOWN for
+   that reason (the sizes and mesh checked are a proof, or a stage differs or is undecided). */
+const char *shardproof_result_unproved(const shardproof_result_t *r);
+/* The resource limit that stopped the run before any verdict (a tensor larger than
+   opt.max_elements), with where it was hit: the verdict is then UNKNOWN; NULL otherwise. */
+const char *shardproof_result_limit(const shardproof_result_t *r);
 /* A NOT EQUIVALENT plan whose lineage was inferred (docs/guide.md "Lineage inference"): the plan
    statement where its values first leave the model's, found from the reference executor's
    values (a hint, not part of the proof), and what was found there; NULL (loc untouched) when

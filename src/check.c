@@ -60,13 +60,13 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
         C->opt.parse.max_ident = o->max_ident;
     if (o->max_depth > 0 && o->max_depth < C->opt.parse.max_depth)
         C->opt.parse.max_depth = o->max_depth;
-    C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 65536;
+    C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 262144;
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : SHARDPROOF_DEFAULT_MAX_RANKS;
     C->opt.progress = o->progress;
     C->opt.infer = o->infer_lineage;
     C->opt.shape_index = o->shape_index > 0 ? o->shape_index : 0;
-    C->opt.strict_shapes = o->strict_shapes != 0;
-    C->opt.full_mesh = o->full_mesh != 0;
+    C->opt.strict_shapes = !o->fast_shapes;
+    C->opt.full_mesh = !o->mesh_cutoff;
     C->opt.no_cross_check = o->no_cross_check != 0;
     C->opt.profile = o->profile != 0;
     C->opt.verbose = o->verbose != 0;
@@ -609,7 +609,8 @@ static int element_limit(const shardproof_t *C, const sp_diags_mark_t *dm)
 {
     for (size_t i = dm->n; i < sp_diags_count(C->d); i++) {
         const sp_diag_t *g = sp_diags_get(C->d, i);
-        if (g->severity == SP_SEV_ERROR && g->msg && strstr(g->msg, "more than the limit"))
+        if (g->severity == SP_SEV_ERROR && g->msg &&
+            (strstr(g->msg, "more than the limit") || strstr(g->msg, "(--max-elements)")))
             return 1;
     }
     return 0;
@@ -639,6 +640,9 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         flint_free(C->infer_drop[i]);
     C->ninfer_drop = 0;
     C->weak_order = 0;
+    C->fast_gap[0] = '\0';
+    C->unproved[0] = '\0';
+    C->limit_note[0] = '\0';
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
     if (v == SHARDPROOF_BAD_INPUT && !C->opt.strict_shapes && element_limit(C, &dm)) {
         /* at least two elements per shard made a tensor too large: the reduction that lets a
@@ -683,6 +687,22 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         C->opt.real_sizes = 0;
         C->opt.full_mesh = full;
         memcpy(C->resize_note, note, sizeof note);
+    }
+    if (v == SHARDPROOF_BAD_INPUT && element_limit(C, &dm)) {
+        /* a tensor larger than --max-elements is a resource limit, not bad input: UNKNOWN with
+           the limit's name and where it was hit */
+        for (size_t i = dm.n; i < sp_diags_count(C->d); i++)
+            if (sp_diags_get(C->d, i)->severity == SP_SEV_ERROR) {
+                char *h = sp_diags_format_head(C->d, i), *e = h ? strstr(h, ": error: ") : NULL;
+                if (e) /* FILE:L:C: the message */
+                    memmove(e + 1, e + 8, strlen(e + 8) + 1);
+                snprintf(C->limit_note, sizeof C->limit_note,
+                         "limit max-elements: %s (--max-elements raises it)", h ? h : "?");
+                flint_free(h);
+                break;
+            }
+        sp_diags_restore(C->d, &dm);
+        v = SHARDPROOF_UNKNOWN;
     }
     return v;
 }

@@ -108,8 +108,9 @@ typedef struct {
     int profile;             /* record the time and memory of each phase (sp_check_t.phases) */
     int verbose;             /* text report: every counterexample assignment */
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
-    int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes
-                                and the constants of tensor expressions (docs/soundness.md) */
+    int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes,
+                                the constants of tensor expressions and their products (the
+                                default; 0 with --fast-shapes) (docs/soundness.md) */
     int full_mesh;           /* no mesh cutoff: every axis at its real size */
     int real_sizes;          /* no shape reduction: every dim at its real size (the re-run of a
                                 difference the reference executor did not reproduce) */
@@ -175,6 +176,11 @@ typedef struct sp_check {
                                 sizes that the reference run at the real sizes does not show:
                                 the real sizes are checked next */
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
+    char limit_note[512];    /* a tensor exceeded --max-elements: the run's UNKNOWN, where */
+    char fast_gap[256];      /* --fast-shapes: the first condition of the default reduction the
+                                sizes chosen miss ("" if none): EQUIVALENT is then UNKNOWN */
+    char unproved[512];      /* why a run without a difference is UNKNOWN, not EQUIVALENT
+                                (--fast-shapes' gap, --mesh-cutoff), or "" */
     int weak_order;          /* shards may keep one element: with two a tensor exceeded
                                 --max-elements (src/check.c run_exact, docs/soundness.md) */
     /* plan */

@@ -138,7 +138,9 @@ char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)
 enum {
     O_PLAN = 1, O_NNSCALER, O_TORCH, O_WORLD, O_OUTPUT, O_AUTOGRAD_SUM, O_TV_CHUNK_RULE, O_JOBS,
     O_FORMAT, O_DOT,
-    O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_NO_INFER_LINEAGE, O_STRICT_SHAPES, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE, O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
+    O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_NO_INFER_LINEAGE,
+    O_STRICT_SHAPES, O_FAST_SHAPES, O_MESH_CUTOFF, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE,
+    O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
     O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_ELEMENTS, O_MAX_RANKS,
     O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS, O_LINEAGE
 };
@@ -208,13 +210,22 @@ const sp_opt_t sp_cli_opts[] = {
      "do not run the reference executor after the proof (by default it re-checks EQUIVALENT at "
      "the real sizes when they are small, and gives NOT EQUIVALENT its end-to-end witness; "
      "without it a stage difference that is not one already is UNKNOWN)"},
+    {O_FAST_SHAPES, "--fast-shapes", NULL, SP_ARG_NONE, NULL, RUN, R,
+     "a quicker shape reduction to smaller sizes under fewer conditions: a difference found is "
+     "reported as usual, but no difference is EQUIVALENT only where the sizes chosen meet every "
+     "condition of the default reduction, else UNKNOWN with the condition they miss "
+     "(docs/soundness.md)"},
     {O_STRICT_SHAPES, "--strict-shapes", NULL, SP_ARG_NONE, NULL, RUN, R,
-     "shape reduction also keeps every size on its side of every integer literal, and sizes, "
-     "mesh sizes, tensor constants and their products apart, and never lets a shard keep one "
-     "element when two exceed --max-elements (docs/soundness.md)"},
+     "the default shape reduction (every size on its side of every integer literal; sizes, "
+     "mesh sizes, tensor constants and their products apart; two elements per shard): undoes "
+     "an earlier --fast-shapes"},
+    {O_MESH_CUTOFF, "--mesh-cutoff", NULL, SP_ARG_NONE, NULL, RUN, R,
+     "check an axis of 4 or more ranks that the plan never tells apart at a smaller prime size "
+     "(docs/soundness.md): quicker on large meshes, and a difference found is reported as "
+     "usual, but no difference is UNKNOWN, not EQUIVALENT (a value polynomial in the axis size "
+     "can vanish at the checked size only)"},
     {O_FULL_MESH, "--full-mesh", NULL, SP_ARG_NONE, NULL, RUN, R,
-     "check every rank of the mesh: no mesh cutoff (by default an axis of 4 or more ranks that "
-     "the plan never tells apart is checked at a smaller size; docs/soundness.md)"},
+     "check every rank of the mesh (the default): undoes an earlier --mesh-cutoff"},
     {O_MAX_MS, "--max-ms", NULL, SP_ARG_ONE, "N", RUN | EQ, R,
      "wall-clock budget of one query (one element of a stage; one line of equiv) in "
      "milliseconds, 0 for none (default 60000); when it runs out the answer is UNKNOWN (limit "
@@ -231,7 +242,8 @@ const sp_opt_t sp_cli_opts[] = {
     {O_MAX_NODES, "--max-nodes", NULL, SP_ARG_ONE, "N", RUN | EQ, R,
      "expression nodes of the run and of each stage's query, a bound on memory (default: none)"},
     {O_MAX_ELEMENTS, "--max-elements", NULL, SP_ARG_ONE, "N", RUN, R,
-     "elements of a tensor after reduction (default 65536)"},
+     "elements of a tensor after reduction (default 262144; more is UNKNOWN with the limit's "
+     "name)"},
     {O_MAX_RANKS, "--max-ranks", NULL, SP_ARG_ONE, "N", RUN, R,
      "ranks of the mesh (default 65536)"},
     {O_MAX_INPUT_BYTES, "--max-input-bytes", NULL, SP_ARG_ONE, "N", RUN, R,
@@ -708,8 +720,10 @@ static void interpret(const sp_cmd_t *cmd, sp_args_t *A, check_args_t *ca)
             break;
         case O_INFER_LINEAGE: opt->infer_lineage = 1; break;
         case O_NO_INFER_LINEAGE: opt->infer_lineage = -1; break;
-        case O_STRICT_SHAPES: opt->strict_shapes = 1; break;
-        case O_FULL_MESH: opt->full_mesh = 1; break;
+        case O_STRICT_SHAPES: opt->fast_shapes = 0; break;
+        case O_FAST_SHAPES: opt->fast_shapes = 1; break;
+        case O_FULL_MESH: opt->mesh_cutoff = 0; break;
+        case O_MESH_CUTOFF: opt->mesh_cutoff = 1; break;
         case O_NO_CROSS_CHECK: opt->no_cross_check = 1; break;
         case O_PROFILE: opt->profile = 1; break;
         case O_VERBOSE: opt->verbose = 1; break;

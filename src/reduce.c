@@ -988,11 +988,12 @@ static int apart_from_products(const sp_check_t *C, const svals_t *V, const svv_
  * Check the reduction; on a violation fill `grow` (dims whose reduced size must grow) or `pin`
  * (dims that must keep their real size) and describe it in why.  Returns 1 if admissible.
  */
-static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
-                      const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why, size_t whylen)
+static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+                         const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why,
+                         size_t whylen, int strict)
 {
     svv_t *w = flint_malloc((size_t)(V->len + 2) * sizeof(svv_t));
-    int n = 0, ok = 1, strict = C->opt.strict_shapes;
+    int n = 0, ok = 1;
     /* always: sharding, divisibility, branches, the order of every size relative to 0 and 1,
        literals and sizes used as values kept apart; with --strict-shapes also the order
        relative to every literal and mesh size, the constants of tensor expressions and
@@ -1038,8 +1039,10 @@ static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t 
             if (strict && (V->v[j].avoid == 1 || V->v[j].avoid == 2) && r == V->v[j].fix &&
                 R != r) {
                 deps(C, V->v[i].e, grow, 0);
-                snprintf(why, whylen, "a size reduces to the constant %lld of a tensor expression "
-                         "(line %u)", (long long)r, V->v[i].e->loc.line);
+                snprintf(why, whylen, "a size of %lld at the real sizes (line %u) reduces to %lld, "
+                         "%s", (long long)R, V->v[i].e->loc.line, (long long)r,
+                         V->v[j].avoid == 2 ? "a mesh size"
+                                            : "a constant of a tensor expression");
                 ok = 0;
                 break;
             }
@@ -1149,6 +1152,13 @@ static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t 
     }
     flint_free(w);
     return ok;
+}
+
+/* admissible_as() under the mode of the check (--fast-shapes or not). */
+static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+                      const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why, size_t whylen)
+{
+    return admissible_as(C, mesh, V, have, grow, pin, why, whylen, C->opt.strict_shapes);
 }
 
 /* The smallest admissible reduced size of base dim i at or above lo (the real size if none). */
@@ -2153,7 +2163,8 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
                 for (int k = 0; k < C->opt.ndims; k++)
                     over |= strcmp(C->opt.dims[k].name, C->dims[i].name) == 0;
                 if (over) {
-                    overridden_bad = 1;
+                    if (!overridden_bad)
+                        overridden_bad = i + 1;
                     continue;
                 }
                 pin[i] = 1;
@@ -2173,17 +2184,19 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
                 changed = 1;
             } else {
                 for (int i = 0; i < C->ndims; i++)
-                    if (grow[i] && C->dims[i].overridden)
-                        overridden_bad = 1;
+                    if (grow[i] && C->dims[i].overridden && !overridden_bad)
+                        overridden_bad = i + 1; /* the first: its declaration is the error's */
             }
         }
         flint_free(pin2);
         if (!changed) {
             sp_loc_t top = {C->ast->file, 0, 0};
-            if (overridden_bad)
-                sp_diags_error(C->d, SP_DIAG_SHAPE, top,
-                               "the sizes given with --dims are not an admissible reduction: %s",
-                               why);
+            if (overridden_bad) /* at the declaration of a dim --dims set */
+                sp_diags_error(C->d, SP_DIAG_SHAPE, C->dims[overridden_bad - 1].loc,
+                               "the sizes given with --dims are not an admissible reduction "
+                               "(%s=%lld): %s",
+                               C->dims[overridden_bad - 1].name,
+                               (long long)C->dims[overridden_bad - 1].red, why);
             else
                 sp_diags_error(C->d, SP_DIAG_SHAPE, top, "no admissible shape reduction: %s", why);
             st = SP_ERR_INPUT;
@@ -2196,6 +2209,17 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
             st = SP_ERR_INPUT;
     if (st != SP_OK && !cutwhy[0])
         snprintf(cutwhy, cutwhylen, "%s", why[0] ? why : "no admissible shape reduction");
+    /* --fast-shapes: the sizes chosen are a proof at the real sizes only if they meet every
+       condition of the default reduction too; the first one they miss is the report's reason
+       why EQUIVALENT is not claimed (docs/soundness.md, "Shape reduction") */
+    C->fast_gap[0] = '\0';
+    if (st == SP_OK && !C->opt.strict_shapes) {
+        memset(grow, 0, (size_t)nd);
+        memset(pin, 0, (size_t)nd);
+        if (!admissible_as(C, &mesh, &V, NULL, grow, pin, C->fast_gap, sizeof C->fast_gap, 1) &&
+            !C->fast_gap[0])
+            snprintf(C->fast_gap, sizeof C->fast_gap, "a condition of the default reduction");
+    }
 done:
     flint_free(pin);
     flint_free(grow);

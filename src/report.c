@@ -68,7 +68,8 @@ static void header(const sp_check_t *C, FILE *out)
         for (int c = 0; c < C->ncutoff; c++)
             fprintf(out, "%s %s=%lld checked as %s=%lld", c ? "," : "", C->cutoff[c].name,
                     (long long)C->cutoff[c].real, C->cutoff[c].name, (long long)C->cutoff[c].red);
-        fprintf(out, " (%lld ranks; the plan is uniform along %s; --full-mesh checks every rank)\n",
+        fprintf(out, " (%lld ranks; the plan is uniform along %s; no proof: without "
+                     "--mesh-cutoff every rank is checked)\n",
                 (long long)C->mesh.nranks, C->ncutoff > 1 ? "them" : "it");
     }
     if ((C->opt.verbose || C->cutoff_fallback) && C->cutoff_note[0]) {
@@ -155,9 +156,12 @@ static void text_report(const sp_check_t *C, FILE *out)
     counts(C, c);
     header(C, out);
     const sp_stage_t *bad = first_bad(C);
-    const char *verdict = c[SP_STAGE_FAILED] && !C->unlifted ? "NOT EQUIVALENT"
-                          : c[SP_STAGE_FAILED] || c[SP_STAGE_UNKNOWN] ? "UNKNOWN"
-                                                                       : "EQUIVALENT";
+    int ne = c[SP_STAGE_FAILED] && !C->unlifted;
+    const char *verdict = ne ? "NOT EQUIVALENT"
+                          : c[SP_STAGE_FAILED] || c[SP_STAGE_UNKNOWN] || C->unproved[0] ||
+                                    C->limit_note[0]
+                              ? "UNKNOWN"
+                              : "EQUIVALENT";
     int nprob = 0;
     int64_t minbits = 0;
     for (int i = 0; i < C->nstages; i++)
@@ -167,6 +171,10 @@ static void text_report(const sp_check_t *C, FILE *out)
                 minbits = C->stages[i].prob_bits;
         }
     fprintf(out, "\n%s\n", verdict);
+    if (C->limit_note[0])
+        fprintf(out, "reason: %s\n", C->limit_note);
+    if (!ne && C->unproved[0])
+        fprintf(out, "(%s)\n", C->unproved);
     if (nprob)
         fprintf(out, "(probabilistic: %d stage%s proved by fingerprints only, each query's error "
                      "probability below 2^-%lld; --probabilistic was given)\n",
@@ -364,6 +372,10 @@ static void json_report(res_t *r, FILE *out)
     put(o, "seed", jseed(shardproof_result_seed(r)));
     if (shardproof_result_reference(r))
         put(o, "reference", jstr(shardproof_result_reference(r)));
+    if (shardproof_result_limit(r))
+        put(o, "limit", jstr(shardproof_result_limit(r)));
+    if (shardproof_result_unproved(r))
+        put(o, "unproved", jstr(shardproof_result_unproved(r)));
     shardproof_loc_t dl;
     const char *dv = shardproof_result_divergence(r, &dl);
     if (dv)
@@ -883,7 +895,7 @@ void sp_explain_lineage(const sp_check_t *C, FILE *out)
     if (repeats)
         fprintf(out, "(a line listed more than once runs in a loop: write the model tensor's "
                 "index with the loop variable)\n");
-    if (unsure)
-        fprintf(out, "(`explain --lineage --strict-shapes` keeps every size apart, so that each "
-                "names one dim)\n");
+    if (unsure && !C->opt.strict_shapes)
+        fprintf(out, "(`explain --lineage` without --fast-shapes keeps every size apart, so that "
+                "each names one dim)\n");
 }

@@ -17,6 +17,8 @@ struct shardproof_result {
     shardproof_verdict_t verdict;
     const char *file, *plan, *model;
     const char *reference;
+    const char *unproved;         /* why no difference is not EQUIVALENT (--fast-shapes, ...) */
+    const char *limit;            /* the resource limit that made the verdict UNKNOWN */
     const char *divergence;       /* a wrong plan without lineage: the first divergence */
     shardproof_loc_t divergence_loc;
     uint64_t seed;
@@ -338,6 +340,10 @@ shardproof_result_t *shardproof_result_new(const shardproof_t *C)
     r->seed = C->opt.seed;
     if (C->xref)
         r->reference = keep(r, C->xref);
+    if (C->unproved[0] && C->verdict == SHARDPROOF_UNKNOWN)
+        r->unproved = keep(r, C->unproved);
+    if (C->limit_note[0])
+        r->limit = keep(r, C->limit_note);
     if (C->has_diverge && C->verdict == SHARDPROOF_NOT_EQUIVALENT) {
         r->divergence = keep(r, C->diverge_note);
         r->divergence_loc = loc_of(r, C, C->diverge_loc.file, C->diverge_loc.line,
@@ -414,6 +420,8 @@ const char *shardproof_result_plan(const shardproof_result_t *r) { return r->pla
 const char *shardproof_result_model(const shardproof_result_t *r) { return r->model; }
 uint64_t shardproof_result_seed(const shardproof_result_t *r) { return r->seed; }
 const char *shardproof_result_reference(const shardproof_result_t *r) { return r->reference; }
+const char *shardproof_result_unproved(const shardproof_result_t *r) { return r->unproved; }
+const char *shardproof_result_limit(const shardproof_result_t *r) { return r->limit; }
 
 const char *shardproof_result_divergence(const shardproof_result_t *r, shardproof_loc_t *loc)
 {

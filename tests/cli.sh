@@ -152,18 +152,42 @@ cmp -s "$tmp/ops.md" "$root/docs/operators.md" ||
 expect 0 "^matmul " ops
 runs=$((runs + 1))
 
-# the mesh cutoff: named in the report (text and JSON), --full-mesh turns it off, -v says why an
-# axis was not cut
+# the mesh cutoff (opt-in since 2026-12-02): named in the report (text and JSON), no difference
+# under it is UNKNOWN, --full-mesh undoes it, -v says why an axis was not cut
 cut=$root/tests/plans/ok/cutoff_mlp_dp8.sp
-expect 0 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks; the plan is uniform along it" check "$cut" --no-progress
+expect 0 "^EQUIVALENT" check "$cut" --no-progress
+"$bin" check "$cut" --no-progress 2>&1 | grep -q "^mesh cutoff: dp" && bad "the cutoff is on by default"
+expect 3 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks; the plan is uniform along it; no proof" \
+    check "$cut" --no-progress --mesh-cutoff
+expect 3 "^\(--mesh-cutoff: no difference on the checked mesh \(dp=3 for 8\), which is no proof on the real mesh" \
+    check "$cut" --no-progress --mesh-cutoff
 # an axis index (transpose(t, 0, 3)) is a position, no factor: 3 stays a possible checked size
-expect 0 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks;" \
-    check "$root/tests/plans/ok/cutoff_positions_not_factors.sp" --no-progress
-expect 0 '"checked": 3' check "$cut" --no-progress --format json
-"$bin" check "$cut" --no-progress --full-mesh 2>&1 | grep -q "mesh cutoff" && bad "--full-mesh: the report names a cutoff"
-expect 1 "^mesh cutoff: none; dp at its real size: the program tells its ranks apart or uses its size other than as a factor \(rank.dp at line 30\)" \
-    check "$root/tests/plans/bugs/cutoff_mlp_dp8_one_rank.sp" --no-progress -v
+expect 3 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks;" \
+    check "$root/tests/plans/ok/cutoff_positions_not_factors.sp" --no-progress --mesh-cutoff
+expect 3 '"checked": 3' check "$cut" --no-progress --mesh-cutoff --format json
+expect 3 '"unproved": "--mesh-cutoff: ' check "$cut" --no-progress --mesh-cutoff --format json
+"$bin" check "$cut" --no-progress --mesh-cutoff --full-mesh 2>&1 | grep -q "mesh cutoff" && bad "--full-mesh: the report names a cutoff"
+expect 1 "^mesh cutoff: none; dp at its real size: the program tells its ranks apart or uses its size other than as a factor \(rank.dp at line 31\)" \
+    check "$root/tests/plans/bugs/cutoff_mlp_dp8_one_rank.sp" --no-progress --mesh-cutoff -v
+# find L: (dp - 5) * x vanishes on the checked dp = 5: UNKNOWN under the cutoff, NOT EQUIVALENT
+# by default
+expect 3 "^\(--mesh-cutoff: no difference on the checked mesh \(dp=5 for 8\)" \
+    check "$root/tests/plans/bugs/cutoff_polynomial_in_axis_size.sp" --no-progress --mesh-cutoff
 runs=$((runs + 1))
+
+# shape reduction modes: the default proves, --fast-shapes says UNKNOWN where its sizes are no
+# proof (the reason in text and JSON), --strict-shapes undoes --fast-shapes
+fs=$root/tests/plans/bugs/reduce_fast_shapes_mean_over_dp.sp
+expect 1 "^NOT EQUIVALENT" check "$fs" --no-progress
+expect 3 "^\(--fast-shapes: the reduced sizes are no proof at the real sizes: a size of 8 at the real sizes \(line 16\) reduces to 2, a mesh size;" \
+    check "$fs" --no-progress --fast-shapes
+expect 3 '"unproved": "--fast-shapes: the reduced sizes are no proof at the real sizes: a size of 8 at the real sizes' check "$fs" --no-progress --fast-shapes --format json
+expect 1 "^NOT EQUIVALENT" check "$fs" --no-progress --fast-shapes --strict-shapes
+expect 0 "^EQUIVALENT" check "$mlp" --no-progress --fast-shapes --dims B=6,H=5,F=10
+# a tensor over --max-elements is a resource limit: UNKNOWN with the limit's name, exit 3
+expect 3 "^reason: limit max-elements: .*mlp.sp:[0-9]+:[0-9]+: .* \(--max-elements raises it\)" \
+    check "$mlp" --no-progress --max-elements 4
+expect 3 '"limit": "limit max-elements: ' check "$mlp" --no-progress --max-elements 4 --format json
 
 echo "cli: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
 [ $fail = 0 ]

@@ -836,7 +836,7 @@ static const corpus_t corpus[] = {
     {"docs/examples/pipeline_masked.sp", NULL, 0},
     {"docs/examples/pipeline_tp.sp", NULL, 0},
     {"tests/plans/ok/coverage_omit_named.sp", NULL, 0}, /* 'omit' was "unexpected omit here" */
-    {"tests/plans/ok/deepseek3_dp2_ep2_tp2.sp", DS, 0},
+    {"tests/plans/gen/deepseek3_dp2_ep2_tp2.sp", DS, 0},
     {"tests/plans/ok/llama3_cp2_tp2_ring.sp", LL, 0},
     {"tests/plans/ok/llama3_dp2_tp2_pp2_nm2.sp", LL, 0},
     {"tests/plans/ok/llama3_dp2_tp2_pp2_nm2_1f1b.sp", LL, 0},

@@ -1,4 +1,4 @@
-# expect: layout_shape_mismatch.sp:13:7: error: layout shape [4, 6] does not match model tensor 'x' of shape [4, 2]
+# expect: layout_shape_mismatch.sp:13:7: error: layout shape [4, 6] does not match model tensor 'x' of shape [4, 3]
 # a layout whose shape is not the model tensor's
 dim B = 4, H = 4, F = 8
 model m {

@@ -1,5 +1,6 @@
-# expect: shape_matmul_mismatch.sp:16:18: error: 'h' has shape [2, 2] on rank (dp=0, tp=0) but the layout of 'y' gives [2, 3]
-# matmul of incompatible shapes (B/dp and H both reduce to 2: the output layout catches it first)
+# expect: shape_matmul_mismatch.sp:16:7: error: matmul: inner dimensions differ: [2, 3] and [2, 3]
+# matmul of incompatible shapes: caught at the matmul, whose inner sizes H = 3 and B/dp = 2 differ
+# as at the real sizes (under --fast-shapes both reduced to 2, and only the output layout caught it)
 dim B = 4, H = 4, F = 8
 model m {
   input x : [B, H]

@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 31
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 32
 # cutoff_mlp_dp8_literal.sp: the loss averages over a hard-coded 4 ranks on a mesh of dp = 8.  The
 # plan is uniform along dp, so dp is checked at a smaller size, which is never an integer of the
 # program (here 3, not 4): the literal cannot stand in for the mesh size.

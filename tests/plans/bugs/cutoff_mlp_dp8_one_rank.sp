@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 35
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 36
 # cutoff_mlp_dp8_one_rank.sp: dp rank 6 of 8 is wrong.  The plan tells the dp ranks apart
 # (rank.dp), so the mesh cutoff does not apply and every rank is checked: the bug is found at
 # the all-reduce that sums the wrong share.

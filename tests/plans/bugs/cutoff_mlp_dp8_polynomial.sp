@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 32
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 33
 # cutoff_mlp_dp8_polynomial.sp: the loss is scaled by dp / (dp*(dp-2)), which is 1 at dp = 3 and
 # 1/6 at the real dp = 8.  The mesh size inside a difference keeps the mesh cutoff off (a size
 # used only as a factor cannot equal its intended value at the prime cutoff size alone), so the

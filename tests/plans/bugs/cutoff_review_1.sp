@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 20
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 21
 # cutoff_review_1.sp: a loop over the mesh size whose variable is compared with a literal (for i in 1..dp, if i != 5).
 # Wrong at the real mesh; the mesh cutoff once reported it EQUIVALENT (an adversarial review,
 # issue 12). The cutoff now keeps the real mesh (or a checked size that cannot hide it).

@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 19
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 20
 # cutoff_review_2.sp: a hard-coded chunk count indexing chunks i*(B/dp) of a gathered tensor (slice bounds past the end at a small dp clamp silently).
 # Wrong at the real mesh; the mesh cutoff once reported it EQUIVALENT (an adversarial review,
 # issue 12). The cutoff now keeps the real mesh (or a checked size that cannot hide it).

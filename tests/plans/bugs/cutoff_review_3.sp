@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 25
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 26
 # cutoff_review_3.sp: the mesh size passed to a function, compared and used in a difference there.
 # Wrong at the real mesh; the mesh cutoff once reported it EQUIVALENT (an adversarial review,
 # issue 12). The cutoff now keeps the real mesh (or a checked size that cannot hide it).

@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 16
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 17
 # cutoff_review_4.sp: a group of the cut axis with another axis whose checked size would equal a third axis's size (PP for dp*tp).
 # Wrong at the real mesh; the mesh cutoff once reported it EQUIVALENT (an adversarial review,
 # issue 12). The cutoff now keeps the real mesh (or a checked size that cannot hide it).

@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 16
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 17
 # cutoff_review_5.sp: a literal beyond 64 bits that the checked size must not divide (3 * 10^21).
 # Wrong at the real mesh; the mesh cutoff once reported it EQUIVALENT (an adversarial review,
 # issue 12). The cutoff now keeps the real mesh (or a checked size that cannot hide it).

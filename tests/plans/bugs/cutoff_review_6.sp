@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 24
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 25
 # cutoff_review_6.sp: a reduced dim that would land on the checked size (/ NH for / dp).
 # Wrong at the real mesh; the mesh cutoff once reported it EQUIVALENT (an adversarial review,
 # issue 12). The cutoff now keeps the real mesh (or a checked size that cannot hide it).

@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 28
+# args: --mesh-cutoff
+# expect: NOT EQUIVALENT at line 29
 # cutoff_zero_dp8_lr.sp: the plan of tests/plans/ok/cutoff_zero_dp8.sp with the update of each
 # shard scaled by 1/50 instead of the learning rate 1/100.  The plan is uniform along dp: the
 # mesh cutoff checks it at a smaller dp, and the bug is found there.

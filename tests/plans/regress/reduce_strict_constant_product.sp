@@ -2,7 +2,7 @@
 # the plan divides a mean's sum by 2, sums over dp = 2 and divides by 2 again (by 4 in all), a
 # bug at the real B = 8 that B = 4 would hide. The reducer itself picks B = 5.
 # args: --strict-shapes --dims B=4
-# expect: reduce_strict_constant_product.sp: error: the sizes given with --dims are not an admissible reduction: a size of 8 at the real sizes (line 14) reduces to 4, a product of mesh sizes, constants and sizes used as values that is another value at the real sizes
+# expect: reduce_strict_constant_product.sp:6:5: error: the sizes given with --dims are not an admissible reduction (B=4): a size of 8 at the real sizes (line 14) reduces to 4, a product of mesh sizes, constants and sizes used as values that is another value at the real sizes
 dim B = 8, H = 4
 model m {
   input x : [B, H]
