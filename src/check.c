@@ -697,7 +697,10 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                 if (e) /* FILE:L:C: the message */
                     memmove(e + 1, e + 8, strlen(e + 8) + 1);
                 snprintf(C->limit_note, sizeof C->limit_note,
-                         "limit max-elements: %s (--max-elements raises it)", h ? h : "?");
+                         "limit max-elements: %s (--max-elements raises it%s)", h ? h : "?",
+                         C->opt.strict_shapes ? "; --fast-shapes checks smaller sizes, with no "
+                                                "proof"
+                                              : "");
                 flint_free(h);
                 break;
             }

@@ -185,8 +185,10 @@ expect 3 '"unproved": "--fast-shapes: the reduced sizes are no proof at the real
 expect 1 "^NOT EQUIVALENT" check "$fs" --no-progress --fast-shapes --strict-shapes
 expect 0 "^EQUIVALENT" check "$mlp" --no-progress --fast-shapes --dims B=6,H=5,F=10
 # a tensor over --max-elements is a resource limit: UNKNOWN with the limit's name, exit 3
-expect 3 "^reason: limit max-elements: .*mlp.sp:[0-9]+:[0-9]+: .* \(--max-elements raises it\)" \
+expect 3 "^reason: limit max-elements: .*mlp.sp:[0-9]+:[0-9]+: .* \(--max-elements raises it; --fast-shapes checks smaller sizes, with no proof\)" \
     check "$mlp" --no-progress --max-elements 4
+expect 3 "^reason: limit max-elements: .* \(--max-elements raises it\)$" \
+    check "$mlp" --no-progress --max-elements 4 --fast-shapes
 expect 3 '"limit": "limit max-elements: ' check "$mlp" --no-progress --max-elements 4 --format json
 
 echo "cli: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
