@@ -233,7 +233,9 @@ typedef enum { SHARDPROOF_ERROR = 0, SHARDPROOF_WARNING, SHARDPROOF_NOTE } shard
 
 typedef struct {
     shardproof_severity_t severity;
-    const char *code; /* "syntax", "name", "shape", "layout", "lineage", "limit", "io", "usage" */
+    const char *code; /* "syntax", "name", "shape", "layout", "lineage", "limit", "io", "usage"
+                         (a tensor over max_elements ends the check in UNKNOWN instead:
+                         shardproof_result_limit) */
     shardproof_loc_t loc;
     const char *message;
 } shardproof_diagnostic_t;

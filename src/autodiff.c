@@ -288,7 +288,8 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
         err.msg[0] = 0;
         if (!sp_ops_vjp(E, tp->op, ins, tp->nin, tp->attr, tp->nattr, &I->tv[tp->out], &g[tp->out],
                         din, &err)) {
-            errat(I, SP_DIAG_SHAPE, t->loc, "cannot differentiate '%s': %s", tp->op, err.msg);
+            errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, t->loc,
+                  "cannot differentiate '%s': %s", tp->op, err.msg);
             st = SP_ERR_INPUT;
         }
         for (int j = 0; j < tp->nin && st == SP_OK; j++) {

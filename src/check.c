@@ -609,8 +609,7 @@ static int element_limit(const shardproof_t *C, const sp_diags_mark_t *dm)
 {
     for (size_t i = dm->n; i < sp_diags_count(C->d); i++) {
         const sp_diag_t *g = sp_diags_get(C->d, i);
-        if (g->severity == SP_SEV_ERROR && g->msg &&
-            (strstr(g->msg, "more than the limit") || strstr(g->msg, "(--max-elements)")))
+        if (g->severity == SP_SEV_ERROR && g->code == SP_DIAG_ELEMENTS)
             return 1;
     }
     return 0;
@@ -691,19 +690,17 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     if (v == SHARDPROOF_BAD_INPUT && element_limit(C, &dm)) {
         /* a tensor larger than --max-elements is a resource limit, not bad input: UNKNOWN with
            the limit's name and where it was hit */
-        for (size_t i = dm.n; i < sp_diags_count(C->d); i++)
-            if (sp_diags_get(C->d, i)->severity == SP_SEV_ERROR) {
-                char *h = sp_diags_format_head(C->d, i), *e = h ? strstr(h, ": error: ") : NULL;
-                if (e) /* FILE:L:C: the message */
-                    memmove(e + 1, e + 8, strlen(e + 8) + 1);
-                snprintf(C->limit_note, sizeof C->limit_note,
-                         "limit max-elements: %s (--max-elements raises it%s)", h ? h : "?",
-                         C->opt.strict_shapes ? "; --fast-shapes checks smaller sizes, with no "
-                                                "proof"
-                                              : "");
-                flint_free(h);
-                break;
-            }
+        for (size_t i = dm.n; i < sp_diags_count(C->d); i++) {
+            const sp_diag_t *g = sp_diags_get(C->d, i);
+            if (g->severity != SP_SEV_ERROR || g->code != SP_DIAG_ELEMENTS)
+                continue;
+            snprintf(C->limit_note, sizeof C->limit_note,
+                     "limit max-elements: %s:%u:%u: %s (--max-elements raises it%s)",
+                     g->file ? g->file : "?", g->line, g->col, g->msg,
+                     C->opt.strict_shapes ? "; --fast-shapes checks smaller sizes, with no proof"
+                                          : "");
+            break;
+        }
         sp_diags_restore(C->d, &dm);
         v = SHARDPROOF_UNKNOWN;
     }

@@ -14,6 +14,7 @@ const char *sp_diag_code_name(sp_diag_code_t code)
     case SP_DIAG_NONE: return "none";
     case SP_DIAG_SYNTAX: return "syntax";
     case SP_DIAG_LIMIT: return "limit";
+    case SP_DIAG_ELEMENTS: return "elements";
     case SP_DIAG_IO: return "io";
     case SP_DIAG_NAME: return "name";
     case SP_DIAG_SHAPE: return "shape";

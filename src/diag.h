@@ -42,6 +42,7 @@ typedef enum {
     SP_DIAG_NONE = 0,  /* notes */
     SP_DIAG_SYNTAX,    /* lexer and parser */
     SP_DIAG_LIMIT,     /* an input-size, nesting or count limit */
+    SP_DIAG_ELEMENTS,  /* a tensor over --max-elements: the check ends in UNKNOWN (src/check.c) */
     SP_DIAG_IO,        /* a file could not be read */
     SP_DIAG_NAME,      /* unknown or duplicate names */
     SP_DIAG_SHAPE,     /* shape and dimension errors */

@@ -947,7 +947,8 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                     sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
                                       ? attr_args[err.attr]->key.loc
                                       : e->loc;
-                    errat(I, SP_DIAG_SHAPE, at, "%s", err.msg[0] ? err.msg : "bad operator use");
+                    errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, at, "%s",
+                          err.msg[0] ? err.msg : "bad operator use");
                     st = SP_ERR_INPUT;
                 } else if (!I->is_plan && r == 0) {
                     *vid = tv_add(I, &res[r]);
@@ -1017,7 +1018,7 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         sp_op_err_t err;
         err.msg[0] = 0;
         if (!sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements, &res[r], &err)) {
-            errat(I, SP_DIAG_SHAPE, loc, "%s", err.msg);
+            errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, loc, "%s", err.msg);
             pval_free(res, I->nranks);
             return SP_ERR_INPUT;
         }
@@ -1226,8 +1227,8 @@ static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
     for (int d = 0; d < L.ndim; d++)
         numel *= L.size[d];
     if (I->C->opt.max_elements && numel > I->C->opt.max_elements) {
-        errat(I, SP_DIAG_LIMIT, s->layout->loc,
-              "tensor of %lld elements after shape reduction exceeds the limit %lld (--max-elements)",
+        errat(I, SP_DIAG_ELEMENTS, s->layout->loc,
+              "tensor of %lld elements after shape reduction exceeds the limit %lld",
               (long long)numel, (long long)I->C->opt.max_elements);
         sp_layout_clear(&L);
         return SP_ERR_INPUT;

@@ -278,6 +278,15 @@ static int fail(opc_t *c, const char *fmt, ...)
     return 0;
 }
 
+/* An output of n elements over the limit c->max_numel (sp_op_err_t.elements: a resource limit) */
+static int fail_elements(opc_t *c, const char *shape, int64_t n)
+{
+    if (c->err != NULL && c->err->msg[0] == 0)
+        c->err->elements = 1;
+    return fail(c, "output %s has %lld elements, more than the limit %lld", shape, (long long)n,
+                (long long)c->max_numel);
+}
+
 /* Index of key among the ','-separated entries of spec (an entry may list '|' aliases), or -1. */
 static int key_index(const char *spec, const char *key)
 {
@@ -494,8 +503,7 @@ static int out_alloc(opc_t *c, sp_tensor_t *out, int ndim, const int64_t *shape)
     if (n < 0)
         return fail(c, "output %s is too large", SH(ndim, shape).s);
     if (c->max_numel > 0 && n > c->max_numel)
-        return fail(c, "output %s has %lld elements, more than the limit %lld", SH(ndim, shape).s,
-                    (long long)n, (long long)c->max_numel);
+        return fail_elements(c, SH(ndim, shape).s, n);
     if (!sp_tensor_alloc(out, ndim, shape))
         return fail(c, "out of memory");
     return 1;
@@ -964,8 +972,7 @@ static int ew_setup(opc_t *c, int code, ew_t *w)
     if (w->nout < 0)
         return fail(c, "output %s is too large", SH(w->ndim, w->shape).s);
     if (c->max_numel > 0 && w->nout > c->max_numel)
-        return fail(c, "output %s has %lld elements, more than the limit %lld",
-                    SH(w->ndim, w->shape).s, (long long)w->nout, (long long)c->max_numel);
+        return fail_elements(c, SH(w->ndim, w->shape).s, w->nout);
     for (int i = 0; i < w->n; i++) {
         if (w->t[i] == NULL)
             continue;
@@ -1176,8 +1183,7 @@ static int check_numel(opc_t *c, int ndim, const int64_t *shape)
     if (n < 0)
         return fail(c, "output %s is too large", SH(ndim, shape).s);
     if (c->max_numel > 0 && n > c->max_numel)
-        return fail(c, "output %s has %lld elements, more than the limit %lld", SH(ndim, shape).s,
-                    (long long)n, (long long)c->max_numel);
+        return fail_elements(c, SH(ndim, shape).s, n);
     return 1;
 }
 
@@ -2384,8 +2390,7 @@ static int fwd_ce_grad(opc_t *c, sp_tensor_t *out)
                       SH(want, ce.pshape).s);
     }
     if (ok && c->max_numel > 0 && sp_tensor_numel(&c->in[0]) > c->max_numel)
-        ok = fail(c, "output %s has %lld elements, more than the limit %lld", TS(&c->in[0]).s,
-                  (long long)sp_tensor_numel(&c->in[0]), (long long)c->max_numel);
+        ok = fail_elements(c, TS(&c->in[0]).s, sp_tensor_numel(&c->in[0]));
     ok = ok && ce_backward(c, &ce, dy, out);
     ce_clear(&ce);
     return ok;
@@ -2980,8 +2985,7 @@ static int fwd_grad_generic(opc_t *c, sp_tensor_t *out)
     if (ok && din[idx].ndim < 0)
         ok = fail(c, "argument %d gets no gradient", idx + 1);
     if (ok && c->max_numel > 0 && sp_tensor_numel(&din[idx]) > c->max_numel)
-        ok = fail(c, "output %s has %lld elements, more than the limit %lld", TS(&din[idx]).s,
-                  (long long)sp_tensor_numel(&din[idx]), (long long)c->max_numel);
+        ok = fail_elements(c, TS(&din[idx]).s, sp_tensor_numel(&din[idx]));
     if (ok) {
         *out = din[idx];
         sp_tensor_init(&din[idx]);
@@ -3403,6 +3407,7 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
     if (err != NULL) {
         err->msg[0] = 0;
         err->attr = -1;
+        err->elements = 0;
     }
     const op_def_t *def = find_op(name);
     if (def == NULL) {
@@ -3450,6 +3455,7 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
     if (err != NULL) {
         err->msg[0] = 0;
         err->attr = -1;
+        err->elements = 0;
     }
     for (int k = 0; din != NULL && k < nin; k++) {
         sp_tensor_clear(&din[k]);

@@ -51,6 +51,7 @@ typedef struct {
     char msg[512];
     int attr; /* sp_ops_apply: the index in attr[] of the attribute at fault, or -1 */
     int64_t div_size, div_by; /* a collective: a dim of size div_size not divisible by div_by */
+    int elements;             /* 1: the output exceeds max_numel (a resource limit, not bad use) */
 } sp_op_err_t;
 
 /*

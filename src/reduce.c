@@ -2188,9 +2188,15 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
                         overridden_bad = i + 1; /* the first: its declaration is the error's */
             }
         }
+        int at = -1; /* the error's place: a dim the failed condition involves, else the first */
+        for (int i = 0; i < C->ndims && at < 0; i++)
+            if (grow[i] || pin2[i])
+                at = i;
+        if (at < 0 && C->ndims > 0)
+            at = 0;
         flint_free(pin2);
         if (!changed) {
-            sp_loc_t top = {C->ast->file, 0, 0};
+            sp_loc_t top = at >= 0 ? C->dims[at].loc : (sp_loc_t){C->ast->file, 0, 0};
             if (overridden_bad) /* at the declaration of a dim --dims set */
                 sp_diags_error(C->d, SP_DIAG_SHAPE, C->dims[overridden_bad - 1].loc,
                                "the sizes given with --dims are not an admissible reduction "
