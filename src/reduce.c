@@ -1,5 +1,9 @@
 /* reduce.c: shape reduction: the smallest dimension sizes that keep every sharding meaningful. */
 #include <flint/flint.h>
+#include <flint/fmpq.h>
+#include <flint/fmpq_vec.h>
+#include <flint/fmpz_mat.h>
+#include <flint/fmpz_vec.h>
 #include <flint/ulong_extras.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,10 +25,13 @@
  * a sharded size splits the same way at both sizes, a division that is whole at the real sizes
  * is whole at the reduced ones, an `if` on sizes takes the same branch, every size keeps its
  * order relative to 0 and 1 (at least two elements per shard), and sizes used as values of
- * tensor expressions stay apart from each other and from mesh sizes; with --strict-shapes also
+ * tensor expressions stay apart from each other and from mesh sizes; by default (not under
+ * --fast-shapes) also
  * the order relative to the integer literals of integer positions (a top-k k, slice bounds,
  * chunk counts) and that sizes of different real values and the constants of tensor
- * expressions stay apart.  docs/soundness.md ("Shape reduction") states the claim.
+ * expressions stay apart, and products of up to three sizes keep their relations to products of
+ * up to two up to the factors (mesh sizes, literals, constant factors): relations_kept().
+ * docs/soundness.md ("Shape reduction") states the claim.
  * --dims NAME=V sets a size directly (it must be admissible); --shapes N takes the k-th
  * admissible candidate of every dim for k = 0..N-1.
  */
@@ -337,6 +344,8 @@ typedef struct {
 typedef struct {
     sval_t *v;
     int len, cap;
+    int64_t (*fac)[2]; /* the constants that multiply or divide a value (p/q: 3e-4 is 3/10000) */
+    int nfac, capfac;
 } svals_t;
 
 static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, int part)
@@ -581,7 +590,23 @@ static int arg_is_axis(const sp_ast_expr_t *call, size_t i)
 
 /* A literal-only expression of a tensor expression (2, 1/64, 2*2): the integers its value is
    made of (numerator and denominator), to be avoided by reduced sizes. */
-static void avoid_literal(const sp_ast_expr_t *e, svals_t *V)
+static void sv_factor(svals_t *V, int64_t p, int64_t q)
+{
+    for (int i = 0; i < V->nfac; i++)
+        if (V->fac[i][0] == p && V->fac[i][1] == q)
+            return;
+    if (V->nfac == V->capfac) {
+        V->capfac = V->capfac ? 2 * V->capfac : 16;
+        V->fac = flint_realloc(V->fac, (size_t)V->capfac * sizeof *V->fac);
+    }
+    V->fac[V->nfac][0] = p;
+    V->fac[V->nfac++][1] = q;
+}
+
+/* A literal-only expression of a tensor expression or an attribute: its integers and
+   denominators are avoided; with factor (it multiplies or divides a value: not added, not an
+   eps) each literal is also a factor of relations_kept() */
+static void avoid_literal(const sp_ast_expr_t *e, svals_t *V, int factor)
 {
     if (e->kind == SP_AST_NUM) {
         if (fmpz_fits_si(fmpq_numref(e->value)) && fmpz_fits_si(fmpq_denref(e->value))) {
@@ -593,19 +618,24 @@ static void avoid_literal(const sp_ast_expr_t *e, svals_t *V)
                 sv_avoid(V, p);
             if (q > 1 && q <= SP_DIM_MAX)
                 sv_avoid(V, q);
+            if (factor && p > 0 && p <= SP_DIM_MAX && q <= SP_DIM_MAX)
+                sv_factor(V, p, q);
         }
         return;
     }
     if (e->kind == SP_AST_NEG || (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV)) {
-        avoid_literal(e->a, V);
+        /* a literal added or subtracted is no factor (`mean(x) + 1e-5`: a call is no name) */
+        int f = factor && !(e->kind == SP_AST_BINOP && e->op <= SP_BIN_SUB);
+        avoid_literal(e->a, V, f);
         if (e->kind == SP_AST_BINOP)
-            avoid_literal(e->b, V);
+            avoid_literal(e->b, V, f);
     }
 }
 
 /* Collect the values of expression e (see above).  lit: 0 a literal here is nothing (an axis
    index, an exponent), 1 a fixed point (an integer position: attribute, index, bound, list),
-   2 a tensor expression's constant (avoided). */
+   2 a tensor expression's constant (avoided, a factor), 3 one added or subtracted, or an eps
+   (avoided, no factor), 4 like 1 but added or subtracted (a non-integer is no factor). */
 static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
                          int lit, svals_t *V)
 {
@@ -615,12 +645,12 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
     int r = ival(C, mesh, e, 0, &v);
     if (r != 0 && has_name(e)) {
         sv_push(V, e, 0, 0, 0);
-        V->v[V->len - 1].scalar = lit == 2;
+        V->v[V->len - 1].scalar = lit == 2 || lit == 3;
         /* its closed subexpressions are sizes too (B/dp inside mb*(B/dp)); a value that is no
            whole size (`1/(B*H)`, `3/H`) is compared through them, so they are values too (else
            `/ (B+H)` passed for the model's mean over [B, H] where the plan also wrote
            `1/(B*H)`: both 4 at B = H = 2; plan-level fuzzer, find K) */
-        int sub = lit == 2 && r < 0 ? 2 : 0;
+        int sub = (lit == 2 || lit == 3) && r < 0 ? 2 : 0;
         if (e->kind == SP_AST_BINOP) {
             collect_expr(C, mesh, e->a, sub, V);
             collect_expr(C, mesh, e->b, sub, V);
@@ -634,20 +664,24 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
     if (!has_name(e) && (e->kind == SP_AST_NUM || e->kind == SP_AST_NEG ||
                          (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV))) {
         /* a literal-only expression */
-        if (lit == 1 && r > 0)
+        if ((lit == 1 || lit == 4) && r > 0)
             sv_push(V, NULL, v < 0 ? -v : v, 0, 0);
         else if (lit)
-            avoid_literal(e, V);
+            avoid_literal(e, V, lit == 1 || lit == 2);
         return;
     }
     switch (e->kind) {
     case SP_AST_NEG:
         collect_expr(C, mesh, e->a, lit, V);
         return;
-    case SP_AST_BINOP:
-        collect_expr(C, mesh, e->a, lit, V);
-        collect_expr(C, mesh, e->b, e->op == SP_BIN_POW ? 0 : lit, V);
+    case SP_AST_BINOP: {
+        /* a literal added or subtracted is no factor (lit 3, 4); one multiplied is again */
+        int add = e->op == SP_BIN_ADD || e->op == SP_BIN_SUB;
+        int l = lit == 2 || lit == 3 ? (add ? 3 : 2) : lit == 1 || lit == 4 ? (add ? 4 : 1) : lit;
+        collect_expr(C, mesh, e->a, l, V);
+        collect_expr(C, mesh, e->b, e->op == SP_BIN_POW ? 0 : l, V);
         return;
+    }
     case SP_AST_CALL:
         /* axis indices, exponents and peers' coordinates (send(t, pp = 9)) are not sizes */
         for (size_t i = 0; i < e->nargs; i++) {
@@ -662,6 +696,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                                  (e->args[i].key.str && sp_mesh_axis(mesh, e->args[i].key.str) >= 0)
                              ? 0
                          : value ? 2
+                         : e->args[i].key.str && strcmp(e->args[i].key.str, "eps") == 0 ? 3
                                  : 1,
                          V);
         }
@@ -985,6 +1020,241 @@ static int apart_from_products(const sp_check_t *C, const svals_t *V, const svv_
 }
 
 /*
+ * Products of sizes (docs/soundness.md, "Shape reduction"): a value meets sizes as factors (a
+ * mean divides by a size, a count over a shape is a product of sizes, a collective multiplies by
+ * a group size), so two products of sizes that differ by a product of the factors (mesh sizes,
+ * the integer literals, the constants that multiply or divide a value, each to any power) at the
+ * reduced sizes must differ by the same product at the real sizes: else a plan that divides by
+ * one where the model divides by the other passes (F = 24 = B * NKV with B = 4, NKV = 6 let a
+ * count over [B, NKV] stand for a mean over F = 14336).  Checked for products of up to two sizes
+ * against each other and of three against up to two.  Each size's reduced prime-exponent
+ * vector is taken modulo the span of the factors' (key); its distortion is real / reduced; two
+ * products with the same key must have the same distortion.
+ */
+typedef struct {
+    int64_t real, red;
+    int idx;
+} rsz_t;
+
+typedef struct {
+    const fmpz *key;
+    slong np;
+    fmpq_t dist;
+    int s[3]; /* the sizes multiplied, -1 for none */
+} mono_t;
+
+static int mono_cmp(const void *pa, const void *pb)
+{
+    const mono_t *a = pa, *b = pb;
+    for (slong i = 0; i < a->np; i++) {
+        int c = fmpz_cmp(a->key + i, b->key + i);
+        if (c)
+            return c;
+    }
+    return 0;
+}
+
+static slong prime_col(ulong *pr, slong *np, ulong p)
+{
+    for (slong i = 0; i < *np; i++)
+        if (pr[i] == p)
+            return i;
+    pr[*np] = p;
+    return (*np)++;
+}
+
+/* v += sign * the exponents of x (primes in pr, np of them; new primes are added) */
+static void add_exps(fmpz *v, ulong *pr, slong *np, int64_t x, int sign)
+{
+    n_factor_t f;
+    n_factor_init(&f);
+    n_factor(&f, (ulong)x, 1);
+    for (int t = 0; t < f.num; t++) {
+        slong c = prime_col(pr, np, f.p[t]);
+        fmpz_add_si(v + c, v + c, sign * (slong)f.exp[t]);
+    }
+}
+
+static void mono_text(char *buf, size_t len, const rsz_t *sz, const mono_t *m, int real)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int t = 0; t < 3 && m->s[t] >= 0 && at < len; t++) {
+        int n = snprintf(buf + at, len - at, "%s%lld", t ? " * " : "",
+                         (long long)(real ? sz[m->s[t]].real : sz[m->s[t]].red));
+        at += n > 0 ? (size_t)n : 0;
+    }
+    if (at == 0)
+        snprintf(buf, len, "1");
+}
+
+static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w, int n,
+                          uint8_t *grow, char *why, size_t whylen)
+{
+    rsz_t *sz = flint_malloc((size_t)(n + 1) * sizeof(rsz_t));
+    int64_t (*fc)[2] = flint_malloc((size_t)(n + V->nfac + 1) * sizeof *fc);
+    int k = 0, nf = 0, ok = 1;
+    for (int j = 0; j < n; j++) {
+        if (w[j].idx < 0 || w[j].real < 1 || w[j].red < 1)
+            continue;
+        if (V->v[w[j].idx].e == NULL) { /* a mesh size or a literal: a factor */
+            if (w[j].real >= 2) {
+                fc[nf][0] = w[j].real;
+                fc[nf++][1] = 1;
+            }
+            continue;
+        }
+        if (w[j].red < 2)
+            continue; /* a size that stays 1 (order relative to 1 is kept) */
+        int dup = 0;
+        for (int t = 0; t < k && !dup; t++)
+            dup = sz[t].real == w[j].real && sz[t].red == w[j].red;
+        if (!dup)
+            sz[k++] = (rsz_t){w[j].real, w[j].red, w[j].idx};
+    }
+    for (int j = 0; j < V->nfac; j++)
+        if (V->fac[j][0] != V->fac[j][1]) {
+            fc[nf][0] = V->fac[j][0];
+            fc[nf++][1] = V->fac[j][1];
+        }
+    if (k == 0) {
+        flint_free(sz);
+        flint_free(fc);
+        return 1;
+    }
+    /* primes of the reduced sizes and the factors: at most 15 per 64-bit value */
+    ulong *pr = flint_malloc((size_t)(15 * (k + 2 * nf) + 1) * sizeof(ulong));
+    slong np = 0;
+    fmpz *tmp = _fmpz_vec_init(15 * (k + 2 * nf) + 1);
+    for (int i = 0; i < k; i++)
+        add_exps(tmp, pr, &np, sz[i].red, 1);
+    for (int i = 0; i < nf; i++) {
+        add_exps(tmp, pr, &np, fc[i][0], 1);
+        add_exps(tmp, pr, &np, fc[i][1], 1);
+    }
+    /* the factors' span: rref rows with their pivot columns */
+    fmpz_mat_t Fm;
+    fmpz_t den;
+    fmpz_init_set_ui(den, 1);
+    fmpz_mat_init(Fm, nf > 0 ? nf : 1, np > 0 ? np : 1);
+    slong rank = 0, *piv = flint_malloc((size_t)(nf + 1) * sizeof(slong));
+    for (int i = 0; i < nf; i++) {
+        add_exps(Fm->rows[i], pr, &np, fc[i][0], 1);
+        add_exps(Fm->rows[i], pr, &np, fc[i][1], -1);
+    }
+    if (nf > 0)
+        rank = fmpz_mat_rref(Fm, den, Fm);
+    for (slong r = 0; r < rank; r++)
+        for (piv[r] = 0; piv[r] < np && fmpz_is_zero(fmpz_mat_entry(Fm, r, piv[r])); piv[r]++)
+            ;
+    /* each size's key: den * v - sum_r v[piv_r] * row_r, zero on the pivots */
+    fmpz *res = _fmpz_vec_init((slong)k * np);
+    fmpq *dist = _fmpq_vec_init(k);
+    for (int i = 0; i < k; i++) {
+        fmpz *v = res + (slong)i * np;
+        _fmpz_vec_zero(tmp, np);
+        add_exps(tmp, pr, &np, sz[i].red, 1);
+        _fmpz_vec_scalar_mul_fmpz(v, tmp, np, den);
+        for (slong r = 0; r < rank; r++)
+            _fmpz_vec_scalar_submul_fmpz(v, Fm->rows[r], np, tmp + piv[r]);
+        fmpq_set_si(dist + i, 1, 1);
+        fmpz_set_si(fmpq_numref(dist + i), sz[i].real);
+        fmpz_set_si(fmpq_denref(dist + i), sz[i].red);
+        fmpq_canonicalise(dist + i);
+    }
+    /* the products of at most two sizes (the empty one first), sorted by key */
+    slong nm = 1 + k + (slong)k * (k + 1) / 2, t = 0;
+    mono_t *m = flint_malloc((size_t)(nm + 1) * sizeof(mono_t));
+    fmpz *keys = _fmpz_vec_init((nm + 1) * np);
+    for (int i = -1; i < k; i++)
+        for (int j = -1; j < k; j++) {
+            if ((i < 0 && j >= 0) || (i >= 0 && j >= 0 && j < i))
+                continue;
+            mono_t *x = &m[t];
+            x->key = keys + t * np;
+            x->np = np;
+            fmpq_init(x->dist);
+            fmpq_one(x->dist);
+            x->s[0] = i;
+            x->s[1] = j;
+            x->s[2] = -1;
+            for (int u = 0; u < 2; u++)
+                if (x->s[u] >= 0) {
+                    _fmpz_vec_add(keys + t * np, keys + t * np, res + (slong)x->s[u] * np, np);
+                    fmpq_mul(x->dist, x->dist, dist + x->s[u]);
+                }
+            t++;
+        }
+    qsort(m, (size_t)t, sizeof(mono_t), mono_cmp);
+    const mono_t *bad1 = NULL, *bad2 = NULL;
+    mono_t probe; /* a product of three sizes against the table */
+    probe.key = keys + nm * np;
+    probe.np = np;
+    probe.s[2] = -1;
+    fmpq_init(probe.dist);
+    for (slong i = 0; i + 1 < t && bad1 == NULL; i++)
+        if (mono_cmp(&m[i], &m[i + 1]) == 0 && !fmpq_equal(m[i].dist, m[i + 1].dist)) {
+            bad1 = &m[i];
+            bad2 = &m[i + 1];
+        }
+    for (int i = 0; i < k && bad1 == NULL; i++)
+        for (int j = i; j < k && bad1 == NULL; j++)
+            for (int l = j; l < k && bad1 == NULL; l++) {
+                fmpz *key = keys + nm * np;
+                _fmpz_vec_add(key, res + (slong)i * np, res + (slong)j * np, np);
+                _fmpz_vec_add(key, key, res + (slong)l * np, np);
+                const mono_t *y = bsearch(&probe, m, (size_t)t, sizeof(mono_t), mono_cmp);
+                if (y == NULL)
+                    continue;
+                fmpq_mul(probe.dist, dist + i, dist + j);
+                fmpq_mul(probe.dist, probe.dist, dist + l);
+                if (!fmpq_equal(probe.dist, y->dist)) {
+                    probe.s[0] = i;
+                    probe.s[1] = j;
+                    probe.s[2] = l;
+                    bad1 = &probe;
+                    bad2 = y;
+                }
+            }
+    if (bad1) {
+        /* grow the size of the relation with the largest real value (the last one chosen) */
+        int g = -1;
+        for (int u = 0; u < 6; u++) {
+            int q = u < 3 ? bad1->s[u] : bad2->s[u - 3];
+            if (q >= 0 && (g < 0 || sz[q].real > sz[g].real))
+                g = q;
+        }
+        char a1[80], a2[80], b1[80], b2[80];
+        mono_text(a1, sizeof a1, sz, bad1, 0);
+        mono_text(a2, sizeof a2, sz, bad2, 0);
+        mono_text(b1, sizeof b1, sz, bad1, 1);
+        mono_text(b2, sizeof b2, sz, bad2, 1);
+        const sp_ast_expr_t *e = V->v[sz[g].idx].e;
+        deps(C, e, grow, 0);
+        snprintf(why, whylen, "a size of %lld at the real sizes (line %u) reduces to %lld, where "
+                 "the products of sizes %s and %s differ by a product of mesh sizes, literals and "
+                 "constants; at the real sizes %s and %s differ by another",
+                 (long long)sz[g].real, e->loc.line, (long long)sz[g].red, a1, a2, b1, b2);
+        ok = 0;
+    }
+    fmpq_clear(probe.dist);
+    for (slong i = 0; i < t; i++)
+        fmpq_clear(m[i].dist);
+    flint_free(m);
+    _fmpz_vec_clear(keys, (nm + 1) * np);
+    _fmpq_vec_clear(dist, k);
+    _fmpz_vec_clear(res, (slong)k * np);
+    flint_free(piv);
+    fmpz_mat_clear(Fm);
+    fmpz_clear(den);
+    _fmpz_vec_clear(tmp, 15 * (k + 2 * nf) + 1);
+    flint_free(pr);
+    flint_free(sz);
+    flint_free(fc);
+    return ok;
+}
+
+/*
  * Check the reduction; on a violation fill `grow` (dims whose reduced size must grow) or `pin`
  * (dims that must keep their real size) and describe it in why.  Returns 1 if admissible.
  */
@@ -1077,6 +1347,8 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
     }
     if (ok && strict)
         ok = apart_from_products(C, V, w, n, grow, why, whylen);
+    if (ok && strict)
+        ok = relations_kept(C, V, w, n, grow, why, whylen);
     /* fixed points: every size keeps its order relative to them (equal stays equal); by
        default only 0 and 1 (a shard of two elements or more keeps two), with --strict-shapes
        every literal of an integer position and every mesh size (docs/soundness.md says what
@@ -2054,7 +2326,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
     for (int i = 0; i < C->nfuncs; i++)
         walk_block(C, &C->funcs[i]->body, &mesh, &K);
     /* the values the reduction must keep in order */
-    svals_t V = {NULL, 0, 0};
+    svals_t V = {NULL, 0, 0, NULL, 0, 0};
     for (int i = 0; i < C->ndims; i++)
         collect_expr(C, &mesh, C->dims[i].def, 0, &V);
     for (int a = 0; a < mesh.naxes; a++)
@@ -2231,6 +2503,7 @@ done:
     flint_free(grow);
     flint_free(lo);
     flint_free(V.v);
+    flint_free(V.fac);
     for (int i = 0; i < C->ndims; i++)
         flint_free(K.uneven[i]);
     flint_free(K.uneven);
