@@ -1028,8 +1028,8 @@ static int apart_from_products(const sp_check_t *C, const svals_t *V, const svv_
  * one where the model divides by the other passes (F = 24 = B * NKV with B = 4, NKV = 6 let a
  * count over [B, NKV] stand for a mean over F = 14336).  Checked for products of up to two sizes
  * against each other and of three against up to two.  Each size's reduced prime-exponent
- * vector is taken modulo the span of the factors' (key); its distortion is real / reduced; two
- * products with the same key must have the same distortion.
+ * vector is taken modulo the lattice of the factors' integer products (key); its distortion is
+ * real / reduced; two products with the same key must have the same distortion.
  */
 typedef struct {
     int64_t real, red;
@@ -1088,6 +1088,26 @@ static void mono_text(char *buf, size_t len, const rsz_t *sz, const mono_t *m, i
         snprintf(buf, len, "1");
 }
 
+/* The lattice of exponent vectors of the factors' products, in Hermite normal form. */
+typedef struct {
+    const fmpz_mat_struct *H;
+    const slong *piv;
+    slong rank, np;
+} hnf_t;
+
+/* v := the canonical representative of v modulo the lattice (each pivot entry in [0, pivot)) */
+static void lattice_reduce(const hnf_t *L, fmpz *v)
+{
+    fmpz_t q;
+    fmpz_init(q);
+    for (slong r = 0; r < L->rank; r++) {
+        fmpz_fdiv_q(q, v + L->piv[r], fmpz_mat_entry(L->H, r, L->piv[r]));
+        if (!fmpz_is_zero(q))
+            _fmpz_vec_scalar_submul_fmpz(v, L->H->rows[r], L->np, q);
+    }
+    fmpz_clear(q);
+}
+
 static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w, int n,
                           uint8_t *grow, char *why, size_t whylen)
 {
@@ -1132,10 +1152,8 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
         add_exps(tmp, pr, &np, fc[i][0], 1);
         add_exps(tmp, pr, &np, fc[i][1], 1);
     }
-    /* the factors' span: rref rows with their pivot columns */
+    /* the lattice of the factors' integer products: Hermite normal form, with pivot columns */
     fmpz_mat_t Fm;
-    fmpz_t den;
-    fmpz_init_set_ui(den, 1);
     fmpz_mat_init(Fm, nf > 0 ? nf : 1, np > 0 ? np : 1);
     slong rank = 0, *piv = flint_malloc((size_t)(nf + 1) * sizeof(slong));
     for (int i = 0; i < nf; i++) {
@@ -1143,20 +1161,20 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
         add_exps(Fm->rows[i], pr, &np, fc[i][1], -1);
     }
     if (nf > 0)
-        rank = fmpz_mat_rref(Fm, den, Fm);
-    for (slong r = 0; r < rank; r++)
+        fmpz_mat_hnf(Fm, Fm);
+    for (slong r = 0; r < nf; r++) {
         for (piv[r] = 0; piv[r] < np && fmpz_is_zero(fmpz_mat_entry(Fm, r, piv[r])); piv[r]++)
             ;
-    /* each size's key: den * v - sum_r v[piv_r] * row_r, zero on the pivots */
+        if (piv[r] == np)
+            break;
+        rank++;
+    }
+    hnf_t L = {Fm, piv, rank, np};
+    /* each size's prime exponents and distortion */
     fmpz *res = _fmpz_vec_init((slong)k * np);
     fmpq *dist = _fmpq_vec_init(k);
     for (int i = 0; i < k; i++) {
-        fmpz *v = res + (slong)i * np;
-        _fmpz_vec_zero(tmp, np);
-        add_exps(tmp, pr, &np, sz[i].red, 1);
-        _fmpz_vec_scalar_mul_fmpz(v, tmp, np, den);
-        for (slong r = 0; r < rank; r++)
-            _fmpz_vec_scalar_submul_fmpz(v, Fm->rows[r], np, tmp + piv[r]);
+        add_exps(res + (slong)i * np, pr, &np, sz[i].red, 1);
         fmpq_set_si(dist + i, 1, 1);
         fmpz_set_si(fmpq_numref(dist + i), sz[i].real);
         fmpz_set_si(fmpq_denref(dist + i), sz[i].red);
@@ -1183,6 +1201,7 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
                     _fmpz_vec_add(keys + t * np, keys + t * np, res + (slong)x->s[u] * np, np);
                     fmpq_mul(x->dist, x->dist, dist + x->s[u]);
                 }
+            lattice_reduce(&L, keys + t * np);
             t++;
         }
     qsort(m, (size_t)t, sizeof(mono_t), mono_cmp);
@@ -1203,6 +1222,7 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
                 fmpz *key = keys + nm * np;
                 _fmpz_vec_add(key, res + (slong)i * np, res + (slong)j * np, np);
                 _fmpz_vec_add(key, key, res + (slong)l * np, np);
+                lattice_reduce(&L, key);
                 const mono_t *y = bsearch(&probe, m, (size_t)t, sizeof(mono_t), mono_cmp);
                 if (y == NULL)
                     continue;
@@ -1246,7 +1266,6 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
     _fmpz_vec_clear(res, (slong)k * np);
     flint_free(piv);
     fmpz_mat_clear(Fm);
-    fmpz_clear(den);
     _fmpz_vec_clear(tmp, 15 * (k + 2 * nf) + 1);
     flint_free(pr);
     flint_free(sz);
@@ -1592,6 +1611,55 @@ static void pin_mesh_dims(const sp_check_t *C, uint8_t *pin)
         for (size_t k = 0; k < ms->nbinds; k++)
             deps(C, ms->binds[k].value, pin, 0);
     }
+}
+
+/*
+ * After the search: a dim that kept its real size because no candidate fitted when it was chosen
+ * (the dims chosen before it were in the way) may fit now that every size is known.  Each such
+ * dim, largest first, takes the smallest candidate with which the whole program is admissible
+ * (derived dims recomputed); keep[i] marks the dims that must stay (mesh sizes, --dims).
+ */
+static void unpin_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, const svals_t *V,
+                       const uint8_t *keep)
+{
+    int nd = C->ndims;
+    uint8_t *tried = flint_calloc((size_t)nd + 1, 1), *g = flint_calloc((size_t)nd + 1, 1),
+            *p = flint_calloc((size_t)nd + 1, 1);
+    char why[256];
+    for (;;) {
+        int d = -1;
+        for (int i = 0; i < nd; i++) {
+            const sp_dimdef_t *D = &C->dims[i];
+            if (!tried[i] && !keep[i] && !D->derived && !D->cut && D->red == D->real &&
+                D->real > 2 && (d < 0 || D->real > C->dims[d].real))
+                d = i;
+        }
+        if (d < 0)
+            break;
+        tried[d] = 1;
+        sp_dimdef_t *D = &C->dims[d];
+        int64_t m = 2;
+        for (int tries = 0; tries < 512 && m < D->real; tries++, m++) {
+            m = pick_size(C, K, d, m, 0);
+            if (m >= D->real)
+                break;
+            D->red = m;
+            int ok = 1;
+            for (int i = 0; i < nd && ok; i++)
+                if (C->dims[i].derived)
+                    ok = ival(C, NULL, C->dims[i].def, 1, &C->dims[i].red) > 0 &&
+                         C->dims[i].red >= 1;
+            if (ok && admissible(C, mesh, V, NULL, g, p, why, sizeof why))
+                break;
+            D->red = D->real;
+        }
+        for (int i = 0; i < nd; i++) /* the derived sizes of the sizes kept */
+            if (C->dims[i].derived && ival(C, NULL, C->dims[i].def, 1, &C->dims[i].red) <= 0)
+                C->dims[i].red = -1;
+    }
+    flint_free(tried);
+    flint_free(g);
+    flint_free(p);
 }
 
 /* ---- the mesh cutoff (docs/soundness.md, "Mesh cutoff") ---- */
@@ -2480,6 +2548,14 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
             st = SP_ERR_INPUT;
             break;
         }
+    }
+    if (st == SP_OK && !C->opt.real_sizes && C->opt.strict_shapes) {
+        uint8_t *keep = flint_calloc((size_t)nd, 1);
+        pin_mesh_dims(C, keep);
+        for (int i = 0; i < C->ndims; i++)
+            keep[i] |= C->dims[i].overridden;
+        unpin_pass(C, &mesh, &K, &V, keep);
+        flint_free(keep);
     }
     /* report a derived dim that fails at the reduced sizes with its location */
     for (int i = 0; i < C->ndims && st == SP_OK; i++)
