@@ -588,8 +588,7 @@ static int arg_is_axis(const sp_ast_expr_t *call, size_t i)
     return 0;
 }
 
-/* A literal-only expression of a tensor expression (2, 1/64, 2*2): the integers its value is
-   made of (numerator and denominator), to be avoided by reduced sizes. */
+/* A constant factor p/q of relations_kept(), each once. */
 static void sv_factor(svals_t *V, int64_t p, int64_t q)
 {
     for (int i = 0; i < V->nfac; i++)
@@ -603,9 +602,10 @@ static void sv_factor(svals_t *V, int64_t p, int64_t q)
     V->fac[V->nfac++][1] = q;
 }
 
-/* A literal-only expression of a tensor expression or an attribute: its integers and
-   denominators are avoided; with factor (it multiplies or divides a value: not added, not an
-   eps) each literal is also a factor of relations_kept() */
+/* A literal-only expression of a tensor expression or an attribute (2, 1/64, 2*2): the integers
+   its value is made of (numerator and denominator) are avoided by reduced sizes; with factor (it
+   multiplies or divides a value: not added, not an eps) each literal is also a factor of
+   relations_kept(). */
 static void avoid_literal(const sp_ast_expr_t *e, svals_t *V, int factor)
 {
     if (e->kind == SP_AST_NUM) {
@@ -1063,31 +1063,6 @@ static slong prime_col(ulong *pr, slong *np, ulong p)
     return (*np)++;
 }
 
-/* v += sign * the exponents of x (primes in pr, np of them; new primes are added) */
-static void add_exps(fmpz *v, ulong *pr, slong *np, int64_t x, int sign)
-{
-    n_factor_t f;
-    n_factor_init(&f);
-    n_factor(&f, (ulong)x, 1);
-    for (int t = 0; t < f.num; t++) {
-        slong c = prime_col(pr, np, f.p[t]);
-        fmpz_add_si(v + c, v + c, sign * (slong)f.exp[t]);
-    }
-}
-
-static void mono_text(char *buf, size_t len, const rsz_t *sz, const mono_t *m, int real)
-{
-    size_t at = 0;
-    buf[0] = 0;
-    for (int t = 0; t < 3 && m->s[t] >= 0 && at < len; t++) {
-        int n = snprintf(buf + at, len - at, "%s%lld", t ? " * " : "",
-                         (long long)(real ? sz[m->s[t]].real : sz[m->s[t]].red));
-        at += n > 0 ? (size_t)n : 0;
-    }
-    if (at == 0)
-        snprintf(buf, len, "1");
-}
-
 /* The lattice of exponent vectors of the factors' products, in Hermite normal form. */
 typedef struct {
     const fmpz_mat_struct *H;
@@ -1106,6 +1081,52 @@ static void lattice_reduce(const hnf_t *L, fmpz *v)
             _fmpz_vec_scalar_submul_fmpz(v, L->H->rows[r], L->np, q);
     }
     fmpz_clear(q);
+}
+
+/* v += sign * the exponents of x (primes in pr, np of them; new primes are added); with v NULL
+   only the primes are added */
+static void add_exps(fmpz *v, ulong *pr, slong *np, int64_t x, int sign)
+{
+    n_factor_t f;
+    n_factor_init(&f);
+    n_factor(&f, (ulong)x, 1);
+    for (int t = 0; t < f.num; t++) {
+        slong c = prime_col(pr, np, f.p[t]);
+        if (v != NULL)
+            fmpz_add_si(v + c, v + c, sign * (slong)f.exp[t]);
+    }
+}
+
+/* Monomial t: the product of sizes i and j (-1: none), its key reduced modulo the lattice. */
+static void mono_set(mono_t *x, fmpz *key, slong np, int i, int j, const fmpz *res,
+                     const fmpq *dist, const hnf_t *L)
+{
+    x->key = key;
+    x->np = np;
+    fmpq_init(x->dist);
+    fmpq_one(x->dist);
+    x->s[0] = i;
+    x->s[1] = j;
+    x->s[2] = -1;
+    for (int u = 0; u < 2; u++)
+        if (x->s[u] >= 0) {
+            _fmpz_vec_add(key, key, res + (slong)x->s[u] * np, np);
+            fmpq_mul(x->dist, x->dist, dist + x->s[u]);
+        }
+    lattice_reduce(L, key);
+}
+
+static void mono_text(char *buf, size_t len, const rsz_t *sz, const mono_t *m, int real)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int t = 0; t < 3 && m->s[t] >= 0 && at < len; t++) {
+        int n = snprintf(buf + at, len - at, "%s%lld", t ? " * " : "",
+                         (long long)(real ? sz[m->s[t]].real : sz[m->s[t]].red));
+        at += n > 0 ? (size_t)n : 0;
+    }
+    if (at == 0)
+        snprintf(buf, len, "1");
 }
 
 static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w, int n,
@@ -1145,12 +1166,11 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
     /* primes of the reduced sizes and the factors: at most 15 per 64-bit value */
     ulong *pr = flint_malloc((size_t)(15 * (k + 2 * nf) + 1) * sizeof(ulong));
     slong np = 0;
-    fmpz *tmp = _fmpz_vec_init(15 * (k + 2 * nf) + 1);
     for (int i = 0; i < k; i++)
-        add_exps(tmp, pr, &np, sz[i].red, 1);
+        add_exps(NULL, pr, &np, sz[i].red, 1);
     for (int i = 0; i < nf; i++) {
-        add_exps(tmp, pr, &np, fc[i][0], 1);
-        add_exps(tmp, pr, &np, fc[i][1], 1);
+        add_exps(NULL, pr, &np, fc[i][0], 1);
+        add_exps(NULL, pr, &np, fc[i][1], 1);
     }
     /* the lattice of the factors' integer products: Hermite normal form, with pivot columns */
     fmpz_mat_t Fm;
@@ -1184,26 +1204,12 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
     slong nm = 1 + k + (slong)k * (k + 1) / 2, t = 0;
     mono_t *m = flint_malloc((size_t)(nm + 1) * sizeof(mono_t));
     fmpz *keys = _fmpz_vec_init((nm + 1) * np);
-    for (int i = -1; i < k; i++)
-        for (int j = -1; j < k; j++) {
-            if ((i < 0 && j >= 0) || (i >= 0 && j >= 0 && j < i))
-                continue;
-            mono_t *x = &m[t];
-            x->key = keys + t * np;
-            x->np = np;
-            fmpq_init(x->dist);
-            fmpq_one(x->dist);
-            x->s[0] = i;
-            x->s[1] = j;
-            x->s[2] = -1;
-            for (int u = 0; u < 2; u++)
-                if (x->s[u] >= 0) {
-                    _fmpz_vec_add(keys + t * np, keys + t * np, res + (slong)x->s[u] * np, np);
-                    fmpq_mul(x->dist, x->dist, dist + x->s[u]);
-                }
-            lattice_reduce(&L, keys + t * np);
-            t++;
-        }
+    for (int i = -1; i < k; i++) { /* the empty product, then each size and its pairs */
+        mono_set(&m[t], keys + t * np, np, i, -1, res, dist, &L);
+        t++;
+        for (int j = i; i >= 0 && j < k; j++, t++)
+            mono_set(&m[t], keys + t * np, np, i, j, res, dist, &L);
+    }
     qsort(m, (size_t)t, sizeof(mono_t), mono_cmp);
     const mono_t *bad1 = NULL, *bad2 = NULL;
     mono_t probe; /* a product of three sizes against the table */
@@ -1266,7 +1272,6 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
     _fmpz_vec_clear(res, (slong)k * np);
     flint_free(piv);
     fmpz_mat_clear(Fm);
-    _fmpz_vec_clear(tmp, 15 * (k + 2 * nf) + 1);
     flint_free(pr);
     flint_free(sz);
     flint_free(fc);
@@ -1623,8 +1628,11 @@ static void unpin_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, co
                        const uint8_t *keep)
 {
     int nd = C->ndims;
+    if (nd > 256) /* as assign_incremental(): derive() covers 256 dims */
+        return;
     uint8_t *tried = flint_calloc((size_t)nd + 1, 1), *g = flint_calloc((size_t)nd + 1, 1),
-            *p = flint_calloc((size_t)nd + 1, 1);
+            *p = flint_calloc((size_t)nd + 1, 1), all[256];
+    memset(all, 1, sizeof all);
     char why[256];
     for (;;) {
         int d = -1;
@@ -1644,18 +1652,15 @@ static void unpin_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, co
             if (m >= D->real)
                 break;
             D->red = m;
+            derive(C, all);
             int ok = 1;
             for (int i = 0; i < nd && ok; i++)
-                if (C->dims[i].derived)
-                    ok = ival(C, NULL, C->dims[i].def, 1, &C->dims[i].red) > 0 &&
-                         C->dims[i].red >= 1;
+                ok = !C->dims[i].derived || C->dims[i].red >= 1;
             if (ok && admissible(C, mesh, V, NULL, g, p, why, sizeof why))
                 break;
             D->red = D->real;
         }
-        for (int i = 0; i < nd; i++) /* the derived sizes of the sizes kept */
-            if (C->dims[i].derived && ival(C, NULL, C->dims[i].def, 1, &C->dims[i].red) <= 0)
-                C->dims[i].red = -1;
+        derive(C, all); /* the derived sizes of the sizes kept */
     }
     flint_free(tried);
     flint_free(g);
@@ -2549,7 +2554,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
             break;
         }
     }
-    if (st == SP_OK && !C->opt.real_sizes && C->opt.strict_shapes) {
+    if (st == SP_OK && !C->opt.real_sizes && C->opt.strict_shapes && C->opt.shape_index == 0) {
         uint8_t *keep = flint_calloc((size_t)nd, 1);
         pin_mesh_dims(C, keep);
         for (int i = 0; i < C->ndims; i++)
