@@ -120,7 +120,8 @@ typedef struct {
     sp_expr_t a, b;
     uint32_t *syms;  /* symbol nodes in the cone of a and b, ascending */
     slong nsyms;
-    fmpq *vals;      /* by symbol index, E->nsyms long */
+    fmpq *vals;      /* by symbol index, nvals = E->nsyms long; NULL until a search needs it */
+    slong nvals;
     uint64_t rng;
 } wit_t;
 
@@ -140,14 +141,16 @@ static void wit_init(wit_t *w, sp_engine_t *S, sp_expr_t a, sp_expr_t b)
         if (sp_expr_op(S->E, cone[i]) == SP_OP_SYM)
             w->syms[w->nsyms++] = cone[i];
     flint_free(cone);
-    w->vals = _fmpq_vec_init(S->E->nsyms ? S->E->nsyms : 1);
+    w->vals = NULL; /* most queries never search for a witness: allocated on first use */
+    w->nvals = 0;
     w->rng = sp_mix64(S->seed ^ sp_mix64(((uint64_t)a << 32) | b) ^ S->queries);
 }
 
 static void wit_clear(wit_t *w, sp_engine_t *S)
 {
     flint_free(w->syms);
-    _fmpq_vec_clear(w->vals, S->E->nsyms ? S->E->nsyms : 1);
+    if (w->vals)
+        _fmpq_vec_clear(w->vals, w->nvals);
 }
 
 static uint64_t wit_next(wit_t *w)
@@ -206,6 +209,10 @@ static int wit_search(sp_engine_t *S, wit_t *w, slong tries, const sp_env_t *env
                       const fmpq *start, const uint8_t *fixed, sp_result_t *res, slong *count)
 {
     fmpq_t eps, r;
+    if (w->vals == NULL) {
+        w->nvals = S->E->nsyms ? S->E->nsyms : 1;
+        w->vals = _fmpq_vec_init(w->nvals);
+    }
     fmpq_init(eps);
     fmpq_init(r);
     int found = 0;

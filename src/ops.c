@@ -531,6 +531,25 @@ static sp_expr_t mul2(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
     return sp_expr_mul(E, a, b);
 }
 
+/*
+ * out[i] = x[i * sx] * y[i * sy] for i < n: the products of a dot product.  Interning a product is
+ * a probe into a hash table far larger than the cache, so the slots of a batch of products are
+ * prefetched (sp_expr_prefetch) before the batch is interned: the cache misses overlap
+ * (execution about 2x faster on the gen plans, docs/benchmarks.md section 13).
+ */
+static void products(sp_ectx_t E, sp_expr_t *out, const sp_expr_t *x, int64_t sx,
+                     const sp_expr_t *y, int64_t sy, int64_t n)
+{
+    enum { BATCH = 16 };
+    for (int64_t b = 0; b < n; b += BATCH) {
+        int64_t e = b + BATCH < n ? b + BATCH : n;
+        for (int64_t i = b; i < e; i++)
+            sp_expr_prefetch(E, SP_OP_MUL, x[i * sx], y[i * sy]);
+        for (int64_t i = b; i < e; i++)
+            out[i] = mul2(E, x[i * sx], y[i * sy]);
+    }
+}
+
 static sp_expr_t mul3(sp_ectx_t E, sp_expr_t a, sp_expr_t b, sp_expr_t c)
 {
     sp_expr_t v[3];
@@ -2459,8 +2478,7 @@ static int mm_forward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_t
         const sp_expr_t *A = a->v + mm->amap[ob] * n * k, *B = b->v + mm->bmap[ob] * k * m;
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < m; j++) {
-                for (int64_t l = 0; l < k; l++)
-                    tmp[l] = mul2(E, A[i * k + l], B[l * m + j]);
+                products(E, tmp, A + i * k, 1, B + j, m, k);
                 out->v[(ob * n + i) * m + j] = addv(E, tmp, k);
             }
     }
@@ -2496,8 +2514,8 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
                 for (int64_t q = ga.start[ab]; q < ga.start[ab + 1]; q++) {
                     int64_t ob = ga.idx[q];
                     const sp_expr_t *B = b->v + mm->bmap[ob] * k * m;
-                    for (int64_t j = 0; j < m; j++)
-                        tmp[t++] = mul2(E, dy->v[(ob * n + i) * m + j], B[l * m + j]);
+                    products(E, tmp + t, dy->v + (ob * n + i) * m, 1, B + l * m, 1, m);
+                    t += m;
                 }
                 da->v[(ab * n + i) * k + l] = addv(E, tmp, t);
             }
@@ -2509,8 +2527,8 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
                 for (int64_t q = gb.start[bb]; q < gb.start[bb + 1]; q++) {
                     int64_t ob = gb.idx[q];
                     const sp_expr_t *A = a->v + mm->amap[ob] * n * k;
-                    for (int64_t i = 0; i < n; i++)
-                        tmp[t++] = mul2(E, A[i * k + l], dy->v[(ob * n + i) * m + j]);
+                    products(E, tmp + t, A + l, k, dy->v + ob * n * m + j, m, n);
+                    t += n;
                 }
                 db->v[(bb * k + l) * m + j] = addv(E, tmp, t);
             }
@@ -2784,8 +2802,7 @@ static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
                         e[j] = SP_EXPR_NONE;
                         continue;
                     }
-                    for (int64_t l = 0; l < a->d; l++)
-                        tmp[l] = mul2(E, Q[i * a->d + l], Kk[j * a->d + l]);
+                    products(E, tmp, Q + i * a->d, 1, Kk + j * a->d, 1, a->d);
                     sp_expr_t s = mul2(E, a->scale, addv(E, tmp, a->d));
                     e[j] = sp_expr_unary(E, SP_OP_EXP, s);
                     if (a->mmap)
@@ -2818,8 +2835,7 @@ static int fwd_attention(opc_t *c, sp_tensor_t *out)
             for (int64_t i = 0; i < a.sq; i++) {
                 int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk;
                 for (int64_t e = 0; e < a.dv; e++) {
-                    for (int64_t j = 0; j < a.sk; j++)
-                        tmp[j] = mul2(E, P[row + j], Vv[j * a.dv + e]);
+                    products(E, tmp, P + row, 1, Vv + e, a.dv, a.sk);
                     out->v[((b * a.hq + h) * a.sq + i) * a.dv + e] = addv(E, tmp, a.sk);
                 }
             }
@@ -2855,12 +2871,10 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                         dS[row + j] = K(E, 0, 1);
                         continue;
                     }
-                    for (int64_t e = 0; e < a.dv; e++)
-                        tmp[e] = mul2(E, dO[i * a.dv + e], Vv[j * a.dv + e]);
+                    products(E, tmp, dO + i * a.dv, 1, Vv + j * a.dv, 1, a.dv);
                     dS[row + j] = addv(E, tmp, a.dv); /* dP for now */
                 }
-                for (int64_t j = 0; j < a.sk; j++)
-                    tmp[j] = mul2(E, P[row + j], dS[row + j]);
+                products(E, tmp, P + row, 1, dS + row, 1, a.sk);
                 sp_expr_t t = addv(E, tmp, a.sk);
                 for (int64_t j = 0; j < a.sk; j++)
                     dS[row + j] = att_kept(&a, i, j) ? mul2(E, P[row + j], sub2(E, dS[row + j], t))
@@ -2874,8 +2888,7 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
             for (int64_t i = 0; i < a.sq; i++) {
                 int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk;
                 for (int64_t l = 0; l < a.d; l++) {
-                    for (int64_t j = 0; j < a.sk; j++)
-                        tmp[j] = mul2(E, dS[row + j], Kk[j * a.d + l]);
+                    products(E, tmp, dS + row, 1, Kk + l, a.d, a.sk);
                     din[0].v[((b * a.hq + h) * a.sq + i) * a.d + l] =
                         mul2(E, a.scale, addv(E, tmp, a.sk));
                 }
@@ -2889,9 +2902,9 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                     int64_t t = 0;
                     for (int64_t h = g * a.grp; h < (g + 1) * a.grp; h++) {
                         const sp_expr_t *Q = a.q->v + (b * a.hq + h) * a.sq * a.d;
-                        for (int64_t i = 0; i < a.sq; i++)
-                            tmp[t++] = mul2(E, dS[((b * a.hq + h) * a.sq + i) * a.sk + j],
-                                            Q[i * a.d + l]);
+                        products(E, tmp + t, dS + (b * a.hq + h) * a.sq * a.sk + j, a.sk, Q + l,
+                                 a.d, a.sq);
+                        t += a.sq;
                     }
                     din[1].v[((b * a.hkv + g) * a.sk + j) * a.d + l] =
                         mul2(E, a.scale, addv(E, tmp, t));
@@ -2900,9 +2913,9 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                     int64_t t = 0;
                     for (int64_t h = g * a.grp; h < (g + 1) * a.grp; h++) {
                         const sp_expr_t *dO = dy->v + (b * a.hq + h) * a.sq * a.dv;
-                        for (int64_t i = 0; i < a.sq; i++)
-                            tmp[t++] = mul2(E, P[((b * a.hq + h) * a.sq + i) * a.sk + j],
-                                            dO[i * a.dv + e]);
+                        products(E, tmp + t, P + (b * a.hq + h) * a.sq * a.sk + j, a.sk, dO + e,
+                                 a.dv, a.sq);
+                        t += a.sq;
                     }
                     din[2].v[((b * a.hkv + g) * a.sk + j) * a.dv + e] = addv(E, tmp, t);
                 }
