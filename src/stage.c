@@ -411,21 +411,18 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     int64_t nq = 0;
     for (int64_t i = 0; i < P.n; i++)
         nq += skip[i] == 0;
-    sp_expr_t *qa = flint_malloc((size_t)(nq ? nq : 1) * sizeof(sp_expr_t));
-    sp_expr_t *qb = flint_malloc((size_t)(nq ? nq : 1) * sizeof(sp_expr_t));
+    /* the plan's values, then the model's: one import, so what they share is imported once */
+    sp_expr_t *roots = flint_malloc((size_t)(2 * nq + 1) * sizeof(sp_expr_t));
     for (int64_t i = 0, k = 0; i < P.n; i++)
         if (!skip[i]) {
-            qa[k] = P.plan[i];
-            qb[k++] = P.model[i];
+            roots[k] = P.plan[i];
+            roots[nq + k++] = P.model[i];
         }
     sp_engine_t *S = sp_engine_new(&C->opt.lim, C->opt.seed ^ (uint64_t)(s->id + 1) * 0x9e3779b97f4a7c15u);
     sp_ectx_struct *E = sp_engine_exprs(S);
-    sp_expr_t *a = flint_malloc((size_t)(nq ? nq : 1) * sizeof(sp_expr_t));
-    sp_expr_t *b = flint_malloc((size_t)(nq ? nq : 1) * sizeof(sp_expr_t));
-    int ok = nq == 0 || (sp_expr_import(E, C->E, qa, (size_t)nq, a) &&
-                         sp_expr_import(E, C->E, qb, (size_t)nq, b));
-    flint_free(qa);
-    flint_free(qb);
+    sp_expr_t *ab = flint_malloc((size_t)(2 * nq + 1) * sizeof(sp_expr_t)), *a = ab, *b = ab + nq;
+    int ok = nq == 0 || sp_expr_import(E, C->E, roots, (size_t)(2 * nq), ab);
+    flint_free(roots);
     s->status = SP_STAGE_PROVED;
     if (!ok) {
         s->status = SP_STAGE_UNKNOWN;
@@ -507,8 +504,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     }
     sp_result_clear(&r);
     flint_free(skip);
-    flint_free(a);
-    flint_free(b);
+    flint_free(ab);
     sp_engine_free(S);
     pairs_free(&P);
 }
