@@ -91,6 +91,7 @@ void sp_ectx_clear(sp_ectx_t E)
     flint_free(E->table);
     flint_free(E->consts);
     flint_free(E->names);
+    flint_free(E->name_hash);
     flint_free(E->name_table);
     memset(E, 0, sizeof(*E));
 }
@@ -251,16 +252,16 @@ int sp_ectx_is_valid(const sp_ectx_t E)
 
 /* ---- constructors ------------------------------------------------------------------------- */
 
-sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
+/* The symbol called name, whose sp_str_hash is h. */
+static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
 {
     if (E->oom)
         return SP_EXPR_NONE;
-    uint64_t h = sp_str_hash(name);
     if (E->name_table_size != 0) {
         uint32_t j = (uint32_t)h & (E->name_table_size - 1);
         while (E->name_table[j] != 0) {
             uint32_t s = E->name_table[j] - 1;
-            if (strcmp(E->names[s], name) == 0)
+            if (E->name_hash[s] == h && strcmp(E->names[s], name) == 0)
                 return intern(E, SP_OP_SYM, s, NULL, 0);
             j = (j + 1) & (E->name_table_size - 1);
         }
@@ -270,6 +271,14 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
         E->oom = 1;
         return SP_EXPR_NONE;
     }
+    if (alloc != E->syms_alloc) {
+        uint64_t *hs = flint_realloc(E->name_hash, alloc * sizeof(uint64_t));
+        if (hs == NULL) {
+            E->oom = 1;
+            return SP_EXPR_NONE;
+        }
+        E->name_hash = hs;
+    }
     E->syms_alloc = (uint32_t)alloc;
     char *copy = sp_strdup(name);
     if (copy == NULL) {
@@ -278,6 +287,7 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
     }
     uint32_t s = E->nsyms++;
     E->names[s] = copy;
+    E->name_hash[s] = h;
     if (2 * (size_t)E->nsyms > E->name_table_size) {
         uint32_t size = E->name_table_size ? 2 * E->name_table_size : 256;
         uint32_t *t = flint_calloc(size, sizeof(uint32_t));
@@ -286,7 +296,7 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
             return SP_EXPR_NONE;
         }
         for (uint32_t k = 0; k < E->nsyms; k++) {
-            uint32_t j = (uint32_t)sp_str_hash(E->names[k]) & (size - 1);
+            uint32_t j = (uint32_t)E->name_hash[k] & (size - 1);
             while (t[j] != 0)
                 j = (j + 1) & (size - 1);
             t[j] = k + 1;
@@ -301,6 +311,16 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
         E->name_table[j] = s + 1;
     }
     return intern(E, SP_OP_SYM, s, NULL, 0);
+}
+
+sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
+{
+    return sym_hashed(E, name, sp_str_hash(name));
+}
+
+sp_expr_t sp_expr_sym_copy(sp_ectx_t dst, const sp_ectx_t src, uint32_t s)
+{
+    return sym_hashed(dst, src->names[s], src->name_hash[s]);
 }
 
 static uint64_t fmpz_hash(const fmpz_t z)
@@ -1166,7 +1186,7 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
         const sp_node_t *nd = &src->nodes[e];
         sp_expr_t r = SP_EXPR_NONE;
         if (nd->op == SP_OP_SYM) {
-            r = sp_expr_sym(dst, src->names[nd->param]);
+            r = sp_expr_sym_copy(dst, src, (uint32_t)nd->param);
         } else if (nd->op == SP_OP_CONST) {
             r = sp_expr_const_fmpq(dst, src->consts + nd->param);
         } else {

@@ -79,6 +79,7 @@ typedef struct {
     fmpq *consts;       /* constant pool */
     uint32_t nconsts, consts_alloc;
     char **names;       /* symbol names, owned */
+    uint64_t *name_hash; /* sp_str_hash of each name (probes and rehashing skip the strings) */
     uint32_t nsyms, syms_alloc;
     uint32_t *name_table; /* hash table of symbol indices + 1 */
     uint32_t name_table_size;
@@ -118,6 +119,8 @@ static inline uint32_t sp_expr_count(const sp_ectx_t E) { return E->len; }
 sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name);
 sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c);
 sp_expr_t sp_expr_const_si(sp_ectx_t E, slong num, ulong den);
+/* the symbol with src's symbol index s (a name of src), in dst */
+sp_expr_t sp_expr_sym_copy(sp_ectx_t dst, const sp_ectx_t src, uint32_t s);
 sp_expr_t sp_expr_nary(sp_ectx_t E, sp_op_t op, const sp_expr_t *args, uint32_t n);
 sp_expr_t sp_expr_unary(sp_ectx_t E, sp_op_t op, sp_expr_t a);
 sp_expr_t sp_expr_binary(sp_ectx_t E, sp_op_t op, sp_expr_t a, sp_expr_t b);

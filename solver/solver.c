@@ -935,7 +935,7 @@ static sp_expr_t canon_of(sp_engine_t *S, sp_expr_t e, size_t argv_cap)
         if (!ok)
             break;
         switch ((sp_op_t)nd->op) {
-        case SP_OP_SYM: r = sp_expr_sym(C, E->names[nd->param]); break;
+        case SP_OP_SYM: r = sp_expr_sym_copy(C, E, (uint32_t)nd->param); break;
         case SP_OP_CONST: r = sp_expr_const_fmpq(C, E->consts + nd->param); break;
         case SP_OP_ADD:
             w.n = 0;

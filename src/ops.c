@@ -147,22 +147,40 @@ static void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx)
     }
 }
 
+/* Write the decimal digits of v >= 0 at p; returns the end. */
+static char *put_index(char *p, int64_t v)
+{
+    char d[24];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    while (n > 0)
+        *p++ = d[--n];
+    return p;
+}
+
 int sp_tensor_symbols(sp_ectx_t E, sp_tensor_t *t, const char *prefix)
 {
     if (t->v == NULL || t->ndim < 0)
         return 0;
     int64_t n = sp_tensor_numel(t), idx[SP_MAX_DIMS];
     char name[512];
+    size_t plen = strlen(prefix);
+    /* the prefix, then "[i,j,...]": at most 20 digits and a separator per dimension */
+    if (plen + (size_t)t->ndim * 21 + 2 > sizeof(name))
+        return 0;
+    memcpy(name, prefix, plen);
     for (int64_t i = 0; i < n; i++) {
         unravel(i, t->ndim, t->shape, idx);
-        size_t len = (size_t)snprintf(name, sizeof(name), "%s", prefix);
-        for (int d = 0; d < t->ndim && len < sizeof(name); d++)
-            len += (size_t)snprintf(name + len, sizeof(name) - len, "%c%lld", d ? ',' : '[',
-                                    (long long)idx[d]);
-        if (t->ndim > 0 && len < sizeof(name))
-            len += (size_t)snprintf(name + len, sizeof(name) - len, "]");
-        if (len >= sizeof(name))
-            return 0;
+        char *p = name + plen;
+        for (int d = 0; d < t->ndim; d++) {
+            *p++ = d ? ',' : '[';
+            p = put_index(p, idx[d]);
+        }
+        if (t->ndim > 0)
+            *p++ = ']';
+        *p = 0;
         t->v[i] = sp_expr_sym(E, name);
         if (t->v[i] == SP_EXPR_NONE)
             return 0;
