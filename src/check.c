@@ -359,6 +359,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     clock_gettime(CLOCK_MONOTONIC, &t0);
     reset_run(C);
     C->path = path;
+    C->store_limit = 0;
     C->nphases = 0;
     C->phase_wall0 = sp_now_ns();
     C->phase_cpu0 = cpu_ns();
@@ -437,6 +438,10 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         sp_diags_error(C->d, SP_DIAG_LIMIT, top, "expression store exhausted (limit max_nodes)");
         st = SP_ERR_INPUT;
     }
+    /* an operator that failed because the store is full (--max-nodes) is a resource limit, not
+       bad input: run_exact() makes it UNKNOWN with the limit's name */
+    C->store_limit = st == SP_ERR_INPUT && C->E->oom && C->E->max_nodes > 0 &&
+                     C->E->len >= C->E->max_nodes;
     if (st != SP_OK)
         return st == SP_ERR_NOMEM ? SHARDPROOF_INTERNAL : SHARDPROOF_BAD_INPUT;
 solve:
@@ -686,6 +691,24 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         C->opt.real_sizes = 0;
         C->opt.full_mesh = full;
         memcpy(C->resize_note, note, sizeof note);
+    }
+    if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {
+        /* the expression store reached --max-nodes while executing: UNKNOWN with the limit's
+           name and the first statement it stopped */
+        char at[256] = "";
+        for (size_t i = dm.n; i < sp_diags_count(C->d) && at[0] == 0; i++) {
+            const sp_diag_t *g = sp_diags_get(C->d, i);
+            if (g->severity == SP_SEV_ERROR && g->line > 0) {
+                const char *colon = strchr(g->msg, ':'); /* "OPERATOR: out of memory or ..." */
+                snprintf(at, sizeof at, " at %s:%u:%u%s%.*s", g->file ? g->file : "?", g->line,
+                         g->col, colon ? ", in " : "", colon ? (int)(colon - g->msg) : 0, g->msg);
+            }
+        }
+        snprintf(C->limit_note, sizeof C->limit_note,
+                 "limit max-nodes: the expression store is full (%lu nodes)%s (--max-nodes raises "
+                 "it)", (unsigned long)C->E->len, at);
+        sp_diags_restore(C->d, &dm);
+        return SHARDPROOF_UNKNOWN;
     }
     if (v == SHARDPROOF_BAD_INPUT && element_limit(C, &dm)) {
         /* a tensor larger than --max-elements is a resource limit, not bad input: UNKNOWN with

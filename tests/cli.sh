@@ -190,6 +190,10 @@ expect 3 "^reason: limit max-elements: .*mlp.sp:[0-9]+:[0-9]+: .* \(--max-elemen
 expect 3 "^reason: limit max-elements: .* \(--max-elements raises it\)$" \
     check "$mlp" --no-progress --max-elements 4 --fast-shapes
 expect 3 '"limit": "limit max-elements: ' check "$mlp" --no-progress --max-elements 4 --format json
+# so is an expression store that fills up while the model and the plan run (--max-nodes)
+expect 3 "^reason: limit max-nodes: the expression store is full \([0-9]+ nodes\) at .*mlp.sp:[0-9]+:[0-9]+, in [a-z_]+ \(--max-nodes raises it\)$" \
+    check "$mlp" --no-progress --max-nodes 40
+expect 3 '"limit": "limit max-nodes: ' check "$mlp" --no-progress --max-nodes 40 --format json
 
 echo "cli: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
 [ $fail = 0 ]
