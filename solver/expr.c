@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sbuf.h"
 #include "hash.h"
@@ -142,6 +143,37 @@ static int node_equal(const sp_ectx_t E, uint32_t id, sp_op_t op, int64_t param,
     return n == 0 || memcmp(E->argv + nd->args, args, n * sizeof(sp_expr_t)) == 0;
 }
 
+/* The process's address-space size in bytes (Linux /proc/self/statm), or 0 if unknown. */
+static size_t vm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f == NULL)
+        return 0;
+    if (fscanf(f, "%lu", &pages) != 1)
+        pages = 0;
+    fclose(f);
+    long ps = sysconf(_SC_PAGESIZE);
+    return (size_t)pages * (size_t)(ps > 0 ? ps : 4096);
+}
+
+/*
+ * May the store's arrays grow by about `more` bytes?  Under max_vm (an address-space limit) a
+ * growth that would pass it makes the store full instead of failing an allocation: the run ends
+ * in a resource limit with its name, not in an allocation failure.
+ */
+static int room(sp_ectx_t E, size_t more)
+{
+    if (E->max_vm == 0 || more == 0)
+        return 1;
+    size_t vm = vm_bytes();
+    if (vm > 0 && vm + more > E->max_vm) {
+        E->vm_full = 1;
+        return 0;
+    }
+    return 1;
+}
+
 /* Append a new node with hash h (no lookup).  args must be in canonical order. */
 static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t *args, uint32_t n,
                         uint64_t h)
@@ -152,6 +184,15 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
     }
     if (E->len == 0)
         E->len = 1; /* id 0 is SP_EXPR_NONE */
+    /* the doublings ahead: the new arrays (a moved array briefly beside the old one) */
+    size_t more = ((size_t)E->len + 1 > E->alloc ? 2 * (size_t)E->alloc * sizeof(sp_node_t) : 0) +
+                  (E->argv_len + n > E->argv_alloc ? 2 * E->argv_alloc * sizeof(uint32_t) : 0) +
+                  (2 * ((size_t)E->len + 1) > E->table_size
+                       ? 2 * (size_t)E->table_size * sizeof(uint64_t) : 0);
+    if (!room(E, more)) {
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
     size_t alloc = E->alloc, aalloc = E->argv_alloc;
     int ok = grow((void **)&E->nodes, sizeof(sp_node_t), (size_t)E->len + 1, &alloc);
     E->alloc = (uint32_t)alloc;

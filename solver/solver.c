@@ -32,6 +32,7 @@ void sp_limits_default(sp_limits_t *lim)
     lim->max_splits = 4096;
     lim->max_ms = 0;
     lim->max_nodes = 0;
+    lim->max_vm = 0;
     lim->max_coeff_bits = 65536;
     lim->cex_tries = 200;
     lim->probabilistic = 0;
@@ -64,6 +65,7 @@ sp_engine_t *sp_engine_new(const sp_limits_t *lim, uint64_t seed)
     else
         sp_limits_default(&S->lim);
     S->E->max_nodes = S->lim.max_nodes > 0 ? (size_t)S->lim.max_nodes : 0;
+    S->E->max_vm = S->lim.max_vm;
     sp_mstore_init(&S->M);
     S->M.max_degree = S->lim.max_degree > 0 ? S->lim.max_degree : (1 << 20);
     if (S->lim.max_terms > 0) { /* the engine's memory (solver.h, SP_NF_TERMS_FACTOR) */

@@ -48,6 +48,8 @@ typedef struct {
     slong max_splits;  /* case-split branches per query; default 4096 */
     slong max_ms;      /* wall-clock per query in milliseconds; 0 = none; default 0 */
     slong max_nodes;   /* expression nodes; 0 = none */
+    size_t max_vm;     /* bytes of the process's address space past which the store does not
+                          grow (it is then full, like max_nodes); 0 = none */
     slong max_coeff_bits; /* bits of the numerator or denominator of any rational coefficient
                              of a normal form (and of the weights log builds); default 65536;
                              0 = none.  Towers of small powers of constants otherwise grow

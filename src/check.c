@@ -33,6 +33,12 @@ void sp_check_limits(sp_limits_t *lim, const shardproof_options_t *o)
         lim->max_coeff_bits = o->max_coeff_bits;
     if (o->max_nodes > 0)
         lim->max_nodes = o->max_nodes;
+    /* under an address-space limit (ulimit -v, prlimit --as) a store that outgrows it would end
+       in an allocation failure (exit 4): it stops growing at 90% of the limit instead, a
+       resource limit with its name (UNKNOWN); the rest is for the tensors and the stages */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        lim->max_vm = (size_t)(rl.rlim_cur / 10 * 9);
     lim->probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
 }
 
@@ -440,8 +446,8 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     }
     /* an operator that failed because the store is full (--max-nodes) is a resource limit, not
        bad input: run_exact() makes it UNKNOWN with the limit's name */
-    C->store_limit = st == SP_ERR_INPUT && C->E->oom && C->E->max_nodes > 0 &&
-                     C->E->len >= C->E->max_nodes;
+    C->store_limit = st == SP_ERR_INPUT && C->E->oom &&
+                     (C->E->vm_full || (C->E->max_nodes > 0 && C->E->len >= C->E->max_nodes));
     if (st != SP_OK)
         return st == SP_ERR_NOMEM ? SHARDPROOF_INTERNAL : SHARDPROOF_BAD_INPUT;
 solve:
@@ -695,18 +701,28 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {
         /* the expression store reached --max-nodes while executing: UNKNOWN with the limit's
            name and the first statement it stopped */
-        char at[256] = "";
+        char at[320] = "";
         for (size_t i = dm.n; i < sp_diags_count(C->d) && at[0] == 0; i++) {
             const sp_diag_t *g = sp_diags_get(C->d, i);
             if (g->severity == SP_SEV_ERROR && g->line > 0) {
-                const char *colon = strchr(g->msg, ':'); /* "OPERATOR: out of memory or ..." */
-                snprintf(at, sizeof at, " at %s:%u:%u%s%.*s", g->file ? g->file : "?", g->line,
-                         g->col, colon ? ", in " : "", colon ? (int)(colon - g->msg) : 0, g->msg);
+                /* "OPERATOR: out of memory or expression node limit (--max-nodes)" */
+                const char *tail = " (--max-nodes)";
+                size_t n = strlen(g->msg), t = strlen(tail);
+                if (n >= t && strcmp(g->msg + n - t, tail) == 0)
+                    n -= t;
+                snprintf(at, sizeof at, " at %s:%u:%u: %.*s", g->file ? g->file : "?", g->line,
+                         g->col, (int)n, g->msg);
             }
         }
-        snprintf(C->limit_note, sizeof C->limit_note,
-                 "limit max-nodes: the expression store is full (%lu nodes)%s (--max-nodes raises "
-                 "it)", (unsigned long)C->E->len, at);
+        if (C->E->vm_full)
+            snprintf(C->limit_note, sizeof C->limit_note,
+                     "limit memory: the expression store (%lu nodes) stopped growing at 90%% of the "
+                     "address-space limit of %zu MB (ulimit -v)%s", (unsigned long)C->E->len,
+                     (C->E->max_vm / 9 * 10) >> 20, at);
+        else
+            snprintf(C->limit_note, sizeof C->limit_note,
+                     "limit max-nodes: the expression store is full (%lu nodes)%s (--max-nodes "
+                     "raises it)", (unsigned long)C->E->len, at);
         sp_diags_restore(C->d, &dm);
         return SHARDPROOF_UNKNOWN;
     }
