@@ -4,7 +4,9 @@
 #   tests/plans/bugs/*.sp   '# expect: NOT EQUIVALENT at line N' (exit 1, first failing plan line N)
 #   tests/plans/bad/*.sp    '# expect: FILE:L:C: error: MSG' (exit 2, that exact first diagnostic),
 #                           run from inside tests/plans/bad so FILE is the bare name
-#   tests/plans/regress/*.sp  like bad/ or ok/, by their expect line
+#   tests/plans/regress/*.sp  like bad/ or ok/, by their expect line; '# expect: UNKNOWN' is
+#                           exit 3, and '# expect: UNKNOWN: TEXT' also wants 'reason: TEXT...'
+#                           in the report
 # A line '# args: ...' adds command-line options for that file.
 # The generated files (llama3_*.sp, deepseek3_*.sp: tests/gen_matrix.sh writes them) run with
 # --fast-shapes where they are planted bugs (a difference is found the same way, at smaller
@@ -53,8 +55,13 @@ check_one() { # kind path
         local line=${expect#NOT EQUIVALENT at line }
         if [ "$rc" != 1 ]; then ok=0; why="exit $rc, expected 1"; fi
         if ! grep -q "^  plan line:   $file:$line:" "$out"; then ok=0; why="$why; first failing plan line is not $line: $(grep 'plan line' "$out")"; fi
-    elif [ "$expect" = "UNKNOWN" ]; then
+    elif [ "$expect" = "UNKNOWN" ] || [[ "$expect" == "UNKNOWN: "* ]]; then
         if [ "$rc" != 3 ]; then ok=0; why="exit $rc, expected 3"; fi
+        local reason=${expect#UNKNOWN}
+        reason=${reason#: }
+        if [ -n "$reason" ] && ! grep -aqF -- "reason: $reason" "$out"; then
+            ok=0; why="$why; no 'reason: $reason' (got: $(grep -a -m1 '^reason' "$out"))"
+        fi
     elif [ -n "$fast" ] && [ "$rc" = 3 ] && grep -q '^(--fast-shapes: ' "$out" &&
         grep -q '^summary: .* 0 failed, 0 unknown;' "$out"; then
         : # no difference under --fast-shapes, no proof (above)
