@@ -253,8 +253,9 @@ static sp_expr_t intern(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
  * or inserted: interning probes a hash table far larger than the cache, so loops that build many
  * nodes of old operands (the products of matmul and attention) call this for a batch of nodes
  * before building them, and the batch's cache misses overlap.  (Elementwise operators gain
- * nothing: their operands were built just before, and so were most of their nodes' slots.)  Only a hint: nothing in the context
- * changes, and a node that its constructor rewrites (a neutral constant dropped) merely misses.
+ * nothing: their operands were built just before, and so were most of their nodes' slots.)
+ * Only a hint: nothing in the context changes, and a node that its constructor rewrites (a
+ * neutral constant dropped) merely misses.
  */
 void sp_expr_prefetch(const sp_ectx_t E, sp_op_t op, sp_expr_t a, sp_expr_t b)
 {

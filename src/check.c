@@ -699,8 +699,8 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         memcpy(C->resize_note, note, sizeof note);
     }
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {
-        /* the expression store reached --max-nodes while executing: UNKNOWN with the limit's
-           name and the first statement it stopped */
+        /* the expression store reached --max-nodes, or 90% of the address-space limit, while
+           executing: UNKNOWN with the limit's name and the first statement it stopped */
         char at[320] = "";
         for (size_t i = dm.n; i < sp_diags_count(C->d) && at[0] == 0; i++) {
             const sp_diag_t *g = sp_diags_get(C->d, i);
@@ -716,8 +716,8 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         }
         if (C->E->vm_full)
             snprintf(C->limit_note, sizeof C->limit_note,
-                     "limit memory: the expression store (%lu nodes) stopped growing at 90%% of the "
-                     "address-space limit of %zu MB (ulimit -v)%s", (unsigned long)C->E->len,
+                     "limit memory: the expression store (%lu nodes) stopped growing at 90%% of "
+                     "the address-space limit of %zu MB (ulimit -v)%s", (unsigned long)C->E->len,
                      (C->E->max_vm / 9 * 10) >> 20, at);
         else
             snprintf(C->limit_note, sizeof C->limit_note,
