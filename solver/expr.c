@@ -249,24 +249,18 @@ static sp_expr_t intern(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
 }
 
 /*
- * Prefetch the table slot where the node op(a, b) (op(a) when b is SP_EXPR_NONE) would be found
- * or inserted: interning probes a hash table far larger than the cache, so loops that build many
- * nodes of old operands (the products of matmul and attention) call this for a batch of nodes
- * before building them, and the batch's cache misses overlap.  (Elementwise operators gain
- * nothing: their operands were built just before, and so were most of their nodes' slots.)
- * Only a hint: nothing in the context changes, and a node that its constructor rewrites (a
- * neutral constant dropped) merely misses.
+ * Prefetch the table slot where the product a * b would be found or inserted: interning probes a
+ * hash table far larger than the cache, so the dot products of matmul and attention call this
+ * for a batch of products before building them, and the batch's cache misses overlap.  Only a
+ * hint: nothing in the context changes, and a product its constructor rewrites (a neutral
+ * constant dropped) merely misses.
  */
-void sp_expr_prefetch(const sp_ectx_t E, sp_op_t op, sp_expr_t a, sp_expr_t b)
+void sp_expr_prefetch_mul(const sp_ectx_t E, sp_expr_t a, sp_expr_t b)
 {
     if (E->table_size == 0)
         return;
-    sp_expr_t v[2] = {a, b};
-    if (sp_op_is_nary(op) && b < a) {
-        v[0] = b;
-        v[1] = a;
-    }
-    uint64_t h = node_hash(op, 0, v, b == SP_EXPR_NONE ? 1 : 2);
+    sp_expr_t v[2] = {a < b ? a : b, a < b ? b : a}; /* sp_expr_nary's order */
+    uint64_t h = node_hash(SP_OP_MUL, 0, v, 2);
     __builtin_prefetch(E->table + ((uint32_t)h & (E->table_size - 1)));
 }
 

@@ -131,7 +131,7 @@ sp_expr_t sp_expr_pow(sp_ectx_t E, sp_expr_t a, slong k);
 sp_expr_t sp_expr_cmp(sp_ectx_t E, sp_cmp_t c, sp_expr_t a, sp_expr_t b);
 sp_expr_t sp_expr_where(sp_ectx_t E, sp_expr_t c, sp_expr_t a, sp_expr_t b);
 sp_expr_t sp_expr_clamp(sp_ectx_t E, sp_expr_t x, sp_expr_t lo, sp_expr_t hi);
-void sp_expr_prefetch(const sp_ectx_t E, sp_op_t op, sp_expr_t a, sp_expr_t b);
+void sp_expr_prefetch_mul(const sp_ectx_t E, sp_expr_t a, sp_expr_t b);
 
 static inline sp_expr_t sp_expr_add(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
 {

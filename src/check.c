@@ -701,24 +701,17 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {
         /* the expression store reached --max-nodes, or 90% of the address-space limit, while
            executing: UNKNOWN with the limit's name and the first statement it stopped */
-        char at[320] = "";
+        char at[300] = "";
         for (size_t i = dm.n; i < sp_diags_count(C->d) && at[0] == 0; i++) {
             const sp_diag_t *g = sp_diags_get(C->d, i);
-            if (g->severity == SP_SEV_ERROR && g->line > 0) {
-                /* "OPERATOR: out of memory or expression node limit (--max-nodes)" */
-                const char *tail = " (--max-nodes)";
-                size_t n = strlen(g->msg), t = strlen(tail);
-                if (n >= t && strcmp(g->msg + n - t, tail) == 0)
-                    n -= t;
-                snprintf(at, sizeof at, " at %s:%u:%u: %.*s", g->file ? g->file : "?", g->line,
-                         g->col, (int)n, g->msg);
-            }
+            if (g->severity == SP_SEV_ERROR && g->line > 0)
+                snprintf(at, sizeof at, " at %s:%u:%u", g->file ? g->file : "?", g->line, g->col);
         }
         if (C->E->vm_full)
             snprintf(C->limit_note, sizeof C->limit_note,
-                     "limit memory: the expression store (%lu nodes) stopped growing at 90%% of "
-                     "the address-space limit of %zu MB (ulimit -v)%s", (unsigned long)C->E->len,
-                     (C->E->max_vm / 9 * 10) >> 20, at);
+                     "limit memory: the expression store (%lu nodes) stopped growing at %zu MB, 90%% "
+                     "of the address-space limit (ulimit -v)%s", (unsigned long)C->E->len,
+                     C->E->max_vm >> 20, at);
         else
             snprintf(C->limit_note, sizeof C->limit_note,
                      "limit max-nodes: the expression store is full (%lu nodes)%s (--max-nodes "

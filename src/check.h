@@ -176,9 +176,10 @@ typedef struct sp_check {
                                 sizes that the reference run at the real sizes does not show:
                                 the real sizes are checked next */
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
-    char limit_note[512];    /* a tensor exceeded --max-elements: the run's UNKNOWN, where */
+    char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
+                                space) ended the run in UNKNOWN: which, and where */
     int store_limit;         /* the last run filled the expression store (--max-nodes, or the
-                                address-space limit: src/solver/expr.c room()) */
+                                address-space limit: solver/expr.c room()) */
     char fast_gap[256];      /* --fast-shapes: the first condition of the default reduction the
                                 sizes chosen miss ("" if none): EQUIVALENT is then UNKNOWN */
     char unproved[512];      /* why a run without a difference is UNKNOWN, not EQUIVALENT

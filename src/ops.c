@@ -552,7 +552,7 @@ static sp_expr_t mul2(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
 /*
  * out[i] = x[i * sx] * y[i * sy] for i < n: the products of a dot product.  Interning a product is
  * a probe into a hash table far larger than the cache, so the slots of a batch of products are
- * prefetched (sp_expr_prefetch) before the batch is interned: the cache misses overlap
+ * prefetched (sp_expr_prefetch_mul) before the batch is interned: the cache misses overlap
  * (execution about 2x faster on the gen plans, docs/benchmarks.md section 13).
  */
 static void products(sp_ectx_t E, sp_expr_t *out, const sp_expr_t *x, int64_t sx,
@@ -562,7 +562,7 @@ static void products(sp_ectx_t E, sp_expr_t *out, const sp_expr_t *x, int64_t sx
     for (int64_t b = 0; b < n; b += BATCH) {
         int64_t e = b + BATCH < n ? b + BATCH : n;
         for (int64_t i = b; i < e; i++)
-            sp_expr_prefetch(E, SP_OP_MUL, x[i * sx], y[i * sy]);
+            sp_expr_prefetch_mul(E, x[i * sx], y[i * sy]);
         for (int64_t i = b; i < e; i++)
             out[i] = mul2(E, x[i * sx], y[i * sy]);
     }

@@ -64,29 +64,27 @@ static void expect_different(fx_t *f, sp_expr_t a, sp_expr_t b)
     sp_result_clear(&r);
 }
 
-/* 1. row-parallel matmul: [x z] @ [y; w] = x@y + z@w, every element */
-/* sp_expr_prefetch is only a hint: the store is unchanged and nodes are found as before. */
+/* sp_expr_prefetch_mul is only a hint: the store is unchanged and nodes are found as before. */
 static void test_solver_prefetch_changes_nothing(void **state)
 {
     fx_t *f = *state;
     sp_ectx_t empty;
     sp_ectx_init(empty);
-    sp_expr_prefetch(empty, SP_OP_MUL, 1, 2); /* no table yet */
+    sp_expr_prefetch_mul(empty, 1, 2); /* no table yet */
     assert_int_equal(empty->len, 0);
     sp_ectx_clear(empty);
     sp_expr_t x = sp_expr_sym(f->E, "pf_x"), y = sp_expr_sym(f->E, "pf_y");
     sp_expr_t m = sp_expr_mul(f->E, x, y), d = sp_expr_sub(f->E, y, x);
     uint32_t len = f->E->len;
-    sp_expr_prefetch(f->E, SP_OP_MUL, y, x);
-    sp_expr_prefetch(f->E, SP_OP_MUL, m, d); /* a node not in the store */
-    sp_expr_prefetch(f->E, SP_OP_SUB, y, x);
-    sp_expr_prefetch(f->E, SP_OP_NEG, x, SP_EXPR_NONE);
+    sp_expr_prefetch_mul(f->E, y, x);
+    sp_expr_prefetch_mul(f->E, m, d); /* a node not in the store */
     assert_int_equal(f->E->len, len);
     assert_int_equal(sp_expr_mul(f->E, y, x), m);
     assert_int_equal(sp_expr_sub(f->E, y, x), d);
     assert_int_equal(f->E->len, len);
 }
 
+/* 1. row-parallel matmul: [x z] @ [y; w] = x@y + z@w, every element */
 static void test_solver_row_parallel_matmul(void **state)
 {
     fx_t *f = *state;

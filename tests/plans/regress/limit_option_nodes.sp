@@ -2,7 +2,7 @@
 # limit is an option); a resource limit, so UNKNOWN with its name and where it stopped (it was
 # exit 2 with an error until session 13, as if the plan were bad input)
 # args: --max-nodes 6
-# expect: UNKNOWN: limit max-nodes: the expression store is full (6 nodes) at limit_option_nodes.sp:9:7: exp: out of memory or expression node limit (--max-nodes raises it)
+# expect: UNKNOWN: limit max-nodes: the expression store is full (6 nodes) at limit_option_nodes.sp:9:7 (--max-nodes raises it)
 dim N = 4
 model m {
   input x : [N]
