@@ -94,6 +94,10 @@ typedef struct shardproof_options {
                                   it) is checked at a smaller size (docs/soundness.md, "Mesh
                                   cutoff"); the report says so, and no difference there is
                                   UNKNOWN, not EQUIVALENT (shardproof_result_unproved) */
+    long max_memory_mb;        /* resident memory in MiB past which the expression stores stop
+                                  growing: the check ends UNKNOWN (limit memory) instead of being
+                                  killed (0: 90% of the machine's memory, or of the cgroup's
+                                  memory.max when lower; negative: none) */
 } shardproof_options_t;
 
 void shardproof_options_default(shardproof_options_t *opt);

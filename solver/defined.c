@@ -603,7 +603,7 @@ static sp_why_t collect(struct sp_defined_cache *D, sp_engine_t *S, sp_expr_t ro
     uint32_t *cone;
     size_t n = sp_expr_cone_skip(E, &root, 1, D->free, D->nfree, &cone);
     if (cone == NULL)
-        return SP_WHY_LIMIT_NODES;
+        return sp_why_full(E);
     /* 1. structure, bottom-up: the cone is ascending, arguments come first */
     for (size_t i = 0; i < n; i++) {
         sp_expr_t e = cone[i];
@@ -1191,7 +1191,7 @@ sp_answer_t sp_defined_implied(sp_engine_t *S, sp_expr_t lhs, sp_expr_t rhs, sp_
     S->why = SP_WHY_NONE;
     S->deadline_ns = S->lim.max_ms > 0 ? sp_now_ns() + S->lim.max_ms * 1000000 : 0;
     if (lhs == SP_EXPR_NONE || rhs == SP_EXPR_NONE || S->E->oom)
-        return answer(S, res, SP_UNKNOWN, SP_WHY_LIMIT_NODES);
+        return answer(S, res, SP_UNKNOWN, sp_why_full(S->E));
     /* the same expression, or the same canonical form: defined at the same points */
     if (lhs == rhs)
         return answer(S, res, SP_EQUAL, SP_WHY_NONE);

@@ -143,32 +143,40 @@ static int node_equal(const sp_ectx_t E, uint32_t id, sp_op_t op, int64_t param,
     return n == 0 || memcmp(E->argv + nd->args, args, n * sizeof(sp_expr_t)) == 0;
 }
 
-/* The process's address-space size in bytes (Linux /proc/self/statm), or 0 if unknown. */
-static size_t vm_bytes(void)
+/* The process's address-space size and resident memory in bytes (Linux /proc/self/statm), or
+   0 where unknown. */
+static void mem_bytes(size_t *vm, size_t *rss)
 {
     FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0;
-    if (f == NULL)
-        return 0;
-    if (fscanf(f, "%lu", &pages) != 1)
-        pages = 0;
-    fclose(f);
+    unsigned long pages = 0, resident = 0;
+    if (f != NULL) {
+        if (fscanf(f, "%lu %lu", &pages, &resident) != 2)
+            pages = resident = 0;
+        fclose(f);
+    }
     long ps = sysconf(_SC_PAGESIZE);
-    return (size_t)pages * (size_t)(ps > 0 ? ps : 4096);
+    *vm = (size_t)pages * (size_t)(ps > 0 ? ps : 4096);
+    *rss = (size_t)resident * (size_t)(ps > 0 ? ps : 4096);
 }
 
 /*
- * May the store's arrays grow by about `more` bytes?  Under max_vm (an address-space limit) a
- * growth that would pass it makes the store full instead of failing an allocation: the run ends
- * in a resource limit with its name, not in an allocation failure.
+ * May the store's arrays grow by about `more` bytes?  Under max_vm (an address-space limit) or
+ * max_rss (resident memory: --max-memory, by default 90% of the machine's or the cgroup's) a
+ * growth that would pass it makes the store full instead of failing an allocation or being
+ * killed: the run ends in a resource limit with its name.
  */
 static int room(sp_ectx_t E, size_t more)
 {
-    if (E->max_vm == 0 || more == 0)
+    if ((E->max_vm == 0 && E->max_rss == 0) || more == 0)
         return 1;
-    size_t vm = vm_bytes();
-    if (vm > 0 && vm + more > E->max_vm) {
+    size_t vm, rss;
+    mem_bytes(&vm, &rss);
+    if (E->max_vm > 0 && vm > 0 && vm + more > E->max_vm) {
         E->vm_full = 1;
+        return 0;
+    }
+    if (E->max_rss > 0 && rss > 0 && rss + more > E->max_rss) {
+        E->vm_full = 2;
         return 0;
     }
     return 1;

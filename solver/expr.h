@@ -85,7 +85,9 @@ typedef struct {
     uint32_t name_table_size;
     size_t max_nodes;   /* 0 = unlimited; constructors return SP_EXPR_NONE past it */
     size_t max_vm;      /* 0 = none: the store does not grow the process's address space past
-                           this many bytes (checked when an array doubles); then vm_full */
+                           this many bytes (checked when an array doubles); then vm_full = 1 */
+    size_t max_rss;     /* 0 = none: nor its resident memory past this many bytes; then
+                           vm_full = 2 */
     int vm_full;
     int oom;            /* set once a constructor failed for lack of memory or the node limit */
 } sp_ectx_struct;

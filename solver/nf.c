@@ -1495,7 +1495,7 @@ static sp_nfid_t nf_node(sp_engine_t *S, sp_expr_t e, const sp_nfid_t *a)
 sp_nfid_t sp_nf_of_expr(sp_engine_t *S, sp_expr_t root)
 {
     if (root == SP_EXPR_NONE)
-        return fail(S, SP_WHY_LIMIT_NODES);
+        return fail(S, sp_why_full(S->E));
     int use_cache = S->env == NULL;
     if (use_cache && root < S->cache_alloc && S->cache[root])
         return S->cache[root] - 1;
@@ -1513,7 +1513,7 @@ sp_nfid_t sp_nf_of_expr(sp_engine_t *S, sp_expr_t root)
     size_t n = use_cache ? sp_expr_cone_skip(S->E, &root, 1, S->cache, S->cache_alloc, &cone)
                          : sp_expr_cone(S->E, &root, 1, &cone);
     if (cone == NULL)
-        return fail(S, SP_WHY_LIMIT_NODES);
+        return fail(S, sp_why_full(S->E));
     sp_nfid_t *val = use_cache ? NULL : flint_malloc(n * sizeof(sp_nfid_t));
     sp_nfid_t argbuf[8];
     sp_nfid_t result = SP_NF_FAIL;

@@ -18,11 +18,17 @@ static const char *const why_names[] = {
     "none",          "limit max_terms", "limit max_degree",        "limit max_splits",
     "limit max_ms",  "limit max_nodes", "no certified counterexample found",
     "case split with nonlinear conditions and no witness found", "expression undefined",
-    "limit max_coeff_bits", "left side not shown defined wherever the right side is"};
+    "limit max_coeff_bits", "left side not shown defined wherever the right side is",
+    "limit memory"};
 
 const char *sp_why_name(sp_why_t why)
 {
     return (unsigned)why < sizeof(why_names) / sizeof(why_names[0]) ? why_names[why] : "?";
+}
+
+sp_why_t sp_why_full(const sp_ectx_struct *E)
+{
+    return E->vm_full ? SP_WHY_LIMIT_MEMORY : SP_WHY_LIMIT_NODES;
 }
 
 void sp_limits_default(sp_limits_t *lim)
@@ -33,6 +39,7 @@ void sp_limits_default(sp_limits_t *lim)
     lim->max_ms = 0;
     lim->max_nodes = 0;
     lim->max_vm = 0;
+    lim->max_rss = 0;
     lim->max_coeff_bits = 65536;
     lim->cex_tries = 200;
     lim->probabilistic = 0;
@@ -66,6 +73,7 @@ sp_engine_t *sp_engine_new(const sp_limits_t *lim, uint64_t seed)
         sp_limits_default(&S->lim);
     S->E->max_nodes = S->lim.max_nodes > 0 ? (size_t)S->lim.max_nodes : 0;
     S->E->max_vm = S->lim.max_vm;
+    S->E->max_rss = S->lim.max_rss;
     sp_mstore_init(&S->M);
     S->M.max_degree = S->lim.max_degree > 0 ? S->lim.max_degree : (1 << 20);
     if (S->lim.max_terms > 0) { /* the engine's memory (solver.h, SP_NF_TERMS_FACTOR) */
@@ -988,7 +996,7 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
     S->why = SP_WHY_NONE;
     S->deadline_ns = S->lim.max_ms > 0 ? sp_now_ns() + S->lim.max_ms * 1000000 : 0;
     if (a == SP_EXPR_NONE || b == SP_EXPR_NONE || S->E->oom)
-        return finish(res, SP_UNKNOWN, SP_WHY_LIMIT_NODES);
+        return finish(res, SP_UNKNOWN, sp_why_full(S->E));
     if (a == b || sp_canon_equal(S, a, b))
         return finish(res, SP_EQUAL, SP_WHY_NONE);
     unsigned fl = S->E->nodes[a].flags | S->E->nodes[b].flags;

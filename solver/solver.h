@@ -32,11 +32,15 @@ typedef enum {
     SP_WHY_NONLINEAR_CASE, /* a case split's conditions are nonlinear and no witness was found */
     SP_WHY_UNDEFINED,      /* no point was found where both sides are defined */
     SP_WHY_LIMIT_COEFF,    /* a coefficient of a normal form exceeded limits.max_coeff_bits */
-    SP_WHY_DEFINEDNESS     /* sp_defined_implied: an obligation of the left side was neither
+    SP_WHY_DEFINEDNESS,    /* sp_defined_implied: an obligation of the left side was neither
                               discharged nor refuted (result.detail names it) */
+    SP_WHY_LIMIT_MEMORY    /* the expression store stopped growing at limits.max_vm or max_rss */
 } sp_why_t;
 
 const char *sp_why_name(sp_why_t why);
+/* Why a store that failed to build a node is full: SP_WHY_LIMIT_MEMORY when it stopped at a
+   memory bound, else SP_WHY_LIMIT_NODES (max_nodes, or an allocation that failed). */
+sp_why_t sp_why_full(const sp_ectx_struct *E);
 
 /* the normal forms one engine holds together: at most this many times max_terms terms */
 #define SP_NF_TERMS_FACTOR 64
@@ -50,6 +54,7 @@ typedef struct {
     slong max_nodes;   /* expression nodes; 0 = none */
     size_t max_vm;     /* bytes of the process's address space past which the store does not
                           grow (it is then full, like max_nodes); 0 = none */
+    size_t max_rss;    /* the same for the process's resident memory; 0 = none */
     slong max_coeff_bits; /* bits of the numerator or denominator of any rational coefficient
                              of a normal form (and of the weights log builds); default 65536;
                              0 = none.  Towers of small powers of constants otherwise grow

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nf.h"
 #include "sbuf.h"
@@ -39,7 +40,28 @@ void sp_check_limits(sp_limits_t *lim, const shardproof_options_t *o)
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         lim->max_vm = (size_t)(rl.rlim_cur / 10 * 9);
+    /* resident memory: --max-memory, else 90% of what the machine (or the cgroup) has, so that
+       a plan too large for it ends in UNKNOWN (limit memory), not in the kernel's OOM killer */
+    if (o->max_memory_mb > 0)
+        lim->max_rss = (size_t)o->max_memory_mb << 20;
+    else if (o->max_memory_mb == 0)
+        lim->max_rss = sp_memory_bytes() / 10 * 9;
     lim->probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
+}
+
+size_t sp_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGESIZE);
+    size_t total = pages > 0 && ps > 0 ? (size_t)pages * (size_t)ps : 0;
+    /* cgroup v2 (a container, a systemd slice): "max" or a byte count */
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+    if (f != NULL) {
+        unsigned long long b;
+        if (fscanf(f, "%llu", &b) == 1 && b > 0 && (total == 0 || b < total))
+            total = (size_t)b;
+        fclose(f);
+    }
+    return total;
 }
 
 shardproof_t *shardproof_new(const shardproof_options_t *o)
@@ -66,6 +88,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
         C->opt.parse.max_ident = o->max_ident;
     if (o->max_depth > 0 && o->max_depth < C->opt.parse.max_depth)
         C->opt.parse.max_depth = o->max_depth;
+    C->opt.max_memory_set = o->max_memory_mb > 0;
     C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 262144;
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : SHARDPROOF_DEFAULT_MAX_RANKS;
     C->opt.progress = o->progress;
@@ -699,19 +722,26 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         memcpy(C->resize_note, note, sizeof note);
     }
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {
-        /* the expression store reached --max-nodes, or 90% of the address-space limit, while
-           executing: UNKNOWN with the limit's name and the first statement it stopped */
+        /* the expression store reached --max-nodes, 90% of the address-space limit or the
+           resident memory bound (--max-memory) while executing: UNKNOWN with the limit's name
+           and the first statement it stopped */
         char at[300] = "";
         for (size_t i = dm.n; i < sp_diags_count(C->d) && at[0] == 0; i++) {
             const sp_diag_t *g = sp_diags_get(C->d, i);
             if (g->severity == SP_SEV_ERROR && g->line > 0)
                 snprintf(at, sizeof at, " at %s:%u:%u", g->file ? g->file : "?", g->line, g->col);
         }
-        if (C->E->vm_full)
+        if (C->E->vm_full == 1)
             snprintf(C->limit_note, sizeof C->limit_note,
                      "limit memory: the expression store (%lu nodes) stopped growing at %zu MB, 90%% "
                      "of the address-space limit (ulimit -v)%s", (unsigned long)C->E->len,
                      C->E->max_vm >> 20, at);
+        else if (C->E->vm_full == 2)
+            snprintf(C->limit_note, sizeof C->limit_note,
+                     "limit memory: the expression store (%lu nodes) stopped growing at %zu MB of "
+                     "resident memory%s (%s)", (unsigned long)C->E->len, C->E->max_rss >> 20, at,
+                     C->opt.max_memory_set ? "--max-memory raises it"
+                                              : "90% of the machine's memory; --max-memory sets it");
         else
             snprintf(C->limit_note, sizeof C->limit_note,
                      "limit max-nodes: the expression store is full (%lu nodes)%s (--max-nodes "

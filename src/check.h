@@ -96,6 +96,7 @@ typedef struct {
     int jobs;                /* 0: all cores */
     uint64_t seed;
     sp_limits_t lim;
+    int max_memory_set;      /* --max-memory given (the limit note says so) */
     sp_dim_override_t *dims;
     int ndims;
     int64_t max_elements;    /* per tensor after reduction */
@@ -238,6 +239,8 @@ void sp_infer_cuts(sp_check_t *C);
 /* check.c: the engine limits of the options (the engine's defaults where they say 0) */
 struct shardproof_options;
 void sp_check_limits(sp_limits_t *lim, const struct shardproof_options *o);
+/* The machine's memory in bytes, or the cgroup's memory.max when lower (0 if unknown). */
+size_t sp_memory_bytes(void);
 
 /* check.c: a usage or I/O error of the caller (the CLI) about file: a diagnostic without a
    position, and the verdict BAD_INPUT.  file is borrowed: it must outlive the reports. */

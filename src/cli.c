@@ -141,7 +141,8 @@ enum {
     O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_NO_INFER_LINEAGE,
     O_STRICT_SHAPES, O_FAST_SHAPES, O_MESH_CUTOFF, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE,
     O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
-    O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_ELEMENTS, O_MAX_RANKS,
+    O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_MEMORY, O_MAX_ELEMENTS,
+    O_MAX_RANKS,
     O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS, O_LINEAGE
 };
 
@@ -241,6 +242,10 @@ const sp_opt_t sp_cli_opts[] = {
      "bits of a rational coefficient of a normal form (default 65536)"},
     {O_MAX_NODES, "--max-nodes", NULL, SP_ARG_ONE, "N", RUN | EQ, R,
      "expression nodes of the run and of each stage's query, a bound on memory (default: none)"},
+    {O_MAX_MEMORY, "--max-memory", NULL, SP_ARG_ONE, "MB", RUN | EQ, R,
+     "resident memory in MiB at which the expression stores stop growing and the check ends "
+     "UNKNOWN (limit memory), 0 for none (default: 90% of the machine's memory, or of the "
+     "cgroup's memory.max)"},
     {O_MAX_ELEMENTS, "--max-elements", NULL, SP_ARG_ONE, "N", RUN, R,
      "elements of a tensor after reduction (default 262144; more is UNKNOWN with the limit's "
      "name)"},
@@ -321,6 +326,10 @@ static int limit_arg(sp_args_t *A, const sp_arg_t *a, shardproof_options_t *opt)
     case O_MAX_NODES:
         if (num_arg(A, a, 1, big, &x))
             opt->max_nodes = (long)x;
+        return 1;
+    case O_MAX_MEMORY:
+        if (num_arg(A, a, 0, (long long)1 << 30, &x))
+            opt->max_memory_mb = x ? (long)x : -1;
         return 1;
     case O_SEED:
         if (num_arg(A, a, 0, LLONG_MAX, &x))

@@ -395,7 +395,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
 #endif
     if (!built) {
         s->status = SP_STAGE_UNKNOWN;
-        s->why = SP_WHY_LIMIT_NODES;
+        s->why = sp_why_full(C->E);
         pairs_free(&P);
         return;
     }
@@ -426,7 +426,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     s->status = SP_STAGE_PROVED;
     if (!ok) {
         s->status = SP_STAGE_UNKNOWN;
-        s->why = SP_WHY_LIMIT_NODES;
+        s->why = sp_why_full(E);
     }
     sp_result_t r;
     sp_result_init(&r);

@@ -194,12 +194,17 @@ expect 3 '"limit": "limit max-elements: ' check "$mlp" --no-progress --max-eleme
 expect 3 "^reason: limit max-nodes: the expression store is full \([0-9]+ nodes\) at .*mlp.sp:[0-9]+:[0-9]+ \(--max-nodes raises it\)$" \
     check "$mlp" --no-progress --max-nodes 40
 expect 3 '"limit": "limit max-nodes: ' check "$mlp" --no-progress --max-nodes 40 --format json
+# so is one that passes the resident-memory bound (--max-memory; by default 90% of the machine's)
+"$bin" gen llama3 --layers 2 --dp 2 -o "$tmp/l2.sp"
+expect 3 "^reason: limit memory: the expression store \([0-9]+ nodes\) stopped growing at 40 MB of resident memory at .*l2.sp:[0-9]+:[0-9]+ \(--max-memory raises it\)$" \
+    check "$tmp/l2.sp" --no-progress -j 1 --max-memory 40
+expect 3 '"limit": "limit memory: ' check "$tmp/l2.sp" --no-progress -j 1 --max-memory 40 --format json
+expect 2 "--max-memory takes a number from 0 to" check "$tmp/l2.sp" --max-memory 1G
 # under an address-space limit the store stops growing at 90% of it: UNKNOWN with the limit's
 # name, not an allocation failure (not under ASan, which needs the address space)
 case $bin in
 */asan/*) ;;
 *)
-    "$bin" gen llama3 --layers 2 --dp 2 -o "$tmp/l2.sp"
     (ulimit -v 150000; "$bin" check "$tmp/l2.sp" --no-progress -j 1) >"$tmp/out" 2>&1
     rc=$?
     runs=$((runs + 1))

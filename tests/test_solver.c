@@ -84,6 +84,34 @@ static void test_solver_prefetch_changes_nothing(void **state)
     assert_int_equal(f->E->len, len);
 }
 
+/* A store that stops at a memory bound says so: the limit's name is memory, not nodes. */
+static void test_solver_memory_bound_named(void **state)
+{
+    (void)state;
+    sp_ectx_t E;
+    sp_ectx_init(E);
+    E->max_rss = 1; /* any growth past the first arrays passes it */
+    char name[32];
+    for (int i = 0; i < 1 << 20 && !E->oom; i++) {
+        snprintf(name, sizeof name, "mb_%d", i);
+        sp_expr_sym(E, name);
+    }
+    assert_true(E->oom);
+    assert_int_equal(E->vm_full, 2);
+    assert_int_equal(sp_why_full(E), SP_WHY_LIMIT_MEMORY);
+    assert_string_equal(sp_why_name(SP_WHY_LIMIT_MEMORY), "limit memory");
+    sp_ectx_clear(E);
+    sp_ectx_init(E);
+    E->max_nodes = 8;
+    for (int i = 0; i < 64 && !E->oom; i++) {
+        snprintf(name, sizeof name, "mn_%d", i);
+        sp_expr_sym(E, name);
+    }
+    assert_true(E->oom);
+    assert_int_equal(sp_why_full(E), SP_WHY_LIMIT_NODES);
+    sp_ectx_clear(E);
+}
+
 /* 1. row-parallel matmul: [x z] @ [y; w] = x@y + z@w, every element */
 static void test_solver_row_parallel_matmul(void **state)
 {
@@ -734,6 +762,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_solver_print_parse_round_trip, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_cp_attention_key_grad, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_prefetch_changes_nothing, fx_setup, fx_teardown),
+        cmocka_unit_test(test_solver_memory_bound_named),
     };
     return cmocka_run_group_tests_name("solver", tests, NULL, NULL);
 }
