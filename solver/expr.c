@@ -112,8 +112,11 @@ static int grow(void **p, size_t elem, size_t need, size_t *alloc)
     return 1;
 }
 
+/* A table entry holds the node id and the hash's upper half, which also picks the slot: probes
+   that miss rarely load a node, and rehashing reads the old table alone, in order. */
 static inline uint64_t tab_entry(uint32_t id, uint64_t h) { return (h >> 32) << 32 | id; }
 static inline int tab_tag_match(uint64_t e, uint64_t h) { return (e >> 32) == (h >> 32); }
+static inline uint32_t tab_slot(uint64_t h, uint32_t size) { return (uint32_t)(h >> 32) & (size - 1); }
 
 static int table_grow(sp_ectx_t E)
 {
@@ -121,12 +124,14 @@ static int table_grow(sp_ectx_t E)
     uint64_t *t = flint_calloc(size, sizeof(uint64_t));
     if (t == NULL)
         return 0;
-    for (uint32_t id = 1; id < E->len; id++) {
-        uint64_t h = E->nodes[id].hash;
-        uint32_t j = (uint32_t)h & (size - 1);
+    for (uint32_t i = 0; i < E->table_size; i++) {
+        uint64_t e = E->table[i];
+        if (e == 0)
+            continue;
+        uint32_t j = tab_slot(e, size);
         while (t[j] != 0)
             j = (j + 1) & (size - 1);
-        t[j] = tab_entry(id, h);
+        t[j] = e;
     }
     flint_free(E->table);
     E->table = t;
@@ -218,7 +223,6 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
     nd->nargs = n;
     nd->args = (uint32_t)E->argv_len;
     nd->param = param;
-    nd->hash = h;
     if (op == SP_OP_POW && param < 0)
         nd->flags |= SP_NODE_DIV;
     for (uint32_t i = 0; i < n; i++) {
@@ -227,7 +231,7 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
     }
     E->argv_len += n;
     E->len++;
-    uint32_t j = (uint32_t)h & (E->table_size - 1);
+    uint32_t j = tab_slot(h, E->table_size);
     while (E->table[j] != 0)
         j = (j + 1) & (E->table_size - 1);
     E->table[j] = tab_entry(id, h);
@@ -244,11 +248,11 @@ static sp_expr_t intern(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
             return SP_EXPR_NONE;
     uint64_t h = node_hash(op, param, args, n);
     if (E->table_size != 0) {
-        uint32_t j = (uint32_t)h & (E->table_size - 1);
+        uint32_t j = tab_slot(h, E->table_size);
         while (E->table[j] != 0) {
             uint64_t e = E->table[j];
             uint32_t id = (uint32_t)e;
-            if (tab_tag_match(e, h) && E->nodes[id].hash == h && node_equal(E, id, op, param, args, n))
+            if (tab_tag_match(e, h) && node_equal(E, id, op, param, args, n))
                 return id;
             j = (j + 1) & (E->table_size - 1);
         }
@@ -269,7 +273,7 @@ void sp_expr_prefetch_mul(const sp_ectx_t E, sp_expr_t a, sp_expr_t b)
         return;
     sp_expr_t v[2] = {a < b ? a : b, a < b ? b : a}; /* sp_expr_nary's order */
     uint64_t h = node_hash(SP_OP_MUL, 0, v, 2);
-    __builtin_prefetch(E->table + ((uint32_t)h & (E->table_size - 1)));
+    __builtin_prefetch(E->table + tab_slot(h, E->table_size));
 }
 
 int sp_ectx_is_valid(const sp_ectx_t E)
@@ -385,11 +389,11 @@ sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c)
     /* Constants are hash-consed by value, so the hash is of the value, not of the pool index. */
     uint64_t h = sp_mix64(fmpz_hash(fmpq_numref(c)) * 31 + fmpz_hash(fmpq_denref(c)) + SP_OP_CONST);
     if (E->table_size != 0) {
-        uint32_t j = (uint32_t)h & (E->table_size - 1);
+        uint32_t j = tab_slot(h, E->table_size);
         while (E->table[j] != 0) {
             uint64_t e = E->table[j];
             uint32_t id = (uint32_t)e;
-            if (tab_tag_match(e, h) && E->nodes[id].hash == h && E->nodes[id].op == SP_OP_CONST &&
+            if (tab_tag_match(e, h) && E->nodes[id].op == SP_OP_CONST &&
                 fmpq_equal(E->consts + E->nodes[id].param, c))
                 return id;
             j = (j + 1) & (E->table_size - 1);

@@ -60,8 +60,7 @@ typedef struct {
     uint32_t nargs;
     uint32_t args;    /* offset into the context's argument array */
     int64_t param;    /* symbol / constant index, exponent, comparison */
-    uint64_t hash;
-} sp_node_t;
+} sp_node_t;          /* (the node's hash lives in its table entry) */
 
 /* Flags: a property holds for a node if it holds anywhere in its cone. */
 #define SP_NODE_PIECEWISE 1u  /* max min relu abs clamp cmp where */
@@ -73,8 +72,9 @@ typedef struct {
     uint32_t len, alloc;
     uint32_t *argv;     /* all argument lists, back to back */
     size_t argv_len, argv_alloc;
-    uint64_t *table;    /* open addressing: node id | (hash >> 32) << 32, 0 = empty (the tag
-                           spares a load of the node for most probes that miss) */
+    uint64_t *table;    /* open addressing: node id | (hash >> 32) << 32, 0 = empty; the upper
+                           half also picks the slot (the tag spares a load of the node for most
+                           probes that miss, and rehashing reads no node) */
     uint32_t table_size;
     fmpq *consts;       /* constant pool */
     uint32_t nconsts, consts_alloc;
