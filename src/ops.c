@@ -245,7 +245,11 @@ typedef struct {
     int64_t max_numel;
     sp_op_err_t *err;
     int nconv; /* attr[0..nconv) were made from trailing literal tensors (prepare) */
+    unsigned want; /* VJP: the inputs whose gradients are asked for (bit k: in[k]); 0 = all */
 } opc_t;
+
+/* Is in[k]'s gradient asked for?  (A rule may compute more; <op>_grad_<k> asks for one.) */
+static int wanted(const opc_t *c, int k) { return c->want == 0 || (c->want >> k & 1u); }
 
 /* A gather: output element i is element src[i] of the inputs' element arrays laid end to end,
    or fill when src[i] < 0; src NULL means src[i] = i. */
@@ -263,6 +267,8 @@ typedef int (*gather_fn)(opc_t *c, gather_t *g);
 
 #define OPF_NOGRAD 1u  /* derivative zero almost everywhere: no input gets a gradient */
 #define OPF_LITATTR 2u /* trailing 0-d constant tensors are positional attributes */
+#define OPF_VJP_OWN 4u /* the VJP rule checks dy's shape itself and never reads y: without the
+                          forward output at hand, the forward is not rebuilt for it */
 
 struct op_def {
     const char *name;
@@ -2433,6 +2439,18 @@ static int fwd_ce_grad(opc_t *c, sp_tensor_t *out)
     return ok;
 }
 
+static int valid_tensor(const sp_tensor_t *t);
+
+/* A VJP rule's check that dy has the output's shape (run_vjp's check, for OPF_VJP_OWN rules). */
+static int dy_fits(opc_t *c, const sp_tensor_t *dy, int ndim, const int64_t *shape)
+{
+    if (dy != NULL && valid_tensor(dy) && dy->ndim == ndim &&
+        memcmp(dy->shape, shape, (size_t)ndim * sizeof(int64_t)) == 0)
+        return 1;
+    return fail(c, "gradient shape %s does not match output shape %s",
+                dy && dy->ndim >= 0 && dy->ndim <= SP_MAX_DIMS ? TS(dy).s : "?", SH(ndim, shape).s);
+}
+
 /* ---- matmul, embedding -------------------------------------------------------------------- */
 
 typedef struct {
@@ -2568,8 +2586,9 @@ static int fwd_matmul(opc_t *c, sp_tensor_t *out)
 static int vjp_matmul(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_t *din)
 {
     mm_t mm;
-    int ok = mm_setup(c, &c->in[0], &c->in[1], &mm) &&
-             mm_backward(c, &mm, &c->in[0], &c->in[1], dy, &din[0], &din[1]);
+    int ok = mm_setup(c, &c->in[0], &c->in[1], &mm) && dy_fits(c, dy, mm.ondim, mm.oshape) &&
+             mm_backward(c, &mm, &c->in[0], &c->in[1], dy, wanted(c, 0) ? &din[0] : NULL,
+                         wanted(c, 1) ? &din[1] : NULL);
     mm_clear(&mm);
     return ok;
 }
@@ -2638,14 +2657,20 @@ static int fwd_embedding(opc_t *c, sp_tensor_t *out)
     return fwd_matmul(c, out);
 }
 
+/* The table's gradient (one-hot ids get none); dy's shape is checked here (OPF_VJP_OWN). */
 static int vjp_embedding(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_t *din)
 {
     if (!emb_check(c))
         return 0;
-    if (c->nin == 1)
-        return vjp_gather(c, y, dy, din);
+    if (c->nin == 1) {
+        gather_t g;
+        memset(&g, 0, sizeof(g));
+        int ok = c->def->gather(c, &g) && dy_fits(c, dy, g.ndim, g.shape);
+        flint_free(g.src);
+        return ok && vjp_gather(c, y, dy, din);
+    }
     mm_t mm;
-    int ok = mm_setup(c, &c->in[0], &c->in[1], &mm) &&
+    int ok = mm_setup(c, &c->in[0], &c->in[1], &mm) && dy_fits(c, dy, mm.ondim, mm.oshape) &&
              mm_backward(c, &mm, &c->in[0], &c->in[1], dy, NULL, &din[1]);
     mm_clear(&mm);
     return ok;
@@ -2799,6 +2824,20 @@ static int att_kept(const att_t *a, int64_t i, int64_t j)
     return !a->causal || j <= i + a->offset;
 }
 
+/* Under causality the kept keys of query i are j < att_jend(i), and the queries that keep key j
+   are i >= att_istart(j): sums over the rest would add only literal zeros. */
+static int64_t att_jend(const att_t *a, int64_t i)
+{
+    int64_t e = a->causal ? i + a->offset + 1 : a->sk;
+    return e < 0 ? 0 : e > a->sk ? a->sk : e;
+}
+
+static int64_t att_istart(const att_t *a, int64_t j)
+{
+    int64_t b = a->causal ? j - a->offset : 0;
+    return b < 0 ? 0 : b > a->sq ? a->sq : b;
+}
+
 /* The probabilities P[b, h, i, j] (0 where masked out by causality). */
 static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
 {
@@ -2851,10 +2890,10 @@ static int fwd_attention(opc_t *c, sp_tensor_t *out)
         for (int64_t h = 0; h < a.hq; h++) {
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             for (int64_t i = 0; i < a.sq; i++) {
-                int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk;
+                int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk, je = att_jend(&a, i);
                 for (int64_t e = 0; e < a.dv; e++) {
-                    products(E, tmp, P + row, 1, Vv + e, a.dv, a.sk);
-                    out->v[((b * a.hq + h) * a.sq + i) * a.dv + e] = addv(E, tmp, a.sk);
+                    products(E, tmp, P + row, 1, Vv + e, a.dv, je);
+                    out->v[((b * a.hq + h) * a.sq + i) * a.dv + e] = addv(E, tmp, je);
                 }
             }
         }
@@ -2864,26 +2903,33 @@ static int fwd_attention(opc_t *c, sp_tensor_t *out)
     return ok;
 }
 
+/* The gradients asked for (c->want) of q, k and v; dy's shape is checked here (OPF_VJP_OWN). */
 static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_t *din)
 {
     sp_ectx_struct *E = c->E;
     att_t a;
     if (!att_setup(c, &a))
         return 0;
+    if (!dy_fits(c, dy, a.ondim, a.oshape)) {
+        flint_free(a.mmap);
+        return 0;
+    }
+    int wq = wanted(c, 0), wk = wanted(c, 1), wv = wanted(c, 2);
     int64_t ns = a.nb * a.hq * a.sq * a.sk;
     int64_t most = a.grp * a.sq + a.sk + a.d + a.dv + 1;
-    sp_expr_t *P = scratch(c, ns), *dS = P ? scratch(c, ns) : NULL;
-    sp_expr_t *tmp = dS ? scratch(c, most) : NULL;
+    sp_expr_t *P = scratch(c, ns), *dS = P && (wq || wk) ? scratch(c, ns) : NULL;
+    sp_expr_t *tmp = P && (dS || !(wq || wk)) ? scratch(c, most) : NULL;
     int ok = tmp != NULL && att_probs(c, &a, P);
     for (int k = 0; ok && k < 3; k++)
-        ok = sp_tensor_alloc(&din[k], c->in[k].ndim, c->in[k].shape) ? 1 : fail(c, "out of memory");
+        if (wanted(c, k))
+            ok = sp_tensor_alloc(&din[k], c->in[k].ndim, c->in[k].shape) ? 1 : fail(c, "out of memory");
     /* dP_ij = sum_e dO_ie V_je; dS_ij = P_ij (dP_ij - sum_l P_il dP_il) */
-    for (int64_t b = 0; ok && b < a.nb; b++)
+    for (int64_t b = 0; ok && dS && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             const sp_expr_t *dO = dy->v + (b * a.hq + h) * a.sq * a.dv;
             for (int64_t i = 0; i < a.sq; i++) {
-                int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk;
+                int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk, je = att_jend(&a, i);
                 for (int64_t j = 0; j < a.sk; j++) {
                     if (!att_kept(&a, i, j)) {
                         dS[row + j] = K(E, 0, 1);
@@ -2892,48 +2938,49 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                     products(E, tmp, dO + i * a.dv, 1, Vv + j * a.dv, 1, a.dv);
                     dS[row + j] = addv(E, tmp, a.dv); /* dP for now */
                 }
-                products(E, tmp, P + row, 1, dS + row, 1, a.sk);
-                sp_expr_t t = addv(E, tmp, a.sk);
+                products(E, tmp, P + row, 1, dS + row, 1, je);
+                sp_expr_t t = addv(E, tmp, je);
                 for (int64_t j = 0; j < a.sk; j++)
                     dS[row + j] = att_kept(&a, i, j) ? mul2(E, P[row + j], sub2(E, dS[row + j], t))
                                                      : K(E, 0, 1);
             }
         }
     /* dQ_il = scale sum_j dS_ij K_jl */
-    for (int64_t b = 0; ok && b < a.nb; b++)
+    for (int64_t b = 0; ok && wq && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
             const sp_expr_t *Kk = a.k->v + (b * a.hkv + h / a.grp) * a.sk * a.d;
             for (int64_t i = 0; i < a.sq; i++) {
-                int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk;
+                int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk, je = att_jend(&a, i);
                 for (int64_t l = 0; l < a.d; l++) {
-                    products(E, tmp, dS + row, 1, Kk + l, a.d, a.sk);
+                    products(E, tmp, dS + row, 1, Kk + l, a.d, je);
                     din[0].v[((b * a.hq + h) * a.sq + i) * a.d + l] =
-                        mul2(E, a.scale, addv(E, tmp, a.sk));
+                        mul2(E, a.scale, addv(E, tmp, je));
                 }
             }
         }
     /* dK[g, j, l] = scale sum_{h in g, i} dS_ij Q_il;  dV[g, j, e] = sum_{h in g, i} P_ij dO_ie */
-    for (int64_t b = 0; ok && b < a.nb; b++)
+    for (int64_t b = 0; ok && (wk || wv) && b < a.nb; b++)
         for (int64_t g = 0; g < a.hkv; g++)
             for (int64_t j = 0; j < a.sk; j++) {
-                for (int64_t l = 0; l < a.d; l++) {
+                int64_t i0 = att_istart(&a, j), ni = a.sq - i0;
+                for (int64_t l = 0; wk && l < a.d; l++) {
                     int64_t t = 0;
                     for (int64_t h = g * a.grp; h < (g + 1) * a.grp; h++) {
-                        const sp_expr_t *Q = a.q->v + (b * a.hq + h) * a.sq * a.d;
-                        products(E, tmp + t, dS + (b * a.hq + h) * a.sq * a.sk + j, a.sk, Q + l,
-                                 a.d, a.sq);
-                        t += a.sq;
+                        const sp_expr_t *Q = a.q->v + ((b * a.hq + h) * a.sq + i0) * a.d;
+                        products(E, tmp + t, dS + ((b * a.hq + h) * a.sq + i0) * a.sk + j, a.sk,
+                                 Q + l, a.d, ni);
+                        t += ni;
                     }
                     din[1].v[((b * a.hkv + g) * a.sk + j) * a.d + l] =
                         mul2(E, a.scale, addv(E, tmp, t));
                 }
-                for (int64_t e = 0; e < a.dv; e++) {
+                for (int64_t e = 0; wv && e < a.dv; e++) {
                     int64_t t = 0;
                     for (int64_t h = g * a.grp; h < (g + 1) * a.grp; h++) {
-                        const sp_expr_t *dO = dy->v + (b * a.hq + h) * a.sq * a.dv;
-                        products(E, tmp + t, P + (b * a.hq + h) * a.sq * a.sk + j, a.sk, dO + e,
-                                 a.dv, a.sq);
-                        t += a.sq;
+                        const sp_expr_t *dO = dy->v + ((b * a.hq + h) * a.sq + i0) * a.dv;
+                        products(E, tmp + t, P + ((b * a.hq + h) * a.sq + i0) * a.sk + j, a.sk,
+                                 dO + e, a.dv, ni);
+                        t += ni;
                     }
                     din[2].v[((b * a.hkv + g) * a.sk + j) * a.dv + e] = addv(E, tmp, t);
                 }
@@ -2989,7 +3036,8 @@ static int fwd_topk_mask(opc_t *c, sp_tensor_t *out)
 
 /* ---- gradient operators ------------------------------------------------------------------- */
 
-static int run_vjp(opc_t *c, const sp_tensor_t *dy, sp_tensor_t *din, sp_tensor_t *y);
+static int run_vjp(opc_t *c, const sp_tensor_t *dy, sp_tensor_t *din, sp_tensor_t *y,
+                   const sp_tensor_t *known);
 
 /* <op>_grad[_<input>](forward inputs.., dy): one input's gradient through the forward op's VJP. */
 static int fwd_grad_generic(opc_t *c, sp_tensor_t *out)
@@ -3012,7 +3060,8 @@ static int fwd_grad_generic(opc_t *c, sp_tensor_t *out)
         return fail(c, "out of memory");
     for (int k = 0; k < bc.nin; k++)
         din[k].ndim = -1;
-    int ok = run_vjp(&bc, &c->in[c->nin - 1], din, &y);
+    bc.want = 1u << idx;
+    int ok = run_vjp(&bc, &c->in[c->nin - 1], din, &y, NULL);
     if (ok && din[idx].ndim < 0)
         ok = fail(c, "argument %d gets no gradient", idx + 1);
     if (ok && c->max_numel > 0 && sp_tensor_numel(&din[idx]) > c->max_numel)
@@ -3098,12 +3147,12 @@ static const op_def_t op_table[] = {
     {"layernorm", fwd_norm, vjp_norm, NULL, 1, 3, "eps,dim", 1, 1, 0, 0, NULL},
     {"rmsnorm", fwd_norm, vjp_norm, NULL, 1, 2, "eps,dim", 1, 0, 0, 0, NULL},
     {"cross_entropy", fwd_ce, vjp_ce, NULL, 2, 3, "label_smoothing,reduction", 0, 0, 0, 0, NULL},
-    {"matmul", fwd_matmul, vjp_matmul, NULL, 2, 2, "", 0, 0, 0, 0, NULL},
-    {"embedding", fwd_embedding, vjp_embedding, g_embedding_ids, 1, 2, "ids,shape", 0, 0, 0, 0,
-     NULL},
+    {"matmul", fwd_matmul, vjp_matmul, NULL, 2, 2, "", 0, 0, 0, OPF_VJP_OWN, NULL},
+    {"embedding", fwd_embedding, vjp_embedding, g_embedding_ids, 1, 2, "ids,shape", 0, 0, 0,
+     OPF_VJP_OWN, NULL},
     {"rope", fwd_rope, vjp_rope, NULL, 3, 3, "interleaved", 0, 0, 0, 0, NULL},
-    {"attention", fwd_attention, vjp_attention, NULL, 3, 4, "scale,causal,offset", 0, 0, 0, 0,
-     NULL},
+    {"attention", fwd_attention, vjp_attention, NULL, 3, 4, "scale,causal,offset", 0, 0, 0,
+     OPF_VJP_OWN, NULL},
     {"topk_mask", fwd_topk_mask, NULL, NULL, 1, 1, "k,dim", 2, 0, 0, OPF_NOGRAD, NULL},
     /* gradient operators */
     GRAD("relu_grad", "relu", 0, 2, 2, "", 0),
@@ -3445,7 +3494,7 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err, 0};
+    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err, 0, 0};
     attrbuf_t ab;
     sp_tensor_t res;
     sp_tensor_init(&res);
@@ -3461,22 +3510,28 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
 }
 
 /* The forward output into y, then the VJP rule into din (c->nin tensors, ndim -1 on entry). */
-static int run_vjp(opc_t *c, const sp_tensor_t *dy, sp_tensor_t *din, sp_tensor_t *y)
+static int run_vjp(opc_t *c, const sp_tensor_t *dy, sp_tensor_t *din, sp_tensor_t *y,
+                   const sp_tensor_t *known)
 {
-    int64_t lim = c->max_numel;
-    c->max_numel = 0;
-    int ok = c->def->fwd(c, y);
-    c->max_numel = lim;
-    if (!ok)
-        return 0;
-    if (dy == NULL || !valid_tensor(dy) || !sp_tensor_same_shape(dy, y))
+    /* the forward output: the caller's (a tape's), or rebuilt unless the rule needs none */
+    const sp_tensor_t *yv = known;
+    if (yv == NULL && !(c->def->flags & OPF_VJP_OWN && c->def->vjp != NULL)) {
+        int64_t lim = c->max_numel;
+        c->max_numel = 0;
+        int ok = c->def->fwd(c, y);
+        c->max_numel = lim;
+        if (!ok)
+            return 0;
+        yv = y;
+    }
+    if (yv != NULL && (dy == NULL || !valid_tensor(dy) || !sp_tensor_same_shape(dy, yv)))
         return fail(c, "gradient shape %s does not match output shape %s",
-                    dy && dy->ndim >= 0 && dy->ndim <= SP_MAX_DIMS ? TS(dy).s : "?", TS(y).s);
+                    dy && dy->ndim >= 0 && dy->ndim <= SP_MAX_DIMS ? TS(dy).s : "?", TS(yv).s);
     if (c->def->flags & OPF_NOGRAD)
         return 1;
     if (c->def->vjp == NULL)
         return fail(c, "no VJP rule");
-    return c->def->vjp(c, y, dy, din);
+    return c->def->vjp(c, yv, dy, din);
 }
 
 int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
@@ -3497,16 +3552,17 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err, 0};
+    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err, 0, 0};
     if (din == NULL && nin > 0)
         return fail(&c, "no gradient storage");
     attrbuf_t ab;
     sp_tensor_t y;
     sp_tensor_init(&y);
-    int ok = prepare(&c, &ab) && run_vjp(&c, dout, din, &y);
-    if (ok && out != NULL && (!valid_tensor(out) || !sp_tensor_same_shape(out, &y)))
+    const sp_tensor_t *known = out != NULL && valid_tensor(out) ? out : NULL;
+    int ok = prepare(&c, &ab) && run_vjp(&c, dout, din, &y, known);
+    if (ok && out != NULL && known == NULL)
         ok = fail(&c, "output shape %s does not match %s", out->ndim >= 0 &&
-                  out->ndim <= SP_MAX_DIMS ? TS(out).s : "?", TS(&y).s);
+                  out->ndim <= SP_MAX_DIMS ? TS(out).s : "?", y.ndim >= 0 ? TS(&y).s : "?");
     for (int k = 0; ok && k < nin; k++)
         ok = check_built(&c, &din[k]);
     attrbuf_clear(&ab);

@@ -70,9 +70,11 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
  * sp_ops_apply): given dout, the gradient of some scalar with respect to the operator's output,
  * fills din[k] with the gradient with respect to in[k] (unbroadcast to in[k]'s shape).  din has
  * nin tensors initialised by the caller; inputs that get no gradient (masks, conditions, one-hot
- * ids, comparison operands, ...) are left with ndim -1 and v NULL.  out, if not NULL, is the
- * forward output and only checked for shape: the forward is rebuilt internally (hash-consed, so
- * free).  Piecewise rules follow sp_expr_diff's tie conventions.  Returns 1, or 0 with a message
+ * ids, comparison operands, ...) are left with ndim -1 and v NULL.  out, if not NULL and
+ * valid, must be the forward output at these inputs (a model's tape keeps it): it is used as
+ * such and the forward is not rebuilt (rebuilding it costs a lookup per node, as much as the
+ * forward itself); else the forward is rebuilt where the rule needs it.  Piecewise rules follow
+ * sp_expr_diff's tie conventions.  Returns 1, or 0 with a message
  * in err (din then all ndim -1).  src/ops.c lists the operators and their attributes.
  */
 int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
