@@ -128,7 +128,7 @@ static int build_pairs(sp_check_t *C, const sp_stage_t *s, pairs_t *P)
  * renaming of symbols.
  */
 typedef struct {
-    uint64_t *tok;
+    uint32_t *tok;
     size_t n;
     uint64_t hash;
 } stage_key_t;
@@ -152,7 +152,7 @@ typedef struct {
     size_t nmark;
     uint32_t *order, *stack, *next;
     size_t cap;
-    uint64_t *tok;
+    uint32_t *tok;
     size_t ntok, tokcap;
 } key_scratch_t;
 
@@ -189,11 +189,11 @@ static void scratch_reserve(key_scratch_t *W, size_t n)
     W->next = flint_realloc(W->next, W->cap * sizeof(uint32_t));
 }
 
-static uint64_t *tok_reserve(key_scratch_t *W, size_t more)
+static uint32_t *tok_reserve(key_scratch_t *W, size_t more)
 {
     if (W->ntok + more > W->tokcap) {
         W->tokcap = 2 * (W->ntok + more);
-        W->tok = flint_realloc(W->tok, W->tokcap * sizeof(uint64_t));
+        W->tok = flint_realloc(W->tok, W->tokcap * sizeof(uint32_t));
     }
     return W->tok + W->ntok;
 }
@@ -211,9 +211,13 @@ static uint64_t key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch
     const uint32_t busy = UINT32_MAX;
     uint32_t nsym = 0, m = 0;
     W->ntok = 0;
-    /* the number of pairs first: it separates the node records from the roots at the end */
-    *tok_reserve(W, 1) = (uint64_t)P->n;
-    W->ntok = 1;
+    /* the number of pairs first (two tokens): it separates the node records from the roots at
+       the end.  Tokens are 32-bit: a record is op, param (two tokens, low half first), nargs and
+       the arguments' positions, so the serialization stays exact at half the size */
+    uint32_t *t0 = tok_reserve(W, 2);
+    t0[0] = (uint32_t)P->n;
+    t0[1] = (uint32_t)((uint64_t)P->n >> 32);
+    W->ntok = 2;
     for (int64_t i = 0; i < 2 * P->n; i++) {
         sp_expr_t root = (i & 1) ? P->model[i / 2] : P->plan[i / 2];
         if (root == SP_EXPR_NONE || mark[root] != 0)
@@ -237,36 +241,44 @@ static uint64_t key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch
                 continue;
             }
             sp--;
-            uint64_t *t = tok_reserve(W, 3 + nd->nargs);
+            uint32_t *t = tok_reserve(W, 4 + nd->nargs);
+            uint64_t param = nd->op == SP_OP_SYM ? nsym++ : (uint64_t)nd->param;
             *t++ = nd->op;
-            *t++ = nd->op == SP_OP_SYM ? nsym++ : (uint64_t)nd->param;
+            *t++ = (uint32_t)param;
+            *t++ = (uint32_t)(param >> 32);
             *t++ = nd->nargs;
             for (uint32_t k = 0; k < nd->nargs; k++)
                 *t++ = mark[E->argv[nd->args + k]] - 1;
-            W->ntok += 3 + nd->nargs;
+            W->ntok += 4 + nd->nargs;
             scratch_reserve(W, (size_t)m + 1);
             W->order[m++] = id;
             mark[id] = m;
         }
     }
-    uint64_t *t = tok_reserve(W, 2 * (size_t)P->n);
+    uint32_t *t = tok_reserve(W, 2 * (size_t)P->n);
     for (int64_t i = 0; i < 2 * P->n; i++) {
         sp_expr_t root = (i & 1) ? P->model[i / 2] : P->plan[i / 2];
-        *t++ = root == SP_EXPR_NONE ? UINT64_MAX : (uint64_t)(mark[root] - 1);
+        *t++ = root == SP_EXPR_NONE ? UINT32_MAX : mark[root] - 1;
     }
     W->ntok += 2 * (size_t)P->n;
     for (uint32_t i = 0; i < m; i++)
         mark[W->order[i]] = 0;
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < W->ntok; i++)
-        h = mixk(h ^ W->tok[i]);
-    return h;
+    /* four independent lanes of two tokens each, so the multiplications overlap */
+    uint64_t h[4] = {1469598103934665603u, 0x9e3779b97f4a7c15u, 0xc2b2ae3d27d4eb4fu,
+                     0x165667b19e3779f9u};
+    size_t i = 0;
+    for (; i + 8 <= W->ntok; i += 8)
+        for (int l = 0; l < 4; l++)
+            h[l] = mixk(h[l] ^ ((uint64_t)W->tok[i + 2 * l] | (uint64_t)W->tok[i + 2 * l + 1] << 32));
+    for (; i < W->ntok; i++)
+        h[0] = mixk(h[0] ^ W->tok[i]);
+    return mixk(h[0] ^ mixk(h[1] ^ mixk(h[2] ^ mixk(h[3] ^ W->ntok))));
 }
 
 /* Is the key just built in W equal to K? */
 static int key_is(const key_scratch_t *W, uint64_t h, const stage_key_t *K)
 {
-    return K->hash == h && K->n == W->ntok && !memcmp(K->tok, W->tok, W->ntok * sizeof(uint64_t));
+    return K->hash == h && K->n == W->ntok && !memcmp(K->tok, W->tok, W->ntok * sizeof(uint32_t));
 }
 
 /* Keep the key just built in W as K. */
@@ -274,8 +286,8 @@ static void key_keep(const key_scratch_t *W, uint64_t h, stage_key_t *K)
 {
     K->n = W->ntok;
     K->hash = h;
-    K->tok = flint_malloc((W->ntok ? W->ntok : 1) * sizeof(uint64_t));
-    memcpy(K->tok, W->tok, W->ntok * sizeof(uint64_t));
+    K->tok = flint_malloc((W->ntok ? W->ntok : 1) * sizeof(uint32_t));
+    memcpy(K->tok, W->tok, W->ntok * sizeof(uint32_t));
 }
 
 /* ---- solving one stage ---------------------------------------------------------------------- */
