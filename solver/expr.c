@@ -83,8 +83,6 @@ void sp_ectx_init(sp_ectx_t E)
 
 void sp_ectx_clear(sp_ectx_t E)
 {
-    if (E->aux_free != NULL)
-        E->aux_free(E->aux);
     for (uint32_t i = 0; i < E->nconsts; i++)
         fmpq_clear(E->consts + i);
     for (uint32_t i = 0; i < E->nsyms; i++)

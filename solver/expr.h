@@ -89,8 +89,6 @@ typedef struct {
     size_t max_rss;     /* 0 = none: nor its resident memory past this many bytes; then
                            vm_full = 2 */
     int vm_full;
-    void *aux;                /* a client's memo tied to this store's ids (src/ops.c's attention */
-    void (*aux_free)(void *); /* blocks), freed with it by sp_ectx_clear */
     int oom;            /* set once a constructor failed for lack of memory or the node limit */
 } sp_ectx_struct;
 typedef sp_ectx_struct sp_ectx_t[1];

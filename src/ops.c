@@ -3,7 +3,6 @@
 #include "ops.h"
 #include "diag.h"
 #include "sbuf.h"
-#include "hash.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -2820,146 +2819,6 @@ static int att_setup(opc_t *c, att_t *a)
     return 1;
 }
 
-/* ---- attention blocks, memoized per store ---------------------------------------------------
- *
- * The probabilities P of one (batch, head) block are a function of its query and key rows, the
- * scale, causality, offset and mask; its dS (the VJP's softmax-backward) also of its dO and V
- * rows.  attention's forward, its VJP and attention_grad_q|k|v compute them again on the same
- * rows (a model's forward and backward; a plan's forward and three gradients per micro-batch, on
- * the same cut symbols as the model's), so each block is kept with its store (E->aux) under its
- * exact key, the id arrays it is a function of: a hit is the very nodes a recomputation would
- * find.  Blocks are added until the cache holds ATT_CACHE_BYTES.
- */
-#define ATT_CACHE_BYTES ((size_t)256 << 20)
-
-typedef struct {
-    uint64_t h;
-    uint32_t nkey, nval;
-    uint32_t *key, *val;
-} att_entry_t;
-
-typedef struct {
-    att_entry_t *e;
-    size_t size, n, bytes;
-} att_cache_t;
-
-static void att_cache_free(void *p)
-{
-    att_cache_t *A = p;
-    for (size_t i = 0; A && i < A->size; i++)
-        flint_free(A->e[i].key); /* key and value are one block */
-    if (A)
-        flint_free(A->e);
-    flint_free(A);
-}
-
-static uint64_t att_key_hash(const uint32_t *k, size_t n)
-{
-    uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ n;
-    for (size_t i = 0; i < n; i++)
-        h = sp_mix64(h ^ k[i]);
-    return h | 1; /* 0 marks an empty slot */
-}
-
-/* The value stored under key[0..nkey) (nval ids), or NULL. */
-static const uint32_t *att_cache_get(const sp_ectx_struct *E, const uint32_t *key, size_t nkey,
-                                     uint64_t h, size_t nval)
-{
-    const att_cache_t *A = E->aux_free == att_cache_free ? E->aux : NULL;
-    if (A == NULL || A->size == 0)
-        return NULL;
-    for (size_t j = h & (A->size - 1); A->e[j].h != 0; j = (j + 1) & (A->size - 1)) {
-        const att_entry_t *x = &A->e[j];
-        if (x->h == h && x->nkey == nkey && x->nval == nval &&
-            memcmp(x->key, key, nkey * sizeof(uint32_t)) == 0)
-            return x->val;
-    }
-    return NULL;
-}
-
-static void att_cache_put(sp_ectx_struct *E, const uint32_t *key, size_t nkey, uint64_t h,
-                          const sp_expr_t *val, size_t nval)
-{
-    if (E->aux_free != NULL && E->aux_free != att_cache_free)
-        return; /* the store's memo slot holds another client's */
-    att_cache_t *A = E->aux;
-    size_t need = (nkey + nval) * sizeof(uint32_t) + sizeof(att_entry_t);
-    if (A == NULL) {
-        if ((A = flint_calloc(1, sizeof(att_cache_t))) == NULL)
-            return;
-        E->aux = A;
-        E->aux_free = att_cache_free;
-    }
-    if (A->bytes + need > ATT_CACHE_BYTES || nkey > UINT32_MAX || nval > UINT32_MAX)
-        return;
-    if (2 * (A->n + 1) > A->size) {
-        size_t size = A->size ? 2 * A->size : 256;
-        att_entry_t *t = flint_calloc(size, sizeof(att_entry_t));
-        if (t == NULL)
-            return;
-        for (size_t i = 0; i < A->size; i++)
-            if (A->e[i].h != 0) {
-                size_t j = A->e[i].h & (size - 1);
-                while (t[j].h != 0)
-                    j = (j + 1) & (size - 1);
-                t[j] = A->e[i];
-            }
-        flint_free(A->e);
-        A->e = t;
-        A->size = size;
-    }
-    uint32_t *mem = flint_malloc((nkey + nval) * sizeof(uint32_t));
-    if (mem == NULL)
-        return;
-    memcpy(mem, key, nkey * sizeof(uint32_t));
-    memcpy(mem + nkey, val, nval * sizeof(uint32_t));
-    size_t j = h & (A->size - 1);
-    while (A->e[j].h != 0)
-        j = (j + 1) & (A->size - 1);
-    A->e[j] = (att_entry_t){h, (uint32_t)nkey, (uint32_t)nval, mem, mem + nkey};
-    A->n++;
-    A->bytes += need;
-}
-
-/* The key of block (b, h)'s probabilities into key (room for att_key_len(a, 0)); with dy, of its
-   dS (dy's and V's rows appended; room for att_key_len(a, 1)).  Returns its length. */
-static size_t att_key_len(const att_t *a, int ds)
-{
-    return 9 + (size_t)(a->sq + a->sk) * (size_t)a->d + (a->mask ? (size_t)(a->sq * a->sk) : 0) +
-           (ds ? (size_t)(a->sq + a->sk) * (size_t)a->dv : 0);
-}
-
-static size_t att_key(const att_t *a, int64_t b, int64_t h, const sp_tensor_t *dy, uint32_t *key)
-{
-    size_t n = 0;
-    int64_t g = h / a->grp;
-    key[n++] = dy != NULL;
-    key[n++] = (uint32_t)a->sq;
-    key[n++] = (uint32_t)a->sk;
-    key[n++] = (uint32_t)a->d;
-    key[n++] = (uint32_t)(dy ? a->dv : 0);
-    key[n++] = (uint32_t)a->causal;
-    key[n++] = (uint32_t)a->offset;
-    key[n++] = (uint32_t)((uint64_t)a->offset >> 32);
-    key[n++] = a->scale;
-    memcpy(key + n, a->q->v + (b * a->hq + h) * a->sq * a->d, (size_t)(a->sq * a->d) * sizeof(uint32_t));
-    n += (size_t)(a->sq * a->d);
-    memcpy(key + n, a->k->v + (b * a->hkv + g) * a->sk * a->d, (size_t)(a->sk * a->d) * sizeof(uint32_t));
-    n += (size_t)(a->sk * a->d);
-    if (a->mask)
-        for (int64_t i = 0; i < a->sq * a->sk; i++)
-            key[n++] = a->mask->v[a->mmap[(b * a->hq + h) * a->sq * a->sk + i]];
-    if (dy != NULL) {
-        memcpy(key + n, dy->v + (b * a->hq + h) * a->sq * a->dv,
-               (size_t)(a->sq * a->dv) * sizeof(uint32_t));
-        n += (size_t)(a->sq * a->dv);
-        memcpy(key + n, a->v->v + (b * a->hkv + g) * a->sk * a->dv,
-               (size_t)(a->sk * a->dv) * sizeof(uint32_t));
-        n += (size_t)(a->sk * a->dv);
-    }
-    return n;
-}
-
 static int att_kept(const att_t *a, int64_t i, int64_t j)
 {
     return !a->causal || j <= i + a->offset;
@@ -2984,24 +2843,13 @@ static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
 {
     sp_ectx_struct *E = c->E;
     sp_expr_t *tmp = scratch(c, a->d > a->sk ? a->d : a->sk), *e = tmp ? scratch(c, a->sk) : NULL;
-    uint32_t *key = e ? flint_malloc(att_key_len(a, 0) * sizeof(uint32_t)) : NULL;
-    if (key == NULL) {
+    if (e == NULL) {
         flint_free(tmp);
-        flint_free(e);
-        return e == NULL ? 0 : fail(c, "out of memory");
+        return 0;
     }
-    size_t nblk = (size_t)(a->sq * a->sk);
     for (int64_t b = 0; b < a->nb; b++)
         for (int64_t h = 0; h < a->hq; h++) {
             int64_t g = h / a->grp;
-            sp_expr_t *Pb = P + (b * a->hq + h) * a->sq * a->sk;
-            size_t nkey = att_key(a, b, h, NULL, key);
-            uint64_t kh = att_key_hash(key, nkey);
-            const uint32_t *hit = att_cache_get(E, key, nkey, kh, nblk);
-            if (hit != NULL) {
-                memcpy(Pb, hit, nblk * sizeof(sp_expr_t));
-                continue;
-            }
             const sp_expr_t *Q = a->q->v + (b * a->hq + h) * a->sq * a->d;
             const sp_expr_t *Kk = a->k->v + (b * a->hkv + g) * a->sk * a->d;
             for (int64_t i = 0; i < a->sq; i++) {
@@ -3024,10 +2872,7 @@ static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
                 for (int64_t j = 0; j < a->sk; j++)
                     P[row + j] = att_kept(a, i, j) ? sp_expr_div(E, e[j], z) : K(E, 0, 1);
             }
-            if (!E->oom)
-                att_cache_put(E, key, nkey, kh, Pb, nblk);
         }
-    flint_free(key);
     flint_free(tmp);
     flint_free(e);
     return 1;
@@ -3078,22 +2923,11 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
     for (int k = 0; ok && k < 3; k++)
         if (wanted(c, k))
             ok = sp_tensor_alloc(&din[k], c->in[k].ndim, c->in[k].shape) ? 1 : fail(c, "out of memory");
-    /* dP_ij = sum_e dO_ie V_je; dS_ij = P_ij (dP_ij - sum_l P_il dP_il), per block memoized */
-    uint32_t *key = ok && dS ? flint_malloc(att_key_len(&a, 1) * sizeof(uint32_t)) : NULL;
-    if (ok && dS && key == NULL)
-        ok = fail(c, "out of memory");
-    size_t nblk = (size_t)(a.sq * a.sk);
+    /* dP_ij = sum_e dO_ie V_je; dS_ij = P_ij (dP_ij - sum_l P_il dP_il) */
     for (int64_t b = 0; ok && dS && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             const sp_expr_t *dO = dy->v + (b * a.hq + h) * a.sq * a.dv;
-            size_t nkey = att_key(&a, b, h, dy, key);
-            uint64_t kh = att_key_hash(key, nkey);
-            const uint32_t *hit = att_cache_get(E, key, nkey, kh, nblk);
-            if (hit != NULL) {
-                memcpy(dS + (b * a.hq + h) * a.sq * a.sk, hit, nblk * sizeof(sp_expr_t));
-                continue;
-            }
             for (int64_t i = 0; i < a.sq; i++) {
                 int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk, je = att_jend(&a, i);
                 for (int64_t j = 0; j < a.sk; j++) {
@@ -3110,10 +2944,7 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                     dS[row + j] = att_kept(&a, i, j) ? mul2(E, P[row + j], sub2(E, dS[row + j], t))
                                                      : K(E, 0, 1);
             }
-            if (!E->oom)
-                att_cache_put(E, key, nkey, kh, dS + (b * a.hq + h) * a.sq * a.sk, nblk);
         }
-    flint_free(key);
     /* dQ_il = scale sum_j dS_ij K_jl */
     for (int64_t b = 0; ok && wq && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {

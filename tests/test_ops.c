@@ -902,53 +902,6 @@ static void test_ops_attention_gqa(void **state)
     clear_all(in, 3);
 }
 
-/* attention's blocks are memoized per store (src/ops.c): the gradient operators, the VJP and a
-   second forward give the very nodes of a first computation, and a block under other
-   attributes (causality, scale) or other dO is not taken for it. */
-static void test_ops_attention_block_memo(void **state)
-{
-    fx_t *f = *state;
-    sp_tensor_t in[4], y, y2, yn, din[3], g[3], gn;
-    symt(f, &in[0], "mq", 4, 2, 2, 3, 2);
-    symt(f, &in[1], "mk", 4, 2, 1, 3, 2);
-    symt(f, &in[2], "mv", 4, 2, 1, 3, 2);
-    symt(f, &in[3], "mdy", 4, 2, 2, 3, 2);
-    apply(f, "attention", in, 3, "causal=1", &y);
-    attrs_t A;
-    sp_op_err_t err;
-    attrs_init(&A, "causal=1");
-    for (int k = 0; k < 3; k++)
-        sp_tensor_init(&din[k]);
-    assert_true(sp_ops_vjp(f->E, "attention", in, 3, A.a, A.n, &y, &in[3], din, &err));
-    attrs_clear(&A);
-    static const char *const gname[3] = {"attention_grad_q", "attention_grad_k",
-                                         "attention_grad_v"};
-    for (int k = 0; k < 3; k++) {
-        apply(f, gname[k], in, 4, "causal=1", &g[k]);
-        assert_true(sp_tensor_same_shape(&g[k], &din[k]));
-        assert_memory_equal(g[k].v, din[k].v, (size_t)sp_tensor_numel(&g[k]) * sizeof(sp_expr_t));
-    }
-    apply(f, "attention", in, 3, "causal=1", &y2);
-    assert_memory_equal(y.v, y2.v, (size_t)sp_tensor_numel(&y) * sizeof(sp_expr_t));
-    /* other attributes: other blocks */
-    apply(f, "attention", in, 3, NULL, &yn);
-    assert_memory_not_equal(y.v, yn.v, (size_t)sp_tensor_numel(&y) * sizeof(sp_expr_t));
-    sp_tensor_clear(&yn);
-    apply(f, "attention", in, 3, "causal=1;scale=1/3", &yn);
-    assert_memory_not_equal(y.v, yn.v, (size_t)sp_tensor_numel(&y) * sizeof(sp_expr_t));
-    /* another dO: another dS */
-    sp_tensor_t in2[4] = {in[0], in[1], in[2], in[0]};
-    apply(f, "attention_grad_q", in2, 4, "causal=1", &gn);
-    assert_memory_not_equal(gn.v, g[0].v, (size_t)sp_tensor_numel(&gn) * sizeof(sp_expr_t));
-    sp_tensor_clear(&gn);
-    sp_tensor_clear(&yn);
-    sp_tensor_clear(&y2);
-    sp_tensor_clear(&y);
-    clear_all(g, 3);
-    clear_all(din, 3);
-    clear_all(in, 4);
-}
-
 /* attention = softmax(scale q k^T) v, composed from the library's own operators. */
 static void test_ops_attention_composed(void **state)
 {
@@ -1610,7 +1563,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_embedding, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_rope, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_attention_gqa, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_ops_attention_block_memo, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_attention_composed, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_topk_mask, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_errors, fx_setup, fx_teardown),
