@@ -1286,6 +1286,30 @@ static void test_ops_vjp_errors(void **state)
     assert_string_equal(err.msg, "relu_grad: no VJP rule");
     assert_false(sp_ops_vjp(f->E, "nope", &x, 1, NULL, 0, NULL, &g, din, &err));
     assert_string_equal(err.msg, "unknown operator 'nope'");
+    /* rules that rebuild no forward check dy's shape themselves, with the same message */
+    sp_tensor_t a, b, dy, r;
+    symt(f, &a, "va", 2, 2, 3);
+    symt(f, &b, "vb", 2, 3, 4);
+    symt(f, &dy, "vdy", 2, 2, 5);
+    sp_tensor_t mm[3] = {a, b, dy};
+    apply_err(f, "matmul_grad_a", mm, 3, NULL,
+              "matmul_grad_a: gradient shape [2, 5] does not match output shape [2, 4]");
+    sp_tensor_t ab[2] = {a, b}, d2b[2];
+    sp_tensor_init(&d2b[0]);
+    sp_tensor_init(&d2b[1]);
+    assert_false(sp_ops_vjp(f->E, "matmul", ab, 2, NULL, 0, NULL, &dy, d2b, &err));
+    assert_string_equal(err.msg, "matmul: gradient shape [2, 5] does not match output shape [2, 4]");
+    assert_int_equal(d2b[0].ndim, -1);
+    assert_int_equal(d2b[1].ndim, -1);
+    sp_tensor_clear(&dy);
+    symt(f, &dy, "vdy", 2, 2, 4);
+    sp_tensor_t mm2[3] = {a, b, dy};
+    apply(f, "matmul_grad_b", mm2, 3, NULL, &r);
+    assert_true(sp_tensor_same_shape(&r, &b));
+    sp_tensor_clear(&r);
+    sp_tensor_clear(&a);
+    sp_tensor_clear(&b);
+    sp_tensor_clear(&dy);
     sp_tensor_clear(&x);
     sp_tensor_clear(&g);
 }
