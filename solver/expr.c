@@ -1,4 +1,7 @@
 /* expr.c: hash-consed expression DAG: node store, constructors, cone, printer and reader. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* mremap */
+#endif
 #include <flint/flint.h>
 #include "expr.h"
 
@@ -7,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "sbuf.h"
@@ -85,11 +89,12 @@ void sp_ectx_clear(sp_ectx_t E)
 {
     for (uint32_t i = 0; i < E->nconsts; i++)
         fmpq_clear(E->consts + i);
-    for (uint32_t i = 0; i < E->nsyms; i++)
-        flint_free(E->names[i]);
-    flint_free(E->nodes);
-    flint_free(E->argv);
-    flint_free(E->table);
+    for (uint32_t i = 0; i < E->nchunks; i++)
+        flint_free(E->name_chunks[i]);
+    flint_free(E->name_chunks);
+    sp_big_free(E->nodes, (size_t)E->alloc * sizeof(sp_node_t));
+    sp_big_free(E->argv, E->argv_alloc * sizeof(uint32_t));
+    sp_big_free(E->table, (size_t)E->table_size * sizeof(uint64_t));
     flint_free(E->consts);
     flint_free(E->names);
     flint_free(E->name_hash);
@@ -97,19 +102,73 @@ void sp_ectx_clear(sp_ectx_t E)
     memset(E, 0, sizeof(*E));
 }
 
-static int grow(void **p, size_t elem, size_t need, size_t *alloc)
+/* big arrays (expr.h): mappings of their own on huge pages from SP_MEM_HUGE_MIN bytes */
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
+#define BIG_MAP 1
+#else
+#define BIG_MAP 0
+#endif
+
+#if BIG_MAP
+static int big_mapped(size_t bytes) { return bytes >= SP_MEM_HUGE_MIN; }
+#endif
+
+void sp_big_free(void *p, size_t bytes)
+{
+#if BIG_MAP
+    if (p != NULL && big_mapped(bytes)) {
+        munmap(p, bytes);
+        return;
+    }
+#endif
+    flint_free(p);
+}
+
+/* p (of old bytes, 0 if NULL) resized to n bytes (n > old), the new part zeroed when zero */
+void *sp_big_realloc(void *p, size_t old, size_t n, int zero)
+{
+#if BIG_MAP
+    if (big_mapped(n)) {
+        void *q;
+        if (p != NULL && big_mapped(old)) {
+            q = mremap(p, old, n, MREMAP_MAYMOVE); /* the new pages are zero */
+        } else {
+            q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (q != MAP_FAILED) {
+                (void)madvise(q, n, MADV_HUGEPAGE); /* advice: its failure changes nothing */
+                if (p != NULL)
+                    memcpy(q, p, old);
+                flint_free(p);
+            }
+        }
+        return q == MAP_FAILED ? NULL : q;
+    }
+#endif
+    unsigned char *q = flint_realloc(p, n);
+    if (q != NULL && zero)
+        memset(q + old, 0, n - old);
+    return q;
+}
+
+/* *p (of *alloc elements) grown to at least need elements, doubling; big: a store array */
+static int grow_by(void **p, size_t elem, size_t need, size_t *alloc, int big)
 {
     if (need <= *alloc)
         return 1;
     size_t n = *alloc ? *alloc : 16;
     while (n < need)
         n *= 2;
-    void *q = flint_realloc(*p, n * elem);
+    void *q = big ? sp_big_realloc(*p, *alloc * elem, n * elem, 0) : flint_realloc(*p, n * elem);
     if (q == NULL)
         return 0;
     *p = q;
     *alloc = n;
     return 1;
+}
+
+static int grow(void **p, size_t elem, size_t need, size_t *alloc)
+{
+    return grow_by(p, elem, need, alloc, 0);
 }
 
 /* A table entry holds the node id and the hash's upper half, which also picks the slot: probes
@@ -121,7 +180,7 @@ static inline uint32_t tab_slot(uint64_t h, uint32_t size) { return (uint32_t)(h
 static int table_grow(sp_ectx_t E)
 {
     uint32_t size = E->table_size ? 2 * E->table_size : 1024;
-    uint64_t *t = flint_calloc(size, sizeof(uint64_t));
+    uint64_t *t = sp_big_realloc(NULL, 0, (size_t)size * sizeof(uint64_t), 1);
     if (t == NULL)
         return 0;
     for (uint32_t i = 0; i < E->table_size; i++) {
@@ -133,7 +192,7 @@ static int table_grow(sp_ectx_t E)
             j = (j + 1) & (size - 1);
         t[j] = e;
     }
-    flint_free(E->table);
+    sp_big_free(E->table, (size_t)E->table_size * sizeof(uint64_t));
     E->table = t;
     E->table_size = size;
     return 1;
@@ -207,9 +266,9 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
         return SP_EXPR_NONE;
     }
     size_t alloc = E->alloc, aalloc = E->argv_alloc;
-    int ok = grow((void **)&E->nodes, sizeof(sp_node_t), (size_t)E->len + 1, &alloc);
+    int ok = grow_by((void **)&E->nodes, sizeof(sp_node_t), (size_t)E->len + 1, &alloc, 1);
     E->alloc = (uint32_t)alloc;
-    ok = ok && grow((void **)&E->argv, sizeof(uint32_t), E->argv_len + n, &aalloc);
+    ok = ok && grow_by((void **)&E->argv, sizeof(uint32_t), E->argv_len + n, &aalloc, 1);
     E->argv_alloc = aalloc;
     if (!ok || (2 * ((size_t)E->len + 1) > E->table_size && !table_grow(E))) {
         E->oom = 1;
@@ -301,6 +360,29 @@ int sp_ectx_is_valid(const sp_ectx_t E)
 /* ---- constructors ------------------------------------------------------------------------- */
 
 /* The symbol called name, whose sp_str_hash is h. */
+/* name's text kept in the store's chunks (a symbol's name lives as long as the store) */
+static char *name_copy(sp_ectx_t E, const char *name)
+{
+    size_t len = strlen(name) + 1;
+    if (E->nchunks == 0 || E->chunk_size - E->chunk_used < len) {
+        size_t alloc = E->chunks_alloc;
+        if (!grow((void **)&E->name_chunks, sizeof(char *), (size_t)E->nchunks + 1, &alloc))
+            return NULL;
+        E->chunks_alloc = (uint32_t)alloc;
+        size_t size = len > 65536 ? len : 65536;
+        char *c = flint_malloc(size);
+        if (c == NULL)
+            return NULL;
+        E->name_chunks[E->nchunks++] = c;
+        E->chunk_size = size;
+        E->chunk_used = 0;
+    }
+    char *copy = E->name_chunks[E->nchunks - 1] + E->chunk_used;
+    memcpy(copy, name, len);
+    E->chunk_used += len;
+    return copy;
+}
+
 static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
 {
     if (E->oom)
@@ -328,7 +410,7 @@ static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
         E->name_hash = hs;
     }
     E->syms_alloc = (uint32_t)alloc;
-    char *copy = sp_strdup(name);
+    char *copy = name_copy(E, name);
     if (copy == NULL) {
         E->oom = 1;
         return SP_EXPR_NONE;

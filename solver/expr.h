@@ -78,7 +78,10 @@ typedef struct {
     uint32_t table_size;
     fmpq *consts;       /* constant pool */
     uint32_t nconsts, consts_alloc;
-    char **names;       /* symbol names, owned */
+    char **names;       /* symbol names, in the chunks below */
+    char **name_chunks; /* the names' text, back to back in chunks (one allocation per chunk) */
+    uint32_t nchunks, chunks_alloc;
+    size_t chunk_used, chunk_size; /* of the last chunk */
     uint64_t *name_hash; /* sp_str_hash of each name (probes and rehashing skip the strings) */
     uint32_t nsyms, syms_alloc;
     uint32_t *name_table; /* hash table of symbol indices + 1 */
@@ -134,6 +137,21 @@ sp_expr_t sp_expr_cmp(sp_ectx_t E, sp_cmp_t c, sp_expr_t a, sp_expr_t b);
 sp_expr_t sp_expr_where(sp_ectx_t E, sp_expr_t c, sp_expr_t a, sp_expr_t b);
 sp_expr_t sp_expr_clamp(sp_ectx_t E, sp_expr_t x, sp_expr_t lo, sp_expr_t hi);
 void sp_expr_prefetch_mul(const sp_ectx_t E, sp_expr_t a, sp_expr_t b);
+
+/*
+ * Big arrays: the store's three large arrays (nodes, argument ids, hash table) and the like
+ * (a key's mark array, one entry per node) are mappings of their own once they pass
+ * SP_MEM_HUGE_MIN bytes: mapped with transparent huge pages asked for (madvise(MADV_HUGEPAGE),
+ * Linux), grown with mremap (no copy, the new pages zero), unmapped when freed.  They are
+ * written once, in order; on 4 KB pages every first write is a page fault, which was a third
+ * of a large check's time on a VM (docs/benchmarks.md section 15).  Smaller arrays, and systems
+ * without mremap, use FLINT's allocator.  sp_big_realloc resizes p (of `old` bytes, 0 when
+ * NULL) to n > old bytes, the new part zero when `zero` (NULL when out of memory, p then
+ * unchanged); sp_big_free takes the block's size as last allocated.
+ */
+#define SP_MEM_HUGE_MIN ((size_t)4 << 20)
+void *sp_big_realloc(void *p, size_t old, size_t n, int zero);
+void sp_big_free(void *p, size_t bytes);
 
 static inline sp_expr_t sp_expr_add(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
 {

@@ -164,14 +164,16 @@ static void scratch_fit(key_scratch_t *W, const sp_ectx_struct *E)
     if (need <= W->nmark)
         return;
     size_t n = need > 2 * W->nmark ? need : 2 * W->nmark;
-    W->mark = flint_realloc(W->mark, n * sizeof(uint32_t));
-    memset(W->mark + W->nmark, 0, (n - W->nmark) * sizeof(uint32_t));
+    uint32_t *m = sp_big_realloc(W->mark, W->nmark * sizeof(uint32_t), n * sizeof(uint32_t), 1);
+    if (m == NULL)
+        flint_abort(); /* as flint_realloc does */
+    W->mark = m;
     W->nmark = n;
 }
 
 static void scratch_clear(key_scratch_t *W)
 {
-    flint_free(W->mark);
+    sp_big_free(W->mark, W->nmark * sizeof(uint32_t));
     flint_free(W->order);
     flint_free(W->stack);
     flint_free(W->next);
