@@ -177,6 +177,13 @@ static inline uint64_t tab_entry(uint32_t id, uint64_t h) { return (h >> 32) << 
 static inline int tab_tag_match(uint64_t e, uint64_t h) { return (e >> 32) == (h >> 32); }
 static inline uint32_t tab_slot(uint64_t h, uint32_t size) { return (uint32_t)(h >> 32) & (size - 1); }
 
+/* the table doubles at a load of 3/4: an entry holds the hash's upper half as a tag, so the
+   longer probe sequences of linear probing cost compares within a cache line, not node loads */
+static inline int table_full(const sp_ectx_t E)
+{
+    return 4 * ((size_t)E->len + 1) > 3 * (size_t)E->table_size;
+}
+
 static int table_grow(sp_ectx_t E)
 {
     uint32_t size = E->table_size ? 2 * E->table_size : 1024;
@@ -259,8 +266,7 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
     /* the doublings ahead: the new arrays (a moved array briefly beside the old one) */
     size_t more = ((size_t)E->len + 1 > E->alloc ? 2 * (size_t)E->alloc * sizeof(sp_node_t) : 0) +
                   (E->argv_len + n > E->argv_alloc ? 2 * E->argv_alloc * sizeof(uint32_t) : 0) +
-                  (2 * ((size_t)E->len + 1) > E->table_size
-                       ? 2 * (size_t)E->table_size * sizeof(uint64_t) : 0);
+                  (table_full(E) ? 2 * (size_t)E->table_size * sizeof(uint64_t) : 0);
     if (!room(E, more)) {
         E->oom = 1;
         return SP_EXPR_NONE;
@@ -270,7 +276,7 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
     E->alloc = (uint32_t)alloc;
     ok = ok && grow_by((void **)&E->argv, sizeof(uint32_t), E->argv_len + n, &aalloc, 1);
     E->argv_alloc = aalloc;
-    if (!ok || (2 * ((size_t)E->len + 1) > E->table_size && !table_grow(E))) {
+    if (!ok || (table_full(E) && !table_grow(E))) {
         E->oom = 1;
         return SP_EXPR_NONE;
     }
@@ -397,7 +403,8 @@ static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
         }
     }
     size_t alloc = E->syms_alloc;
-    if (!grow((void **)&E->names, sizeof(char *), (size_t)E->nsyms + 1, &alloc)) {
+    if (E->nsyms >= INT32_MAX || /* a node's index has 32 bits */
+        !grow((void **)&E->names, sizeof(char *), (size_t)E->nsyms + 1, &alloc)) {
         E->oom = 1;
         return SP_EXPR_NONE;
     }
@@ -488,6 +495,10 @@ sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c)
     }
     E->consts_alloc = (uint32_t)alloc;
     uint32_t k = E->nconsts;
+    if (k >= INT32_MAX) { /* a node's index has 32 bits */
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
     fmpq_init(E->consts + k);
     fmpq_set(E->consts + k, c);
     E->nconsts++;
@@ -607,6 +618,15 @@ sp_expr_t sp_expr_pow(sp_ectx_t E, sp_expr_t a, slong k)
 {
     if (k == 1)
         return a;
+    /* a node's exponent has 32 bits: a^k = (a^B)^hi * a^lo with k = hi * B + lo, B = 2^30, hi
+       and lo of k's sign (C division), so every factor is defined exactly where a^k is; hi
+       recurses at most twice for 64-bit k */
+    if (k > INT32_MAX || k < -INT32_MAX) {
+        const slong B = (slong)1 << 30;
+        slong hi = k / B, lo = k % B;
+        sp_expr_t h = sp_expr_pow(E, sp_expr_pow(E, a, B), hi);
+        return lo == 0 ? h : sp_expr_mul(E, h, sp_expr_pow(E, a, lo));
+    }
     return intern(E, SP_OP_POW, k, &a, 1);
 }
 

@@ -59,8 +59,9 @@ typedef struct {
     uint16_t pad;
     uint32_t nargs;
     uint32_t args;    /* offset into the context's argument array */
-    int64_t param;    /* symbol / constant index, exponent, comparison */
-} sp_node_t;          /* (the node's hash lives in its table entry) */
+    int32_t param;    /* symbol / constant index, exponent, comparison (an exponent past 32 bits
+                         is a product of powers: sp_expr_pow) */
+} sp_node_t;          /* 16 bytes (the node's hash lives in its table entry) */
 
 /* Flags: a property holds for a node if it holds anywhere in its cone. */
 #define SP_NODE_PIECEWISE 1u  /* max min relu abs clamp cmp where */

@@ -113,6 +113,63 @@ static void test_solver_memory_bound_named(void **state)
 }
 
 /* 1. row-parallel matmul: [x z] @ [y; w] = x@y + z@w, every element */
+/* The power of the symbol that e is, for products and powers of one symbol; every exponent a
+   node holds has the sign `positive` asks for. */
+static slong exponent_of_x(const sp_ectx_struct *E, sp_expr_t e, int positive)
+{
+    const sp_node_t *nd = &E->nodes[e];
+    if (nd->op == SP_OP_SYM)
+        return 1;
+    if (nd->op == SP_OP_POW) {
+        assert_true(nd->param != 0 && (nd->param > 0) == positive);
+        return (slong)nd->param * exponent_of_x(E, E->argv[nd->args], 1);
+    }
+    assert_int_equal(nd->op, SP_OP_MUL);
+    slong sum = 0;
+    for (uint32_t i = 0; i < nd->nargs; i++)
+        sum += exponent_of_x(E, E->argv[nd->args + i], positive);
+    return sum;
+}
+
+/* A node's exponent has 32 bits: a larger one is a product of powers with the same value, and
+   a node is 16 bytes. */
+static void test_solver_exponent_past_32_bits(void **state)
+{
+    (void)state;
+    assert_int_equal(sizeof(sp_node_t), 16);
+    sp_ectx_t E;
+    sp_ectx_init(E);
+    sp_expr_t x = sp_expr_sym(E, "x");
+    const slong k = ((slong)1 << 40) + 1, m = -(((slong)1 << 33) + 5);
+    sp_expr_t p = sp_expr_pow(E, x, k), q = sp_expr_pow(E, x, m);
+    assert_int_equal(E->nodes[p].op, SP_OP_MUL);
+    assert_int_equal(E->nodes[q].op, SP_OP_MUL);
+    /* every node's exponent fits, has the sign of the whole, and the value is x^k */
+    sp_expr_t roots[2] = {p, q};
+    const slong want[2] = {k, m};
+    for (int r = 0; r < 2; r++)
+        assert_true(exponent_of_x(E, roots[r], want[r] > 0) == want[r]);
+    /* the same value where it is cheap to compute: x = -1 (k odd, m odd) and x = 1 */
+    fmpq vals[1];
+    fmpq out[2];
+    fmpq_init(vals);
+    fmpq_init(out);
+    fmpq_init(out + 1);
+    for (int s = -1; s <= 1; s += 2) {
+        fmpq_set_si(vals, s, 1);
+        assert_int_equal(sp_eval_exact(E, roots, 2, vals, out), SP_EVAL_OK);
+        assert_true(fmpz_equal_si(fmpq_numref(out), s) && fmpz_is_one(fmpq_denref(out)));
+        assert_true(fmpz_equal_si(fmpq_numref(out + 1), s) && fmpz_is_one(fmpq_denref(out + 1)));
+    }
+    fmpq_clear(vals);
+    fmpq_clear(out);
+    fmpq_clear(out + 1);
+    /* exponents that fit are one node, as before */
+    assert_int_equal(E->nodes[sp_expr_pow(E, x, INT32_MAX)].op, SP_OP_POW);
+    assert_int_equal(E->nodes[sp_expr_pow(E, x, -INT32_MAX)].op, SP_OP_POW);
+    sp_ectx_clear(E);
+}
+
 static void test_solver_row_parallel_matmul(void **state)
 {
     fx_t *f = *state;
@@ -763,6 +820,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_solver_cp_attention_key_grad, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_prefetch_changes_nothing, fx_setup, fx_teardown),
         cmocka_unit_test(test_solver_memory_bound_named),
+        cmocka_unit_test(test_solver_exponent_past_32_bits),
     };
     return cmocka_run_group_tests_name("solver", tests, NULL, NULL);
 }
