@@ -95,6 +95,20 @@ sp_expr_t sp_expr_diff(sp_ectx_t E, sp_expr_t root, sp_expr_t sym)
             flint_free(t);
             break;
         }
+        case SP_OP_DOT: { /* (sum a_i b_i)' = sum a_i' b_i + a_i b_i' */
+            sp_expr_t *t = flint_malloc(na * sizeof(sp_expr_t));
+            uint32_t m = 0;
+            for (uint32_t k = 0; k + 1 < na; k += 2) {
+                sp_expr_t p = mul(E, D(k), A(k + 1)), q = mul(E, A(k), D(k + 1));
+                if (!is_zero(E, p))
+                    t[m++] = p;
+                if (!is_zero(E, q))
+                    t[m++] = q;
+            }
+            r = m ? sp_expr_nary(E, SP_OP_ADD, t, m) : zero;
+            flint_free(t);
+            break;
+        }
         case SP_OP_NEG:
             r = is_zero(E, D(0)) ? zero : sp_expr_unary(E, SP_OP_NEG, D(0));
             break;

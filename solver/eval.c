@@ -191,6 +191,20 @@ static sp_eval_status_t exact_op(const sp_node_t *nd, const fmpq *const *a, fmpq
                 return SP_EVAL_NOMEM;
         }
         return SP_EVAL_OK;
+    case SP_OP_DOT: {
+        fmpq_t t;
+        fmpq_init(t);
+        fmpq_zero(r);
+        sp_eval_status_t st = SP_EVAL_OK;
+        for (uint32_t k = 0; k + 1 < n && st == SP_EVAL_OK; k += 2) {
+            fmpq_mul(t, a[k], a[k + 1]);
+            fmpq_add(r, r, t);
+            if (fmpq_too_big(t, limit) || fmpq_too_big(r, limit))
+                st = SP_EVAL_NOMEM;
+        }
+        fmpq_clear(t);
+        return st;
+    }
     case SP_OP_NEG:
         fmpq_neg(r, a[0]);
         return SP_EVAL_OK;
@@ -468,6 +482,11 @@ static sp_eval_status_t ball_op(const sp_node_t *nd, const arb_struct *const *a,
         arb_set(r, a[0]);
         for (uint32_t k = 1; k < n; k++)
             arb_mul(r, r, a[k], prec);
+        return SP_EVAL_OK;
+    case SP_OP_DOT:
+        arb_zero(r);
+        for (uint32_t k = 0; k + 1 < n; k += 2)
+            arb_addmul(r, a[k], a[k + 1], prec);
         return SP_EVAL_OK;
     case SP_OP_NEG:
         arb_neg(r, a[0]);
@@ -1078,6 +1097,10 @@ int sp_fingerprint(const sp_ectx_t E, const sp_expr_t *roots, slong n, uint64_t 
             r = 1;
             for (uint32_t k = 0; k < nd->nargs; k++)
                 r = nmod_mul(r, v[ap[k]], F.mod);
+            break;
+        case SP_OP_DOT:
+            for (uint32_t k = 0; k + 1 < nd->nargs; k += 2)
+                r = nmod_add(r, nmod_mul(v[ap[k]], v[ap[k + 1]], F.mod), F.mod);
             break;
         case SP_OP_NEG:
             r = nmod_neg(v[ap[0]], F.mod);

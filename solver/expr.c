@@ -25,6 +25,7 @@ static const char *const op_names[SP_OP__COUNT] = {
     [SP_OP_GELU] = "gelu",       [SP_OP_ERF] = "erf",     [SP_OP_MAX] = "max",
     [SP_OP_MIN] = "min",         [SP_OP_RELU] = "relu",   [SP_OP_ABS] = "abs",
     [SP_OP_CLAMP] = "clamp",     [SP_OP_CMP] = "cmp",     [SP_OP_WHERE] = "where",
+    [SP_OP_DOT] = "dot",
 };
 
 static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
@@ -45,7 +46,7 @@ int sp_op_arity(sp_op_t op)
 {
     switch (op) {
     case SP_OP_SYM: case SP_OP_CONST: return 0;
-    case SP_OP_ADD: case SP_OP_MUL: case SP_OP_MAX: case SP_OP_MIN: return -1;
+    case SP_OP_ADD: case SP_OP_MUL: case SP_OP_MAX: case SP_OP_MIN: case SP_OP_DOT: return -1;
     case SP_OP_SUB: case SP_OP_DIV: case SP_OP_CMP: return 2;
     case SP_OP_CLAMP: case SP_OP_WHERE: return 3;
     default: return 1;
@@ -650,6 +651,64 @@ sp_expr_t sp_expr_clamp(sp_ectx_t E, sp_expr_t x, sp_expr_t lo, sp_expr_t hi)
     return intern(E, SP_OP_CLAMP, 0, v, 3);
 }
 
+static int is_zero_const(const sp_ectx_t E, sp_expr_t e)
+{
+    return E->nodes[e].op == SP_OP_CONST && fmpq_is_zero(E->consts + E->nodes[e].param);
+}
+
+/* pairs (a, b) with a <= b, ordered by a then b */
+static int pair_cmp(const void *p, const void *q)
+{
+    const sp_expr_t *a = p, *b = q;
+    return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] != b[1] ? (a[1] < b[1] ? -1 : 1) : 0;
+}
+
+sp_expr_t sp_expr_dot(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n)
+{
+    if (E->oom)
+        return SP_EXPR_NONE;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (x[i] == SP_EXPR_NONE || y[i] == SP_EXPR_NONE)
+            return SP_EXPR_NONE;
+        if (is_zero_const(E, x[i]) || is_zero_const(E, y[i]))
+            continue;
+        x[m] = x[i];
+        y[m++] = y[i];
+    }
+    if (m == 0)
+        return sp_expr_const_si(E, 0, 1);
+    if (m == 1 || !E->dot_ok) {
+        /* the sum of the products, as sp_expr_nary builds it from any order; the products'
+           table slots are prefetched 16 at a time, so their cache misses overlap */
+        for (uint32_t b = 0; b < m; b += 16) {
+            uint32_t e = b + 16 < m ? b + 16 : m;
+            for (uint32_t i = b; i < e; i++)
+                sp_expr_prefetch_mul(E, x[i], y[i]);
+            for (uint32_t i = b; i < e; i++)
+                x[i] = sp_expr_mul(E, x[i], y[i]);
+        }
+        for (uint32_t i = 0; i < m; i++)
+            if (x[i] == SP_EXPR_NONE)
+                return SP_EXPR_NONE;
+        return sp_expr_nary(E, SP_OP_ADD, x, m);
+    }
+    sp_expr_t small[64], *v = 2 * (size_t)m <= 64 ? small : flint_malloc(2 * (size_t)m * sizeof(sp_expr_t));
+    if (v == NULL) {
+        E->oom = 1;
+        return SP_EXPR_NONE;
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        v[2 * i] = x[i] < y[i] ? x[i] : y[i];
+        v[2 * i + 1] = x[i] < y[i] ? y[i] : x[i];
+    }
+    qsort(v, m, 2 * sizeof(sp_expr_t), pair_cmp);
+    sp_expr_t r = intern(E, SP_OP_DOT, 0, v, 2 * m);
+    if (v != small)
+        flint_free(v);
+    return r;
+}
+
 /* ---- cone --------------------------------------------------------------------------------- */
 
 /* Open-addressing set of node ids, for cones much smaller than the store. */
@@ -1084,7 +1143,8 @@ static sp_expr_t rd_call(rd_t *r, const char *name, size_t len, const sp_expr_t 
             return sp_expr_cmp(r->E, (sp_cmp_t)k, args[0], args[1]);
         }
     for (int op = SP_OP_ADD; op < SP_OP__COUNT; op++) {
-        if (!rd_name_is(name, len, op_names[op]) || op == SP_OP_CMP || op == SP_OP_POW)
+        if (!rd_name_is(name, len, op_names[op]) || op == SP_OP_CMP || op == SP_OP_POW ||
+            op == SP_OP_DOT)
             continue;
         int ar = sp_op_arity((sp_op_t)op);
         if (ar < 0 && n == 0) {
@@ -1352,6 +1412,19 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
             case SP_OP_CMP: r = sp_expr_cmp(dst, (sp_cmp_t)nd->param, a[0], a[1]); break;
             case SP_OP_WHERE: r = sp_expr_where(dst, a[0], a[1], a[2]); break;
             case SP_OP_CLAMP: r = sp_expr_clamp(dst, a[0], a[1], a[2]); break;
+            case SP_OP_DOT: { /* written out as the sum of the products, unless dst keeps dots */
+                uint32_t h = nd->nargs / 2;
+                sp_expr_t *xy = flint_malloc(2 * (size_t)(h ? h : 1) * sizeof(sp_expr_t));
+                if (xy == NULL)
+                    break; /* r stays NONE: the import fails */
+                for (uint32_t k = 0; k < h; k++) {
+                    xy[k] = a[2 * k];
+                    xy[h + k] = a[2 * k + 1];
+                }
+                r = sp_expr_dot(dst, xy, xy + h, h);
+                flint_free(xy);
+                break;
+            }
             default:
                 r = sp_op_is_nary((sp_op_t)nd->op) ? sp_expr_nary(dst, (sp_op_t)nd->op, a, nd->nargs)
                     : nd->nargs == 1 ? sp_expr_unary(dst, (sp_op_t)nd->op, a[0])

@@ -347,6 +347,17 @@ static void put_term(smt_t *s, sp_sbuf_t *b, sp_expr_t e)
         }
         sp_sbuf_putc(b, ')');
         return;
+    case SP_OP_DOT: /* a1*b1 + a2*b2 + ... (at least two pairs) */
+        sp_sbuf_puts(b, "(+");
+        for (uint32_t k = 0; k + 1 < na; k += 2) {
+            sp_sbuf_puts(b, " (* ");
+            put_arg(s, b, sp_expr_arg(E, e, k));
+            sp_sbuf_putc(b, ' ');
+            put_arg(s, b, sp_expr_arg(E, e, k + 1));
+            sp_sbuf_putc(b, ')');
+        }
+        sp_sbuf_putc(b, ')');
+        return;
     case SP_OP_NEG:
     case SP_OP_SUB:
     case SP_OP_DIV:

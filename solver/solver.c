@@ -679,6 +679,13 @@ int sp_fingerprint_nf(sp_engine_t *S, const sp_expr_t *roots, slong n, uint64_t 
             val[i] = a;
             break;
         }
+        case SP_OP_DOT: {
+            uint64_t a = 0;
+            for (uint32_t k = 0; k + 1 < nd->nargs; k += 2)
+                a = nmod_add(a, nmod_mul(ARG(k), ARG(k + 1), mod), mod);
+            val[i] = a;
+            break;
+        }
         case SP_OP_NEG:
             val[i] = nmod_neg(ARG(0), mod);
             break;
@@ -741,7 +748,7 @@ static int64_t degree_bound(sp_engine_t *S, sp_expr_t root)
             r = a > 0 && k > cap / a ? cap : a * k;
             break;
         }
-        case SP_OP_ADD: case SP_OP_MUL: case SP_OP_SUB: case SP_OP_DIV:
+        case SP_OP_ADD: case SP_OP_MUL: case SP_OP_SUB: case SP_OP_DIV: case SP_OP_DOT:
             for (uint32_t k = 0; k < nd->nargs; k++)
                 r += d[sp_bsearch_u32(cone, m, sp_expr_arg(S->E, e, k))];
             break;
@@ -954,6 +961,16 @@ static sp_expr_t canon_of(sp_engine_t *S, sp_expr_t e, size_t argv_cap)
             r = ok ? sp_expr_nary(C, SP_OP_ADD, w.v, w.n) : SP_EXPR_NONE;
             break;
         case SP_OP_MUL: r = canon_mul(S, a.v, a.n, &w, &t); break;
+        case SP_OP_DOT: { /* never in an engine's store (sp_expr_import writes it out); here the
+                             sum of the products, which is its value */
+            uint32_t h = a.n / 2;
+            w.n = 0;
+            t.n = 0;
+            for (uint32_t k = 0; k < h && ok; k++)
+                ok = cbuf_push(&w, a.v[2 * k]) && cbuf_push(&t, a.v[2 * k + 1]);
+            r = ok ? sp_expr_dot(C, w.v, t.v, h) : SP_EXPR_NONE;
+            break;
+        }
         case SP_OP_POW: r = sp_expr_pow(C, a.v[0], nd->param); break;
         case SP_OP_CMP: r = sp_expr_cmp(C, (sp_cmp_t)nd->param, a.v[0], a.v[1]); break;
         case SP_OP_WHERE: r = sp_expr_where(C, a.v[0], a.v[1], a.v[2]); break;

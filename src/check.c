@@ -171,6 +171,8 @@ static void fresh_store(sp_check_t *C, const sp_limits_t *lim)
         sp_engine_free(C->S);
     C->S = sp_engine_new(lim, C->opt.seed);
     C->E = sp_engine_exprs(C->S);
+    C->E->dot_ok = 1; /* an execution store: dot products as one node (stages import them
+                         written out, src/stage.c) */
 }
 
 static void reset_run(sp_check_t *C)

@@ -35,7 +35,9 @@ void sp_cli_install_abort_hook(void) { flint_set_abort(on_flint_abort); }
  * environment, the N-th allocation through FLINT or GMP fails.  FLINT reports it and calls its
  * abort hook (exit 4); GMP cannot take a NULL, so its allocator exits 4 the same way.  With
  * SP_COUNT_ALLOC=1 the number of allocations is printed at exit.  All of shardproof allocates
- * through flint_malloc, so every allocation is counted.
+ * through flint_malloc, so every allocation is counted, except arrays of 4 MB and more
+ * (sp_big_realloc, solver/expr.h: mapped directly; a failed mapping is the store's out-of-memory
+ * path, a resource limit, which tests/cli.sh exercises with ulimit -v).
  */
 static long long alloc_count, alloc_fail_at;
 

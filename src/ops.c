@@ -556,21 +556,16 @@ static sp_expr_t mul2(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
 }
 
 /*
- * out[i] = x[i * sx] * y[i * sy] for i < n: the products of a dot product.  Interning a product is
- * a probe into a hash table far larger than the cache, so the slots of a batch of products are
- * prefetched (sp_expr_prefetch_mul) before the batch is interned: the cache misses overlap
- * (execution about 2x faster on the gen plans, docs/benchmarks.md section 13).
+ * px[i] = x[i * sx], py[i] = y[i * sy] for i < n: the factors of a dot product's terms, which
+ * sp_expr_dot (solver/expr.h) then sums: in the checker's execution store as one node (a probe
+ * of the node table per dot product, not one per term: docs/benchmarks.md section 15).
  */
-static void products(sp_ectx_t E, sp_expr_t *out, const sp_expr_t *x, int64_t sx,
-                     const sp_expr_t *y, int64_t sy, int64_t n)
+static void pairs(sp_expr_t *px, sp_expr_t *py, const sp_expr_t *x, int64_t sx, const sp_expr_t *y,
+                  int64_t sy, int64_t n)
 {
-    enum { BATCH = 16 };
-    for (int64_t b = 0; b < n; b += BATCH) {
-        int64_t e = b + BATCH < n ? b + BATCH : n;
-        for (int64_t i = b; i < e; i++)
-            sp_expr_prefetch_mul(E, x[i * sx], y[i * sy]);
-        for (int64_t i = b; i < e; i++)
-            out[i] = mul2(E, x[i * sx], y[i * sy]);
+    for (int64_t i = 0; i < n; i++) {
+        px[i] = x[i * sx];
+        py[i] = y[i * sy];
     }
 }
 
@@ -2506,7 +2501,7 @@ static int mm_forward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_t
     sp_ectx_struct *E = c->E;
     if (!out_alloc(c, out, mm->ondim, mm->oshape))
         return 0;
-    sp_expr_t *tmp = scratch(c, mm->k);
+    sp_expr_t *tmp = scratch(c, 2 * mm->k); /* the terms' two factors: [0, k) and [k, 2k) */
     if (tmp == NULL)
         return 0;
     int64_t n = mm->n, k = mm->k, m = mm->m;
@@ -2514,8 +2509,8 @@ static int mm_forward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_t
         const sp_expr_t *A = a->v + mm->amap[ob] * n * k, *B = b->v + mm->bmap[ob] * k * m;
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < m; j++) {
-                products(E, tmp, A + i * k, 1, B + j, m, k);
-                out->v[(ob * n + i) * m + j] = addv(E, tmp, k);
+                pairs(tmp, tmp + k, A + i * k, 1, B + j, m, k);
+                out->v[(ob * n + i) * m + j] = sp_expr_dot(E, tmp, tmp + k, (uint32_t)k);
             }
     }
     flint_free(tmp);
@@ -2536,7 +2531,7 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
     if (!ok)
         fail(c, "out of memory");
     int64_t most = (mm->nb + 1) * (n > m ? n : m);
-    sp_expr_t *tmp = ok ? scratch(c, most) : NULL;
+    sp_expr_t *tmp = ok ? scratch(c, 2 * most) : NULL; /* factors: [0, most), [most, 2 most) */
     ok = ok && tmp != NULL;
     if (ok && da)
         ok = sp_tensor_alloc(da, a->ndim, a->shape) ? 1 : fail(c, "out of memory");
@@ -2550,10 +2545,10 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
                 for (int64_t q = ga.start[ab]; q < ga.start[ab + 1]; q++) {
                     int64_t ob = ga.idx[q];
                     const sp_expr_t *B = b->v + mm->bmap[ob] * k * m;
-                    products(E, tmp + t, dy->v + (ob * n + i) * m, 1, B + l * m, 1, m);
+                    pairs(tmp + t, tmp + most + t, dy->v + (ob * n + i) * m, 1, B + l * m, 1, m);
                     t += m;
                 }
-                da->v[(ab * n + i) * k + l] = addv(E, tmp, t);
+                da->v[(ab * n + i) * k + l] = sp_expr_dot(E, tmp, tmp + most, (uint32_t)t);
             }
     /* db[bb, l, j] = sum over ob of batch bb, i: a[ab(ob), i, l] dy[ob, i, j] */
     for (int64_t bb = 0; ok && db && bb < mm->nb_b; bb++)
@@ -2563,10 +2558,10 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
                 for (int64_t q = gb.start[bb]; q < gb.start[bb + 1]; q++) {
                     int64_t ob = gb.idx[q];
                     const sp_expr_t *A = a->v + mm->amap[ob] * n * k;
-                    products(E, tmp + t, A + l, k, dy->v + ob * n * m + j, m, n);
+                    pairs(tmp + t, tmp + most + t, A + l, k, dy->v + ob * n * m + j, m, n);
                     t += n;
                 }
-                db->v[(bb * k + l) * m + j] = addv(E, tmp, t);
+                db->v[(bb * k + l) * m + j] = sp_expr_dot(E, tmp, tmp + most, (uint32_t)t);
             }
     flint_free(tmp);
     groups_clear(&ga);
@@ -2842,7 +2837,8 @@ static int64_t att_istart(const att_t *a, int64_t j)
 static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
 {
     sp_ectx_struct *E = c->E;
-    sp_expr_t *tmp = scratch(c, a->d > a->sk ? a->d : a->sk), *e = tmp ? scratch(c, a->sk) : NULL;
+    int64_t cap = a->d > a->sk ? a->d : a->sk; /* tmp: [0, cap) and the factors' [cap, 2 cap) */
+    sp_expr_t *tmp = scratch(c, 2 * cap), *e = tmp ? scratch(c, a->sk) : NULL;
     if (e == NULL) {
         flint_free(tmp);
         return 0;
@@ -2859,8 +2855,8 @@ static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
                         e[j] = SP_EXPR_NONE;
                         continue;
                     }
-                    products(E, tmp, Q + i * a->d, 1, Kk + j * a->d, 1, a->d);
-                    sp_expr_t s = mul2(E, a->scale, addv(E, tmp, a->d));
+                    pairs(tmp, tmp + cap, Q + i * a->d, 1, Kk + j * a->d, 1, a->d);
+                    sp_expr_t s = mul2(E, a->scale, sp_expr_dot(E, tmp, tmp + cap, (uint32_t)a->d));
                     e[j] = sp_expr_unary(E, SP_OP_EXP, s);
                     if (a->mmap)
                         e[j] = sp_expr_mul(E, e[j], a->mask->v[a->mmap[row + j]]);
@@ -2884,7 +2880,7 @@ static int fwd_attention(opc_t *c, sp_tensor_t *out)
     att_t a;
     int ok = att_setup(c, &a) && out_alloc(c, out, a.ondim, a.oshape);
     int64_t ns = a.nb * a.hq * a.sq * a.sk;
-    sp_expr_t *P = ok ? scratch(c, ns) : NULL, *tmp = P ? scratch(c, a.sk) : NULL;
+    sp_expr_t *P = ok ? scratch(c, ns) : NULL, *tmp = P ? scratch(c, 2 * a.sk) : NULL;
     ok = ok && tmp != NULL && att_probs(c, &a, P);
     for (int64_t b = 0; ok && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
@@ -2892,8 +2888,9 @@ static int fwd_attention(opc_t *c, sp_tensor_t *out)
             for (int64_t i = 0; i < a.sq; i++) {
                 int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk, je = att_jend(&a, i);
                 for (int64_t e = 0; e < a.dv; e++) {
-                    products(E, tmp, P + row, 1, Vv + e, a.dv, je);
-                    out->v[((b * a.hq + h) * a.sq + i) * a.dv + e] = addv(E, tmp, je);
+                    pairs(tmp, tmp + a.sk, P + row, 1, Vv + e, a.dv, je);
+                    out->v[((b * a.hq + h) * a.sq + i) * a.dv + e] =
+                        sp_expr_dot(E, tmp, tmp + a.sk, (uint32_t)je);
                 }
             }
         }
@@ -2918,7 +2915,7 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
     int64_t ns = a.nb * a.hq * a.sq * a.sk;
     int64_t most = a.grp * a.sq + a.sk + a.d + a.dv + 1;
     sp_expr_t *P = scratch(c, ns), *dS = P && (wq || wk) ? scratch(c, ns) : NULL;
-    sp_expr_t *tmp = P && (dS || !(wq || wk)) ? scratch(c, most) : NULL;
+    sp_expr_t *tmp = P && (dS || !(wq || wk)) ? scratch(c, 2 * most) : NULL; /* factors: [0, most), [most, 2 most) */
     int ok = tmp != NULL && att_probs(c, &a, P);
     for (int k = 0; ok && k < 3; k++)
         if (wanted(c, k))
@@ -2935,11 +2932,11 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                         dS[row + j] = K(E, 0, 1);
                         continue;
                     }
-                    products(E, tmp, dO + i * a.dv, 1, Vv + j * a.dv, 1, a.dv);
-                    dS[row + j] = addv(E, tmp, a.dv); /* dP for now */
+                    pairs(tmp, tmp + most, dO + i * a.dv, 1, Vv + j * a.dv, 1, a.dv);
+                    dS[row + j] = sp_expr_dot(E, tmp, tmp + most, (uint32_t)a.dv); /* dP for now */
                 }
-                products(E, tmp, P + row, 1, dS + row, 1, je);
-                sp_expr_t t = addv(E, tmp, je);
+                pairs(tmp, tmp + most, P + row, 1, dS + row, 1, je);
+                sp_expr_t t = sp_expr_dot(E, tmp, tmp + most, (uint32_t)je);
                 for (int64_t j = 0; j < a.sk; j++)
                     dS[row + j] = att_kept(&a, i, j) ? mul2(E, P[row + j], sub2(E, dS[row + j], t))
                                                      : K(E, 0, 1);
@@ -2952,9 +2949,9 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
             for (int64_t i = 0; i < a.sq; i++) {
                 int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk, je = att_jend(&a, i);
                 for (int64_t l = 0; l < a.d; l++) {
-                    products(E, tmp, dS + row, 1, Kk + l, a.d, je);
+                    pairs(tmp, tmp + most, dS + row, 1, Kk + l, a.d, je);
                     din[0].v[((b * a.hq + h) * a.sq + i) * a.d + l] =
-                        mul2(E, a.scale, addv(E, tmp, je));
+                        mul2(E, a.scale, sp_expr_dot(E, tmp, tmp + most, (uint32_t)je));
                 }
             }
         }
@@ -2967,22 +2964,23 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                     int64_t t = 0;
                     for (int64_t h = g * a.grp; h < (g + 1) * a.grp; h++) {
                         const sp_expr_t *Q = a.q->v + ((b * a.hq + h) * a.sq + i0) * a.d;
-                        products(E, tmp + t, dS + ((b * a.hq + h) * a.sq + i0) * a.sk + j, a.sk,
-                                 Q + l, a.d, ni);
+                        pairs(tmp + t, tmp + most + t, dS + ((b * a.hq + h) * a.sq + i0) * a.sk + j,
+                              a.sk, Q + l, a.d, ni);
                         t += ni;
                     }
                     din[1].v[((b * a.hkv + g) * a.sk + j) * a.d + l] =
-                        mul2(E, a.scale, addv(E, tmp, t));
+                        mul2(E, a.scale, sp_expr_dot(E, tmp, tmp + most, (uint32_t)t));
                 }
                 for (int64_t e = 0; wv && e < a.dv; e++) {
                     int64_t t = 0;
                     for (int64_t h = g * a.grp; h < (g + 1) * a.grp; h++) {
                         const sp_expr_t *dO = dy->v + ((b * a.hq + h) * a.sq + i0) * a.dv;
-                        products(E, tmp + t, P + ((b * a.hq + h) * a.sq + i0) * a.sk + j, a.sk,
-                                 dO + e, a.dv, ni);
+                        pairs(tmp + t, tmp + most + t, P + ((b * a.hq + h) * a.sq + i0) * a.sk + j,
+                              a.sk, dO + e, a.dv, ni);
                         t += ni;
                     }
-                    din[2].v[((b * a.hkv + g) * a.sk + j) * a.dv + e] = addv(E, tmp, t);
+                    din[2].v[((b * a.hkv + g) * a.sk + j) * a.dv + e] =
+                        sp_expr_dot(E, tmp, tmp + most, (uint32_t)t);
                 }
             }
     flint_free(P);

@@ -10,8 +10,10 @@
 
 #include <cmocka.h>
 
+#include "diff.h"
 #include "engine_fixture.h"
 #include "eval.h"
+#include "smt2.h"
 #include "solver.h"
 
 static sp_expr_t P(fx_t *f, const char *s) { return fx_parse(f, s); }
@@ -168,6 +170,102 @@ static void test_solver_exponent_past_32_bits(void **state)
     assert_int_equal(E->nodes[sp_expr_pow(E, x, INT32_MAX)].op, SP_OP_POW);
     assert_int_equal(E->nodes[sp_expr_pow(E, x, -INT32_MAX)].op, SP_OP_POW);
     sp_ectx_clear(E);
+}
+
+/* A dot product in an execution store (dot_ok) is one SP_OP_DOT node whose value is the sum of
+   its products: canonical under reordering the terms and the factors, written out by
+   sp_expr_import, evaluated, differentiated and exported as that sum.  The engine proves the
+   imported form equal to the sum built term by term. */
+static void test_solver_dot_node(void **state)
+{
+    fx_t *f = *state;
+    sp_ectx_t X;
+    sp_ectx_init(X);
+    X->dot_ok = 1;
+    enum { N = 5 };
+    sp_expr_t a[N], b[N], x[N], y[N], x2[N], y2[N];
+    char nm[16];
+    for (int i = 0; i < N; i++) {
+        snprintf(nm, sizeof nm, "a%d", i);
+        a[i] = sp_expr_sym(X, nm);
+        snprintf(nm, sizeof nm, "b%d", i);
+        b[i] = sp_expr_unary(X, SP_OP_EXP, sp_expr_sym(X, nm)); /* an atom as a factor */
+    }
+    for (int i = 0; i < N; i++) {
+        x[i] = a[i];
+        y[i] = b[i];
+        /* the terms reversed, each one's factors swapped */
+        x2[i] = b[N - 1 - i];
+        y2[i] = a[N - 1 - i];
+    }
+    sp_expr_t d = sp_expr_dot(X, x, y, N), d2 = sp_expr_dot(X, x2, y2, N);
+    assert_int_equal(sp_expr_op(X, d), SP_OP_DOT);
+    assert_int_equal(sp_expr_nargs(X, d), 2 * N);
+    assert_int_equal(d, d2);
+    /* literal zeros drop their terms; one term left is its product, none is 0 */
+    sp_expr_t zero = sp_expr_const_si(X, 0, 1);
+    sp_expr_t px[3] = {a[0], zero, a[2]}, py[3] = {b[0], b[1], zero};
+    sp_expr_t one = sp_expr_dot(X, px, py, 3);
+    assert_int_equal(one, sp_expr_mul(X, a[0], b[0]));
+    sp_expr_t qx[1] = {zero}, qy[1] = {b[0]};
+    assert_int_equal(sp_expr_dot(X, qx, qy, 1), zero);
+    /* exact and ball values: those of the sum written out in the same store */
+    sp_expr_t t[N];
+    for (int i = 0; i < N; i++)
+        t[i] = sp_expr_mul(X, a[i], sp_expr_sym(X, sp_expr_sym_name(X, a[i]))); /* a_i^2 */
+    sp_expr_t sq[N], sa[N], sb[N];
+    for (int i = 0; i < N; i++) {
+        sa[i] = a[i];
+        sb[i] = a[i];
+        sq[i] = t[i];
+    }
+    sp_expr_t dsq = sp_expr_dot(X, sa, sb, N), ssq = sp_expr_nary(X, SP_OP_ADD, sq, N);
+    assert_int_equal(sp_expr_op(X, dsq), SP_OP_DOT);
+    fmpq *vals = _fmpq_vec_init(X->nsyms);
+    for (slong i = 0; i < X->nsyms; i++)
+        fmpq_set_si(vals + i, (slong)(3 * i) - 7, (ulong)(i % 4 + 1));
+    fmpq out[2];
+    fmpq_init(out);
+    fmpq_init(out + 1);
+    sp_expr_t r2[2] = {dsq, ssq};
+    assert_int_equal(sp_eval_exact(X, r2, 2, vals, out), SP_EVAL_OK);
+    assert_true(fmpq_equal(out, out + 1));
+    arb_ptr bo = _arb_vec_init(2);
+    sp_expr_t rd[2] = {d, d};
+    assert_int_equal(sp_eval_ball(X, rd, 1, vals, 128, bo), SP_EVAL_OK);
+    assert_true(arb_is_finite(bo));
+    _arb_vec_clear(bo, 2);
+    fmpq_clear(out);
+    fmpq_clear(out + 1);
+    _fmpq_vec_clear(vals, X->nsyms);
+    /* the SMT-LIB export writes the sum of products */
+    char *q = sp_smt2_query(X, &d, &d2, 1);
+    assert_non_null(q);
+    assert_non_null(strstr(q, "(+ (* "));
+    flint_free(q);
+    /* the derivative in a_2 is b_2 (after import, the engine decides) */
+    sp_expr_t dd = sp_expr_diff(X, d, a[2]);
+    assert_true(dd != SP_EXPR_NONE);
+    /* imported into the engine's store: the sum of the products, equal to the sum built there */
+    sp_expr_t roots[3] = {d, dd, b[2]}, im[3];
+    assert_true(sp_expr_import(f->E, X, roots, 3, im));
+    assert_true(sp_expr_op(f->E, im[0]) != SP_OP_DOT);
+    assert_true(sp_ectx_is_valid(f->E));
+    sp_expr_t fx[N], fy[N], terms[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(nm, sizeof nm, "a%d", i);
+        fx[i] = sp_expr_sym(f->E, nm);
+        snprintf(nm, sizeof nm, "b%d", i);
+        fy[i] = sp_expr_unary(f->E, SP_OP_EXP, sp_expr_sym(f->E, nm));
+        terms[i] = sp_expr_mul(f->E, fx[i], fy[i]);
+    }
+    sp_expr_t sum = sp_expr_nary(f->E, SP_OP_ADD, terms, N);
+    assert_int_equal(im[0], sum);
+    expect_equal(f, im[1], im[2]);
+    /* and one term different is found different */
+    terms[3] = sp_expr_mul(f->E, fx[3], fx[3]);
+    expect_different(f, im[0], sp_expr_nary(f->E, SP_OP_ADD, terms, N));
+    sp_ectx_clear(X);
 }
 
 static void test_solver_row_parallel_matmul(void **state)
@@ -793,6 +891,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_solver_indicator_conditions, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_solver_dot_node, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_row_parallel_matmul, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_softmax_max_shift, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_online_softmax_merge, fx_setup, fx_teardown),
