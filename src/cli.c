@@ -22,47 +22,70 @@
 #include "smt2.h"
 #include "solver.h"
 
+/*
+ * Allocation failure is a resource limit: UNKNOWN (exit 3) naming it, not an internal error.
+ * The CLI routes FLINT's and GMP's allocations through the functions below; a failed one
+ * records its size, and FLINT's abort hook (FLINT aborts on the failed allocation itself) or
+ * GMP's allocator then ends the run with `limit memory` on standard error.  The stores' own
+ * large arrays (sp_big_realloc) stop the store instead (UNKNOWN with a report).  Any other FLINT
+ * abort is an internal error (exit 4).
+ *
+ * Allocation-failure testing (as Lua's test build does): with SP_FAIL_ALLOC=N in the
+ * environment, the N-th allocation through FLINT or GMP fails, exactly as a real failure does.
+ * With SP_COUNT_ALLOC=1 the number of allocations is printed at exit.  All of shardproof
+ * allocates through flint_malloc, so every allocation is counted, except arrays of 4 MB and more
+ * (sp_big_realloc, solver/expr.h: mapped directly; a failed mapping is the store's out-of-memory
+ * path, a resource limit, which tests/cli.sh exercises with ulimit -v).
+ */
+static long long alloc_count, alloc_fail_at;
+static size_t alloc_failed_bytes; /* nonzero once an allocation failed */
+
+FLINT_NORETURN static void out_of_memory(size_t bytes)
+{
+    fprintf(stderr, "shardproof: UNKNOWN: limit memory: an allocation of %zu bytes failed (the "
+                    "machine's memory or the address-space limit, ulimit -v, is exhausted)\n",
+            bytes);
+    exit(SP_EXIT_UNKNOWN);
+}
+
 FLINT_NORETURN static void on_flint_abort(void)
 {
-    fprintf(stderr, "shardproof: internal error: FLINT aborted (out of memory, or a FLINT precondition we failed to check)\n");
+    if (alloc_failed_bytes > 0)
+        out_of_memory(alloc_failed_bytes);
+    fprintf(stderr, "shardproof: internal error: FLINT aborted (a FLINT precondition we failed to check)\n");
     exit(SP_EXIT_INTERNAL);
 }
 
 void sp_cli_install_abort_hook(void) { flint_set_abort(on_flint_abort); }
 
-/*
- * Allocation-failure testing (as Lua's test build does): with SP_FAIL_ALLOC=N in the
- * environment, the N-th allocation through FLINT or GMP fails.  FLINT reports it and calls its
- * abort hook (exit 4); GMP cannot take a NULL, so its allocator exits 4 the same way.  With
- * SP_COUNT_ALLOC=1 the number of allocations is printed at exit.  All of shardproof allocates
- * through flint_malloc, so every allocation is counted, except arrays of 4 MB and more
- * (sp_big_realloc, solver/expr.h: mapped directly; a failed mapping is the store's out-of-memory
- * path, a resource limit, which tests/cli.sh exercises with ulimit -v).
- */
-static long long alloc_count, alloc_fail_at;
-
 static int alloc_fails(void)
 {
+    if (alloc_fail_at == 0)
+        return 0;
     long long k = __atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED);
-    return alloc_fail_at > 0 && k == alloc_fail_at;
+    return k == alloc_fail_at;
 }
 
-static void *t_malloc(size_t n) { return alloc_fails() ? NULL : malloc(n); }
-static void *t_calloc(size_t k, size_t n) { return alloc_fails() ? NULL : calloc(k, n); }
-static void *t_realloc(void *p, size_t n) { return alloc_fails() ? NULL : realloc(p, n); }
-static void t_free(void *p) { free(p); }
-
-static void gmp_oom(void)
+static void *noted(void *p, size_t bytes)
 {
-    fprintf(stderr, "shardproof: internal error: out of memory\n");
-    exit(SP_EXIT_INTERNAL);
+    if (p == NULL && bytes > 0)
+        alloc_failed_bytes = bytes;
+    return p;
 }
+
+static void *t_malloc(size_t n) { return noted(alloc_fails() ? NULL : malloc(n), n ? n : 1); }
+static void *t_calloc(size_t k, size_t n)
+{
+    return noted(alloc_fails() ? NULL : calloc(k, n), k > 0 && n > 0 ? k * n : 1);
+}
+static void *t_realloc(void *p, size_t n) { return noted(alloc_fails() ? NULL : realloc(p, n), n ? n : 1); }
+static void t_free(void *p) { free(p); }
 
 static void *g_malloc(size_t n)
 {
     void *p = alloc_fails() ? NULL : malloc(n);
     if (p == NULL)
-        gmp_oom();
+        out_of_memory(n);
     return p;
 }
 
@@ -71,7 +94,7 @@ static void *g_realloc(void *p, size_t old, size_t n)
     (void)old;
     void *q = alloc_fails() ? NULL : realloc(p, n);
     if (q == NULL)
-        gmp_oom();
+        out_of_memory(n);
     return q;
 }
 
@@ -83,16 +106,16 @@ static void g_free(void *p, size_t n)
 
 static void report_count(void) { fprintf(stderr, "shardproof: %lld allocations\n", alloc_count); }
 
-void sp_cli_install_test_allocator(void)
+void sp_cli_install_allocator(void)
 {
     const char *f = getenv("SP_FAIL_ALLOC"), *c = getenv("SP_COUNT_ALLOC");
-    if ((f == NULL || *f == 0) && (c == NULL || *c == 0))
-        return;
-    alloc_fail_at = f ? strtoll(f, NULL, 10) : 0;
+    alloc_fail_at = f && *f ? strtoll(f, NULL, 10) : 0;
+    if (c && *c) {
+        alloc_fail_at = alloc_fail_at > 0 ? alloc_fail_at : -1; /* count every allocation */
+        atexit(report_count);
+    }
     __flint_set_memory_functions(t_malloc, t_calloc, t_realloc, t_free);
     mp_set_memory_functions(g_malloc, g_realloc, g_free);
-    if (c && *c)
-        atexit(report_count);
 }
 
 char *sp_cli_read_file(const char *path, size_t max_bytes, size_t *len)

@@ -35,11 +35,13 @@ enum {
 /* The option table of check, explain, smt2, merge, equiv, import and torch. */
 extern const sp_opt_t sp_cli_opts[];
 
-/* FLINT aborts (a FLINT precondition we failed to check) become exit 4 with a message. */
+/* FLINT aborts become UNKNOWN `limit memory` (exit 3) after a failed allocation, else exit 4
+   (a FLINT precondition we failed to check), with a message. */
 void sp_cli_install_abort_hook(void);
 
-/* SP_FAIL_ALLOC=N / SP_COUNT_ALLOC=1: fail the N-th allocation / count them (tests). */
-void sp_cli_install_test_allocator(void);
+/* FLINT's and GMP's allocators, which note a failed allocation (a resource limit: exit 3);
+   SP_FAIL_ALLOC=N / SP_COUNT_ALLOC=1: fail the N-th allocation / count them (tests). */
+void sp_cli_install_allocator(void);
 
 /* shardproof equiv FILE: decide the queries of an engine query file. */
 int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv);

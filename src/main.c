@@ -133,7 +133,7 @@ static int help_cmd(const sp_cmd_t *cmd, int argc, char **argv)
 int main(int argc, char **argv)
 {
     sp_cli_install_abort_hook();
-    sp_cli_install_test_allocator();
+    sp_cli_install_allocator();
     if (argc < 2) {
         usage(stderr);
         return SP_EXIT_USAGE;
