@@ -1389,7 +1389,8 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
     if (cone == NULL)
         return 0;
     sp_expr_t *map = flint_malloc((m ? m : 1) * sizeof(sp_expr_t));
-    sp_expr_t small[16];
+    sp_expr_t small[16], *xy = NULL; /* xy: a dot node's factors, x then y */
+    size_t xycap = 0;
     int ok = map != NULL;
     for (size_t i = 0; i < m && ok; i++) {
         sp_expr_t e = cone[i];
@@ -1414,15 +1415,13 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
             case SP_OP_CLAMP: r = sp_expr_clamp(dst, a[0], a[1], a[2]); break;
             case SP_OP_DOT: { /* written out as the sum of the products, unless dst keeps dots */
                 uint32_t h = nd->nargs / 2;
-                sp_expr_t *xy = flint_malloc(2 * (size_t)(h ? h : 1) * sizeof(sp_expr_t));
-                if (xy == NULL)
+                if (!grow((void **)&xy, sizeof(sp_expr_t), nd->nargs, &xycap))
                     break; /* r stays NONE: the import fails */
                 for (uint32_t k = 0; k < h; k++) {
                     xy[k] = a[2 * k];
                     xy[h + k] = a[2 * k + 1];
                 }
                 r = sp_expr_dot(dst, xy, xy + h, h);
-                flint_free(xy);
                 break;
             }
             default:
@@ -1439,6 +1438,7 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
     }
     for (size_t i = 0; i < n && ok; i++)
         out[i] = roots[i] == SP_EXPR_NONE ? SP_EXPR_NONE : map[sp_bsearch_u32(cone, m, roots[i])];
+    flint_free(xy);
     flint_free(map);
     flint_free(cone);
     return ok;

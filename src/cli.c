@@ -73,13 +73,13 @@ static void *noted(void *p, size_t bytes)
     return p;
 }
 
-static void *t_malloc(size_t n) { return noted(alloc_fails() ? NULL : malloc(n), n ? n : 1); }
-static void *t_calloc(size_t k, size_t n)
+static void *a_malloc(size_t n) { return noted(alloc_fails() ? NULL : malloc(n), n ? n : 1); }
+static void *a_calloc(size_t k, size_t n)
 {
     return noted(alloc_fails() ? NULL : calloc(k, n), k > 0 && n > 0 ? k * n : 1);
 }
-static void *t_realloc(void *p, size_t n) { return noted(alloc_fails() ? NULL : realloc(p, n), n ? n : 1); }
-static void t_free(void *p) { free(p); }
+static void *a_realloc(void *p, size_t n) { return noted(alloc_fails() ? NULL : realloc(p, n), n ? n : 1); }
+static void a_free(void *p) { free(p); }
 
 static void *g_malloc(size_t n)
 {
@@ -114,7 +114,7 @@ void sp_cli_install_allocator(void)
         alloc_fail_at = alloc_fail_at > 0 ? alloc_fail_at : -1; /* count every allocation */
         atexit(report_count);
     }
-    __flint_set_memory_functions(t_malloc, t_calloc, t_realloc, t_free);
+    __flint_set_memory_functions(a_malloc, a_calloc, a_realloc, a_free);
     mp_set_memory_functions(g_malloc, g_realloc, g_free);
 }
 

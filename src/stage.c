@@ -157,18 +157,20 @@ typedef struct {
 } key_scratch_t;
 
 /* sp_stages_group's build_pairs adds nodes to the store (pending reductions) between keys: the
-   marks follow its growth.  Workers only look nodes up (solve_stage checks it in debug builds). */
-static void scratch_fit(key_scratch_t *W, const sp_ectx_struct *E)
+   marks follow its growth.  Workers only look nodes up (solve_stage checks it in debug builds).
+   0 when the mark array cannot grow (out of memory): then no key is built. */
+static int scratch_fit(key_scratch_t *W, const sp_ectx_struct *E)
 {
     size_t need = (size_t)E->len + 1;
     if (need <= W->nmark)
-        return;
+        return 1;
     size_t n = need > 2 * W->nmark ? need : 2 * W->nmark;
     uint32_t *m = sp_big_realloc(W->mark, W->nmark * sizeof(uint32_t), n * sizeof(uint32_t), 1);
     if (m == NULL)
-        flint_abort(); /* as flint_realloc does */
+        return 0;
     W->mark = m;
     W->nmark = n;
+    return 1;
 }
 
 static void scratch_clear(key_scratch_t *W)
@@ -201,14 +203,18 @@ static uint32_t *tok_reserve(key_scratch_t *W, size_t more)
 }
 
 /*
- * Serialize the pairs into W->tok and return the hash.  The cone is written in depth-first
+ * Serialize the pairs into W->tok and set *hash.  The cone is written in depth-first
  * post-order from the roots, arguments in their stored order: a structural order, the same for
  * two cones that are equal up to a renaming of symbols (ordering by node id would not be: ids
- * depend on what other ranks built first).
+ * depend on what other ranks built first).  Returns 0, with no key, when the mark array cannot
+ * grow: the caller then memoizes nothing (memoization is only a saving).
  */
-static uint64_t key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W)
+static int key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W, uint64_t *hash)
 {
-    scratch_fit(W, E);
+    *hash = 0;
+    W->ntok = 0;
+    if (!scratch_fit(W, E))
+        return 0;
     uint32_t *mark = W->mark;
     const uint32_t busy = UINT32_MAX;
     uint32_t nsym = 0, m = 0;
@@ -274,7 +280,8 @@ static uint64_t key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch
             h[l] = mixk(h[l] ^ ((uint64_t)W->tok[i + 2 * l] | (uint64_t)W->tok[i + 2 * l + 1] << 32));
     for (; i < W->ntok; i++)
         h[0] = mixk(h[0] ^ W->tok[i]);
-    return mixk(h[0] ^ mixk(h[1] ^ mixk(h[2] ^ mixk(h[3] ^ W->ntok))));
+    *hash = mixk(h[0] ^ mixk(h[1] ^ mixk(h[2] ^ mixk(h[3] ^ W->ntok))));
+    return 1;
 }
 
 /* Is the key just built in W equal to K? */
@@ -374,10 +381,11 @@ static void skip_symmetric_ranks(const sp_ectx_struct *E, const pairs_t *P, key_
         if (!same) {
             first[j] = g;
             pairs_t sub = {P->plan + a, P->model + a, P->rank + a, P->index + a, len};
-            uint64_t h = key_build(E, &sub, W);
-            for (int k = nrk - 1; k >= 0 && !same; k--)
+            uint64_t h;
+            int keyed = key_build(E, &sub, W, &h);
+            for (int k = nrk - 1; k >= 0 && keyed && !same; k--)
                 same = key_is(W, h, &rk[k]);
-            if (!same) {
+            if (keyed && !same) {
                 if (nrk == ark) {
                     ark = ark ? 2 * ark : 16;
                     rk = flint_realloc(rk, (size_t)ark * sizeof(stage_key_t));
@@ -641,9 +649,12 @@ static void group_one(sp_check_t *C, grouping_t *G, int i)
         pairs_free(&P);
         return;
     }
-    uint64_t h = key_build(C->E, &P, &G->W);
+    uint64_t h;
+    int keyed = key_build(C->E, &P, &G->W, &h);
     pairs_free(&P);
     s->key = h;
+    if (!keyed)
+        return; /* its own representative, and nobody's */
     for (int j = 0; j < i; j++)
         if (G->rep[j] == j && G->keys[j].tok && key_is(&G->W, h, &G->keys[j])) {
             G->rep[i] = j;

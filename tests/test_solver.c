@@ -209,31 +209,31 @@ static void test_solver_dot_node(void **state)
     assert_int_equal(one, sp_expr_mul(X, a[0], b[0]));
     sp_expr_t qx[1] = {zero}, qy[1] = {b[0]};
     assert_int_equal(sp_expr_dot(X, qx, qy, 1), zero);
-    /* exact and ball values: those of the sum written out in the same store */
-    sp_expr_t t[N];
-    for (int i = 0; i < N; i++)
-        t[i] = sp_expr_mul(X, a[i], sp_expr_sym(X, sp_expr_sym_name(X, a[i]))); /* a_i^2 */
-    sp_expr_t sq[N], sa[N], sb[N];
+    /* exact and ball values: those of the sum written out in the same store (a_i * a_i exactly;
+       a_i * exp(b_i) in balls) */
+    sp_expr_t sa[N], sb[N], sq[N], st[N];
     for (int i = 0; i < N; i++) {
-        sa[i] = a[i];
-        sb[i] = a[i];
-        sq[i] = t[i];
+        sa[i] = sb[i] = a[i];
+        sq[i] = sp_expr_mul(X, a[i], a[i]);
+        st[i] = sp_expr_mul(X, a[i], b[i]);
     }
-    sp_expr_t dsq = sp_expr_dot(X, sa, sb, N), ssq = sp_expr_nary(X, SP_OP_ADD, sq, N);
+    sp_expr_t dsq = sp_expr_dot(X, sa, sb, N);
     assert_int_equal(sp_expr_op(X, dsq), SP_OP_DOT);
+    sp_expr_t r2[2] = {dsq, sp_expr_nary(X, SP_OP_ADD, sq, N)};
+    sp_expr_t rb[2] = {d, sp_expr_nary(X, SP_OP_ADD, st, N)};
     fmpq *vals = _fmpq_vec_init(X->nsyms);
     for (slong i = 0; i < X->nsyms; i++)
         fmpq_set_si(vals + i, (slong)(3 * i) - 7, (ulong)(i % 4 + 1));
     fmpq out[2];
     fmpq_init(out);
     fmpq_init(out + 1);
-    sp_expr_t r2[2] = {dsq, ssq};
     assert_int_equal(sp_eval_exact(X, r2, 2, vals, out), SP_EVAL_OK);
     assert_true(fmpq_equal(out, out + 1));
+    assert_false(fmpq_is_zero(out));
     arb_ptr bo = _arb_vec_init(2);
-    sp_expr_t rd[2] = {d, d};
-    assert_int_equal(sp_eval_ball(X, rd, 1, vals, 128, bo), SP_EVAL_OK);
-    assert_true(arb_is_finite(bo));
+    assert_int_equal(sp_eval_ball(X, rb, 2, vals, 128, bo), SP_EVAL_OK);
+    assert_true(arb_is_finite(bo) && arb_overlaps(bo, bo + 1));
+    assert_true(arb_rel_accuracy_bits(bo) > 100);
     _arb_vec_clear(bo, 2);
     fmpq_clear(out);
     fmpq_clear(out + 1);
