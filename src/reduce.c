@@ -1026,8 +1026,9 @@ static int apart_from_products(const sp_check_t *C, const svals_t *V, const svv_
  * the integer literals, the constants that multiply or divide a value, each to any power) at the
  * reduced sizes must differ by the same product at the real sizes: else a plan that divides by
  * one where the model divides by the other passes (F = 24 = B * NKV with B = 4, NKV = 6 let a
- * count over [B, NKV] stand for a mean over F = 14336).  Checked for products of up to two sizes
- * against each other and of three against up to two.  Each size's reduced prime-exponent
+ * count over [B, NKV] stand for a mean over F = 14336).  A table of products of up to two sizes
+ * against each other and of three against up to two names the colliding products; the kernel
+ * test all_degrees_kept() decides every degree.  Each size's reduced prime-exponent
  * vector is taken modulo the lattice of the factors' integer products (key); its distortion is
  * real / reduced; two products with the same key must have the same distortion.
  */
@@ -1127,6 +1128,90 @@ static void mono_text(char *buf, size_t len, const rsz_t *sz, const mono_t *m, i
     }
     if (at == 0)
         snprintf(buf, len, "1");
+}
+
+/*
+ * Relations of every degree (docs/soundness.md, "Shape reduction"): the integer vectors (e, g)
+ * with prod red_i^e_i * prod factor_j^g_j = 1 form the integer kernel of the prime-exponent
+ * matrix [sizes | factors]; the distortion e -> prod (real_i / red_i)^e_i is a homomorphism into
+ * the positive rationals, so it is 1 on the whole kernel iff it is 1 on a basis of the kernel
+ * over Q (a multiple of every integer kernel vector is an integer combination of the basis, and
+ * a positive rational whose power is 1 is 1).  So this decides, for products of sizes of any
+ * degree, what the table of products of at most three sizes decides for degree 5 and less.
+ */
+static int all_degrees_kept(const rsz_t *sz, int k, const fmpz *res, slong np,
+                            int64_t (*fc)[2], int nf, ulong *pr, const fmpq *dist, uint8_t *grow,
+                            const sp_check_t *C, const svals_t *V, char *why, size_t whylen)
+{
+    if (np == 0)
+        return 1;
+    fmpz_mat_t M, X;
+    fmpz_mat_init(M, np, k + nf);
+    for (int i = 0; i < k; i++)
+        for (slong p = 0; p < np; p++)
+            fmpz_set(fmpz_mat_entry(M, p, i), res + (slong)i * np + p);
+    fmpz *col = _fmpz_vec_init(np);
+    for (int j = 0; j < nf; j++) {
+        _fmpz_vec_zero(col, np);
+        slong np2 = np;
+        add_exps(col, pr, &np2, fc[j][0], 1);
+        add_exps(col, pr, &np2, fc[j][1], -1);
+        for (slong p = 0; p < np; p++)
+            fmpz_set(fmpz_mat_entry(M, p, k + j), col + p);
+    }
+    _fmpz_vec_clear(col, np);
+    fmpz_mat_init(X, k + nf, k + nf);
+    slong nul = fmpz_mat_nullspace(X, M);
+    int ok = 1;
+    fmpq_t d, t;
+    fmpq_init(d);
+    fmpq_init(t);
+    for (slong c = 0; c < nul && ok; c++) {
+        fmpq_one(d);
+        for (int i = 0; i < k; i++) {
+            const fmpz *e = fmpz_mat_entry(X, i, c);
+            if (fmpz_is_zero(e))
+                continue;
+            if (!fmpz_fits_si(e) || fmpz_cmp_si(e, 4096) > 0 || fmpz_cmp_si(e, -4096) < 0) { /* no proof: refuse */
+                fmpq_zero(d);
+                break;
+            }
+            fmpq_pow_si(t, dist + i, fmpz_get_si(e));
+            fmpq_mul(d, d, t);
+        }
+        if (fmpq_is_one(d))
+            continue;
+        ok = 0;
+        /* grow the size of the relation with the largest real value, as relations_kept() */
+        int g = -1;
+        size_t at = 0;
+        char rel[160];
+        rel[0] = 0;
+        for (int i = 0; i < k; i++) {
+            const fmpz *e = fmpz_mat_entry(X, i, c);
+            if (fmpz_is_zero(e))
+                continue;
+            if (g < 0 || sz[i].real > sz[g].real)
+                g = i;
+            if (at < sizeof rel) {
+                int w = snprintf(rel + at, sizeof rel - at, "%s%lld->%lld^%ld", at ? ", " : "",
+                                 (long long)sz[i].real, (long long)sz[i].red,
+                                 fmpz_get_si(e));
+                at += w > 0 ? (size_t)w : 0;
+            }
+        }
+        const sp_ast_expr_t *e = V->v[sz[g].idx].e;
+        deps(C, e, grow, 0);
+        snprintf(why, whylen, "a size of %lld at the real sizes (line %u) reduces to %lld, where "
+                 "a product of sizes (real->reduced^exponent: %s) is a product of mesh sizes, "
+                 "literals and constants at the reduced sizes but not at the real ones",
+                 (long long)sz[g].real, e->loc.line, (long long)sz[g].red, rel);
+    }
+    fmpq_clear(d);
+    fmpq_clear(t);
+    fmpz_mat_clear(X);
+    fmpz_mat_clear(M);
+    return ok;
 }
 
 static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w, int n,
@@ -1242,6 +1327,9 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
                     bad2 = y;
                 }
             }
+    if (bad1 == NULL && !all_degrees_kept(sz, k, res, np, fc, nf, pr, dist, grow, C, V, why,
+                                          whylen))
+        ok = 0;
     if (bad1) {
         /* grow the size of the relation with the largest real value (the last one chosen) */
         int g = -1;
@@ -1665,6 +1753,103 @@ static void unpin_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, co
     flint_free(tried);
     flint_free(g);
     flint_free(p);
+}
+
+/*
+ * The work a reduction costs, estimated as the elements of the model's inputs and parameters at
+ * the reduced sizes (saturating at 2^62); -1 when a shape does not evaluate.  An estimate only:
+ * it chooses among admissible reductions, every one of which is a proof (no verdict depends
+ * on it).
+ */
+static int64_t reduced_cost(const sp_check_t *C)
+{
+    const int64_t top = (int64_t)1 << 62;
+    int64_t total = 0;
+    const sp_ast_block_t *b = C->model ? &C->model->body : NULL;
+    for (size_t i = 0; b && i < b->n; i++) {
+        const sp_ast_stmt_t *st = b->stmts[i];
+        if ((st->kind != SP_STMT_INPUT && st->kind != SP_STMT_PARAM) || st->layout == NULL)
+            continue;
+        int64_t n = 1, v;
+        for (size_t k = 0; k < st->layout->ndims; k++) {
+            if (ival(C, NULL, st->layout->dims[k].size, 1, &v) <= 0 || v < 0)
+                return -1;
+            n = v != 0 && n > top / v ? top : n * v;
+        }
+        total = total > top - n ? top : total + n;
+    }
+    return total;
+}
+
+/*
+ * Cheaper admissible sizes (after the search): a small dim kept at its real size can free the
+ * primes that the sizes of the others would need (on the Llama-3 plans NKV = 8, NH = 32 kept real
+ * leave 3 to HD, where NKV = 6, G = 3 pushed HD to 14 and H, S, F and V after it).  Each base dim,
+ * smallest real size first, is tried pinned together with the pins accepted so far; the whole
+ * search runs again (assign_incremental(), then unpin_pass() with the pins kept) and its sizes
+ * are kept when the whole program is admissible with them and reduced_cost() is smaller.
+ */
+static void cheaper_pins(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, const svals_t *V,
+                         const uint8_t *pin0, const uint8_t *keep0)
+{
+    int nd = C->ndims;
+    if (nd > 256 || nd == 0)
+        return;
+    int64_t best = reduced_cost(C);
+    if (best < 0)
+        return;
+    int64_t *save = flint_malloc((size_t)nd * sizeof(int64_t)),
+            *lo = flint_malloc((size_t)nd * sizeof(int64_t));
+    uint8_t *acc = flint_calloc((size_t)nd, 1), *pin = flint_malloc((size_t)nd),
+            *keep = flint_malloc((size_t)nd), *g = flint_calloc((size_t)nd, 1),
+            *p = flint_calloc((size_t)nd, 1), *tried = flint_calloc((size_t)nd, 1), all[256];
+    memset(all, 1, sizeof all);
+    char why[256];
+    for (;;) {
+        int d = -1;
+        for (int i = 0; i < nd; i++) {
+            const sp_dimdef_t *D = &C->dims[i];
+            if (!tried[i] && !keep0[i] && !pin0[i] && !D->derived && !D->cut && D->red < D->real &&
+                (d < 0 || D->real < C->dims[d].real))
+                d = i;
+        }
+        if (d < 0)
+            break;
+        tried[d] = 1;
+        for (int i = 0; i < nd; i++)
+            save[i] = C->dims[i].red;
+        for (int i = 0; i < nd; i++) {
+            pin[i] = pin0[i] || acc[i] || i == d;
+            keep[i] = keep0[i] || acc[i] || i == d;
+            lo[i] = 0;
+        }
+        assign_incremental(C, mesh, K, V, pin, lo);
+        derive(C, all);
+        int ok = 1;
+        for (int i = 0; i < nd && ok; i++)
+            ok = !C->dims[i].derived || C->dims[i].red >= 1;
+        if (ok)
+            unpin_pass(C, mesh, K, V, keep);
+        for (int i = 0; i < nd && ok; i++)
+            ok = !C->dims[i].derived || C->dims[i].red >= 1;
+        int64_t c = ok && admissible(C, mesh, V, NULL, g, p, why, sizeof why) ? reduced_cost(C)
+                                                                              : -1;
+        if (c >= 0 && c < best) {
+            best = c;
+            acc[d] = 1;
+        } else {
+            for (int i = 0; i < nd; i++)
+                C->dims[i].red = save[i];
+        }
+    }
+    flint_free(save);
+    flint_free(lo);
+    flint_free(acc);
+    flint_free(pin);
+    flint_free(keep);
+    flint_free(g);
+    flint_free(p);
+    flint_free(tried);
 }
 
 /* ---- the mesh cutoff (docs/soundness.md, "Mesh cutoff") ---- */
@@ -2560,6 +2745,12 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         for (int i = 0; i < C->ndims; i++)
             keep[i] |= C->dims[i].overridden;
         unpin_pass(C, &mesh, &K, &V, keep);
+        uint8_t *pin0 = flint_calloc((size_t)nd, 1);
+        pin_mesh_dims(C, pin0);
+        for (int i = 0; i < C->ndims; i++)
+            pin0[i] |= K.keep[i];
+        cheaper_pins(C, &mesh, &K, &V, pin0, keep);
+        flint_free(pin0);
         flint_free(keep);
     }
     /* report a derived dim that fails at the reduced sizes with its location */

@@ -43,7 +43,7 @@ run 0 docs/examples/mlp.sp "^shardproof [0-9.]+: EQUIVALENT$" "^stages: 9, prove
 (cd tests/plans/bugs && LD_LIBRARY_PATH=$inst/lib "$tmp/embed" mlp_row_allreduce_dropped.sp >"$tmp/bug" 2>&1)
 [ $? = 1 ] || bad "embed on a bug plan: not exit 1"
 for p in "^failed stage 3: plan 'y' \(line 30\) ~ model 'y' \(line 14\)" "^rank 0: dp=0 tp=0$" \
-    "^element: 0 0$" "^input y\.part0@3\[0,0\] = 1$" "^there: plan = 1, model = -1 \(exact\)$"; do
+    "^element: 0 0$" "^input y\.part0@3\[0,0\] = -2$" "^there: plan = -2, model = 0 \(exact\)$"; do
     grep -qE -- "$p" "$tmp/bug" || bad "embed on a bug plan: no '$p' in: $(cat "$tmp/bug")"
 done
 runs=$((runs + 1))

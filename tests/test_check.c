@@ -48,7 +48,7 @@ static void test_check_mlp_equivalent(void **state)
     char *r = report("docs/examples/mlp.sp", 1, SHARDPROOF_FORMAT_TEXT, &v);
     assert_int_equal(v, SHARDPROOF_EQUIVALENT);
     assert_non_null(strstr(r, "\nEQUIVALENT\n"));
-    assert_non_null(strstr(r, "reduced dims: B=6 H=5 F=10"));
+    assert_non_null(strstr(r, "reduced dims: B=8 H=3 F=6"));
     free(r);
 }
 
@@ -395,9 +395,9 @@ static void test_check_result_as_data(void **state)
     assert_int_equal(s->element[1], 0);
     assert_int_equal(s->nassign, 2);
     assert_string_equal(s->assign[0].name, "y.part0@3[0,0]");
-    assert_string_equal(s->assign[0].value, "1");
-    assert_string_equal(s->plan_at, "1");
-    assert_string_equal(s->model_at, "-1");
+    assert_string_equal(s->assign[0].value, "-2");
+    assert_string_equal(s->plan_at, "-2");
+    assert_string_equal(s->model_at, "0");
     assert_true(s->exact);
     assert_null(s->reason);
     assert_int_equal(shardproof_result_stage(r, 0)->status, SHARDPROOF_STAGE_PROVED);

@@ -1,4 +1,4 @@
-# expect: shape_allgather_instead_of_allreduce.sp:36:9: error: matmul: inner dimensions differ: [3, 10] and [5, 5]
+# expect: shape_allgather_instead_of_allreduce.sp:36:9: error: matmul: inner dimensions differ: [4, 6] and [3, 3]
 # the row-parallel all_reduce replaced by an all_gather: the shapes no longer fit
 # mlp.sp: a two-layer MLP trained with SGD, and its Megatron-style plan on DP=2 x TP=2:
 # the first linear is column-parallel, the second row-parallel, gradients all-reduced over dp.
