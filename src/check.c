@@ -791,6 +791,14 @@ void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const c
     C->verdict = SHARDPROOF_BAD_INPUT;
 }
 
+void sp_check_limit(sp_check_t *C, const char *file, const char *note)
+{
+    if (C->path == NULL)
+        C->path = file;
+    snprintf(C->limit_note, sizeof C->limit_note, "%s", note);
+    C->verdict = SHARDPROOF_UNKNOWN;
+}
+
 void shardproof_print_diagnostics(const shardproof_t *C, FILE *out) { sp_diags_print(out, C->d); }
 
 size_t shardproof_error_count(const shardproof_t *C) { return sp_diags_error_count(C->d); }

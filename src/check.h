@@ -245,6 +245,8 @@ size_t sp_memory_bytes(void);
 /* check.c: a usage or I/O error of the caller (the CLI) about file: a diagnostic without a
    position, and the verdict BAD_INPUT.  file is borrowed: it must outlive the reports. */
 void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const char *msg);
+/* The run stopped at a resource limit before a report: UNKNOWN with note as the reason. */
+void sp_check_limit(sp_check_t *C, const char *file, const char *note);
 
 /* crosscheck.c: the verdict v against the reference executor; returns the final verdict */
 int sp_crosscheck(sp_check_t *C, int v);

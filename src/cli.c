@@ -24,9 +24,9 @@
 
 /*
  * Allocation failure is a resource limit: UNKNOWN (exit 3) naming it, not an internal error.
- * The CLI routes FLINT's and GMP's allocations through the functions below; a failed one
- * records its size, and FLINT's abort hook (FLINT aborts on the failed allocation itself) or
- * GMP's allocator then ends the run with `limit memory` on standard error.  The stores' own
+ * The CLI routes FLINT's and GMP's allocations through the functions below; a failed one ends
+ * the run with `limit memory` on standard error and, during a check, the report of its format
+ * on standard output (UNKNOWN, the limit as the reason).  The stores' own
  * large arrays (sp_big_realloc) stop the store instead (UNKNOWN with a report).  Any other FLINT
  * abort is an internal error (exit 4).
  *
@@ -40,11 +40,43 @@
 static long long alloc_count, alloc_fail_at;
 static size_t alloc_failed_bytes; /* nonzero once an allocation failed */
 
+/* The report a check writes when an allocation fails: its format, file and options
+   (sp_cli_oom_document); busy once the failure is being reported (a second failure while
+   writing it ends the run with the message on standard error only). */
+static struct {
+    const shardproof_options_t *opt;
+    shardproof_format_t fmt;
+    const char *file;
+    int busy;
+} oom_doc;
+
+void sp_cli_oom_document(const shardproof_options_t *opt, shardproof_format_t fmt,
+                         const char *file)
+{
+    oom_doc.opt = opt;
+    oom_doc.fmt = fmt;
+    oom_doc.file = file;
+}
+
 FLINT_NORETURN static void out_of_memory(size_t bytes)
 {
-    fprintf(stderr, "shardproof: UNKNOWN: limit memory: an allocation of %zu bytes failed (the "
-                    "machine's memory or the address-space limit, ulimit -v, is exhausted)\n",
-            bytes);
+    if (__atomic_exchange_n(&oom_doc.busy, 1, __ATOMIC_ACQ_REL))
+        exit(SP_EXIT_UNKNOWN);
+    char msg[256];
+    snprintf(msg, sizeof msg, "limit memory: an allocation of %zu bytes failed (the machine's "
+             "memory or the address-space limit, ulimit -v, is exhausted)", bytes);
+    fprintf(stderr, "shardproof: UNKNOWN: %s\n", msg);
+    /* standard output still gets the report its format promises (a document for every
+       outcome), built in a fresh context: the failed allocation was most likely a large one */
+    if (oom_doc.file && oom_doc.fmt == SHARDPROOF_FORMAT_TEXT) {
+        printf("shardproof %s: %s\n\nUNKNOWN\nreason: %s\n", SP_VERSION, oom_doc.file, msg);
+    } else if (oom_doc.file) {
+        shardproof_t *c = shardproof_new(oom_doc.opt);
+        if (c != NULL) {
+            sp_check_limit(c, oom_doc.file, msg);
+            shardproof_report(c, stdout, oom_doc.fmt);
+        }
+    }
     exit(SP_EXIT_UNKNOWN);
 }
 
@@ -66,10 +98,14 @@ static int alloc_fails(void)
     return k == alloc_fail_at;
 }
 
+/* A failed allocation ends the run here: FLINT would abort on it anyway, after printing its own
+   message on standard output, where the report goes. */
 static void *noted(void *p, size_t bytes)
 {
-    if (p == NULL && bytes > 0)
+    if (p == NULL && bytes > 0) {
         alloc_failed_bytes = bytes;
+        out_of_memory(bytes);
+    }
     return p;
 }
 
@@ -855,6 +891,8 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
     interpret(cmd, &A, &ca);
     const char *shown = ca.path != NULL ? (!strcmp(ca.path, "-") ? "<stdin>" : ca.path)
                         : ca.torch ? ca.torch : ca.nnscaler[1];
+    if (shown && !explain && !M && !ca.smt2_dir && ca.opt.shard_count <= 1)
+        sp_cli_oom_document(&ca.opt, ca.fmt, shown);
     if (sp_args_report(cmd, &A, stderr)) {
         if (shown)
             failure_report(&ca, shown, &A, NULL, 0, 0);
@@ -881,6 +919,8 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
             goto out;
         }
         ca.path = shown = imported;
+        if (!explain && !M && !ca.smt2_dir && ca.opt.shard_count <= 1)
+            sp_cli_oom_document(&ca.opt, ca.fmt, shown);
     }
     ca.opt.dims = ca.dims;
     ca.opt.ndims = ca.ndims;
@@ -924,6 +964,8 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
         }
     }
     int bad = v == SHARDPROOF_BAD_INPUT || v == SHARDPROOF_INTERNAL;
+    /* from here on the run's own report is written (a failure now leaves it on standard error) */
+    sp_cli_oom_document(NULL, ca.fmt, NULL);
     if (ca.opt.shard_count > 1 && !bad) {
         shardproof_write_partial(c, stdout, text, len, ca.kept, ca.nkept);
         fprintf(stderr, "shardproof: shard %d/%d of %s: %s\n", ca.opt.shard_index,
@@ -975,6 +1017,7 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
         }
     }
 out:
+    sp_cli_oom_document(NULL, ca.fmt, NULL);
     shardproof_free(c);
     flint_free(text);
     check_args_clear(&ca);

@@ -42,6 +42,10 @@ void sp_cli_install_abort_hook(void);
 /* FLINT's and GMP's allocators, which note a failed allocation (a resource limit: exit 3);
    SP_FAIL_ALLOC=N / SP_COUNT_ALLOC=1: fail the N-th allocation / count them (tests). */
 void sp_cli_install_allocator(void);
+/* The report to write on standard output if an allocation fails during a check: format, file
+   and options (a document for every outcome: UNKNOWN `limit memory`). */
+void sp_cli_oom_document(const shardproof_options_t *opt, shardproof_format_t fmt,
+                         const char *file);
 
 /* shardproof equiv FILE: decide the queries of an engine query file. */
 int sp_cli_equiv(const sp_cmd_t *cmd, int argc, char **argv);
