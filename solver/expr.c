@@ -125,12 +125,23 @@ void sp_big_free(void *p, size_t bytes)
     flint_free(p);
 }
 
+/* Failure testing of the mapped arrays (sp_big_set_fail): the fail_at-th mapping or remapping
+   fails as a real one does; every one is counted. */
+static long long big_count, big_fail_at;
+
+void sp_big_set_fail(long long n) { big_fail_at = n; }
+
+long long sp_big_count(void) { return __atomic_load_n(&big_count, __ATOMIC_RELAXED); }
+
 /* p (of old bytes, 0 if NULL) resized to n bytes (n > old), the new part zeroed when zero */
 void *sp_big_realloc(void *p, size_t old, size_t n, int zero)
 {
 #if BIG_MAP
     if (big_mapped(n)) {
         void *q;
+        long long k = __atomic_add_fetch(&big_count, 1, __ATOMIC_RELAXED);
+        if (big_fail_at != 0 && k == big_fail_at)
+            return NULL;
         if (p != NULL && big_mapped(old)) {
             q = mremap(p, old, n, MREMAP_MAYMOVE); /* the new pages are zero */
         } else {

@@ -166,6 +166,10 @@ sp_expr_t sp_expr_dot(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n);
 #define SP_MEM_HUGE_MIN ((size_t)4 << 20)
 void *sp_big_realloc(void *p, size_t old, size_t n, int zero);
 void sp_big_free(void *p, size_t bytes);
+/* Testing: the n-th mapping of sp_big_realloc fails (0: none); sp_big_count, how many were
+   asked for so far (the CLI's SP_FAIL_BIG and SP_COUNT_ALLOC). */
+void sp_big_set_fail(long long n);
+long long sp_big_count(void);
 
 static inline sp_expr_t sp_expr_add(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
 {

@@ -35,7 +35,8 @@
  * With SP_COUNT_ALLOC=1 the number of allocations is printed at exit.  All of shardproof
  * allocates through flint_malloc, so every allocation is counted, except arrays of 4 MB and more
  * (sp_big_realloc, solver/expr.h: mapped directly; a failed mapping is the store's out-of-memory
- * path, a resource limit, which tests/cli.sh exercises with ulimit -v).
+ * path, a resource limit): SP_FAIL_BIG=N fails the N-th of those mappings, and SP_COUNT_ALLOC
+ * prints their number too (tests/alloc_sweep.sh sweeps both).
  */
 static long long alloc_count, alloc_fail_at;
 static size_t alloc_failed_bytes; /* nonzero once an allocation failed */
@@ -140,11 +141,17 @@ static void g_free(void *p, size_t n)
     free(p);
 }
 
-static void report_count(void) { fprintf(stderr, "shardproof: %lld allocations\n", alloc_count); }
+static void report_count(void)
+{
+    fprintf(stderr, "shardproof: %lld allocations, %lld mapped\n", alloc_count, sp_big_count());
+}
 
 void sp_cli_install_allocator(void)
 {
-    const char *f = getenv("SP_FAIL_ALLOC"), *c = getenv("SP_COUNT_ALLOC");
+    const char *f = getenv("SP_FAIL_ALLOC"), *c = getenv("SP_COUNT_ALLOC"),
+               *b = getenv("SP_FAIL_BIG");
+    if (b && *b)
+        sp_big_set_fail(strtoll(b, NULL, 10));
     alloc_fail_at = f && *f ? strtoll(f, NULL, 10) : 0;
     if (c && *c) {
         alloc_fail_at = alloc_fail_at > 0 ? alloc_fail_at : -1; /* count every allocation */
