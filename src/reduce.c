@@ -1170,7 +1170,7 @@ static int all_degrees_kept(const rsz_t *sz, int k, const fmpz *res, slong np,
         fmpq_one(d);
         for (int i = 0; i < k; i++) {
             const fmpz *e = fmpz_mat_entry(X, i, c);
-            if (fmpz_is_zero(e))
+            if (fmpz_is_zero(e) || fmpq_is_one(dist + i)) /* an unchanged size: 1 to any power */
                 continue;
             if (!fmpz_fits_si(e) || fmpz_cmp_si(e, 4096) > 0 || fmpz_cmp_si(e, -4096) < 0) { /* no proof: refuse */
                 fmpq_zero(d);
