@@ -1172,8 +1172,8 @@ static int all_degrees_kept(const rsz_t *sz, int k, const fmpz *res, slong np,
             const fmpz *e = fmpz_mat_entry(X, i, c);
             if (fmpz_is_zero(e) || fmpq_is_one(dist + i)) /* an unchanged size: 1 to any power */
                 continue;
-            if (!fmpz_fits_si(e) || fmpz_cmp_si(e, 4096) > 0 || fmpz_cmp_si(e, -4096) < 0) { /* no proof: refuse */
-                fmpq_zero(d);
+            if (!fmpz_fits_si(e) || fmpz_cmp_si(e, 4096) > 0 || fmpz_cmp_si(e, -4096) < 0) {
+                fmpq_zero(d); /* no proof attempted: refused */
                 break;
             }
             fmpq_pow_si(t, dist + i, fmpz_get_si(e));
@@ -1191,8 +1191,8 @@ static int all_degrees_kept(const rsz_t *sz, int k, const fmpz *res, slong np,
             const fmpz *e = fmpz_mat_entry(X, i, c);
             if (fmpz_is_zero(e))
                 continue;
-            if (g < 0 || sz[i].real > sz[g].real)
-                g = i;
+            if (!fmpq_is_one(dist + i) && (g < 0 || sz[i].real > sz[g].real))
+                g = i; /* a size that changes: growing a real one changes nothing */
             if (at < sizeof rel) {
                 int w = snprintf(rel + at, sizeof rel - at, "%s%lld->%lld^%ld", at ? ", " : "",
                                  (long long)sz[i].real, (long long)sz[i].red,
