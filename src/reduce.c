@@ -1706,6 +1706,15 @@ static void pin_mesh_dims(const sp_check_t *C, uint8_t *pin)
     }
 }
 
+/* Every derived dim is a whole size at the reduced sizes (derive() sets -1 where not). */
+static int derived_whole(const sp_check_t *C)
+{
+    for (int i = 0; i < C->ndims; i++)
+        if (C->dims[i].derived && C->dims[i].red < 1)
+            return 0;
+    return 1;
+}
+
 /*
  * After the search: a dim that kept its real size because no candidate fitted when it was chosen
  * (the dims chosen before it were in the way) may fit now that every size is known.  Each such
@@ -1741,10 +1750,7 @@ static void unpin_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, co
                 break;
             D->red = m;
             derive(C, all);
-            int ok = 1;
-            for (int i = 0; i < nd && ok; i++)
-                ok = !C->dims[i].derived || C->dims[i].red >= 1;
-            if (ok && admissible(C, mesh, V, NULL, g, p, why, sizeof why))
+            if (derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why))
                 break;
             D->red = D->real;
         }
@@ -1825,14 +1831,10 @@ static void cheaper_pins(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, 
         }
         assign_incremental(C, mesh, K, V, pin, lo);
         derive(C, all);
-        int ok = 1;
-        for (int i = 0; i < nd && ok; i++)
-            ok = !C->dims[i].derived || C->dims[i].red >= 1;
+        int ok = derived_whole(C);
         if (ok)
             unpin_pass(C, mesh, K, V, keep);
-        for (int i = 0; i < nd && ok; i++)
-            ok = !C->dims[i].derived || C->dims[i].red >= 1;
-        int64_t c = ok && admissible(C, mesh, V, NULL, g, p, why, sizeof why) ? reduced_cost(C)
+        int64_t c = ok && derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why) ? reduced_cost(C)
                                                                               : -1;
         if (c >= 0 && c < best) {
             best = c;
