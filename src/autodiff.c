@@ -198,6 +198,8 @@ static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done
     o->loc = fb ? fb->loc : C->model->loc; /* the forward definition of NAME */
     o->scope = 0;
     o->rloc = NULL;
+    o->pend = 0;
+    o->state = 0;
     o->t = pval_dup(g, 1);
     sp_tensor_t f;
     sp_tensor_init(&f);

@@ -36,6 +36,8 @@ typedef struct {
                                 input or cut): it may only be reduced, renamed or related */
     sp_red_t pend_op;
     sp_axes_t pend_axes;
+    int state;               /* plan: 1 + index of the state input (a model input or parameter
+                                with a `next.` update) this binding is, as declared; 0 otherwise */
 } sp_binding_t;
 
 /*

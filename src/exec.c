@@ -191,6 +191,7 @@ void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
         pval_free(val, I->nranks);
         b->loc = loc;
         b->pend = 0;
+        b->state = 0;
         if (!I->is_plan)
             I->vid_of_binding[b - *I->vals] = vid;
         return;
@@ -208,6 +209,7 @@ void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
     nb->t = val;
     nb->rloc = NULL;
     nb->pend = 0;
+    nb->state = 0;
     if (I->is_plan) {
         nb->rloc = flint_calloc((size_t)I->nranks, sizeof(sp_loc_t));
         for (int64_t r = 0; r < I->nranks; r++)
@@ -530,6 +532,8 @@ void cut_model_value(sp_check_t *C, sp_binding_t *b, const char *name, sp_tensor
     o->loc = b->loc;
     o->scope = 0;
     o->rloc = NULL;
+    o->pend = 0;
+    o->state = 0;
     o->t = pval_dup(b->t, 1);
     sp_tensor_t f;
     sp_tensor_init(&f);
@@ -1034,6 +1038,16 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
     return SP_OK;
 }
 
+/* A state input read here is read on every active rank: that rank holds a replica to update. */
+static void note_read(interp_t *I, const sp_binding_t *b)
+{
+    if (!I->is_plan || b->state <= 0)
+        return;
+    uint8_t *read = I->states[b->state - 1].read;
+    for (int64_t r = 0; r < I->nranks; r++)
+        read[r] |= I->active[r];
+}
+
 sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
 {
     *vid = -1;
@@ -1055,6 +1069,7 @@ sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
             return SP_ERR_INPUT;
         }
         I->pend_ok = 0;
+        note_read(I, b);
         *out = pval_dup(b->t, I->nranks);
         if (!I->is_plan)
             *vid = I->vid_of_binding[b - *I->vals];
@@ -1074,6 +1089,7 @@ sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
             return SP_ERR_INPUT;
         }
         I->pend_ok = 0;
+        note_read(I, b);
         *out = pval_dup(b->t, I->nranks);
         if (!I->is_plan)
             *vid = I->vid_of_binding[b - *I->vals];
@@ -1765,5 +1781,11 @@ void interp_clear(interp_t *I)
             pval_free(I->pvals[k].t, I->nranks);
         }
         flint_free(I->pvals);
+        for (int k = 0; k < I->nstates; k++) {
+            flint_free(I->states[k].name);
+            sp_layout_clear(&I->states[k].L);
+            flint_free(I->states[k].read);
+        }
+        flint_free(I->states);
     }
 }

@@ -72,6 +72,10 @@ typedef struct {
     int nocc;
     int walk; /* sp_plan_guess_cuts: control flow only, lineage targets collected */
     int pend_ok; /* the next name evaluated may hold a pending max/min (its use checks it) */
+    /* plan: the inputs whose model tensor has an update `next.NAME`, with the ranks that read
+       them (src/plan.c check_replicas_updated) */
+    struct state_in { char *name; sp_layout_t L; uint8_t *read; sp_loc_t loc; } *states;
+    int nstates, astates;
 } interp_t;
 
 /*

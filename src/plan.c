@@ -157,6 +157,22 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
     pval_t v = distribute(I, &L, mt, nm, 1);
     bind(I, nm, s->targets[0]->loc, v, -1);
     mark_pending(I, nm, &L);
+    char next[520];
+    snprintf(next, sizeof next, "next.%s", nm);
+    sp_binding_t *b = lookup(I, nm);
+    if (b && sp_model_value(I->C, next) != NULL) {
+        if (I->nstates == I->astates) {
+            I->astates = I->astates ? 2 * I->astates : 16;
+            I->states = flint_realloc(I->states, (size_t)I->astates * sizeof *I->states);
+        }
+        struct state_in *si = &I->states[I->nstates++];
+        si->name = sp_strdup(nm);
+        si->L = L;
+        si->read = flint_calloc((size_t)I->nranks, 1);
+        si->loc = s->targets[0]->loc;
+        b->state = I->nstates;
+        return SP_OK;
+    }
     sp_layout_clear(&L);
     return SP_OK;
 }
@@ -525,6 +541,72 @@ static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
     return st;
 }
 
+/* Does the box held on rank r under layout A lie inside the one held under B? */
+static int box_inside(const sp_mesh_t *m, const sp_layout_t *A, const sp_layout_t *B, int64_t r)
+{
+    if (A->ndim != B->ndim)
+        return 0;
+    for (int d = 0; d < A->ndim; d++) {
+        int64_t alo, ahi, blo, bhi;
+        sp_layout_range(m, A, d, r, &alo, &ahi);
+        if (alo >= ahi)
+            return 1; /* holds nothing */
+        sp_layout_range(m, B, d, r, &blo, &bhi);
+        if (alo < blo || ahi > bhi)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Every replica of a state is updated: a rank that reads a model input or parameter X whose
+ * model has an update next.X (a trained parameter, an optimizer state) holds a copy of X, so it
+ * must declare next.X for the elements it holds (or the plan omits next.X).  A replica that only
+ * some ranks update is stale on the others from the next step on, and nothing would compare it:
+ * `on dp = 0 { output next.w = ... }` with w read on every dp rank.  A rank that never reads X
+ * (a pipeline stage and another stage's layers) holds no replica that matters.
+ */
+static sp_status_t check_replicas_updated(sp_check_t *C, const interp_t *I)
+{
+    for (int i = 0; i < I->nstates; i++) {
+        const struct state_in *si = &I->states[i];
+        char next[520];
+        snprintf(next, sizeof next, "next.%s", si->name);
+        int omitted = 0;
+        for (int k = 0; k < C->nomitted && !omitted; k++)
+            omitted = !strcmp(C->omitted[k], next);
+        if (omitted)
+            continue;
+        for (int64_t r = 0; r < I->nranks; r++) {
+            if (!si->read[r])
+                continue;
+            int ok = 0, declared = 0;
+            for (int k = 0; k < C->nstages && !ok; k++) {
+                const sp_stage_t *s = &C->stages[k];
+                if (s->kind != SP_STAGE_OUTPUT || strcmp(s->model_name, next) != 0 ||
+                    s->plan[r].ndim < 0)
+                    continue;
+                declared = 1;
+                ok = si->L.npartial > 0 || box_inside(&C->mesh, &si->L, &s->layout, r);
+            }
+            if (ok)
+                continue;
+            char a[128];
+            sp_mesh_rank_str(&C->mesh, r, a, sizeof a);
+            sp_diags_error(C->d, SP_DIAG_LINEAGE, si->loc,
+                           declared ? "rank %s reads '%s' but its output '%s' leaves part of that "
+                                      "rank's copy out: those elements would keep the old value "
+                                      "(declare '%s' on the elements each rank holds, or 'omit %s')"
+                                    : "rank %s reads '%s' but does not declare '%s': its copy would "
+                                      "keep the old value (declare '%s' on every rank that holds "
+                                      "it, or 'omit %s')",
+                           a, si->name, next, next, next);
+            return SP_ERR_INPUT;
+        }
+    }
+    return SP_OK;
+}
+
 /* Is name a parameter of the model, or an element of a parameter array? */
 static int is_param_name(const sp_check_t *C, const char *name)
 {
@@ -625,6 +707,8 @@ sp_status_t sp_exec_plan(sp_check_t *C)
             st = check_coverage(C, &C->stages[i]);
     if (st == SP_OK && !C->collect_only)
         st = check_outputs_declared(C);
+    if (st == SP_OK && !C->collect_only)
+        st = check_replicas_updated(C, &I);
     interp_clear(&I);
     return st;
 }

@@ -75,6 +75,7 @@ typedef struct {
     int bug_col;
     const char *clip; /* grad-norm clipping threshold (text), NULL for none */
     char sfx[8];      /* with --clip and --pp: "_k", the stage's suffix of sst, ssr, sc */
+    char tied_lay[64];/* the tied embedding's update layout (--tied with --pp) */
     int bwd;          /* emitting a backward pass (names of ZeRO-3 gathered parameters) */
     int mute;         /* > 0: lines are not written (names are still computed) */
     int no_lineage;   /* --lineage none: statements are written without their cuts */

@@ -1819,6 +1819,22 @@ static void param_reduce(gen_t *g, const param_t *p, const char *idx, char *src,
                   g->sfx, clipsrc);
 }
 
+static int tied_copy(const gen_t *g);
+
+/* output next.n = val : lay; the tied embedding's update also goes to the last stage's copy */
+static void next_out(gen_t *g, const param_t *p, const char *n, const char *val, const char *lay)
+{
+    if (p != &emb_tied_param || !tied_copy(g)) {
+        gen_linef(g, "output next.%s = %s : %s", n, val, lay);
+        return;
+    }
+    gen_linef(g, "nemb = %s", val);
+    gen_linef(g, "output next.emb = nemb : %s", lay);
+    gen_linef(g, "send(nemb, pp = %d)   # the updated tied embedding to the last stage's copy",
+              g->pp - 1);
+    snprintf(g->tied_lay, sizeof g->tied_lay, "%s", lay);
+}
+
 /* The optimizer step of one parameter from its reduced gradient src (the rank's shard under
    ZeRO), scaled by the clipping factor sc with --clip. */
 static void param_update(gen_t *g, const param_t *p, const char *idx, const char *src)
@@ -1838,8 +1854,10 @@ static void param_update(gen_t *g, const param_t *p, const char *idx, const char
     else
         snprintf(w, sizeof w, "%s", n);
     const char *ol = g->zero ? lays : lay; /* optimizer state and updated shard */
+    char val[512];
     if (!g->adam) {
-        gen_linef(g, "output next.%s = %s - " LR " * %s : %s", n, w, gv, lay);
+        snprintf(val, sizeof val, "%s - " LR " * %s", w, gv);
+        next_out(g, p, n, val, lay);
         return;
     }
     /* Adam at step 1: bias corrections 1 - 0.9 and 1 - 0.95; beta1 0.9, beta2 0.95, eps 1e-8 */
@@ -1850,12 +1868,28 @@ static void param_update(gen_t *g, const param_t *p, const char *idx, const char
     if (g->zero == 1 || g->zero == 2) {
         gen_linef(g, "nw_%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8)", n, w, n,
                   n);
-        gen_linef(g, "output next.%s = all_gather(nw_%s, %d, dp) : %s", n, n, zd, lay);
+        snprintf(val, sizeof val, "all_gather(nw_%s, %d, dp)", n, zd);
+        next_out(g, p, n, val, lay);
     } else {
-        gen_linef(g,
-                  "output next.%s = %s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8) : %s",
-                  n, w, n, n, ol);
+        snprintf(val, sizeof val, "%s - " LR " * (mt_%s / 0.1) / (sqrt(vt_%s / 0.05) + 1e-8)", w,
+                 n, n);
+        next_out(g, p, n, val, ol);
     }
+}
+
+/* The last pipeline stage's copy of a tied embedding: it reads emb for the LM head, so it
+   takes the updated value from the first stage (plan_body's last block), as Megatron keeps the
+   two copies equal; a copy that no stage updates would be stale from the next step on. */
+static int tied_copy(const gen_t *g) { return g->tied && g->pp > 1 && !gen_is_frozen(g, "emb"); }
+
+static void tied_copy_out(gen_t *g)
+{
+    if (!tied_copy(g))
+        return;
+    gen_put_line(g, "");
+    gen_open_block(g, "on pp = %d", g->pp - 1);
+    gen_linef(g, "output next.emb = recv(pp = 0) : %s   # the tied embedding's copy", g->tied_lay);
+    gen_close_block(g);
 }
 
 /* reduce and update the parameters of layers lo..hi-1 and, given, the others (NULL-terminated);
@@ -3091,6 +3125,7 @@ int gen_decoder(sp_sbuf_t *out, const gen_family_t *fam, const sp_gen_opts_t *o,
     gen_linef(&g, "plan %s of %s {", pname, fam->name);
     g.ind = 1;
     plan_body(&g);
+    tied_copy_out(&g);
     g.ind = 0;
     gen_put_line(&g, "}");
     int rc = 0;
