@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "hash.h"
 
 /*
  * Every base dimension (`dim D = N`) gets a reduced size d; dims defined by an expression of
@@ -371,6 +372,82 @@ static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, 
     x->n = n;
     x->nr = n;
     x->part = part;
+}
+
+static int expr_equal(const sp_ast_expr_t *a, const sp_ast_expr_t *b);
+
+/* A hash of an expression's structure (expr_equal() expressions hash alike). */
+static uint64_t expr_hash(const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return 0x51ed27;
+    uint64_t h = sp_mix64((uint64_t)e->kind * 0x9e3779b97f4a7c15u ^ (uint64_t)e->op << 8 ^
+                          (uint64_t)e->nargs << 16);
+    if (e->name)
+        h = sp_mix64(h ^ sp_str_hash(e->name));
+    if (e->kind == SP_AST_NUM)
+        h = sp_mix64(h ^ fmpz_fdiv_ui(fmpq_numref(e->value), 1000000007u) ^
+                     (uint64_t)fmpz_fdiv_ui(fmpq_denref(e->value), 998244353u) << 32);
+    for (size_t i = 0; i < e->nargs; i++)
+        h = sp_mix64(h ^ expr_hash(e->args[i].value) ^
+                     (e->args[i].key.str ? sp_str_hash(e->args[i].key.str) : 0));
+    h = sp_mix64(h ^ expr_hash(e->a));
+    return sp_mix64(h ^ 3 * expr_hash(e->b));
+}
+
+static uint64_t sv_hash(const sval_t *x)
+{
+    uint64_t h = sp_mix64(expr_hash(x->e) ^ 7 * expr_hash(x->e2));
+    h = sp_mix64(h ^ (uint64_t)x->avoid ^ (uint64_t)x->op << 4 ^ (uint64_t)x->ordered << 12 ^
+                 (uint64_t)x->scalar << 13 ^ (uint64_t)x->part << 14);
+    return sp_mix64(h ^ (uint64_t)x->fix * 31 ^ (uint64_t)x->n * 131 ^ (uint64_t)x->nr * 1031);
+}
+
+static int sv_equal(const sval_t *x, const sval_t *y)
+{
+    return x->avoid == y->avoid && x->op == y->op && x->ordered == y->ordered &&
+           x->scalar == y->scalar && x->fix == y->fix && x->n == y->n && x->nr == y->nr &&
+           x->part == y->part && expr_equal(x->e, y->e) && expr_equal(x->e2, y->e2);
+}
+
+/*
+ * Keep one entry of each kind: a size expression written in many places (`B/dp` in every
+ * layout) is one condition, and admissible() runs hundreds of times.  Entries are equal when
+ * their expressions are equal as written and every rule field agrees, so they evaluate to the
+ * same sizes and mark the same dims; the first occurrence is kept (its line is the one a
+ * message names), in the original order.
+ */
+static void sv_dedup(svals_t *V)
+{
+    if (V->len < 2)
+        return;
+    uint32_t size = 1;
+    while (size < 2 * (uint32_t)V->len)
+        size *= 2;
+    int *tab = flint_malloc(size * sizeof(int));
+    uint64_t *hs = flint_malloc((size_t)V->len * sizeof(uint64_t));
+    for (uint32_t j = 0; j < size; j++)
+        tab[j] = -1;
+    int n = 0;
+    for (int i = 0; i < V->len; i++) {
+        uint64_t h = sv_hash(&V->v[i]);
+        uint32_t j = (uint32_t)h & (size - 1);
+        int dup = 0;
+        while (tab[j] >= 0 && !dup) {
+            dup = hs[tab[j]] == h && sv_equal(&V->v[tab[j]], &V->v[i]);
+            j = (j + 1) & (size - 1);
+        }
+        if (dup)
+            continue;
+        while (tab[j] >= 0)
+            j = (j + 1) & (size - 1);
+        V->v[n] = V->v[i];
+        hs[n] = h;
+        tab[j] = n++;
+    }
+    V->len = n;
+    flint_free(tab);
+    flint_free(hs);
 }
 
 static void sv_avoid(svals_t *V, int64_t c)
@@ -2598,6 +2675,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         collect_block(C, &mesh, &C->model->body, &V);
     for (int i = 0; i < C->nfuncs; i++)
         collect_block(C, &mesh, &C->funcs[i]->body, &V);
+    sv_dedup(&V);
     uint8_t *pin = flint_calloc((size_t)nd, 1), *grow = flint_calloc((size_t)nd, 1);
     int64_t *lo = flint_calloc((size_t)nd, sizeof(int64_t));
     pin_mesh_dims(C, pin);
