@@ -26,7 +26,8 @@ with timeouts, and the pair of verdicts is classified:
                           lift without the cross-check), every run seed without a difference at
                           the real sizes, and `check` with its cross-check NOT EQUIVALENT
   crash                   a signal, a sanitizer report or exit 4 of either tool
-  hang                    a tool past its timeout
+  hang                    a tool past its timeout (check runs with --timeout at 3/4 of it, so a
+                          check that hangs has ignored its own budget)
   input-disagreement      one tool rejects the file as bad input (exit 2), the other does not
                           (reported, not a find of the checker's verdicts)
 
@@ -907,6 +908,10 @@ class Tools:
 
     def check(self, path, extra=(), cross=False):
         argv = [self.bin, "check", path, "--no-progress", "-j", "1", "--max-ms", str(self.max_ms)]
+        # the check's own whole-run budget, below the driver's: a slow mutant ends in UNKNOWN
+        # (limit timeout), so that a `hang` is a run that ignores its budget
+        if self.check_timeout >= 4:
+            argv += ["--timeout", "%d" % int(self.check_timeout * 3 / 4)]
         if not cross:
             argv.append("--no-cross-check")
         else:  # the cross-checked run keeps it on even when the plan's `# args:` turn it off

@@ -98,6 +98,11 @@ typedef struct shardproof_options {
                                   growing: the check ends UNKNOWN (limit memory) instead of being
                                   killed (0: 90% of the machine's memory, or of the cgroup's
                                   memory.max when lower; negative: none) */
+    long timeout_ms;           /* wall-clock budget of the whole check in milliseconds (0: none):
+                                  once it has passed, the run stops building expressions and
+                                  no query or stage starts; what is not decided is UNKNOWN
+                                  (limit timeout).  The reference executor's re-check after the
+                                  proofs (small plans only) is not interrupted */
 } shardproof_options_t;
 
 void shardproof_options_default(shardproof_options_t *opt);
@@ -216,7 +221,9 @@ typedef struct {
     int64_t prob_error_bits;        /* > 0: proved by fingerprints only (--probabilistic), each
                                        query's error probability below 2^-prob_error_bits */
     /* FAILED or UNKNOWN (else 0 / NULL) */
-    int64_t rank;                   /* the first failing rank, row-major over the mesh axes */
+    int64_t rank;                   /* the first failing rank, row-major over the mesh axes; -1
+                                       for an UNKNOWN stage that a limit stopped before its
+                                       first element query (then only reason is set) */
     int ncoords;                    /* its coordinates, one per mesh axis */
     const shardproof_coord_t *coords;
     int group;                      /* 1: the layout has pending reductions and rank stands for

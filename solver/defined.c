@@ -609,14 +609,14 @@ static sp_why_t collect(struct sp_defined_cache *D, sp_engine_t *S, sp_expr_t ro
         sp_expr_t e = cone[i];
         if ((i & 255) == 255 && sp_engine_time_up(S)) {
             flint_free(cone);
-            return SP_WHY_LIMIT_TIME;
+            return sp_engine_time_why(S);
         }
         int k, bad = 0;
         sp_expr_t u;
         if (partial_of(E, e, &k, &u)) {
             if (!obl_facts(D, S, e)) {
                 flint_free(cone);
-                return SP_WHY_LIMIT_TIME;
+                return sp_engine_time_why(S);
             }
             bad = !info_of(D, e)->structural;
         }
@@ -654,7 +654,7 @@ static sp_why_t collect(struct sp_defined_cache *D, sp_engine_t *S, sp_expr_t ro
         uint64_t klit = 0;
         if (is_where) {
             if (!lit_facts(D, S, sp_expr_arg(E, e, 0))) {
-                why = SP_WHY_LIMIT_TIME;
+                why = sp_engine_time_why(S);
                 break;
             }
             const info_t *in = info_of(D, sp_expr_arg(E, e, 0));
@@ -1189,7 +1189,7 @@ sp_answer_t sp_defined_implied(sp_engine_t *S, sp_expr_t lhs, sp_expr_t rhs, sp_
     if (res)
         sp_result_clear(res);
     S->why = SP_WHY_NONE;
-    S->deadline_ns = S->lim.max_ms > 0 ? sp_now_ns() + S->lim.max_ms * 1000000 : 0;
+    S->deadline_ns = sp_engine_query_deadline(S);
     if (lhs == SP_EXPR_NONE || rhs == SP_EXPR_NONE || S->E->oom)
         return answer(S, res, SP_UNKNOWN, sp_why_full(S->E));
     /* the same expression, or the same canonical form: defined at the same points */
@@ -1244,7 +1244,7 @@ sp_answer_t sp_defined_implied(sp_engine_t *S, sp_expr_t lhs, sp_expr_t rhs, sp_
                 witness(D, S, lhs, rhs, ls[i].node, &points, res))
                 ans = SP_DIFFERENT;
         if (ans == SP_UNKNOWN) {
-            why = timed_out(S) ? SP_WHY_LIMIT_TIME : SP_WHY_DEFINEDNESS;
+            why = timed_out(S) ? sp_engine_time_why(S) : SP_WHY_DEFINEDNESS;
             if (res)
                 res->detail = describe_obligation(S->E, ls[0].node);
         }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sbuf.h"
@@ -265,6 +266,19 @@ static int room(sp_ectx_t E, size_t more)
     return 1;
 }
 
+/* Has the run's deadline passed?  Looked at every 65536 new nodes; then the store is full. */
+static int past_deadline(sp_ectx_t E)
+{
+    if (E->deadline_ns == 0 || (E->len & 0xffff) != 0)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec <= E->deadline_ns)
+        return 0;
+    E->vm_full = 3;
+    return 1;
+}
+
 /* Append a new node with hash h (no lookup).  args must be in canonical order. */
 static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t *args, uint32_t n,
                         uint64_t h)
@@ -279,7 +293,7 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
     size_t more = ((size_t)E->len + 1 > E->alloc ? 2 * (size_t)E->alloc * sizeof(sp_node_t) : 0) +
                   (E->argv_len + n > E->argv_alloc ? 2 * E->argv_alloc * sizeof(uint32_t) : 0) +
                   (table_full(E) ? 2 * (size_t)E->table_size * sizeof(uint64_t) : 0);
-    if (!room(E, more)) {
+    if (!room(E, more) || past_deadline(E)) {
         E->oom = 1;
         return SP_EXPR_NONE;
     }

@@ -96,6 +96,9 @@ typedef struct {
                            this many bytes (checked when an array doubles); then vm_full = 1 */
     size_t max_rss;     /* 0 = none: nor its resident memory past this many bytes; then
                            vm_full = 2 */
+    int64_t deadline_ns; /* 0 = none: a CLOCK_MONOTONIC time (sp_now_ns) past which the store
+                            takes no new node (the run's --timeout, looked at every 65536
+                            nodes); then vm_full = 3 */
     int vm_full;
     int dot_ok;         /* sp_expr_dot may build SP_OP_DOT nodes (else a sum of products) */
     int oom;            /* set once a constructor failed for lack of memory or the node limit */

@@ -21,10 +21,24 @@ int sp_engine_time_up(sp_engine_t *S)
 {
     if (S->deadline_ns && sp_now_ns() > S->deadline_ns) {
         if (S->why == SP_WHY_NONE)
-            S->why = SP_WHY_LIMIT_TIME;
+            S->why = sp_engine_time_why(S);
         return 1;
     }
     return 0;
+}
+
+int64_t sp_engine_query_deadline(const sp_engine_t *S)
+{
+    int64_t d = S->lim.max_ms > 0 ? sp_now_ns() + S->lim.max_ms * 1000000 : 0;
+    if (S->lim.deadline_ns != 0 && (d == 0 || S->lim.deadline_ns < d))
+        d = S->lim.deadline_ns;
+    return d;
+}
+
+sp_why_t sp_engine_time_why(const sp_engine_t *S)
+{
+    return S->lim.deadline_ns != 0 && sp_now_ns() > S->lim.deadline_ns ? SP_WHY_LIMIT_TIMEOUT
+                                                                         : SP_WHY_LIMIT_TIME;
 }
 
 static uint64_t mixh(uint64_t h)

@@ -195,5 +195,11 @@ int sp_canon_equal(sp_engine_t *S, sp_expr_t a, sp_expr_t b);
 
 int64_t sp_now_ns(void);
 int sp_engine_time_up(sp_engine_t *S);
+/* A query's deadline: max_ms from now, or the run's deadline (limits.deadline_ns) if earlier;
+   0 = none. */
+int64_t sp_engine_query_deadline(const sp_engine_t *S);
+/* The reason of a deadline that passed: SP_WHY_LIMIT_TIMEOUT once the run's has, else
+   SP_WHY_LIMIT_TIME. */
+sp_why_t sp_engine_time_why(const sp_engine_t *S);
 
 #endif

@@ -19,20 +19,26 @@ static const char *const why_names[] = {
     "limit max_ms",  "limit max_nodes", "no certified counterexample found",
     "case split with nonlinear conditions and no witness found", "expression undefined",
     "limit max_coeff_bits", "left side not shown defined wherever the right side is",
-    "limit memory"};
+    "limit memory", "limit timeout"};
 
 const char *sp_why_name(sp_why_t why)
 {
     return (unsigned)why < sizeof(why_names) / sizeof(why_names[0]) ? why_names[why] : "?";
 }
 
+/* A reason that is a clock: the query's max_ms or the run's deadline. */
+static int timed(sp_why_t why) { return why == SP_WHY_LIMIT_TIME || why == SP_WHY_LIMIT_TIMEOUT; }
+
 sp_why_t sp_why_full(const sp_ectx_struct *E)
 {
-    return E->vm_full ? SP_WHY_LIMIT_MEMORY : SP_WHY_LIMIT_NODES;
+    return E->vm_full == 3 ? SP_WHY_LIMIT_TIMEOUT
+           : E->vm_full    ? SP_WHY_LIMIT_MEMORY
+                           : SP_WHY_LIMIT_NODES;
 }
 
 void sp_limits_default(sp_limits_t *lim)
 {
+    memset(lim, 0, sizeof *lim); /* every limit a later field adds is off unless set here */
     lim->max_terms = 200000;
     lim->max_degree = 256;
     lim->max_splits = 4096;
@@ -74,6 +80,7 @@ sp_engine_t *sp_engine_new(const sp_limits_t *lim, uint64_t seed)
     S->E->max_nodes = S->lim.max_nodes > 0 ? (size_t)S->lim.max_nodes : 0;
     S->E->max_vm = S->lim.max_vm;
     S->E->max_rss = S->lim.max_rss;
+    S->E->deadline_ns = S->lim.deadline_ns;
     sp_mstore_init(&S->M);
     S->M.max_degree = S->lim.max_degree > 0 ? S->lim.max_degree : (1 << 20);
     if (S->lim.max_terms > 0) { /* the engine's memory (solver.h, SP_NF_TERMS_FACTOR) */
@@ -523,7 +530,7 @@ static sp_answer_t split_decide(sp_engine_t *S, sp_nfid_t na, sp_nfid_t nb, wit_
             break;
         }
         if (sp_engine_time_up(S)) {
-            undecided = SP_WHY_LIMIT_TIME;
+            undecided = sp_engine_time_why(S);
             sp_env_clear(&env);
             break;
         }
@@ -1011,7 +1018,7 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
     }
     S->queries++;
     S->why = SP_WHY_NONE;
-    S->deadline_ns = S->lim.max_ms > 0 ? sp_now_ns() + S->lim.max_ms * 1000000 : 0;
+    S->deadline_ns = sp_engine_query_deadline(S);
     if (a == SP_EXPR_NONE || b == SP_EXPR_NONE || S->E->oom)
         return finish(res, SP_UNKNOWN, sp_why_full(S->E));
     if (a == b || sp_canon_equal(S, a, b))
@@ -1060,8 +1067,7 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
                            res ? &res->witness_tries : NULL))
                 ans = finish(res, SP_DIFFERENT, SP_WHY_NONE);
             else
-                ans = finish(res, SP_UNKNOWN, S->why == SP_WHY_LIMIT_TIME ? SP_WHY_LIMIT_TIME
-                                                                           : SP_WHY_NO_WITNESS);
+                ans = finish(res, SP_UNKNOWN, timed(S->why) ? S->why : SP_WHY_NO_WITNESS);
             goto done;
         }
     }
@@ -1100,7 +1106,7 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
                 goto done;
             }
         }
-        if (why != SP_WHY_LIMIT_TIME &&
+        if (!timed(why) &&
             wit_search(S, &w, S->lim.cex_tries, NULL, NULL, NULL, res,
                        res ? &res->witness_tries : NULL))
             ans = finish(res, SP_DIFFERENT, SP_WHY_NONE);
@@ -1119,7 +1125,7 @@ sp_answer_t sp_equiv(sp_engine_t *S, sp_expr_t a, sp_expr_t b, sp_result_t *res)
             ans = finish(res, SP_DIFFERENT, SP_WHY_NONE);
         else
             ans = finish(res, SP_UNKNOWN,
-                         S->why == SP_WHY_LIMIT_TIME ? SP_WHY_LIMIT_TIME : SP_WHY_NO_WITNESS);
+                         timed(S->why) ? S->why : SP_WHY_NO_WITNESS);
         goto done;
     }
     /* 4. case splits on the piecewise atoms the difference depends on */

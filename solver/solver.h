@@ -34,7 +34,8 @@ typedef enum {
     SP_WHY_LIMIT_COEFF,    /* a coefficient of a normal form exceeded limits.max_coeff_bits */
     SP_WHY_DEFINEDNESS,    /* sp_defined_implied: an obligation of the left side was neither
                               discharged nor refuted (result.detail names it) */
-    SP_WHY_LIMIT_MEMORY    /* the expression store stopped growing at limits.max_vm or max_rss */
+    SP_WHY_LIMIT_MEMORY,   /* the expression store stopped growing at limits.max_vm or max_rss */
+    SP_WHY_LIMIT_TIMEOUT   /* limits.deadline_ns (the whole run's budget) passed */
 } sp_why_t;
 
 const char *sp_why_name(sp_why_t why);
@@ -51,6 +52,8 @@ typedef struct {
     slong max_degree;  /* total degree per monomial; default 256 */
     slong max_splits;  /* case-split branches per query; default 4096 */
     slong max_ms;      /* wall-clock per query in milliseconds; 0 = none; default 0 */
+    int64_t deadline_ns; /* a CLOCK_MONOTONIC time (sp_now_ns) that ends every query and the
+                            store's growth: the whole run's budget (--timeout); 0 = none */
     slong max_nodes;   /* expression nodes; 0 = none */
     size_t max_vm;     /* bytes of the process's address space past which the store does not
                           grow (it is then full, like max_nodes); 0 = none */

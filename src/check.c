@@ -47,6 +47,7 @@ void sp_check_limits(sp_limits_t *lim, const shardproof_options_t *o)
     else if (o->max_memory_mb == 0)
         lim->max_rss = sp_memory_bytes() / 10 * 9;
     lim->probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
+    lim->deadline_ns = o->timeout_ms > 0 ? sp_now_ns() + (int64_t)o->timeout_ms * 1000000 : 0;
 }
 
 size_t sp_memory_bytes(void)
@@ -99,6 +100,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.no_cross_check = o->no_cross_check != 0;
     C->opt.profile = o->profile != 0;
     C->opt.verbose = o->verbose != 0;
+    C->opt.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 0;
     if (o->shard_count > 1 && o->shard_index >= 0 && o->shard_index < o->shard_count) {
         C->opt.shard_count = o->shard_count;
         C->opt.shard_index = o->shard_index;
@@ -485,11 +487,18 @@ solve:
     C->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (!solve)
         return SHARDPROOF_EQUIVALENT;
-    int failed = 0, unknown = 0;
+    int failed = 0, unknown = 0, late = 0;
     for (int i = 0; i < C->nstages; i++) {
         failed += C->stages[i].status == SP_STAGE_FAILED;
         unknown += C->stages[i].status == SP_STAGE_UNKNOWN;
+        late += C->stages[i].status == SP_STAGE_UNKNOWN &&
+                C->stages[i].why == SP_WHY_LIMIT_TIMEOUT;
     }
+    if (late > 0 && !failed)
+        snprintf(C->limit_note, sizeof C->limit_note,
+                 "limit timeout: the run passed --timeout %ld.%03ld s while proving; %d of %d "
+                 "stages undecided for it", C->opt.timeout_ms / 1000, C->opt.timeout_ms % 1000,
+                 late, C->nstages);
     shardproof_verdict_t v =
         failed ? SHARDPROOF_NOT_EQUIVALENT : unknown ? SHARDPROOF_UNKNOWN : SHARDPROOF_EQUIVALENT;
     if (C->opt.shard_count > 1)
@@ -724,16 +733,20 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         memcpy(C->resize_note, note, sizeof note);
     }
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {
-        /* the expression store reached --max-nodes, 90% of the address-space limit or the
-           resident memory bound (--max-memory) while executing: UNKNOWN with the limit's name
-           and the first statement it stopped */
+        /* the expression store reached --max-nodes, 90% of the address-space limit, the
+           resident memory bound (--max-memory) or the run's --timeout while executing: UNKNOWN
+           with the limit's name and the first statement it stopped */
         char at[300] = "";
         for (size_t i = dm.n; i < sp_diags_count(C->d) && at[0] == 0; i++) {
             const sp_diag_t *g = sp_diags_get(C->d, i);
             if (g->severity == SP_SEV_ERROR && g->line > 0)
                 snprintf(at, sizeof at, " at %s:%u:%u", g->file ? g->file : "?", g->line, g->col);
         }
-        if (C->E->vm_full == 1)
+        if (C->E->vm_full == 3)
+            snprintf(C->limit_note, sizeof C->limit_note,
+                     "limit timeout: the run passed --timeout %ld.%03ld s while executing (%lu "
+                     "expression nodes)%s", C->opt.timeout_ms / 1000, C->opt.timeout_ms % 1000, (unsigned long)C->E->len, at);
+        else if (C->E->vm_full == 1)
             snprintf(C->limit_note, sizeof C->limit_note,
                      "limit memory: the expression store (%lu nodes) stopped growing at %zu MB, 90%% "
                      "of the address-space limit (ulimit -v)%s", (unsigned long)C->E->len,
@@ -771,14 +784,23 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     return v;
 }
 
+/* --timeout counts from the start of each check or prepare */
+static void start_clock(shardproof_t *C)
+{
+    C->opt.lim.deadline_ns =
+        C->opt.timeout_ms > 0 ? sp_now_ns() + (int64_t)C->opt.timeout_ms * 1000000 : 0;
+}
+
 shardproof_verdict_t shardproof_check(shardproof_t *C, const char *path, const char *text, size_t len)
 {
+    start_clock(C);
     return C->verdict = run_exact(C, path, text, len, 1);
 }
 
 shardproof_verdict_t shardproof_prepare(shardproof_t *C, const char *path, const char *text,
                                         size_t len)
 {
+    start_clock(C);
     return C->verdict = run_exact(C, path, text, len, 0);
 }
 

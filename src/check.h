@@ -110,6 +110,8 @@ typedef struct {
     int no_cross_check;      /* skip the reference executor after the proof */
     int profile;             /* record the time and memory of each phase (sp_check_t.phases) */
     int verbose;             /* text report: every counterexample assignment */
+    long timeout_ms;         /* --timeout: the check's budget in milliseconds (0: none); sets
+                                lim.deadline_ns when a check starts */
     int shape_index;         /* 0: the smallest admissible reduced sizes; k: the k-th next */
     int strict_shapes;       /* reduced sizes also pairwise distinct and apart from mesh sizes,
                                 the constants of tensor expressions and their products (the

@@ -208,7 +208,7 @@ enum {
     O_FORMAT, O_DOT,
     O_SEED, O_DIMS, O_SHAPES, O_SHARD, O_PROBABILISTIC, O_INFER_LINEAGE, O_NO_INFER_LINEAGE,
     O_STRICT_SHAPES, O_FAST_SHAPES, O_MESH_CUTOFF, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE,
-    O_VERBOSE, O_MAX_MS, O_MAX_TERMS,
+    O_VERBOSE, O_MAX_MS, O_TIMEOUT, O_MAX_TERMS,
     O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_MEMORY, O_MAX_ELEMENTS,
     O_MAX_RANKS,
     O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS, O_LINEAGE
@@ -299,6 +299,11 @@ const sp_opt_t sp_cli_opts[] = {
      "wall-clock budget of one query (one element of a stage; one line of equiv) in "
      "milliseconds, 0 for none (default 60000); when it runs out the answer is UNKNOWN (limit "
      "max_ms)"},
+    {O_TIMEOUT, "--timeout", NULL, SP_ARG_ONE, "SECONDS", RUN | EQ, R,
+     "wall-clock budget of the whole run in seconds (decimals allowed), 0 for none (the "
+     "default): past it no "
+     "expression is built and no query starts, and what is undecided is UNKNOWN (limit "
+     "timeout); --max-ms still bounds each query"},
     {O_MAX_TERMS, "--max-terms", NULL, SP_ARG_ONE, "N", RUN | EQ, R,
      "terms of a polynomial in a query (default 200000); a stage's normal forms together hold "
      "at most 64 times as many, and its monomials 16 times as many (the engine's memory)"},
@@ -355,6 +360,32 @@ static int parse_i64(const char *s, long long *out)
     return 1;
 }
 
+/* Seconds written as N, N. or N.D with up to three decimals, as milliseconds (no floating
+   point).  0 if not that form. */
+static int parse_seconds_ms(const char *s, long long *ms)
+{
+    long long v = 0;
+    int digits = 0, decimals = -1;
+    for (; *s; s++) {
+        if (*s == '.' && decimals < 0) {
+            decimals = 0;
+            continue;
+        }
+        if (!isdigit((unsigned char)*s) || decimals == 3 || v > (long long)1 << 50)
+            return 0;
+        v = v * 10 + (*s - '0');
+        digits++;
+        if (decimals >= 0)
+            decimals++;
+    }
+    if (digits == 0)
+        return 0;
+    for (int d = decimals < 0 ? 0 : decimals; d < 3; d++)
+        v *= 10;
+    *ms = v;
+    return 1;
+}
+
 /* The value of a numeric option in [lo, hi], or a usage error. */
 static int num_arg(sp_args_t *A, const sp_arg_t *a, long long lo, long long hi, long long *x)
 {
@@ -374,6 +405,13 @@ static int limit_arg(sp_args_t *A, const sp_arg_t *a, shardproof_options_t *opt)
     case O_MAX_MS:
         if (num_arg(A, a, 0, big, &x))
             opt->max_ms = x ? (long)x : -1;
+        return 1;
+    case O_TIMEOUT:
+        if (parse_seconds_ms(a->val[0], &x) && x <= (long long)1 << 40)
+            opt->timeout_ms = (long)x;
+        else
+            sp_args_error(A, "%s takes seconds (up to three decimals), not '%s'", a->opt->name,
+                          a->val[0]);
         return 1;
     case O_MAX_TERMS:
         if (num_arg(A, a, 1, big, &x))

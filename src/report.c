@@ -191,10 +191,15 @@ static void text_report(const sp_check_t *C, FILE *out)
                 bad->status == SP_STAGE_FAILED ? "first failing" : "first undecided", bad->id + 1,
                 C->nstages, bad->plan_name, bad->model_name, ls);
         fprintf(out, "  plan line:   %s\n  model line:  %s\n", pl, ml);
-        fprintf(out, "  rank %s%s, element %s of the local %s shard\n", rs,
-                bad->layout.npartial ? " (its group's reduction)" : "", ix, sh);
-        fprintf(out, "  plan value:  %s\n  model value: %s\n", bad->plan_value ? bad->plan_value : "?",
-                bad->model_value ? bad->model_value : "?");
+        if (bad->fail_rank < 0) {
+            fprintf(out, "  no element compared: the stage stopped before its first query\n");
+        } else {
+            fprintf(out, "  rank %s%s, element %s of the local %s shard\n", rs,
+                    bad->layout.npartial ? " (its group's reduction)" : "", ix, sh);
+            fprintf(out, "  plan value:  %s\n  model value: %s\n",
+                    bad->plan_value ? bad->plan_value : "?",
+                    bad->model_value ? bad->model_value : "?");
+        }
         if (bad->status == SP_STAGE_FAILED) {
             print_cex(out, bad->cex, C->opt.verbose);
             fprintf(out, "  there: %s\n", bad->cex_values ? bad->cex_values : "?");
@@ -282,6 +287,10 @@ static json_t *jassign(const shardproof_stage_t *t)
 /* the where-and-why of a failed or undecided stage, shared by JSON and SARIF */
 static void jfailure(json_t *o, const shardproof_stage_t *t)
 {
+    if (t->rank < 0) { /* stopped before its first element query */
+        put(o, "reason", jstr(t->reason));
+        return;
+    }
     put(o, "rank", jcoords(t->coords, t->ncoords));
     put(o, "rank_index", json_integer(t->rank));
     if (t->group)
@@ -566,6 +575,10 @@ static char *stage_message(const shardproof_stage_t *t, int nstages)
                    t->model_tensor, t->layout);
     if (t->status == SHARDPROOF_STAGE_UNKNOWN)
         sp_sbuf_printf(&b, " (%s)", t->reason ? t->reason : "?");
+    if (t->rank < 0) {
+        sp_sbuf_puts(&b, ": no element compared");
+        return sp_sbuf_take(&b);
+    }
     sp_sbuf_puts(&b, ": rank ");
     put_rank(&b, t);
     sp_sbuf_puts(&b, t->group ? " (its group's reduction), element " : ", element ");
@@ -806,10 +819,12 @@ static void junit_report(res_t *r, FILE *out)
         xml_loc(out, &s->plan_loc);
         fprintf(out, "\nmodel line: ");
         xml_loc(out, &s->model_loc);
-        fprintf(out, "\nplan value: ");
-        xml(out, s->plan_value);
-        fputs("\nmodel value: ", out);
-        xml(out, s->model_value);
+        if (s->rank >= 0) {
+            fprintf(out, "\nplan value: ");
+            xml(out, s->plan_value);
+            fputs("\nmodel value: ", out);
+            xml(out, s->model_value);
+        }
         fputs("\n", out);
         if (s->status == SHARDPROOF_STAGE_FAILED) {
             fputs("counterexample:", out);

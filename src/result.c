@@ -303,6 +303,12 @@ static void take_stage(shardproof_result_t *r, const sp_check_t *C, const sp_sta
     t->prob_error_bits = s->prob_bits;
     if (s->status != SP_STAGE_FAILED && s->status != SP_STAGE_UNKNOWN)
         return;
+    if (s->fail_rank < 0) {
+        /* undecided before its first element query (a limit): no rank, element or values */
+        t->rank = -1;
+        t->reason = keep(r, s->reason ? s->reason : sp_why_name(s->why));
+        return;
+    }
     t->rank = s->fail_rank;
     t->ncoords = C->mesh.naxes;
     shardproof_coord_t *co = block(r, (size_t)C->mesh.naxes * sizeof(*co));

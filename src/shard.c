@@ -158,7 +158,7 @@ static int take_result(sp_stage_t *s, json_t *r, int nstages, char *err, size_t 
         if (!json_int_in(r, "why", 0, 64, &v))
             MERR("%s: results[%d].why: expected a reason code", name, s->id);
         s->why = (sp_why_t)v;
-        if (!json_int_in(r, "fail_rank", 0, INT64_MAX, &v))
+        if (!json_int_in(r, "fail_rank", -1, INT64_MAX, &v)) /* -1: no element compared */
             MERR("%s: results[%d].fail_rank: expected a rank", name, s->id);
         sp_stage_fail_at(s, v);
         if (!json_int_in(r, "fail_index", 0, INT64_MAX, &v))

@@ -405,6 +405,11 @@ static void skip_symmetric_ranks(const sp_ectx_struct *E, const pairs_t *P, key_
 
 static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
 {
+    if (C->opt.lim.deadline_ns != 0 && sp_now_ns() > C->opt.lim.deadline_ns) {
+        s->status = SP_STAGE_UNKNOWN; /* --timeout has passed: not started */
+        s->why = SP_WHY_LIMIT_TIMEOUT;
+        return;
+    }
     pairs_t P;
 #ifdef SP_DEBUG
     uint32_t len0 = C->E->len;

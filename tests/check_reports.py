@@ -58,7 +58,12 @@ def check_json(doc, rc):
         for k in ("plan_loc", "model_loc"):
             if isinstance(s.get(k), dict):
                 check_origin(s[k], f"{w}.{k}")
-        if s.get("status") in ("failed", "unknown"):
+        # an unknown stage that a limit stopped before its first element query has only a
+        # reason: no rank, element or values
+        stopped = s.get("status") == "unknown" and "rank" not in s
+        if stopped and any(k in s for k in ("element", "shard_shape", "plan_value", "model_value")):
+            bad(f"{w}: an element without a rank")
+        if s.get("status") == "failed" or (s.get("status") == "unknown" and not stopped):
             rank = need(s, "rank", dict, w) or {}
             if set(rank) != set(doc.get("mesh", {})) or not all(isinstance(v, int) for v in rank.values()):
                 bad(f"{w}.rank: expected the coordinates of every mesh axis")

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../include/shardproof.h"
+#include "check.h"
 #include "cli.h"
 
 /* the whole file (the CLI's reader: flint_malloc'd, NUL-terminated), NULL if unreadable */
@@ -50,6 +51,45 @@ static void test_check_mlp_equivalent(void **state)
     assert_non_null(strstr(r, "\nEQUIVALENT\n"));
     assert_non_null(strstr(r, "reduced dims: B=8 H=3 F=6"));
     free(r);
+}
+
+/* --timeout (options.timeout_ms): a stage that starts after the run's deadline is UNKNOWN
+   (limit timeout) with no element compared; the result and the reports say so (rank -1, only a
+   reason).  The deadline is set to a past time directly, so the test does not depend on speed. */
+static void test_check_deadline_passed(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = slurp("docs/examples/mlp.sp", &len);
+    shardproof_t *c = shardproof_new(NULL);
+    assert_int_equal(shardproof_prepare(c, "mlp.sp", text, len), SHARDPROOF_EQUIVALENT);
+    c->opt.lim.deadline_ns = 1;
+    sp_stages_solve(c);
+    assert_true(c->nstages > 0);
+    for (int i = 0; i < c->nstages; i++) {
+        assert_int_equal(c->stages[i].status, SP_STAGE_UNKNOWN);
+        assert_int_equal(c->stages[i].why, SP_WHY_LIMIT_TIMEOUT);
+        assert_int_equal(c->stages[i].elements, 0);
+    }
+    shardproof_result_t *r = shardproof_result_new(c);
+    const shardproof_stage_t *t = shardproof_result_stage(r, 0);
+    assert_int_equal(t->status, SHARDPROOF_STAGE_UNKNOWN);
+    assert_int_equal(t->rank, -1);
+    assert_int_equal(t->ncoords, 0);
+    assert_null(t->plan_value);
+    assert_string_equal(t->reason, "limit timeout");
+    shardproof_result_free(r);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    shardproof_report(c, m, SHARDPROOF_FORMAT_TEXT);
+    fclose(m);
+    assert_non_null(strstr(buf, "  no element compared: the stage stopped before its first query\n"
+                                "  reason: limit timeout\n"));
+    assert_null(strstr(buf, "rank (dp=-1"));
+    free(buf);
+    shardproof_free(c);
+    flint_free(text);
 }
 
 static void test_check_bug_located(void **state)
@@ -485,6 +525,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_mlp_equivalent),
         cmocka_unit_test(test_check_bug_located),
+        cmocka_unit_test(test_check_deadline_passed),
         cmocka_unit_test(test_check_reports_identical_across_jobs),
         cmocka_unit_test(test_check_bad_input_diagnostics),
         cmocka_unit_test(test_check_result_origins),

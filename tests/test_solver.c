@@ -13,6 +13,7 @@
 #include "diff.h"
 #include "engine_fixture.h"
 #include "eval.h"
+#include "nf.h"
 #include "smt2.h"
 #include "solver.h"
 
@@ -792,6 +793,36 @@ static void test_solver_regress_deadline_inside_evaluation(void **state)
     sp_engine_free(S);
 }
 
+/* The run's deadline (limits.deadline_ns, --timeout): a query that meets it is UNKNOWN with
+   "limit timeout", not max_ms's reason; a store past it takes no new node (every 65536 nodes it
+   looks) and says why it is full.  The deadline is in the past, so nothing depends on speed. */
+static void test_solver_run_deadline(void **state)
+{
+    (void)state;
+    sp_limits_t lim;
+    sp_limits_default(&lim);
+    lim.max_ms = 0;
+    lim.deadline_ns = sp_now_ns() + 1;
+    sp_engine_t *S = sp_engine_new(&lim, 3);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    sp_expr_t x = sp_expr_sym(E, "x0"), y = sp_expr_sym(E, "x1"), c = x;
+    for (int i = 0; i < 20000; i++)
+        c = sp_expr_add(E, sp_expr_mul(E, c, x), y);
+    assert_int_not_equal(c, SP_EXPR_NONE);
+    sp_result_t r;
+    sp_result_init(&r);
+    assert_int_equal(sp_equiv(S, c, sp_expr_sub(E, sp_expr_add(E, c, x), x), &r), SP_UNKNOWN);
+    assert_int_equal(r.why, SP_WHY_LIMIT_TIMEOUT);
+    assert_string_equal(sp_why_name(r.why), "limit timeout");
+    sp_result_clear(&r);
+    /* the store: full at its next look, with the reason */
+    for (int i = 0; i < 70000 && c != SP_EXPR_NONE; i++)
+        c = sp_expr_mul(E, c, y);
+    assert_int_equal(c, SP_EXPR_NONE);
+    assert_int_equal(sp_why_full(E), SP_WHY_LIMIT_TIMEOUT);
+    sp_engine_free(S);
+}
+
 /* Fuzz find fuzz/regress/deep.txt line 3: fingerprints rebuilt a cone per atom node. */
 static void test_solver_regress_fingerprint_linear(void **state)
 {
@@ -914,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_solver_regress_constant_tower_limit),
         cmocka_unit_test_setup_teardown(test_solver_regress_log_of_deep_sqrt, fx_setup, fx_teardown),
         cmocka_unit_test(test_solver_regress_deadline_inside_evaluation),
+        cmocka_unit_test(test_solver_run_deadline),
         cmocka_unit_test_setup_teardown(test_solver_regress_fingerprint_linear, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_print_parse_round_trip, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_cp_attention_key_grad, fx_setup, fx_teardown),
