@@ -89,6 +89,8 @@ void sp_ectx_init(sp_ectx_t E)
 
 void sp_ectx_clear(sp_ectx_t E)
 {
+    if (E->client_free)
+        E->client_free(E->client);
     for (uint32_t i = 0; i < E->nconsts; i++)
         fmpq_clear(E->consts + i);
     for (uint32_t i = 0; i < E->nchunks; i++)
@@ -391,7 +393,6 @@ int sp_ectx_is_valid(const sp_ectx_t E)
 
 /* ---- constructors ------------------------------------------------------------------------- */
 
-/* The symbol called name, whose sp_str_hash is h. */
 /* name's text kept in the store's chunks (a symbol's name lives as long as the store) */
 static char *name_copy(sp_ectx_t E, const char *name)
 {
@@ -415,16 +416,16 @@ static char *name_copy(sp_ectx_t E, const char *name)
     return copy;
 }
 
-static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
+/* The index of the symbol called name, whose sp_str_hash is h, created if new; -1 when out of
+   memory (then E->oom). */
+static int64_t sym_index(sp_ectx_t E, const char *name, uint64_t h)
 {
-    if (E->oom)
-        return SP_EXPR_NONE;
     if (E->name_table_size != 0) {
         uint32_t j = (uint32_t)h & (E->name_table_size - 1);
         while (E->name_table[j] != 0) {
             uint32_t s = E->name_table[j] - 1;
             if (E->name_hash[s] == h && strcmp(E->names[s], name) == 0)
-                return intern(E, SP_OP_SYM, s, NULL, 0);
+                return s;
             j = (j + 1) & (E->name_table_size - 1);
         }
     }
@@ -432,13 +433,13 @@ static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
     if (E->nsyms >= INT32_MAX || /* a node's index has 32 bits */
         !grow((void **)&E->names, sizeof(char *), (size_t)E->nsyms + 1, &alloc)) {
         E->oom = 1;
-        return SP_EXPR_NONE;
+        return -1;
     }
     if (alloc != E->syms_alloc) {
         uint64_t *hs = flint_realloc(E->name_hash, alloc * sizeof(uint64_t));
         if (hs == NULL) {
             E->oom = 1;
-            return SP_EXPR_NONE;
+            return -1;
         }
         E->name_hash = hs;
     }
@@ -446,7 +447,7 @@ static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
     char *copy = name_copy(E, name);
     if (copy == NULL) {
         E->oom = 1;
-        return SP_EXPR_NONE;
+        return -1;
     }
     uint32_t s = E->nsyms++;
     E->names[s] = copy;
@@ -456,7 +457,7 @@ static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
         uint32_t *t = flint_calloc(size, sizeof(uint32_t));
         if (t == NULL) {
             E->oom = 1;
-            return SP_EXPR_NONE;
+            return -1;
         }
         for (uint32_t k = 0; k < E->nsyms; k++) {
             uint32_t j = (uint32_t)E->name_hash[k] & (size - 1);
@@ -473,12 +474,49 @@ static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
             j = (j + 1) & (E->name_table_size - 1);
         E->name_table[j] = s + 1;
     }
-    return intern(E, SP_OP_SYM, s, NULL, 0);
+    return s;
+}
+
+/* The symbol called name, whose sp_str_hash is h. */
+static sp_expr_t sym_hashed(sp_ectx_t E, const char *name, uint64_t h)
+{
+    if (E->oom)
+        return SP_EXPR_NONE;
+    int64_t s = sym_index(E, name, h);
+    return s < 0 ? SP_EXPR_NONE : intern(E, SP_OP_SYM, s, NULL, 0);
 }
 
 sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
 {
     return sym_hashed(E, name, sp_str_hash(name));
+}
+
+int sp_expr_syms(sp_ectx_t E, const char *const *names, size_t n, sp_expr_t *out)
+{
+    enum { BATCH = 16 };
+    uint64_t h[BATCH];
+    int64_t s[BATCH];
+    for (size_t b = 0; b < n; b += BATCH) {
+        size_t m = n - b < BATCH ? n - b : BATCH;
+        /* the name table's slots, then the symbols, then the node table's slots of their
+           nodes: each phase's cache misses overlap, and ids come out as one by one */
+        for (size_t i = 0; i < m; i++) {
+            h[i] = sp_str_hash(names[b + i]);
+            if (E->name_table_size != 0)
+                __builtin_prefetch(E->name_table + (h[i] & (E->name_table_size - 1)));
+        }
+        for (size_t i = 0; i < m; i++)
+            if (E->oom || (s[i] = sym_index(E, names[b + i], h[i])) < 0)
+                return 0;
+        if (E->table_size != 0)
+            for (size_t i = 0; i < m; i++)
+                __builtin_prefetch(E->table + tab_slot(node_hash(SP_OP_SYM, s[i], NULL, 0),
+                                                       E->table_size));
+        for (size_t i = 0; i < m; i++)
+            if ((out[b + i] = intern(E, SP_OP_SYM, s[i], NULL, 0)) == SP_EXPR_NONE)
+                return 0;
+    }
+    return 1;
 }
 
 sp_expr_t sp_expr_sym_copy(sp_ectx_t dst, const sp_ectx_t src, uint32_t s)
@@ -727,7 +765,24 @@ sp_expr_t sp_expr_dot(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n)
         v[2 * i] = x[i] < y[i] ? x[i] : y[i];
         v[2 * i + 1] = x[i] < y[i] ? y[i] : x[i];
     }
-    qsort(v, m, 2 * sizeof(sp_expr_t), pair_cmp);
+    /* often in order already (the factors of a row and a column were built in order) */
+    uint32_t unsorted = 0;
+    for (uint32_t i = 1; i < m && !unsorted; i++)
+        unsorted = pair_cmp(v + 2 * (i - 1), v + 2 * i) > 0;
+    if (unsorted && m <= 16) {
+        for (uint32_t i = 1; i < m; i++) {
+            sp_expr_t a = v[2 * i], b = v[2 * i + 1];
+            uint32_t j = i;
+            for (; j > 0 && (v[2 * j - 2] > a || (v[2 * j - 2] == a && v[2 * j - 1] > b)); j--) {
+                v[2 * j] = v[2 * j - 2];
+                v[2 * j + 1] = v[2 * j - 1];
+            }
+            v[2 * j] = a;
+            v[2 * j + 1] = b;
+        }
+    } else if (unsorted) {
+        qsort(v, m, 2 * sizeof(sp_expr_t), pair_cmp);
+    }
     sp_expr_t r = intern(E, SP_OP_DOT, 0, v, 2 * m);
     if (v != small)
         flint_free(v);

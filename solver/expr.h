@@ -102,6 +102,10 @@ typedef struct {
     int vm_full;
     int dot_ok;         /* sp_expr_dot may build SP_OP_DOT nodes (else a sum of products) */
     int oom;            /* set once a constructor failed for lack of memory or the node limit */
+    void *client;       /* what a user of the store keeps with it, valid as long as its ids
+                           (src/memo.c: operators' results); client_free(client) in
+                           sp_ectx_clear */
+    void (*client_free)(void *);
 } sp_ectx_struct;
 typedef sp_ectx_struct sp_ectx_t[1];
 
@@ -134,6 +138,9 @@ static inline uint32_t sp_expr_count(const sp_ectx_t E) { return E->len; }
  * all algebra happens in the normal forms.
  */
 sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name);
+/* The symbols called names[0..n) into out, the same ids as sp_expr_sym on each in turn, with
+   the cache misses of 16 at a time overlapped.  0 if one failed (out of memory). */
+int sp_expr_syms(sp_ectx_t E, const char *const *names, size_t n, sp_expr_t *out);
 sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c);
 sp_expr_t sp_expr_const_si(sp_ectx_t E, slong num, ulong den);
 /* the symbol with src's symbol index s (a name of src), in dst */

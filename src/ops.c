@@ -2,6 +2,7 @@
 #include <flint/flint.h>
 #include "ops.h"
 #include "diag.h"
+#include "memo.h"
 #include "sbuf.h"
 
 #include <stdarg.h>
@@ -164,25 +165,33 @@ int sp_tensor_symbols(sp_ectx_t E, sp_tensor_t *t, const char *prefix)
 {
     if (t->v == NULL || t->ndim < 0)
         return 0;
+    enum { BATCH = 16, LEN = 512 };
     int64_t n = sp_tensor_numel(t), idx[SP_MAX_DIMS];
-    char name[512];
+    char buf[BATCH][LEN];
+    const char *names[BATCH];
     size_t plen = strlen(prefix);
     /* the prefix, then "[i,j,...]": at most 20 digits and a separator per dimension */
-    if (plen + (size_t)t->ndim * 21 + 2 > sizeof(name))
+    if (plen + (size_t)t->ndim * 21 + 2 > LEN)
         return 0;
-    memcpy(name, prefix, plen);
-    for (int64_t i = 0; i < n; i++) {
-        unravel(i, t->ndim, t->shape, idx);
-        char *p = name + plen;
-        for (int d = 0; d < t->ndim; d++) {
-            *p++ = d ? ',' : '[';
-            p = put_index(p, idx[d]);
+    for (int k = 0; k < BATCH; k++) {
+        memcpy(buf[k], prefix, plen);
+        names[k] = buf[k];
+    }
+    /* a batch of names at a time, so that sp_expr_syms overlaps their table lookups */
+    for (int64_t b = 0; b < n; b += BATCH) {
+        int64_t m = n - b < BATCH ? n - b : BATCH;
+        for (int64_t k = 0; k < m; k++) {
+            unravel(b + k, t->ndim, t->shape, idx);
+            char *p = buf[k] + plen;
+            for (int d = 0; d < t->ndim; d++) {
+                *p++ = d ? ',' : '[';
+                p = put_index(p, idx[d]);
+            }
+            if (t->ndim > 0)
+                *p++ = ']';
+            *p = 0;
         }
-        if (t->ndim > 0)
-            *p++ = ']';
-        *p = 0;
-        t->v[i] = sp_expr_sym(E, name);
-        if (t->v[i] == SP_EXPR_NONE)
+        if (!sp_expr_syms(E, names, (size_t)m, t->v + b))
             return 0;
     }
     return 1;
@@ -2833,8 +2842,8 @@ static int64_t att_istart(const att_t *a, int64_t j)
     return b < 0 ? 0 : b > a->sq ? a->sq : b;
 }
 
-/* The probabilities P[b, h, i, j] (0 where masked out by causality). */
-static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
+/* The probabilities P[b, h, i, j] (0 where masked out by causality), built. */
+static int att_probs_built(opc_t *c, const att_t *a, sp_expr_t *P)
 {
     sp_ectx_struct *E = c->E;
     int64_t cap = a->d > a->sk ? a->d : a->sk; /* tmp: [0, cap) and the factors' [cap, 2 cap) */
@@ -2872,6 +2881,63 @@ static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
     flint_free(tmp);
     flint_free(e);
     return 1;
+}
+
+/*
+ * The memo key of a's probabilities (memo.h): every word they depend on — q's shape, the head
+ * counts, the scale's id, causality and offset, the mask's shape, and the ids of q, k and the
+ * mask.  NULL if it cannot be allocated (then no memo).
+ */
+static uint32_t *att_key(const att_t *a, size_t *n)
+{
+    int64_t nq = sp_tensor_numel(a->q), nk = sp_tensor_numel(a->k);
+    int64_t nm = a->mask ? sp_tensor_numel(a->mask) : 0;
+    size_t len = 16 + 2 * SP_MAX_DIMS + (size_t)(nq + nk + nm);
+    uint32_t *w = flint_malloc(len * sizeof(uint32_t)), *p = w;
+    if (w == NULL)
+        return NULL;
+    *p++ = (uint32_t)a->q->ndim;
+    for (int d = 0; d < a->q->ndim; d++)
+        *p++ = (uint32_t)a->q->shape[d];
+    *p++ = (uint32_t)a->hkv;
+    *p++ = (uint32_t)a->sk;
+    *p++ = a->scale;
+    *p++ = (uint32_t)a->causal;
+    *p++ = (uint32_t)(uint64_t)a->offset;
+    *p++ = (uint32_t)((uint64_t)a->offset >> 32);
+    *p++ = a->mask ? (uint32_t)a->mask->ndim + 1 : 0;
+    for (int d = 0; a->mask && d < a->mask->ndim; d++)
+        *p++ = (uint32_t)a->mask->shape[d];
+    memcpy(p, a->q->v, (size_t)nq * sizeof(sp_expr_t));
+    p += nq;
+    memcpy(p, a->k->v, (size_t)nk * sizeof(sp_expr_t));
+    p += nk;
+    if (nm)
+        memcpy(p, a->mask->v, (size_t)nm * sizeof(sp_expr_t));
+    *n = (size_t)(p - w) + (size_t)nm;
+    return w;
+}
+
+#define MEMO_ATT_PROBS 1 /* memo kind: attention's probabilities */
+
+/* The probabilities P[b, h, i, j] (0 where masked out by causality).  Kept in the store's memo:
+   the backward pass (vjp_attention) asks again for the forward pass's. */
+static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
+{
+    size_t nkey = 0, nval = 0;
+    int64_t ns = a->nb * a->hq * a->sq * a->sk;
+    uint32_t *key = att_key(a, &nkey);
+    const sp_expr_t *kept = key ? sp_memo_get(c->E, MEMO_ATT_PROBS, key, nkey, &nval) : NULL;
+    if (kept != NULL && nval == (size_t)ns) {
+        memcpy(P, kept, (size_t)ns * sizeof(sp_expr_t));
+        flint_free(key);
+        return 1;
+    }
+    int ok = att_probs_built(c, a, P);
+    if (ok && key)
+        sp_memo_put(c->E, MEMO_ATT_PROBS, key, nkey, P, (size_t)ns);
+    flint_free(key);
+    return ok;
 }
 
 static int fwd_attention(opc_t *c, sp_tensor_t *out)
