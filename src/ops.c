@@ -2886,13 +2886,15 @@ static int att_probs_built(opc_t *c, const att_t *a, sp_expr_t *P)
 /*
  * The memo key of a's probabilities (memo.h): every word they depend on — q's shape, the head
  * counts, the scale's id, causality and offset, the mask's shape, and the ids of q, k and the
- * mask.  NULL if it cannot be allocated (then no memo).
+ * mask; with dy, the key of the scores' gradient dS, which adds v's and dy's shapes and ids.
+ * NULL if it cannot be allocated (then no memo).
  */
-static uint32_t *att_key(const att_t *a, size_t *n)
+static uint32_t *att_key(const att_t *a, const sp_tensor_t *dy, size_t *n)
 {
     int64_t nq = sp_tensor_numel(a->q), nk = sp_tensor_numel(a->k);
     int64_t nm = a->mask ? sp_tensor_numel(a->mask) : 0;
-    size_t len = 16 + 2 * SP_MAX_DIMS + (size_t)(nq + nk + nm);
+    int64_t nv = dy ? sp_tensor_numel(a->v) : 0, ny = dy ? sp_tensor_numel(dy) : 0;
+    size_t len = 20 + 4 * SP_MAX_DIMS + (size_t)(nq + nk + nm + nv + ny);
     uint32_t *w = flint_malloc(len * sizeof(uint32_t)), *p = w;
     if (w == NULL)
         return NULL;
@@ -2914,11 +2916,25 @@ static uint32_t *att_key(const att_t *a, size_t *n)
     p += nk;
     if (nm)
         memcpy(p, a->mask->v, (size_t)nm * sizeof(sp_expr_t));
-    *n = (size_t)(p - w) + (size_t)nm;
+    p += nm;
+    if (dy != NULL) { /* dS: also v and dy, with their shapes */
+        *p++ = (uint32_t)a->v->ndim;
+        for (int d = 0; d < a->v->ndim; d++)
+            *p++ = (uint32_t)a->v->shape[d];
+        *p++ = (uint32_t)dy->ndim;
+        for (int d = 0; d < dy->ndim; d++)
+            *p++ = (uint32_t)dy->shape[d];
+        memcpy(p, a->v->v, (size_t)nv * sizeof(sp_expr_t));
+        p += nv;
+        memcpy(p, dy->v, (size_t)ny * sizeof(sp_expr_t));
+        p += ny;
+    }
+    *n = (size_t)(p - w);
     return w;
 }
 
-#define MEMO_ATT_PROBS 1 /* memo kind: attention's probabilities */
+#define MEMO_ATT_PROBS 1 /* memo kinds: attention's probabilities, */
+#define MEMO_ATT_DS 2    /* and the gradient of its scores */
 
 /* The probabilities P[b, h, i, j] (0 where masked out by causality).  Kept in the store's memo:
    the backward pass (vjp_attention) asks again for the forward pass's. */
@@ -2926,7 +2942,7 @@ static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
 {
     size_t nkey = 0, nval = 0;
     int64_t ns = a->nb * a->hq * a->sq * a->sk;
-    uint32_t *key = att_key(a, &nkey);
+    uint32_t *key = att_key(a, NULL, &nkey);
     const sp_expr_t *kept = key ? sp_memo_get(c->E, MEMO_ATT_PROBS, key, nkey, &nval) : NULL;
     if (kept != NULL && nval == (size_t)ns) {
         memcpy(P, kept, (size_t)ns * sizeof(sp_expr_t));
@@ -2986,8 +3002,19 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
     for (int k = 0; ok && k < 3; k++)
         if (wanted(c, k))
             ok = sp_tensor_alloc(&din[k], c->in[k].ndim, c->in[k].shape) ? 1 : fail(c, "out of memory");
+    /* dS is kept in the memo too: attention_grad_q and attention_grad_k (a plan's gradient
+       operators, one call each) both need it; its key adds v's and dy's ids to P's */
+    size_t nkey = 0, nval = 0;
+    uint32_t *key = ok && dS ? att_key(&a, dy, &nkey) : NULL;
+    const sp_expr_t *kept = key ? sp_memo_get(E, MEMO_ATT_DS, key, nkey, &nval) : NULL;
+    if (kept != NULL && nval == (size_t)ns) {
+        memcpy(dS, kept, (size_t)ns * sizeof(sp_expr_t));
+        flint_free(key);
+        key = NULL;
+        kept = dS;
+    }
     /* dP_ij = sum_e dO_ie V_je; dS_ij = P_ij (dP_ij - sum_l P_il dP_il) */
-    for (int64_t b = 0; ok && dS && b < a.nb; b++)
+    for (int64_t b = 0; ok && dS && kept == NULL && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             const sp_expr_t *dO = dy->v + (b * a.hq + h) * a.sq * a.dv;
@@ -3008,6 +3035,10 @@ static int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, 
                                                      : K(E, 0, 1);
             }
         }
+    if (key != NULL) {
+        sp_memo_put(E, MEMO_ATT_DS, key, nkey, dS, (size_t)ns);
+        flint_free(key);
+    }
     /* dQ_il = scale sum_j dS_ij K_jl */
     for (int64_t b = 0; ok && wq && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {

@@ -161,11 +161,72 @@ static void test_memo_attention_backward(void **state)
     }
     /* one value each: A's backward pass found the forward pass's probabilities (a key that
        missed would have kept a second), B's kept its own */
-    assert_int_equal(sp_memo_count(A), 1);
-    assert_int_equal(sp_memo_count(B), 1);
+    assert_int_equal(sp_memo_count(A), 2); /* and the scores' gradient */
+    assert_int_equal(sp_memo_count(B), 2);
     assert_string_equal(results[0], results[1]);
     free(results[0]);
     free(results[1]);
+    sp_ectx_clear(A);
+    sp_ectx_clear(B);
+}
+
+/* a plan's gradient operators, one input each: attention_grad_k after attention_grad_q finds
+   the probabilities and the scores' gradient in the memo (the same keys: two values kept, not
+   four), and both equal the model's VJP in a fresh store */
+static void test_memo_attention_grad_ops(void **state)
+{
+    (void)state;
+    sp_ectx_t A, B;
+    sp_ectx_init(A);
+    sp_ectx_init(B);
+    int64_t qs[3] = {2, 3, 2}, ks[3] = {1, 3, 2};
+    char *text[2][2];
+    for (int run = 0; run < 2; run++) {
+        sp_ectx_struct *E = run ? B : A;
+        sp_tensor_t in[4], g[2], din[3];
+        const char *nm[4] = {"q", "k", "v", "dy"};
+        for (int i = 0; i < 4; i++) {
+            sp_tensor_init(&in[i]);
+            sp_tensor_alloc(&in[i], 3, i == 1 || i == 2 ? ks : qs);
+            assert_true(sp_tensor_symbols(E, &in[i], nm[i]));
+        }
+        sp_op_err_t err;
+        sp_tensor_init(&g[0]);
+        sp_tensor_init(&g[1]);
+        if (run == 0) {
+            assert_true(sp_ops_apply(E, "attention_grad_q", in, 4, NULL, 0, 0, &g[0], &err));
+            assert_int_equal(sp_memo_count(E), 2);
+            assert_true(sp_ops_apply(E, "attention_grad_k", in, 4, NULL, 0, 0, &g[1], &err));
+            assert_int_equal(sp_memo_count(E), 2);
+        } else {
+            for (int i = 0; i < 3; i++)
+                sp_tensor_init(&din[i]);
+            assert_true(sp_ops_vjp(E, "attention", in, 3, NULL, 0, NULL, &in[3], din, &err));
+            g[0] = din[0];
+            g[1] = din[1];
+            sp_tensor_clear(&din[2]);
+        }
+        for (int k = 0; k < 2; k++) {
+            char *s = NULL;
+            size_t len = 0;
+            FILE *f = open_memstream(&s, &len);
+            for (int64_t j = 0; j < sp_tensor_numel(&g[k]); j++) {
+                char *p = sp_expr_print(E, g[k].v[j], 0);
+                fprintf(f, "%s\n", p);
+                flint_free(p);
+            }
+            fclose(f);
+            text[run][k] = s;
+            sp_tensor_clear(&g[k]);
+        }
+        for (int i = 0; i < 4; i++)
+            sp_tensor_clear(&in[i]);
+    }
+    for (int k = 0; k < 2; k++) {
+        assert_string_equal(text[0][k], text[1][k]);
+        free(text[0][k]);
+        free(text[1][k]);
+    }
     sp_ectx_clear(A);
     sp_ectx_clear(B);
 }
@@ -177,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_memo_bound),
         cmocka_unit_test(test_memo_syms_batch),
         cmocka_unit_test(test_memo_attention_backward),
+        cmocka_unit_test(test_memo_attention_grad_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
