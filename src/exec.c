@@ -178,6 +178,12 @@ void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
         }
     sp_binding_t *b = lookup(I, name);
     if (b && b->scope == I->scope) {
+        /* a rank that holds the old value and gets no new one (an `on` block, a rank-dependent
+           `if`) keeps it, and with it the old value's nature: a state input whose reads are
+           recorded, a pending max/min that may only be reduced (docs/soundness.md, "Coverage") */
+        int kept = 0;
+        for (int64_t r = 0; r < I->nranks; r++)
+            kept |= val[r].ndim < 0 && b->t[r].ndim >= 0;
         for (int64_t r = 0; r < I->nranks; r++) {
             if (val[r].ndim < 0)
                 continue;
@@ -190,8 +196,10 @@ void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
         }
         pval_free(val, I->nranks);
         b->loc = loc;
-        b->pend = 0;
-        b->state = 0;
+        if (!kept) {
+            b->pend = 0;
+            b->state = 0;
+        }
         if (!I->is_plan)
             I->vid_of_binding[b - *I->vals] = vid;
         return;
@@ -1043,9 +1051,16 @@ static void note_read(interp_t *I, const sp_binding_t *b)
 {
     if (!I->is_plan || b->state <= 0)
         return;
-    uint8_t *read = I->states[b->state - 1].read;
-    for (int64_t r = 0; r < I->nranks; r++)
-        read[r] |= I->active[r];
+    /* every declaration of the name: a rank reads the one it holds (the names of declarations
+       on different ranks may share a binding) */
+    const char *name = I->states[b->state - 1].name;
+    for (int k = 0; k < I->nstates; k++) {
+        struct state_in *si = &I->states[k];
+        if (strcmp(si->name, name) != 0)
+            continue;
+        for (int64_t r = 0; r < I->nranks; r++)
+            si->read[r] |= I->active[r] & si->holds[r];
+    }
 }
 
 sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
@@ -1328,7 +1343,13 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
         return st;
     if (s->kind == SP_STMT_ACCUM) {
         sp_binding_t *b = lookup(I, nm);
+        if (b && b->pend) { /* `+=` uses the old value */
+            pending_error(I, s->targets[0]->loc, b, "used here");
+            pval_free(v, I->nranks);
+            return SP_ERR_INPUT;
+        }
         if (b) {
+            note_read(I, b); /* the old value is read: a state input's copy is used */
             pval_t ins[2] = {pval_dup(b->t, I->nranks), v};
             int vids[2] = {I->is_plan ? -1 : I->vid_of_binding[b - *I->vals], vid};
             pval_t sum;
@@ -1785,6 +1806,7 @@ void interp_clear(interp_t *I)
             flint_free(I->states[k].name);
             sp_layout_clear(&I->states[k].L);
             flint_free(I->states[k].read);
+            flint_free(I->states[k].holds);
         }
         flint_free(I->states);
     }

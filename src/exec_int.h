@@ -74,7 +74,15 @@ typedef struct {
     int pend_ok; /* the next name evaluated may hold a pending max/min (its use checks it) */
     /* plan: the inputs whose model tensor has an update `next.NAME`, with the ranks that read
        them (src/plan.c check_replicas_updated) */
-    struct state_in { char *name; sp_layout_t L; uint8_t *read; sp_loc_t loc; } *states;
+    /* the state inputs declared (a model input or parameter X with an update next.X): per
+       declaration its layout, the ranks it was declared on and still holds (a later
+       declaration on a rank takes it over), and the ranks that read the value */
+    struct state_in {
+        char *name;
+        sp_layout_t L;
+        uint8_t *holds, *read;
+        sp_loc_t loc;
+    } *states;
     int nstates, astates;
 } interp_t;
 

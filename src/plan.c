@@ -135,6 +135,28 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
 }
 
 /* plan: x : layout  (a model input or param, distributed) */
+static int is_param_name(const sp_check_t *C, const char *name);
+
+/* Is name declared by the model's `input` or `param` (an element of an array among them:
+   `w[1]`), or the optimizer state of a parameter (`momentum.w`, `adam.m.w`, `adam.v.w`)? */
+static int is_state_input(const sp_check_t *C, const char *name)
+{
+    static const char *const opt[] = {"momentum.", "adam.m.", "adam.v."};
+    for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++)
+        if (!strncmp(name, opt[k], strlen(opt[k])))
+            return is_param_name(C, name + strlen(opt[k]));
+    const sp_ast_block_t *b = &C->model->body;
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *st = b->stmts[i];
+        if (st->kind != SP_STMT_INPUT && st->kind != SP_STMT_PARAM)
+            continue;
+        size_t l = strlen(st->name.str);
+        if (!strncmp(st->name.str, name, l) && (name[l] == '\0' || name[l] == '['))
+            return 1;
+    }
+    return 0;
+}
+
 sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
 {
     char nm[512];
@@ -144,6 +166,16 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
     if (mb == NULL) {
         errat(I, SP_DIAG_LINEAGE, s->targets[0]->loc,
               "'%s' is not a model input or parameter (lineage to a missing model tensor)", nm);
+        return SP_ERR_INPUT;
+    }
+    /* a declaration hands the plan the model's own value: only what the model takes as given
+       may be handed over, never a value it computes (an intermediate, an output, grad.X,
+       next.X), else `y : [...]` then `output y = y` would check nothing */
+    if (!is_state_input(I->C, nm)) {
+        errat(I, SP_DIAG_LINEAGE, s->targets[0]->loc,
+              "'%s' is a value the model computes, not one of its inputs or parameters: a plan "
+              "declares the layout of inputs and parameters only (relate a computed value with "
+              "'~' on the plan statement that computes it)", nm);
         return SP_ERR_INPUT;
     }
     sp_layout_t L;
@@ -165,10 +197,17 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
             I->astates = I->astates ? 2 * I->astates : 16;
             I->states = flint_realloc(I->states, (size_t)I->astates * sizeof *I->states);
         }
+        /* a rank declared again leaves its earlier declaration */
+        for (int k = 0; k < I->nstates; k++)
+            if (!strcmp(I->states[k].name, nm))
+                for (int64_t r = 0; r < I->nranks; r++)
+                    I->states[k].holds[r] &= !I->active[r];
         struct state_in *si = &I->states[I->nstates++];
         si->name = sp_strdup(nm);
         si->L = L;
         si->read = flint_calloc((size_t)I->nranks, 1);
+        si->holds = flint_malloc((size_t)I->nranks);
+        memcpy(si->holds, I->active, (size_t)I->nranks);
         si->loc = s->targets[0]->loc;
         b->state = I->nstates;
         return SP_OK;
@@ -542,18 +581,45 @@ static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
 }
 
 /* Does the box held on rank r under layout A lie inside the one held under B? */
+/* Does rank r hold no element under A (an empty range in some dim)? */
+static int box_empty(const sp_mesh_t *m, const sp_layout_t *A, int64_t r)
+{
+    for (int d = 0; d < A->ndim; d++) {
+        int64_t lo, hi;
+        sp_layout_range(m, A, d, r, &lo, &hi);
+        if (lo >= hi)
+            return 1;
+    }
+    return 0;
+}
+
 static int box_inside(const sp_mesh_t *m, const sp_layout_t *A, const sp_layout_t *B, int64_t r)
 {
+    if (box_empty(m, A, r))
+        return 1; /* holds nothing (an empty range in any dim, not only the first) */
     if (A->ndim != B->ndim)
         return 0;
     for (int d = 0; d < A->ndim; d++) {
         int64_t alo, ahi, blo, bhi;
         sp_layout_range(m, A, d, r, &alo, &ahi);
-        if (alo >= ahi)
-            return 1; /* holds nothing */
         sp_layout_range(m, B, d, r, &blo, &bhi);
         if (alo < blo || ahi > bhi)
             return 0;
+    }
+    return 1;
+}
+
+/* Do A and B have the same pending reductions (op and axes, in the same order)? */
+static int same_pending(const sp_layout_t *A, const sp_layout_t *B)
+{
+    if (A->npartial != B->npartial)
+        return 0;
+    for (int k = 0; k < A->npartial; k++) {
+        if (A->pop[k] != B->pop[k] || A->paxes[k].n != B->paxes[k].n)
+            return 0;
+        for (int j = 0; j < A->paxes[k].n; j++)
+            if (A->paxes[k].axis[j] != B->paxes[k].axis[j])
+                return 0;
     }
     return 1;
 }
@@ -578,21 +644,37 @@ static sp_status_t check_replicas_updated(sp_check_t *C, const interp_t *I)
         if (omitted)
             continue;
         for (int64_t r = 0; r < I->nranks; r++) {
-            if (!si->read[r])
-                continue;
-            int ok = 0, declared = 0;
+            if (!si->read[r] || box_empty(&C->mesh, &si->L, r))
+                continue; /* never read there, or nothing held */
+            int ok = 0, declared = 0, kind = 0;
             for (int k = 0; k < C->nstages && !ok; k++) {
                 const sp_stage_t *s = &C->stages[k];
                 if (s->kind != SP_STAGE_OUTPUT || strcmp(s->model_name, next) != 0 ||
                     s->plan[r].ndim < 0)
                     continue;
                 declared = 1;
-                ok = si->L.npartial > 0 || box_inside(&C->mesh, &si->L, &s->layout, r);
+                /* the rank's next copy is what it declares: the same kind of value as the copy
+                   it holds (the whole value where it holds the value, a part with the same
+                   pending reductions where it holds a part), on a box containing the held one */
+                int same = same_pending(&si->L, &s->layout);
+                kind |= same;
+                ok = same && box_inside(&C->mesh, &si->L, &s->layout, r);
             }
             if (ok)
                 continue;
             char a[128];
             sp_mesh_rank_str(&C->mesh, r, a, sizeof a);
+            if (declared && !kind) {
+                char hl[256];
+                sp_layout_str(C, &si->L, hl, sizeof hl);
+                sp_diags_error(C->d, SP_DIAG_LINEAGE, si->loc,
+                               "rank %s holds '%s' as %s but its output '%s' has other pending "
+                               "reductions: its next copy would be another kind of value (a "
+                               "part for a whole copy, or the other way; declare '%s' with the "
+                               "held layout's pending reductions, or 'omit %s')",
+                               a, si->name, hl, next, next, next);
+                return SP_ERR_INPUT;
+            }
             sp_diags_error(C->d, SP_DIAG_LINEAGE, si->loc,
                            declared ? "rank %s reads '%s' but its output '%s' leaves part of that "
                                       "rank's copy out: those elements would keep the old value "
