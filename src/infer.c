@@ -121,16 +121,7 @@ static int is_leaf(const sp_check_t *C, const char *name)
     if (strncmp(name, "next.", 5) == 0 || strncmp(name, "adam.", 5) == 0 ||
         strncmp(name, "momentum.", 9) == 0)
         return 1;
-    const sp_ast_block_t *b = &C->model->body;
-    for (size_t i = 0; i < b->n; i++) {
-        const sp_ast_stmt_t *s = b->stmts[i];
-        if (s->kind != SP_STMT_INPUT && s->kind != SP_STMT_PARAM)
-            continue;
-        size_t l = strlen(s->name.str);
-        if (strncmp(s->name.str, name, l) == 0 && (name[l] == '\0' || name[l] == '['))
-            return 1;
-    }
-    return 0;
+    return sp_model_declares(C, name);
 }
 
 /* One execution of a plan assignment: its observation on each rank (NULL where it did not run). */

@@ -137,14 +137,8 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
 /* plan: x : layout  (a model input or param, distributed) */
 static int is_param_name(const sp_check_t *C, const char *name);
 
-/* Is name declared by the model's `input` or `param` (an element of an array among them:
-   `w[1]`), or the optimizer state of a parameter (`momentum.w`, `adam.m.w`, `adam.v.w`)? */
-static int is_state_input(const sp_check_t *C, const char *name)
+int sp_model_declares(const sp_check_t *C, const char *name)
 {
-    static const char *const opt[] = {"momentum.", "adam.m.", "adam.v."};
-    for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++)
-        if (!strncmp(name, opt[k], strlen(opt[k])))
-            return is_param_name(C, name + strlen(opt[k]));
     const sp_ast_block_t *b = &C->model->body;
     for (size_t i = 0; i < b->n; i++) {
         const sp_ast_stmt_t *st = b->stmts[i];
@@ -155,6 +149,17 @@ static int is_state_input(const sp_check_t *C, const char *name)
             return 1;
     }
     return 0;
+}
+
+/* Is name declared by the model's `input` or `param`, or the optimizer state of a parameter
+   (`momentum.w`, `adam.m.w`, `adam.v.w`)? */
+static int is_state_input(const sp_check_t *C, const char *name)
+{
+    static const char *const opt[] = {"momentum.", "adam.m.", "adam.v."};
+    for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++)
+        if (!strncmp(name, opt[k], strlen(opt[k])))
+            return is_param_name(C, name + strlen(opt[k]));
+    return sp_model_declares(C, name);
 }
 
 sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
