@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <arb_hypgeom.h>
 #include <flint/nmod.h>
@@ -36,11 +35,7 @@
 /* Has the CLOCK_MONOTONIC deadline in ns passed?  0 is no deadline. */
 static int past(int64_t deadline_ns)
 {
-    if (deadline_ns == 0)
-        return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec > deadline_ns;
+    return deadline_ns != 0 && sp_now_ns() > deadline_ns;
 }
 
 /* Exact values whose numerator or denominator exceed this many bits give SP_EVAL_NOMEM. */

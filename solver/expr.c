@@ -268,14 +268,17 @@ static int room(sp_ectx_t E, size_t more)
     return 1;
 }
 
+int64_t sp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Has the run's deadline passed?  Looked at every 65536 new nodes; then the store is full. */
 static int past_deadline(sp_ectx_t E)
 {
-    if (E->deadline_ns == 0 || (E->len & 0xffff) != 0)
-        return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec <= E->deadline_ns)
+    if (E->deadline_ns == 0 || (E->len & 0xffff) != 0 || sp_now_ns() <= E->deadline_ns)
         return 0;
     E->vm_full = 3;
     return 1;

@@ -141,6 +141,9 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name);
 /* The symbols called names[0..n) into out, the same ids as sp_expr_sym on each in turn, with
    the cache misses of 16 at a time overlapped.  0 if one failed (out of memory). */
 int sp_expr_syms(sp_ectx_t E, const char *const *names, size_t n, sp_expr_t *out);
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of every deadline (max_ms, --timeout). */
+int64_t sp_now_ns(void);
 sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c);
 sp_expr_t sp_expr_const_si(sp_ectx_t E, slong num, ulong den);
 /* the symbol with src's symbol index s (a name of src), in dst */

@@ -3,19 +3,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <flint/fmpq_mpoly.h>
 
 #include "sbuf.h"
 
 
-int64_t sp_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int sp_engine_time_up(sp_engine_t *S)
 {

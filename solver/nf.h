@@ -193,7 +193,6 @@ int sp_nf_eval_fmpq(const sp_engine_t *S, sp_nfid_t a, const fmpq *symvals, fmpq
  */
 int sp_canon_equal(sp_engine_t *S, sp_expr_t a, sp_expr_t b);
 
-int64_t sp_now_ns(void);
 int sp_engine_time_up(sp_engine_t *S);
 /* A query's deadline: max_ms from now, or the run's deadline (limits.deadline_ns) if earlier;
    0 = none. */

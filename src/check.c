@@ -20,6 +20,12 @@ void shardproof_options_default(shardproof_options_t *opt)
     opt->seed = 1;
 }
 
+/* The deadline of a budget of ms milliseconds from now (--timeout); 0 for none. */
+static int64_t deadline_after(long ms)
+{
+    return ms > 0 ? sp_now_ns() + (int64_t)ms * 1000000 : 0;
+}
+
 void sp_check_limits(sp_limits_t *lim, const shardproof_options_t *o)
 {
     sp_limits_default(lim);
@@ -47,7 +53,7 @@ void sp_check_limits(sp_limits_t *lim, const shardproof_options_t *o)
     else if (o->max_memory_mb == 0)
         lim->max_rss = sp_memory_bytes() / 10 * 9;
     lim->probabilistic = o->probabilistic > 0 ? o->probabilistic : 0;
-    lim->deadline_ns = o->timeout_ms > 0 ? sp_now_ns() + (int64_t)o->timeout_ms * 1000000 : 0;
+    lim->deadline_ns = deadline_after(o->timeout_ms);
 }
 
 size_t sp_memory_bytes(void)
@@ -787,8 +793,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
 /* --timeout counts from the start of each check or prepare */
 static void start_clock(shardproof_t *C)
 {
-    C->opt.lim.deadline_ns =
-        C->opt.timeout_ms > 0 ? sp_now_ns() + (int64_t)C->opt.timeout_ms * 1000000 : 0;
+    C->opt.lim.deadline_ns = deadline_after(C->opt.timeout_ms);
 }
 
 shardproof_verdict_t shardproof_check(shardproof_t *C, const char *path, const char *text, size_t len)
