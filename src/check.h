@@ -271,9 +271,9 @@ int sp_plan_has_lineage(const sp_check_t *C);
 int sp_cuts_confirmed(sp_check_t *C);
 /* exec.c: the model's current binding of name, or NULL */
 const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
-/* Is name declared by the model's `input` or `param` statement (an element of an array among
-   them: `w[1]`)? (src/plan.c) */
-int sp_model_declares(const sp_check_t *C, const char *name);
+/* Is name declared by the model's `input` or `param` statement (`param` only with
+   params_only), or an element of an array among them (`w[1]`)? (src/plan.c) */
+int sp_model_declares(const sp_check_t *C, const char *name, int params_only);
 /* exec.c: 1 if name is a collective (all_reduce, send, ...). */
 int sp_exec_is_collective(const char *name);
 

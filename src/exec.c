@@ -1051,13 +1051,10 @@ static void note_read(interp_t *I, const sp_binding_t *b)
 {
     if (!I->is_plan || b->state <= 0)
         return;
-    /* every declaration of the name: a rank reads the one it holds (the names of declarations
-       on different ranks may share a binding) */
-    const char *name = I->states[b->state - 1].name;
-    for (int k = 0; k < I->nstates; k++) {
-        struct state_in *si = &I->states[k];
-        if (strcmp(si->name, name) != 0)
-            continue;
+    /* every declaration of the name (declarations on different ranks share a binding): a rank
+       reads the one it holds */
+    for (int k = b->state; k > 0; k = I->states[k - 1].prev) {
+        struct state_in *si = &I->states[k - 1];
         for (int64_t r = 0; r < I->nranks; r++)
             si->read[r] |= I->active[r] & si->holds[r];
     }

@@ -76,12 +76,14 @@ typedef struct {
        them (src/plan.c check_replicas_updated) */
     /* the state inputs declared (a model input or parameter X with an update next.X): per
        declaration its layout, the ranks it was declared on and still holds (a later
-       declaration on a rank takes it over), and the ranks that read the value */
+       declaration on a rank takes it over), the ranks that read the value, and the earlier
+       declaration of the same name (1 + its index; 0 for none) */
     struct state_in {
         char *name;
         sp_layout_t L;
         uint8_t *holds, *read;
         sp_loc_t loc;
+        int prev;
     } *states;
     int nstates, astates;
 } interp_t;

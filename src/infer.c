@@ -121,7 +121,7 @@ static int is_leaf(const sp_check_t *C, const char *name)
     if (strncmp(name, "next.", 5) == 0 || strncmp(name, "adam.", 5) == 0 ||
         strncmp(name, "momentum.", 9) == 0)
         return 1;
-    return sp_model_declares(C, name);
+    return sp_model_declares(C, name, 0);
 }
 
 /* One execution of a plan assignment: its observation on each rank (NULL where it did not run). */

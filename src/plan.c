@@ -135,14 +135,12 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
 }
 
 /* plan: x : layout  (a model input or param, distributed) */
-static int is_param_name(const sp_check_t *C, const char *name);
-
-int sp_model_declares(const sp_check_t *C, const char *name)
+int sp_model_declares(const sp_check_t *C, const char *name, int params_only)
 {
     const sp_ast_block_t *b = &C->model->body;
     for (size_t i = 0; i < b->n; i++) {
         const sp_ast_stmt_t *st = b->stmts[i];
-        if (st->kind != SP_STMT_INPUT && st->kind != SP_STMT_PARAM)
+        if (st->kind != SP_STMT_PARAM && (params_only || st->kind != SP_STMT_INPUT))
             continue;
         size_t l = strlen(st->name.str);
         if (!strncmp(st->name.str, name, l) && (name[l] == '\0' || name[l] == '['))
@@ -158,8 +156,8 @@ static int is_state_input(const sp_check_t *C, const char *name)
     static const char *const opt[] = {"momentum.", "adam.m.", "adam.v."};
     for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++)
         if (!strncmp(name, opt[k], strlen(opt[k])))
-            return is_param_name(C, name + strlen(opt[k]));
-    return sp_model_declares(C, name);
+            return sp_model_declares(C, name + strlen(opt[k]), 1);
+    return sp_model_declares(C, name, 0);
 }
 
 sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
@@ -202,12 +200,17 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
             I->astates = I->astates ? 2 * I->astates : 16;
             I->states = flint_realloc(I->states, (size_t)I->astates * sizeof *I->states);
         }
-        /* a rank declared again leaves its earlier declaration */
-        for (int k = 0; k < I->nstates; k++)
-            if (!strcmp(I->states[k].name, nm))
-                for (int64_t r = 0; r < I->nranks; r++)
-                    I->states[k].holds[r] &= !I->active[r];
+        /* the latest declaration of the name, whose chain (prev) reaches the others; a rank
+           declared again leaves them */
+        int prev = 0;
+        for (int k = I->nstates; k > 0 && prev == 0; k--)
+            if (!strcmp(I->states[k - 1].name, nm))
+                prev = k;
+        for (int k = prev; k > 0; k = I->states[k - 1].prev)
+            for (int64_t r = 0; r < I->nranks; r++)
+                I->states[k - 1].holds[r] &= !I->active[r];
         struct state_in *si = &I->states[I->nstates++];
+        si->prev = prev;
         si->name = sp_strdup(nm);
         si->L = L;
         si->read = flint_calloc((size_t)I->nranks, 1);
@@ -694,20 +697,6 @@ static sp_status_t check_replicas_updated(sp_check_t *C, const interp_t *I)
     return SP_OK;
 }
 
-/* Is name a parameter of the model, or an element of a parameter array? */
-static int is_param_name(const sp_check_t *C, const char *name)
-{
-    const sp_ast_block_t *b = &C->model->body;
-    for (size_t i = 0; i < b->n; i++) {
-        const sp_ast_stmt_t *s = b->stmts[i];
-        size_t l = strlen(s->name.str ? s->name.str : "");
-        if (s->kind == SP_STMT_PARAM &&
-            (!strcmp(s->name.str, name) || (!strncmp(s->name.str, name, l) && name[l] == '[')))
-            return 1;
-    }
-    return 0;
-}
-
 /*
  * Every output of the model is checked by some output of the plan, or named by `omit`: the
  * model's `output` list and, when it trains, every parameter's gradient and update and the
@@ -724,7 +713,7 @@ static sp_status_t check_outputs_declared(sp_check_t *C)
         for (int k = 0; k < C->noutputs && !required; k++)
             required = !strcmp(C->outputs[k], n);
         required |= !strncmp(n, "next.", 5) ||
-                    (!strncmp(n, "grad.", 5) && is_param_name(C, n + 5));
+                    (!strncmp(n, "grad.", 5) && sp_model_declares(C, n + 5, 1));
         if (!required)
             continue;
         int done = 0;
