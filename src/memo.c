@@ -20,6 +20,7 @@ typedef struct {
     entry_t *e;     /* table of size slots; words == NULL is empty */
     size_t size, n; /* slots, entries */
     size_t words;   /* key and value words held */
+    size_t hits;    /* values sp_memo_copy gave (sp_memo_count) */
 } memo_t;
 
 static void memo_empty(memo_t *M)
@@ -75,6 +76,18 @@ const sp_expr_t *sp_memo_get(sp_ectx_t E, uint32_t kind, const uint32_t *key, si
     return e->words + e->nkey;
 }
 
+int sp_memo_copy(sp_ectx_t E, uint32_t kind, const uint32_t *key, size_t nkey, sp_expr_t *out,
+                 size_t n)
+{
+    size_t m = 0;
+    const sp_expr_t *v = key ? sp_memo_get(E, kind, key, nkey, &m) : NULL;
+    if (v == NULL || m != n)
+        return 0;
+    memcpy(out, v, n * sizeof(sp_expr_t));
+    ((memo_t *)E->client)->hits++;
+    return 1;
+}
+
 static int grow(memo_t *M)
 {
     size_t size = M->size ? 2 * M->size : 64;
@@ -128,7 +141,10 @@ void sp_memo_put(sp_ectx_t E, uint32_t kind, const uint32_t *key, size_t nkey,
     M->words += nkey + n;
 }
 
-size_t sp_memo_count(const sp_ectx_t E)
+size_t sp_memo_count(const sp_ectx_t E, size_t *hits)
 {
-    return E->client_free == memo_free ? ((const memo_t *)E->client)->n : 0;
+    const memo_t *M = E->client_free == memo_free ? E->client : NULL;
+    if (hits)
+        *hits = M ? M->hits : 0;
+    return M ? M->n : 0;
 }

@@ -25,12 +25,17 @@
 const sp_expr_t *sp_memo_get(sp_ectx_t E, uint32_t kind, const uint32_t *key, size_t nkey,
                              size_t *n);
 
+/* Copy the value kept under (kind, key) into out if it has exactly n ids: 1, else 0 (key NULL:
+   0). */
+int sp_memo_copy(sp_ectx_t E, uint32_t kind, const uint32_t *key, size_t nkey, sp_expr_t *out,
+                 size_t n);
+
 /* Keep val[0..n) under (kind, key) (a copy); nothing if it is too large, memory fails or the
    store is out of memory (then a value may hold SP_EXPR_NONE). */
 void sp_memo_put(sp_ectx_t E, uint32_t kind, const uint32_t *key, size_t nkey,
                  const sp_expr_t *val, size_t n);
 
-/* How many values E's memo keeps. */
-size_t sp_memo_count(const sp_ectx_t E);
+/* How many values E's memo keeps; *hits (if not NULL): how many times sp_memo_copy gave one. */
+size_t sp_memo_count(const sp_ectx_t E, size_t *hits);
 
 #endif

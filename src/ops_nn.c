@@ -491,18 +491,11 @@ static uint32_t *att_key(const att_t *a, const sp_tensor_t *dy, size_t *n)
    the backward pass (vjp_attention) asks again for the forward pass's. */
 static int att_probs(opc_t *c, const att_t *a, sp_expr_t *P)
 {
-    size_t nkey = 0, nval = 0;
-    int64_t ns = a->nb * a->hq * a->sq * a->sk;
+    size_t nkey = 0, ns = (size_t)(a->nb * a->hq * a->sq * a->sk);
     uint32_t *key = att_key(a, NULL, &nkey);
-    const sp_expr_t *kept = key ? sp_memo_get(c->E, MEMO_ATT_PROBS, key, nkey, &nval) : NULL;
-    if (kept != NULL && nval == (size_t)ns) {
-        memcpy(P, kept, (size_t)ns * sizeof(sp_expr_t));
-        flint_free(key);
-        return 1;
-    }
-    int ok = att_probs_built(c, a, P);
-    if (ok && key)
-        sp_memo_put(c->E, MEMO_ATT_PROBS, key, nkey, P, (size_t)ns);
+    int ok = sp_memo_copy(c->E, MEMO_ATT_PROBS, key, nkey, P, ns);
+    if (!ok && (ok = att_probs_built(c, a, P)) && key)
+        sp_memo_put(c->E, MEMO_ATT_PROBS, key, nkey, P, ns);
     flint_free(key);
     return ok;
 }
@@ -555,17 +548,11 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
             ok = sp_tensor_alloc(&din[k], c->in[k].ndim, c->in[k].shape) ? 1 : fail(c, "out of memory");
     /* dS is kept in the memo too: attention_grad_q and attention_grad_k (a plan's gradient
        operators, one call each) both need it; its key adds v's and dy's ids to P's */
-    size_t nkey = 0, nval = 0;
+    size_t nkey = 0;
     uint32_t *key = ok && dS ? att_key(&a, dy, &nkey) : NULL;
-    const sp_expr_t *kept = key ? sp_memo_get(E, MEMO_ATT_DS, key, nkey, &nval) : NULL;
-    if (kept != NULL && nval == (size_t)ns) {
-        memcpy(dS, kept, (size_t)ns * sizeof(sp_expr_t));
-        flint_free(key);
-        key = NULL;
-        kept = dS;
-    }
+    int have = sp_memo_copy(E, MEMO_ATT_DS, key, nkey, dS, (size_t)ns);
     /* dP_ij = sum_e dO_ie V_je; dS_ij = P_ij (dP_ij - sum_l P_il dP_il) */
-    for (int64_t b = 0; ok && dS && kept == NULL && b < a.nb; b++)
+    for (int64_t b = 0; ok && dS && !have && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             const sp_expr_t *dO = dy->v + (b * a.hq + h) * a.sq * a.dv;
@@ -586,10 +573,9 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
                                                      : K(E, 0, 1);
             }
         }
-    if (key != NULL) {
+    if (ok && key != NULL && !have)
         sp_memo_put(E, MEMO_ATT_DS, key, nkey, dS, (size_t)ns);
-        flint_free(key);
-    }
+    flint_free(key);
     /* dQ_il = scale sum_j dS_ij K_jl */
     for (int64_t b = 0; ok && wq && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {

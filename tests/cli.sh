@@ -121,11 +121,12 @@ grep -q "inferred" "$tmp/out" && bad "explain --lineage written back: a relation
 "$bin" explain "$tmp/first_lineage.sp" --no-infer-lineage | grep -c "^ *[0-9]*  lineage" >"$tmp/n"
 [ "$(cat "$tmp/n")" = 4 ] || bad "explain --lineage written back: expected 4 lineage stages, got $(cat "$tmp/n")"
 
-# --timeout: the whole run's budget.  1 ms is far below what this plan takes to execute (its
-# store builds 65536 nodes before it first looks at the clock), so it ends in UNKNOWN naming the
-# limit and the statement; seconds take up to three decimals, 0 is none
+# --timeout: the whole run's budget.  1 ms is far below what this plan takes (tenths of a
+# second), so it ends in UNKNOWN naming the limit, while executing (the statement, at the
+# store's first look at the clock) or while proving, on however fast a machine; seconds take up
+# to three decimals, 0 is none (test_check and test_solver test the deadline deterministically)
 "$bin" gen llama3 --dp 2 --layers 2 >"$tmp/to.sp"
-expect 3 "^reason: limit timeout: the run passed --timeout 0\.001 s while executing \([0-9]+ expression nodes\) at .*to\.sp:[0-9]+:[0-9]+$" \
+expect 3 "^reason: limit timeout: the run passed --timeout 0\.001 s while (executing \([0-9]+ expression nodes\) at .*to\.sp:[0-9]+:[0-9]+|proving; [0-9]+ of [0-9]+ stages undecided for it)$" \
     check "$tmp/to.sp" --no-progress --timeout 0.001
 "$bin" check "$tmp/to.sp" --no-progress --timeout .001 --format json >"$tmp/to.json" 2>/dev/null
 /usr/bin/python3 "$root/tests/check_reports.py" json 3 "$tmp/to.json" || bad "check --timeout --format json: not a valid report"

@@ -105,28 +105,53 @@ static void test_memo_syms_batch(void **state)
     sp_ectx_clear(B);
 }
 
+/* t[0..n) as symbols named names[i] with shapes[i] (three dims each) */
+static void symbolic(sp_ectx_struct *E, sp_tensor_t *t, int n, const int64_t *const *shapes,
+                     const char *const *names)
+{
+    for (int i = 0; i < n; i++) {
+        sp_tensor_init(&t[i]);
+        sp_tensor_alloc(&t[i], 3, shapes[i]);
+        assert_true(sp_tensor_symbols(E, &t[i], names[i]));
+    }
+}
+
+/* every element of t[0..n) printed, a line each (stores differ in ids, not in expressions) */
+static char *text_of(sp_ectx_struct *E, const sp_tensor_t *t, int n)
+{
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    for (int i = 0; i < n; i++)
+        for (int64_t j = 0; j < sp_tensor_numel(&t[i]); j++) {
+            char *p = sp_expr_print(E, t[i].v[j], 0);
+            fprintf(f, "%s\n", p);
+            flint_free(p);
+        }
+    fclose(f);
+    return s;
+}
+
+static const int64_t qs[3] = {2, 3, 2}, ks[3] = {1, 3, 2};
+
 /* attention's backward pass takes the forward pass's probabilities from the memo: the same
-   gradients (ids) as in a store where the forward pass never ran */
+   gradients as in a store where the forward pass never ran */
 static void test_memo_attention_backward(void **state)
 {
     (void)state;
     sp_ectx_t A, B;
     sp_ectx_init(A);
     sp_ectx_init(B);
-    int64_t qs[3] = {2, 3, 2}, ks[3] = {1, 3, 2};
+    const int64_t *shapes[4] = {qs, ks, ks, qs};
+    const char *nm[4] = {"q", "k", "v", "dy"};
     char *results[2];
     for (int run = 0; run < 2; run++) {
         sp_ectx_struct *E = run ? B : A;
-        sp_tensor_t in[3], out, dout, din[3];
+        sp_tensor_t in[4], out, din[3];
         sp_tensor_init(&out);
-        sp_tensor_init(&dout);
-        const char *nm[3] = {"q", "k", "v"};
-        for (int i = 0; i < 3; i++) {
-            sp_tensor_init(&in[i]);
+        symbolic(E, in, 4, shapes, nm);
+        for (int i = 0; i < 3; i++)
             sp_tensor_init(&din[i]);
-            sp_tensor_alloc(&in[i], 3, i ? ks : qs);
-            assert_true(sp_tensor_symbols(E, &in[i], nm[i]));
-        }
         sp_op_err_t err;
         sp_attr_t at[1];
         memset(at, 0, sizeof at);
@@ -136,33 +161,23 @@ static void test_memo_attention_backward(void **state)
         fmpq_set_si(at[0].num, 1, 1);
         if (run == 0) /* A: forward first, so its probabilities are in the memo */
             assert_true(sp_ops_apply(E, "attention", in, 3, at, 1, 0, &out, &err));
-        sp_tensor_alloc(&dout, 3, qs);
-        assert_true(sp_tensor_symbols(E, &dout, "dy"));
-        assert_true(sp_ops_vjp(E, "attention", in, 3, at, 1, run == 0 ? &out : NULL, &dout, din,
+        assert_true(sp_ops_vjp(E, "attention", in, 3, at, 1, run == 0 ? &out : NULL, &in[3], din,
                                &err));
         fmpq_clear(at[0].num);
-        char *s = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&s, &len);
-        for (int i = 0; i < 3; i++)
-            for (int64_t j = 0; j < sp_tensor_numel(&din[i]); j++) {
-                char *p = sp_expr_print(E, din[i].v[j], 0);
-                fprintf(f, "%s\n", p);
-                flint_free(p);
-            }
-        fclose(f);
-        results[run] = s;
-        for (int i = 0; i < 3; i++) {
+        results[run] = text_of(E, din, 3);
+        for (int i = 0; i < 4; i++)
             sp_tensor_clear(&in[i]);
+        for (int i = 0; i < 3; i++)
             sp_tensor_clear(&din[i]);
-        }
         sp_tensor_clear(&out);
-        sp_tensor_clear(&dout);
     }
-    /* one value each: A's backward pass found the forward pass's probabilities (a key that
-       missed would have kept a second), B's kept its own */
-    assert_int_equal(sp_memo_count(A), 2); /* and the scores' gradient */
-    assert_int_equal(sp_memo_count(B), 2);
+    /* two values each, the probabilities and the scores' gradient; A's backward pass found
+       the forward pass's probabilities, B's found nothing */
+    size_t hits;
+    assert_int_equal(sp_memo_count(A, &hits), 2);
+    assert_int_equal(hits, 1);
+    assert_int_equal(sp_memo_count(B, &hits), 2);
+    assert_int_equal(hits, 0);
     assert_string_equal(results[0], results[1]);
     free(results[0]);
     free(results[1]);
@@ -171,62 +186,44 @@ static void test_memo_attention_backward(void **state)
 }
 
 /* a plan's gradient operators, one input each: attention_grad_k after attention_grad_q finds
-   the probabilities and the scores' gradient in the memo (the same keys: two values kept, not
-   four), and both equal the model's VJP in a fresh store */
+   the probabilities and the scores' gradient in the memo (two values kept, both found once),
+   and both equal the model's VJP in a fresh store */
 static void test_memo_attention_grad_ops(void **state)
 {
     (void)state;
     sp_ectx_t A, B;
     sp_ectx_init(A);
     sp_ectx_init(B);
-    int64_t qs[3] = {2, 3, 2}, ks[3] = {1, 3, 2};
-    char *text[2][2];
+    const int64_t *shapes[4] = {qs, ks, ks, qs};
+    const char *nm[4] = {"q", "k", "v", "dy"};
+    char *text[2];
     for (int run = 0; run < 2; run++) {
         sp_ectx_struct *E = run ? B : A;
-        sp_tensor_t in[4], g[2], din[3];
-        const char *nm[4] = {"q", "k", "v", "dy"};
-        for (int i = 0; i < 4; i++) {
-            sp_tensor_init(&in[i]);
-            sp_tensor_alloc(&in[i], 3, i == 1 || i == 2 ? ks : qs);
-            assert_true(sp_tensor_symbols(E, &in[i], nm[i]));
-        }
+        sp_tensor_t in[4], g[3];
+        symbolic(E, in, 4, shapes, nm);
+        for (int i = 0; i < 3; i++)
+            sp_tensor_init(&g[i]);
         sp_op_err_t err;
-        sp_tensor_init(&g[0]);
-        sp_tensor_init(&g[1]);
         if (run == 0) {
+            size_t hits;
             assert_true(sp_ops_apply(E, "attention_grad_q", in, 4, NULL, 0, 0, &g[0], &err));
-            assert_int_equal(sp_memo_count(E), 2);
+            assert_int_equal(sp_memo_count(E, &hits), 2);
+            assert_int_equal(hits, 0);
             assert_true(sp_ops_apply(E, "attention_grad_k", in, 4, NULL, 0, 0, &g[1], &err));
-            assert_int_equal(sp_memo_count(E), 2);
+            assert_int_equal(sp_memo_count(E, &hits), 2); /* both found */
+            assert_int_equal(hits, 2);
         } else {
-            for (int i = 0; i < 3; i++)
-                sp_tensor_init(&din[i]);
-            assert_true(sp_ops_vjp(E, "attention", in, 3, NULL, 0, NULL, &in[3], din, &err));
-            g[0] = din[0];
-            g[1] = din[1];
-            sp_tensor_clear(&din[2]);
+            assert_true(sp_ops_vjp(E, "attention", in, 3, NULL, 0, NULL, &in[3], g, &err));
         }
-        for (int k = 0; k < 2; k++) {
-            char *s = NULL;
-            size_t len = 0;
-            FILE *f = open_memstream(&s, &len);
-            for (int64_t j = 0; j < sp_tensor_numel(&g[k]); j++) {
-                char *p = sp_expr_print(E, g[k].v[j], 0);
-                fprintf(f, "%s\n", p);
-                flint_free(p);
-            }
-            fclose(f);
-            text[run][k] = s;
-            sp_tensor_clear(&g[k]);
-        }
+        text[run] = text_of(E, g, 2);
         for (int i = 0; i < 4; i++)
             sp_tensor_clear(&in[i]);
+        for (int i = 0; i < 3; i++)
+            sp_tensor_clear(&g[i]);
     }
-    for (int k = 0; k < 2; k++) {
-        assert_string_equal(text[0][k], text[1][k]);
-        free(text[0][k]);
-        free(text[1][k]);
-    }
+    assert_string_equal(text[0], text[1]);
+    free(text[0]);
+    free(text[1]);
     sp_ectx_clear(A);
     sp_ectx_clear(B);
 }
