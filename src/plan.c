@@ -516,20 +516,17 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
  * Coverage of an output: every element of the model tensor is held by some rank that declares
  * the output, and a pending reduction has every member of its group (a group that misses a
  * rank would compare a partial sum).  Ranks that do not declare it are not compared: an
- * element no declaring rank holds would pass unseen.
+ * element no declaring rank holds would pass unseen.  The ranks may declare the output in
+ * several statements (`on dp = 0 { output y = ... }` and `on dp = 1 { ... }`): the elements are
+ * those of all of them together; a pending group lies within one statement's stage.
  */
-static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
+static sp_status_t check_groups_declared(sp_check_t *C, const sp_stage_t *s)
 {
     const sp_layout_t *L = &s->layout;
-    int64_t numel = 1;
-    for (int d = 0; d < L->ndim; d++)
-        numel *= L->size[d];
-    uint8_t *held = flint_calloc((size_t)(numel ? numel : 1), 1);
-    sp_status_t st = SP_OK;
-    for (int64_t r = 0; r < s->nranks && st == SP_OK; r++) {
+    for (int64_t r = 0; r < s->nranks; r++) {
         if (s->plan[r].ndim < 0)
             continue;
-        for (int k = 0; k < L->npartial && st == SP_OK; k++) {
+        for (int k = 0; k < L->npartial; k++) {
             int64_t n = sp_axes_count(&C->mesh, &L->paxes[k]);
             for (int64_t j = 0; j < n; j++) {
                 int64_t q = sp_axes_member(&C->mesh, &L->paxes[k], r, j);
@@ -541,11 +538,21 @@ static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
                                    "output '%s' has a pending %s over a group of rank %s, but rank "
                                    "%s of that group does not declare it",
                                    s->model_name, sp_red_name(L->pop[k]), a, b);
-                    st = SP_ERR_INPUT;
-                    break;
+                    return SP_ERR_INPUT;
                 }
             }
         }
+    }
+    return SP_OK;
+}
+
+/* Mark the elements of the model tensor that the declaring ranks of s hold. */
+static void mark_held(sp_check_t *C, const sp_stage_t *s, uint8_t *held)
+{
+    const sp_layout_t *L = &s->layout;
+    for (int64_t r = 0; r < s->nranks; r++) {
+        if (s->plan[r].ndim < 0)
+            continue;
         int64_t lo[SP_MAX_DIMS], hi[SP_MAX_DIMS], idx[SP_MAX_DIMS];
         int empty = 0;
         for (int d = 0; d < L->ndim; d++) {
@@ -553,7 +560,7 @@ static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
             idx[d] = lo[d];
             empty |= lo[d] >= hi[d];
         }
-        while (!empty && numel > 0) {
+        while (!empty) {
             int64_t f = 0;
             for (int d = 0; d < L->ndim; d++)
                 f = f * L->size[d] + idx[d];
@@ -567,6 +574,42 @@ static sp_status_t check_coverage(sp_check_t *C, const sp_stage_t *s)
                 break;
         }
     }
+}
+
+/* Do two output stages declare the same model tensor (of the same shape)? */
+static int same_output(const sp_stage_t *a, const sp_stage_t *b)
+{
+    if (b->kind != SP_STAGE_OUTPUT || strcmp(a->model_name, b->model_name) ||
+        a->layout.ndim != b->layout.ndim)
+        return 0;
+    for (int d = 0; d < a->layout.ndim; d++)
+        if (a->layout.size[d] != b->layout.size[d])
+            return 0;
+    return 1;
+}
+
+/* The coverage of the output of stage i, with every later stage of the same model tensor;
+   an earlier one has checked them all. */
+static sp_status_t check_coverage(sp_check_t *C, int i)
+{
+    const sp_stage_t *s = &C->stages[i];
+    for (int j = 0; j < i; j++)
+        if (same_output(&C->stages[j], s))
+            return SP_OK;
+    const sp_layout_t *L = &s->layout;
+    int64_t numel = 1;
+    for (int d = 0; d < L->ndim; d++)
+        numel *= L->size[d];
+    sp_status_t st = SP_OK;
+    for (int j = i; j < C->nstages && st == SP_OK; j++)
+        if (j == i || same_output(s, &C->stages[j]))
+            st = check_groups_declared(C, &C->stages[j]);
+    if (st != SP_OK || numel == 0)
+        return st;
+    uint8_t *held = flint_calloc((size_t)numel, 1);
+    for (int j = i; j < C->nstages; j++)
+        if (j == i || same_output(s, &C->stages[j]))
+            mark_held(C, &C->stages[j], held);
     for (int64_t f = 0; f < numel && st == SP_OK; f++)
         if (!held[f]) {
             char es[256];
@@ -780,7 +823,7 @@ sp_status_t sp_exec_plan(sp_check_t *C)
     }
     for (int i = 0; i < C->nstages && st == SP_OK && !C->collect_only; i++)
         if (C->stages[i].kind == SP_STAGE_OUTPUT)
-            st = check_coverage(C, &C->stages[i]);
+            st = check_coverage(C, i);
     if (st == SP_OK && !C->collect_only)
         st = check_outputs_declared(C);
     if (st == SP_OK && !C->collect_only)
