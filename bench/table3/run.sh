@@ -117,7 +117,7 @@ measure() {
     0) verdict=EQUIVALENT ;;
     1) verdict="NOT EQUIVALENT" ;;
     2) verdict="exit 2: ${msg:-$(head -1 "$tmp/out" | cut -c1-160)}" ;;
-    3) verdict="UNKNOWN: $(grep -m1 -iE 'limit|unknown' "$tmp/out" | cut -c1-120 | sed 's/|/\\|/g')" ;;
+    3) verdict="UNKNOWN: $(sed -n 's/^reason: //p' "$tmp/out" | head -1 | cut -c1-120 | sed 's/|/\\|/g')" ;;
     124 | 137) verdict="timeout (> $lim s wall)" ;;
     *)
         if grep -qiE 'memory|alloc' "$tmp/out"; then
