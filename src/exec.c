@@ -156,20 +156,32 @@ sp_binding_t *binding_of(interp_t *I, const sp_ast_expr_t *e)
     return ok ? lookup(I, nm) : NULL;
 }
 
-/* Mark the binding of name as holding the pending max/min of layout L (if any). */
-void mark_pending(interp_t *I, const char *name, const sp_layout_t *L)
+/* The value the next bind() binds holds the pending max/min of layout L (if any). */
+void mark_pending(interp_t *I, const sp_layout_t *L)
 {
-    sp_binding_t *b = lookup(I, name);
-    if (b && I->is_plan)
-        b->pend = layout_pending(L, &b->pend_op, &b->pend_axes);
+    I->bind_pend = I->is_plan && layout_pending(L, &I->bind_pend_op, &I->bind_pend_axes);
+}
+
+static int same_axes(const sp_axes_t *a, const sp_axes_t *b)
+{
+    return a->n == b->n && axes_cover(a, b) && axes_cover(b, a);
 }
 
 /* Bind name to val (taken), on the active ranks only: a rank outside the active set (an `on`
    block, a rank-dependent `if`) keeps what it had, even when val holds a value for it (a plain
    alias `y = a` evaluates `a` on every rank).  In the current scope a rebinding replaces the
-   active ranks' values and remembers, per rank, the statement that defined each. */
-void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
+   active ranks' values and remembers, per rank, the statement that defined each.  The value
+   holds the pending max/min that mark_pending() (or the caller, in I->bind_pend) set; a binding
+   whose ranks would disagree on it (some keep a pending max, others get another value) is an
+   error: its flag is one per binding, and a use that it allows on the pending ranks (a max
+   all-reduce) would read a value the checker models as the maximum itself on the others.
+   Returns 0 after an error (val freed). */
+int bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
 {
+    int np = I->bind_pend;
+    sp_red_t nop = I->bind_pend_op;
+    sp_axes_t nax = I->bind_pend_axes;
+    I->bind_pend = 0;
     for (int64_t r = 0; r < I->nranks; r++)
         if (!I->active[r] && val[r].ndim >= 0) {
             sp_tensor_clear(&val[r]);
@@ -181,9 +193,22 @@ void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
         /* a rank that holds the old value and gets no new one (an `on` block, a rank-dependent
            `if`) keeps it, and with it the old value's nature: a state input whose reads are
            recorded, a pending max/min that may only be reduced (docs/soundness.md, "Coverage") */
-        int kept = 0;
-        for (int64_t r = 0; r < I->nranks; r++)
+        int kept = 0, given = 0;
+        for (int64_t r = 0; r < I->nranks; r++) {
             kept |= val[r].ndim < 0 && b->t[r].ndim >= 0;
+            given |= val[r].ndim >= 0;
+        }
+        if (kept && given && I->is_plan && (b->pend || np) &&
+            !(b->pend && np && b->pend_op == nop && same_axes(&b->pend_axes, &nax))) {
+            const sp_red_t op = b->pend ? b->pend_op : nop;
+            errat(I, SP_DIAG_LINEAGE, loc,
+                  "'%s' would hold a pending %s (partial(%s@...)) on some ranks and another value "
+                  "on the others, which keep their value here: give it one nature on every rank "
+                  "(reduce the pending value first, or use another name)",
+                  name, sp_red_name(op), sp_red_name(op));
+            pval_free(val, I->nranks);
+            return 0;
+        }
         for (int64_t r = 0; r < I->nranks; r++) {
             if (val[r].ndim < 0)
                 continue;
@@ -196,13 +221,16 @@ void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
         }
         pval_free(val, I->nranks);
         b->loc = loc;
-        if (!kept) {
-            b->pend = 0;
+        if (!kept)
             b->state = 0;
+        if (given) {
+            b->pend = np;
+            b->pend_op = nop;
+            b->pend_axes = nax;
         }
         if (!I->is_plan)
             I->vid_of_binding[b - *I->vals] = vid;
-        return;
+        return 1;
     }
     if (*I->nvals == *I->avals) {
         *I->avals = *I->avals ? 2 * *I->avals : 64;
@@ -216,7 +244,9 @@ void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
     nb->loc = loc;
     nb->t = val;
     nb->rloc = NULL;
-    nb->pend = 0;
+    nb->pend = np;
+    nb->pend_op = nop;
+    nb->pend_axes = nax;
     nb->state = 0;
     if (I->is_plan) {
         nb->rloc = flint_calloc((size_t)I->nranks, sizeof(sp_loc_t));
@@ -227,6 +257,7 @@ void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
     nb->scope = I->scope;
     if (!I->is_plan)
         I->vid_of_binding[nb - *I->vals] = vid;
+    return 1;
 }
 
 static void pop_scope(interp_t *I, int scope)
@@ -517,6 +548,18 @@ static int resolve_layout_(interp_t *I, const sp_ast_layout_t *al, sp_layout_t *
             return 0;
         L->npartial++;
     }
+    /* a pending max/min is modelled by one decomposition (every rank holds the value itself),
+       sound for values that are only reduced (docs/soundness.md, "Stages"); beside another
+       entry that model is not one the real parts satisfy (max then sum is no sum then max),
+       so such a layout stays its own single entry */
+    for (int k = 0; k < L->npartial && L->npartial > 1; k++)
+        if (L->pop[k] == SP_RED_MAX || L->pop[k] == SP_RED_MIN) {
+            errat(I, SP_DIAG_LAYOUT, al->partials[k].op.loc,
+                  "a pending %s must be the layout's only partial entry (the checker models it by "
+                  "one decomposition, which does not combine with other entries)",
+                  sp_red_name(L->pop[k]));
+            return 0;
+        }
     return 1;
 }
 
@@ -782,7 +825,12 @@ static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_s
         I->ret_vid = NULL;
         I->nret = 0;
         I->returned = 0;
+        uint8_t *save_fn_active = I->fn_active;
+        I->fn_active = flint_malloc((size_t)I->nranks);
+        memcpy(I->fn_active, I->active, (size_t)I->nranks);
         st = exec_block(I, &f->body);
+        flint_free(I->fn_active);
+        I->fn_active = save_fn_active;
         *rets = I->ret;
         *ret_vids = I->ret_vid;
         *nret = I->nret;
@@ -1292,6 +1340,42 @@ static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
     return SP_OK;
 }
 
+/*
+ * Model: after nm is bound, a cut point (a model tensor the plan relates) continues from fresh
+ * symbols; the original value is kept for the stage.  Only the model's own tensors are cut, not
+ * a function's locals (depth > 0), and a cut name must be assigned once: a relation compares
+ * with the value kept and the plan continues from the fresh one, which must be the same
+ * tensor's (a model that rebinds h, `h, s = g(h)`, would compare one h and continue another).
+ */
+static sp_status_t model_cut(interp_t *I, const char *nm, sp_loc_t loc)
+{
+    sp_check_t *C = I->C;
+    if (I->depth > 0 || !is_cut(C, nm))
+        return SP_OK;
+    for (int k = 0; k < C->nmorig; k++)
+        if (strcmp(C->morig[k].name, nm) == 0) {
+            errat(I, SP_DIAG_LINEAGE, loc,
+                  "model tensor '%s' is assigned again here (first at line %u), and the plan "
+                  "relates it: relate a tensor the model assigns once (an array element such as "
+                  "%s[l] in a loop)",
+                  nm, (unsigned)C->morig[k].loc.line, nm);
+            return SP_ERR_INPUT;
+        }
+    sp_binding_t *b = lookup(I, nm);
+    sp_tensor_t f;
+    cut_model_value(C, b, nm, &f);
+    int fv = tv_add(I, &f);
+    /* the tape keeps the original producer; later uses see the fresh value, and the
+       backward pass hands the fresh value's adjoint to the original */
+    int ov = I->vid_of_binding[b - *I->vals];
+    I->vid_of_binding[b - *I->vals] = fv;
+    I->alias = flint_realloc(I->alias, (size_t)(I->nalias + 1) * sizeof(*I->alias));
+    I->alias[I->nalias][0] = fv;
+    I->alias[I->nalias][1] = ov;
+    I->nalias++;
+    return SP_OK;
+}
+
 static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
 {
     sp_status_t st;
@@ -1314,7 +1398,10 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
         for (int k = 0; k < nret; k++) {
             char nm[512];
             if (st == SP_OK && target_name(I, s->targets[k], nm, sizeof nm)) {
-                bind(I, nm, s->targets[k]->loc, rets[k], rvids[k]);
+                if (!bind(I, nm, s->targets[k]->loc, rets[k], rvids[k]))
+                    st = SP_ERR_INPUT;
+                else if (!I->is_plan)
+                    st = model_cut(I, nm, s->targets[k]->loc);
             } else {
                 pval_free(rets[k], I->nranks);
             }
@@ -1392,7 +1479,26 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
             return SP_ERR_INPUT;
         }
     }
-    if (I->is_plan && !s->lineage && I->C->ninferred > 0 && s->ntargets == 1) {
+    /* a pending max/min renamed into a relation: the stage compares each rank's value, which
+       the checker sets to the value itself, so the layout must reduce it the same way (an
+       inferred relation of such a value is not proposed) */
+    if (src_pend && s->lineage && I->is_plan) {
+        sp_layout_t L;
+        sp_red_t op;
+        sp_axes_t ax;
+        int ok = 0;
+        if (resolve_layout(I, s->lineage->layout, &L)) {
+            ok = layout_pending(&L, &op, &ax) && op == src_op && ax.n == src_axes.n &&
+                 axes_cover(&ax, &src_axes);
+            sp_layout_clear(&L);
+        }
+        if (!ok) {
+            pending_error(I, s->lineage->loc, src, "related under a layout without that entry");
+            pval_free(v, I->nranks);
+            return SP_ERR_INPUT;
+        }
+    }
+    if (I->is_plan && !s->lineage && !src_pend && I->C->ninferred > 0 && s->ntargets == 1) {
         st = relate_inferred(I, s, nm, &v);
         if (st != SP_OK) {
             pval_free(v, I->nranks);
@@ -1418,36 +1524,23 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
     }
     if (!I->is_plan && vid < 0)
         vid = tv_add(I, &v[0]);
-    bind(I, nm, s->targets[0]->loc, v, vid);
     if (I->is_plan) {
-        sp_binding_t *nb = lookup(I, nm);
         sp_layout_t L;
         if (s->lineage && resolve_layout(I, s->lineage->layout, &L)) {
             /* a cut continues from the decomposition its layout states */
-            nb->pend = layout_pending(&L, &nb->pend_op, &nb->pend_axes);
+            mark_pending(I, &L);
             sp_layout_clear(&L);
         } else if (src_pend) {
-            nb->pend = 1;
-            nb->pend_op = src_op;
-            nb->pend_axes = src_axes;
+            I->bind_pend = 1;
+            I->bind_pend_op = src_op;
+            I->bind_pend_axes = src_axes;
         }
     }
+    if (!bind(I, nm, s->targets[0]->loc, v, vid))
+        return SP_ERR_INPUT;
     /* model: a cut point continues from fresh symbols */
-    if (!I->is_plan && is_cut(I->C, nm)) {
-        sp_check_t *C = I->C;
-        sp_binding_t *b = lookup(I, nm);
-        sp_tensor_t f;
-        cut_model_value(C, b, nm, &f);
-        int fv = tv_add(I, &f);
-        /* the tape keeps the original producer; later uses see the fresh value, and the
-           backward pass hands the fresh value's adjoint to the original */
-        int ov = I->vid_of_binding[b - *I->vals];
-        I->vid_of_binding[b - *I->vals] = fv;
-        I->alias = flint_realloc(I->alias, (size_t)(I->nalias + 1) * sizeof(*I->alias));
-        I->alias[I->nalias][0] = fv;
-        I->alias[I->nalias][1] = ov;
-        I->nalias++;
-    }
+    if (!I->is_plan)
+        return model_cut(I, nm, s->targets[0]->loc);
     return SP_OK;
 }
 
@@ -1736,6 +1829,16 @@ sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
         return st;
     }
     case SP_STMT_RETURN: {
+        /* one return ends the call on every rank: inside a rank-dependent `if` or an `on`
+           block the other ranks would return the same values (or another return would
+           overwrite them all) */
+        if (I->fn_active && memcmp(I->fn_active, I->active, (size_t)I->nranks) != 0) {
+            errat(I, SP_DIAG_SYNTAX, s->loc,
+                  "'return' where only some of the function's ranks are active (a rank-dependent "
+                  "'if' or an 'on' block): a function returns on all its ranks at once; assign "
+                  "the value in the branches and return it after them");
+            return SP_ERR_INPUT;
+        }
         I->ret = flint_calloc(s->nvalues ? s->nvalues : 1, sizeof(pval_t));
         I->ret_vid = flint_calloc(s->nvalues ? s->nvalues : 1, sizeof(int));
         I->nret = 0;

@@ -72,6 +72,12 @@ typedef struct {
     int nocc;
     int walk; /* sp_plan_guess_cuts: control flow only, lineage targets collected */
     int pend_ok; /* the next name evaluated may hold a pending max/min (its use checks it) */
+    /* plan: the pending max/min of the value the next bind() binds (set by mark_pending or
+       the caller, reset by bind) */
+    int bind_pend;
+    uint8_t *fn_active; /* the active ranks where the innermost user function was called */
+    sp_red_t bind_pend_op;
+    sp_axes_t bind_pend_axes;
     /* plan: the inputs whose model tensor has an update `next.NAME`, with the ranks that read
        them (src/plan.c check_replicas_updated) */
     /* the state inputs declared (a model input or parameter X with an update next.X): per
@@ -118,11 +124,11 @@ void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *sha
 /* The most recent binding of name, or NULL. */
 sp_binding_t *lookup(interp_t *I, const char *name) SP_EXEC_LINK(lookup);
 /* Bind name to val (taken) on the active ranks; vid is the model's value id (-1 in a plan). */
-void bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid) SP_EXEC_LINK(bind);
+int bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid) SP_EXEC_LINK(bind);
 /* The binding a plain name or an indexed name (w[l]) denotes, or NULL (no diagnostics). */
 sp_binding_t *binding_of(interp_t *I, const sp_ast_expr_t *e) SP_EXEC_LINK(binding_of);
 /* Pending max/min (partial(max|min@axes)): mark a binding, test axes, report a misuse. */
-void mark_pending(interp_t *I, const char *name, const sp_layout_t *L) SP_EXEC_LINK(mark_pending);
+void mark_pending(interp_t *I, const sp_layout_t *L) SP_EXEC_LINK(mark_pending);
 int axes_cover(const sp_axes_t *b, const sp_axes_t *a) SP_EXEC_LINK(axes_cover);
 void pending_error(interp_t *I, sp_loc_t loc, const sp_binding_t *b, const char *what)
     SP_EXEC_LINK(pending_error);
@@ -198,8 +204,10 @@ sp_status_t relate_inferred(interp_t *I, const sp_ast_stmt_t *s, const char *pna
 /* The plan's mesh (its first statement) into C->mesh, and I set up for the plan's ranks. */
 sp_status_t plan_mesh(sp_check_t *C, interp_t *I) SP_EXEC_LINK(plan_mesh);
 /* The plan's value, on every active rank, of a tensor whose logical value is full under L;
-   input: full is a plan input (a partial layout's parts are inputs too), else a cut. */
+   input: full is a plan input (a partial layout's parts are inputs too), else a cut.  NULL
+   after an error at loc (a pending entry's group not wholly among the active ranks). */
 pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name,
+                  sp_loc_t loc,
                   int input)
     SP_EXEC_LINK(distribute);
 /* plan: x : layout  (a model input or param, distributed) */

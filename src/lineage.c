@@ -252,8 +252,13 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
             sp_tensor_init(&fresh);
             if (sliced)
                 tensor_rows(&fresh, &cur0->t[0], lo, hi);
-            pval_t nv = distribute(I, &L, sliced ? &fresh : &cur0->t[0], mname, 0);
+            pval_t nv = distribute(I, &L, sliced ? &fresh : &cur0->t[0], mname,
+                                   al ? al->loc : ploc, 0);
             sp_tensor_clear(&fresh);
+            if (nv == NULL) {
+                st = SP_ERR_INPUT;
+                goto cleanup;
+            }
             for (int64_t r = 0; r < I->nranks; r++)
                 if (!I->active[r] && (*val)[r].ndim >= 0)
                     sp_tensor_copy(&nv[r], &(*val)[r]);

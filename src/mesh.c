@@ -439,6 +439,22 @@ int sp_coll_all_to_all(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
             ok = even_chunk(g[j], sd, n, k, &parts[j], err, "all_to_all");
             got = j + 1;
         }
+        /* the members' chunks are laid side by side along the concat dim: every other dim
+           must agree (members of different shapes, an uneven layout `K@tp{2,3}`) */
+        for (int64_t j = 1; j < n && ok; j++) {
+            int same = parts[j].ndim == parts[0].ndim;
+            for (int d = 0; same && d < parts[0].ndim; d++)
+                same = d == cd || parts[j].shape[d] == parts[0].shape[d];
+            if (!same) {
+                char a0[128], aj[128];
+                sp_tensor_shape_str(&parts[0], a0, sizeof a0);
+                sp_tensor_shape_str(&parts[j], aj, sizeof aj);
+                snprintf(err->msg, sizeof err->msg,
+                         "all_to_all: the members' chunks have shapes %s and %s, which differ off "
+                         "the concat dim %d", a0, aj, cd);
+                ok = 0;
+            }
+        }
         if (ok) {
             int64_t shape[SP_MAX_DIMS], off[SP_MAX_DIMS] = {0};
             memcpy(shape, parts[0].shape, sizeof shape);

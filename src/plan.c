@@ -79,9 +79,32 @@ sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
  * decomposition).
  */
 pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name,
-                  int input)
+                  sp_loc_t loc, int input)
 {
     sp_check_t *C = I->C;
+    /* a pending entry's group is split by its first member: a group of which only some
+       members are active here (an `on` block) would give the others the whole value, not a
+       part (NULL after an error) */
+    for (int k = 0; k < L->npartial; k++)
+        for (int64_t r = 0; r < I->nranks; r++) {
+            if (!I->active[r])
+                continue;
+            int64_t n = sp_axes_count(&C->mesh, &L->paxes[k]);
+            for (int64_t j = 0; j < n; j++) {
+                int64_t q = sp_axes_member(&C->mesh, &L->paxes[k], r, j);
+                if (!I->active[q]) {
+                    char a[128], b[128];
+                    sp_mesh_rank_str(&C->mesh, r, a, sizeof a);
+                    sp_mesh_rank_str(&C->mesh, q, b, sizeof b);
+                    errat(I, SP_DIAG_LAYOUT, loc,
+                          "'%s' is partial(%s) over a group of rank %s, but rank %s of that group "
+                          "is not among the ranks here: a pending reduction's group holds its "
+                          "parts on every member",
+                          name, sp_red_name(L->pop[k]), a, b);
+                    return NULL;
+                }
+            }
+        }
     pval_t out = pval_new(I->nranks);
     for (int64_t r = 0; r < I->nranks; r++)
         if (I->active[r])
@@ -189,9 +212,16 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
         sp_layout_clear(&L);
         return SP_ERR_INPUT;
     }
-    pval_t v = distribute(I, &L, mt, nm, 1);
-    bind(I, nm, s->targets[0]->loc, v, -1);
-    mark_pending(I, nm, &L);
+    pval_t v = distribute(I, &L, mt, nm, s->layout->loc, 1);
+    if (v == NULL) {
+        sp_layout_clear(&L);
+        return SP_ERR_INPUT;
+    }
+    mark_pending(I, &L);
+    if (!bind(I, nm, s->targets[0]->loc, v, -1)) {
+        sp_layout_clear(&L);
+        return SP_ERR_INPUT;
+    }
     char next[520];
     snprintf(next, sizeof next, "next.%s", nm);
     sp_binding_t *b = lookup(I, nm);
