@@ -678,6 +678,15 @@ static int element_limit(const shardproof_t *C, const sp_diags_mark_t *dm)
  *   counterexample is one of the plan as written.  The reference executor could run the real
  *   sizes, so they are small.
  */
+/* Was some base dim checked at a size other than its real one? */
+static int reduced_any(const shardproof_t *C)
+{
+    for (int i = 0; i < C->ndims; i++)
+        if (!C->dims[i].derived && C->dims[i].red != C->dims[i].real)
+            return 1;
+    return 0;
+}
+
 static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const char *text,
                                       size_t len, int solve)
 {
@@ -693,6 +702,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->fast_gap[0] = '\0';
     C->unproved[0] = '\0';
     C->limit_note[0] = '\0';
+    C->clamped = 0;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
     if (v == SHARDPROOF_BAD_INPUT && !C->opt.strict_shapes && element_limit(C, &dm)) {
         /* at least two elements per shard made a tensor too large: the reduction that lets a
@@ -729,6 +739,24 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         char note[192];
         snprintf(note, sizeof note, "with %s the difference found was not reproduced at the real "
                                     "sizes, so the real sizes are checked", dims);
+        int full = C->opt.full_mesh;
+        sp_diags_restore(C->d, &dm);
+        C->opt.real_sizes = 1;
+        C->opt.full_mesh = 1;
+        v = run_inferred(C, path, text, len, solve, &dm);
+        C->opt.real_sizes = 0;
+        C->opt.full_mesh = full;
+        memcpy(C->resize_note, note, sizeof note);
+    }
+    if (C->clamped && !C->opt.real_sizes && v != SHARDPROOF_UNKNOWN && reduced_any(C)) {
+        /* an operator clamped a bound (a slice past its dim) or refused one (a top-k k above
+           its lane) at the reduced sizes: the reduction keeps sizes' order against 0, 1, the
+           literals and the mesh, not against each other, so the bound may be inside the dim
+           at the real sizes (docs/soundness.md, "Shape reduction"): the real sizes decide */
+        char note[192];
+        snprintf(note, sizeof note, "an operator's bound at %s:%u:%u was beyond its dim at the "
+                                    "reduced sizes, so the real sizes are checked",
+                 C->clamp_loc.file ? C->clamp_loc.file : "?", C->clamp_loc.line, C->clamp_loc.col);
         int full = C->opt.full_mesh;
         sp_diags_restore(C->d, &dm);
         C->opt.real_sizes = 1;

@@ -180,6 +180,8 @@ typedef struct sp_check {
     int resize;              /* with unlifted: an output difference over inputs only at reduced
                                 sizes that the reference run at the real sizes does not show:
                                 the real sizes are checked next */
+    int clamped;             /* an operator clamped a bound (a slice) or refused one (top-k) */
+    sp_loc_t clamp_loc;      /* the first such operator */
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
                                 space) ended the run in UNKNOWN: which, and where */

@@ -1001,8 +1001,13 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
             } else if (ok) {
                 sp_op_err_t err;
                 err.msg[0] = 0;
-                if (!sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements, &res[r],
-                                  &err)) {
+                int applied = sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements,
+                                           &res[r], &err);
+                if (err.clamped && !C->clamped) {
+                    C->clamped = 1;
+                    C->clamp_loc = e->loc;
+                }
+                if (!applied) {
                     /* an unknown attribute: at its keyword */
                     sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
                                       ? attr_args[err.attr]->key.loc
@@ -1077,7 +1082,13 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         }
         sp_op_err_t err;
         err.msg[0] = 0;
-        if (!sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements, &res[r], &err)) {
+        int applied = sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements,
+                                   &res[r], &err);
+        if (err.clamped && !I->C->clamped) {
+            I->C->clamped = 1;
+            I->C->clamp_loc = loc;
+        }
+        if (!applied) {
             errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, loc, "%s", err.msg);
             pval_free(res, I->nranks);
             return SP_ERR_INPUT;

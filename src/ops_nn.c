@@ -635,8 +635,15 @@ int fwd_topk_mask(opc_t *c, sp_tensor_t *out)
     groups_t g;
     if (!attr_need_int(c, "k", &k) || !lane_dim(c, x, &dim))
         return 0;
-    if (k < 0)
-        return fail(c, "k must be non-negative");
+    /* k beyond the lane is refused, as torch.topk and the reference executor do: taking it as
+       "all" would let a shape reduction that puts k above a size it is below at the real
+       sizes pass a mask as all ones (a review's find, 2026-12-04) */
+    int64_t lane = x->ndim ? x->shape[dim] : 1;
+    if (k < 0 || k > lane) {
+        if (c->err)
+            c->err->clamped = 1;
+        return fail(c, "k = %lld out of range [0, %lld]", (long long)k, (long long)lane);
+    }
     if (!out_alloc(c, out, x->ndim, x->shape) || !lanes_build(c, x, dim, &g))
         return 0;
     int64_t most = 0;

@@ -301,6 +301,9 @@ int g_slice(opc_t *c, gather_t *g)
     if (step <= 0)
         return fail(c, "step must be positive");
     int64_t n = x->shape[dim];
+    /* a bound beyond the dim is clamped (Python); the default end is no bound */
+    if (c->err && (s < -n || s > n || (e != ATTR_INT_LIMIT && (e < -n || e > n))))
+        c->err->clamped = 1;
     s = py_bound(s, n);
     e = py_bound(e, n);
     return slice_gather(c, g, dim, s, e > s ? (e - s + step - 1) / step : 0, step);

@@ -267,10 +267,167 @@ static void walk_layout(sp_check_t *C, const sp_ast_layout_t *l, const sp_mesh_t
     }
 }
 
+/* ---- forms the reduction does not model: their dims keep their real sizes ---- */
+
+static int ival(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e, int which,
+                int64_t *out);
+static int has_dim(const sp_check_t *C, const sp_ast_expr_t *e);
+
+static int is_user_func(const sp_check_t *C, const char *name)
+{
+    for (int i = 0; i < C->nfuncs; i++)
+        if (strcmp(C->funcs[i]->name.str, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Mark every base dim that e names (derived dims through their definitions) in K->keep. */
+static void keep_dims(const sp_check_t *C, const sp_ast_expr_t *e, cons_t *K, int depth)
+{
+    if (e == NULL || depth > 64)
+        return;
+    if (e->kind == SP_AST_NAME) {
+        int d = sp_dim_find(C, e->name);
+        if (d >= 0 && C->dims[d].derived)
+            keep_dims(C, C->dims[d].def, K, depth + 1);
+        else if (d >= 0)
+            K->keep[d] = 1;
+        return;
+    }
+    keep_dims(C, e->a, K, depth + 1);
+    keep_dims(C, e->b, K, depth + 1);
+    for (size_t i = 0; i < e->nargs; i++)
+        keep_dims(C, e->args[i].value, K, depth + 1);
+}
+
+static int name_in(const char *name, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (strcmp(name, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Is e an integer expression (literals, dims, mesh sizes, rank coordinates and other names
+   combined by arithmetic) rather than a tensor expression (an operator's call, a list)?  A
+   name that is neither a dim nor a mesh axis may be a loop variable or a tensor: it counts
+   when the expression also names a dim. */
+static int int_like(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return 0;
+    switch (e->kind) {
+    case SP_AST_NUM:
+    case SP_AST_NAME:
+        return 1;
+    case SP_AST_NEG:
+        return int_like(C, mesh, e->a);
+    case SP_AST_BINOP:
+        return int_like(C, mesh, e->a) && int_like(C, mesh, e->b);
+    default:
+        return 0;
+    }
+}
+
+/*
+ * The reduction models sizes combined by + - * / (ival()), compared in an `if` whose two sides
+ * are such closed expressions (the same branch at both sizes), and used as values through
+ * arithmetic, a square root and a collective (relations_kept()).  A size in any other form
+ * decides something the conditions of admissible() do not see: `B % 3`, `B ^ 2` (a branch,
+ * a loop's trip count or a value that a remainder or a power changes), a comparison with a
+ * rank coordinate or a loop variable (`if rank.dp * B > 100`: each rank or iteration its own
+ * branch), a comparison or a piecewise function inside a tensor expression (`x * (B > 10)`,
+ * `minimum(B, 10)`), a size handed to a user function (its parameter carries it under another
+ * name).  Such a dim keeps its real size (docs/soundness.md, "Shape reduction"); cond: e is an
+ * `if` condition or a loop bound.
+ */
+static void walk_unmodelled(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
+                            int cond, cons_t *K)
+{
+    static const char *const modelled[] = {"add", "sub", "mul", "div", "sqrt", "rsqrt",
+                                            "all_reduce", "broadcast", NULL};
+    static const char *const value_keys[] = {"eps", "scale", "value", "alpha", "beta", "min",
+                                             "max", "fill", "lr", "momentum", "weight_decay",
+                                             NULL};
+    static const char *const ew[] = {"maximum", "minimum", "max", "min", "where", "lt", "le",
+                                     "gt", "ge", "eq", "ne", "clamp", NULL};
+    if (e == NULL)
+        return;
+    int64_t t;
+    switch (e->kind) {
+    case SP_AST_BINOP:
+        if (e->op == SP_BIN_MOD || e->op == SP_BIN_POW) {
+            keep_dims(C, e, K, 0);
+            return;
+        }
+        if (e->op >= SP_BIN_LT &&
+            !(cond && ival(C, mesh, e->a, 0, &t) != 0 && ival(C, mesh, e->b, 0, &t) != 0)) {
+            keep_dims(C, e, K, 0);
+            return;
+        }
+        walk_unmodelled(C, mesh, e->a, 0, K);
+        walk_unmodelled(C, mesh, e->b, 0, K);
+        return;
+    case SP_AST_CALL: {
+        const int user = is_user_func(C, e->name);
+        for (size_t i = 0; i < e->nargs; i++) {
+            const sp_ast_expr_t *x = e->args[i].value;
+            const char *k = e->args[i].key.str;
+            /* a size in a value position: the operand of an operator (as the interpreter
+               reads an integer argument: the first one, or any of an elementwise one), a
+               value attribute, or any argument of a user function */
+            int value = user || (k ? name_in(k, value_keys) : i == 0 || name_in(e->name, ew));
+            if (value && int_like(C, mesh, x) && !name_in(e->name, modelled) && has_dim(C, x))
+                keep_dims(C, x, K, 0);
+            else
+                walk_unmodelled(C, mesh, x, 0, K);
+        }
+        return;
+    }
+    case SP_AST_NEG:
+    case SP_AST_INDEX:
+    case SP_AST_RANGE:
+    case SP_AST_LIST:
+        walk_unmodelled(C, mesh, e->a, 0, K);
+        walk_unmodelled(C, mesh, e->b, 0, K);
+        for (size_t i = 0; i < e->nargs; i++)
+            walk_unmodelled(C, mesh, e->args[i].value, 0, K);
+        return;
+    default:
+        return;
+    }
+}
+
+/* A loop bound or an `if` condition that names a dim and is not closed (a rank coordinate,
+   a loop variable): its dims keep their real sizes, as above. */
+static void walk_unmodelled_bound(const sp_check_t *C, const sp_mesh_t *mesh,
+                                  const sp_ast_expr_t *e, cons_t *K)
+{
+    int64_t t;
+    if (e && e->kind != SP_AST_BINOP && has_dim(C, e) && ival(C, mesh, e, 0, &t) == 0)
+        keep_dims(C, e, K, 0);
+    else if (e && e->kind == SP_AST_BINOP && e->op < SP_BIN_LT && has_dim(C, e) &&
+             ival(C, mesh, e, 0, &t) == 0)
+        keep_dims(C, e, K, 0);
+    else
+        walk_unmodelled(C, mesh, e, 1, K);
+}
+
 static void walk_block(sp_check_t *C, const sp_ast_block_t *b, const sp_mesh_t *mesh, cons_t *K)
 {
     for (size_t i = 0; i < b->n; i++) {
         const sp_ast_stmt_t *s = b->stmts[i];
+        if (s->kind == SP_STMT_IF || s->kind == SP_STMT_FOR) {
+            walk_unmodelled_bound(C, mesh, s->value, K);
+            walk_unmodelled_bound(C, mesh, s->lo, K);
+            walk_unmodelled_bound(C, mesh, s->hi, K);
+        } else if (s->kind != SP_STMT_MESH && s->kind != SP_STMT_ON) {
+            walk_unmodelled(C, mesh, s->value, 0, K);
+        }
+        for (size_t k = 0; k < s->nvalues; k++)
+            walk_unmodelled(C, mesh, s->values[k], 0, K);
+        for (size_t k = 0; k < s->noutputs; k++)
+            walk_unmodelled(C, mesh, s->outputs[k].value, 0, K);
         walk_divisions_m(C, s->value, mesh, K);
         walk_divisions_m(C, s->lo, mesh, K);
         walk_divisions_m(C, s->hi, mesh, K);
@@ -2186,14 +2343,6 @@ static int closed_size(const sp_check_t *C, const sp_ast_expr_t *e)
     return size_expr(C, e);
 }
 
-static int is_user_func(const sp_check_t *C, const char *name)
-{
-    for (int i = 0; i < C->nfuncs; i++)
-        if (strcmp(C->funcs[i]->name.str, name) == 0)
-            return 1;
-    return 0;
-}
-
 /* e is j * E or E * j (plus: (j + 1) * E) for a loop variable j of `for j in 0..c` with an
    integer literal c, and E a size divided last by that c: chunk j of c of a size (micro-batch
    rows mb*(B/dp/4) .. (mb+1)*(B/dp/4)); the chunks stay inside that size at every mesh size */
@@ -2690,6 +2839,23 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         st = SP_ERR_INPUT;
         goto done;
     }
+    /* --dims cannot reduce a dim that must keep its real size (explicit shard sizes, a form
+       the reduction does not model: walk_unmodelled()) */
+    for (int i = 0; i < C->ndims && !C->opt.real_sizes; i++)
+        for (int k = 0; k < C->opt.ndims; k++)
+            if (K.keep[i] && !C->dims[i].derived && strcmp(C->opt.dims[k].name, C->dims[i].name) == 0 &&
+                C->opt.dims[k].value != C->dims[i].real) {
+                sp_diags_error(C->d, SP_DIAG_SHAPE, C->dims[i].loc,
+                               "--dims %s=%lld: '%s' keeps its real size %lld (it is used where "
+                               "the shape reduction does not model it: a remainder, a power, a "
+                               "comparison or piecewise function of sizes, a rank- or "
+                               "loop-dependent condition, a user function's argument, or "
+                               "explicit shard sizes)",
+                               C->dims[i].name, (long long)C->opt.dims[k].value, C->dims[i].name,
+                               (long long)C->dims[i].real);
+                st = SP_ERR_INPUT;
+                goto done;
+            }
     assign_incremental(C, &mesh, &K, &V, pin, lo);
     for (int round = 0;; round++) {
         for (int i = 0; i < C->ndims; i++) {
@@ -2823,7 +2989,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         uint8_t *keep = flint_calloc((size_t)nd, 1);
         pin_mesh_dims(C, keep);
         for (int i = 0; i < C->ndims; i++)
-            keep[i] |= C->dims[i].overridden;
+            keep[i] |= C->dims[i].overridden || K.keep[i];
         unpin_pass(C, &mesh, &K, &V, keep);
         uint8_t *pin0 = flint_calloc((size_t)nd, 1);
         pin_mesh_dims(C, pin0);
