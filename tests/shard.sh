@@ -37,7 +37,7 @@ same_as_whole "$here/../docs/examples/llama_layer.sp" 3
 same_as_whole "$here/../docs/examples/mlp.sp" 2 --seed 5
 same_as_whole "$here/../docs/examples/pipeline_tp.sp" 100
 # (a generated plan: --fast-shapes keeps it quick, also under ASan; sharding is what is tested)
-same_as_whole "$here/plans/bugs/llama3_attn_scale_all.sp" 4 --dims HD=6 --fast-shapes
+same_as_whole "$here/plans/bugs/llama3_eps_all.sp" 4 --fast-shapes
 same_as_whole "$here/plans/bugs/mlp_row_allreduce_dropped.sp" 2
 
 # merge refuses: a missing shard, a shard twice, a changed input, other options, not a report
