@@ -1387,6 +1387,24 @@ static sp_status_t model_cut(interp_t *I, const char *nm, sp_loc_t loc)
     return SP_OK;
 }
 
+/*
+ * Model: an assignment at the model's top level (loops included, functions' locals not) to a
+ * name the model declares as an `input` or `param`.  A plan's declaration of that name, and
+ * `train`'s gradient and update, take the name's value: after `x += e` or `x, s = f(x)` that
+ * would be a value the model computes, handed to the plan as given (a review's find,
+ * 2026-12-04).  1 (after an error) if so.
+ */
+static int model_rebinds_input(interp_t *I, const char *nm, sp_loc_t loc)
+{
+    if (I->is_plan || I->depth > 0 || !sp_model_declares(I->C, nm, 0))
+        return 0;
+    errat(I, SP_DIAG_NAME, loc,
+          "'%s' is an input or parameter of the model and is assigned here: a model does not "
+          "change what it is given (name the new value otherwise: h1 = f(h))",
+          nm);
+    return 1;
+}
+
 static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
 {
     sp_status_t st;
@@ -1408,7 +1426,10 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
         }
         for (int k = 0; k < nret; k++) {
             char nm[512];
-            if (st == SP_OK && target_name(I, s->targets[k], nm, sizeof nm)) {
+            if (st == SP_OK && (!target_name(I, s->targets[k], nm, sizeof nm) ||
+                                model_rebinds_input(I, nm, s->targets[k]->loc)))
+                st = SP_ERR_INPUT;
+            if (st == SP_OK) {
                 if (!bind(I, nm, s->targets[k]->loc, rets[k], rvids[k]))
                     st = SP_ERR_INPUT;
                 else if (!I->is_plan)
@@ -1422,7 +1443,8 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
         return st;
     }
     char nm[512];
-    if (!target_name(I, s->targets[0], nm, sizeof nm))
+    if (!target_name(I, s->targets[0], nm, sizeof nm) ||
+        model_rebinds_input(I, nm, s->targets[0]->loc))
         return SP_ERR_INPUT;
     pval_t v;
     int vid;
