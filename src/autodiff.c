@@ -359,9 +359,11 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
         (have_clip = train_num(I, t, "clip", NULL, clip)) < 0 ||
         train_num(I, t, "step", "1", step) < 0)
         st = SP_ERR_INPUT;
+    /* at most 10^6, as the reference executor: the bias corrections beta^step are exact */
     if (st == SP_OK && (!fmpz_is_one(fmpq_denref(step)) || fmpz_sgn(fmpq_numref(step)) <= 0 ||
-                        !fmpz_fits_si(fmpq_numref(step)))) {
-        errat(I, SP_DIAG_SHAPE, t->name.loc, "'step' of %s must be a positive integer", opt);
+                        fmpz_cmp_ui(fmpq_numref(step), 1000000) > 0)) {
+        errat(I, SP_DIAG_SHAPE, t->name.loc,
+              "'step' of %s must be a positive integer of at most 10^6", opt);
         st = SP_ERR_INPUT;
     }
     if (st == SP_OK && strcmp(opt, "sgd") && strcmp(opt, "momentum") && strcmp(opt, "adam") &&

@@ -287,6 +287,12 @@ static sp_status_t find_items(sp_check_t *C)
                                    "dimension '%s' is declared twice", s->binds[k].name.str);
                     return SP_ERR_INPUT;
                 }
+                /* the shape reduction's search is quadratic and more in the number of dims */
+                if (C->ndims == 1024) {
+                    sp_diags_error(C->d, SP_DIAG_LIMIT, s->binds[k].name.loc,
+                                   "more than 1024 dimensions");
+                    return SP_ERR_INPUT;
+                }
                 C->dims = flint_realloc(C->dims, (size_t)(C->ndims + 1) * sizeof(sp_dimdef_t));
                 sp_dimdef_t *D = &C->dims[C->ndims++];
                 memset(D, 0, sizeof(*D));

@@ -1753,8 +1753,24 @@ sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
                 flint_free(save);
                 return SP_ERR_INPUT;
             }
+            for (size_t j = 0; j < k; j++)
+                if (strcmp(s->binds[j].name.str, s->binds[k].name.str) == 0) {
+                    errat(I, SP_DIAG_LAYOUT, s->binds[k].name.loc,
+                          "mesh axis '%s' is given twice in this 'on'", s->binds[k].name.str);
+                    flint_free(save);
+                    return SP_ERR_INPUT;
+                }
             int64_t c;
             if (!eval_int(I, s->binds[k].value, -1, &c)) {
+                flint_free(save);
+                return SP_ERR_INPUT;
+            }
+            /* a coordinate off the mesh selects no rank: the block would silently never run */
+            if (c < 0 || c >= C->mesh.size[ax]) {
+                errat(I, SP_DIAG_LAYOUT, s->binds[k].value->loc,
+                      "'on %s = %lld': the mesh axis '%s' has coordinates 0 to %lld",
+                      s->binds[k].name.str, (long long)c, s->binds[k].name.str,
+                      (long long)C->mesh.size[ax] - 1);
                 flint_free(save);
                 return SP_ERR_INPUT;
             }
@@ -1778,6 +1794,19 @@ sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
             return SP_ERR_INPUT;
         }
         for (int64_t v = lo; v < hi; v++) {
+            /* nested loops are bounded in all, and a loop that builds no node still meets the
+               run's --timeout (the store reads the clock only as it grows) */
+            if (++I->iters > 1000000) {
+                errat(I, SP_DIAG_LIMIT, s->loc, "loops of more than 10^6 iterations in all");
+                return SP_ERR_INPUT;
+            }
+            if ((I->iters & 0xfff) == 0 && I->C->E->deadline_ns != 0 &&
+                sp_now_ns() > I->C->E->deadline_ns) {
+                I->C->E->vm_full = 3;
+                I->C->E->oom = 1;
+                errat(I, SP_DIAG_LIMIT, s->loc, "the run's --timeout passed in this loop");
+                return SP_ERR_INPUT;
+            }
             if (I->nivars == I->aivars) {
                 I->aivars = I->aivars ? 2 * I->aivars : 16;
                 I->ivars = flint_realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));

@@ -75,6 +75,7 @@ typedef struct {
     /* plan: the pending max/min of the value the next bind() binds (set by mark_pending or
        the caller, reset by bind) */
     int bind_pend;
+    int64_t iters;      /* loop iterations so far (at most 10^6 in all) */
     uint8_t *fn_active; /* the active ranks where the innermost user function was called */
     sp_red_t bind_pend_op;
     sp_axes_t bind_pend_axes;

@@ -1004,6 +1004,13 @@ static sp_ast_stmt_t *parse_func(parser_t *p)
     s->params = scr_take(p, mark, sizeof(sp_ast_name_t), &s->nparams);
     if (s->nparams > 0 && s->params == NULL)
         return NULL;
+    for (size_t i = 1; i < s->nparams; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(s->params[i].str, s->params[j].str) == 0) {
+                perr(p, SP_DIAG_NAME, s->params[i].loc, "parameter '%s' is named twice",
+                     s->params[i].str);
+                return NULL;
+            }
     p->in_func++;
     int ok = parse_block(p, &s->body);
     p->in_func--;

@@ -778,6 +778,17 @@ static sp_status_t check_replicas_updated(sp_check_t *C, const interp_t *I)
  */
 static sp_status_t check_outputs_declared(sp_check_t *C)
 {
+    /* a name left unchecked by `omit` and checked by an output: the report would say both */
+    for (int k = 0; k < C->nomitted; k++)
+        for (int i = 0; i < C->nstages; i++)
+            if (C->stages[i].kind == SP_STAGE_OUTPUT &&
+                !strcmp(C->stages[i].model_name, C->omitted[k])) {
+                sp_diags_error(C->d, SP_DIAG_LINEAGE, C->stages[i].plan_loc,
+                               "'%s' is output here and named in 'omit': a plan either checks "
+                               "a model output or leaves it out",
+                               C->omitted[k]);
+                return SP_ERR_INPUT;
+            }
     const char **miss = NULL;
     int nmiss = 0;
     for (int i = 0; i < C->nmvals; i++) {

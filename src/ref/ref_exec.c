@@ -1063,6 +1063,9 @@ static int st_for(rexec_t *X, const sp_ast_stmt_t *s)
     int64_t lo, hi;
     if (!rx_ct_int(X, s->lo, &lo, "a loop bound") || !rx_ct_int(X, s->hi, &hi, "a loop bound"))
         return 0;
+    /* the checker's limits (src/exec.c): 10^6 iterations in one loop and in all */
+    if (hi - lo > 1000000)
+        return rx_error(X, SP_DIAG_LIMIT, s->loc, "loop of more than 10^6 iterations");
     const char *v = s->name.str;
     rbind_t *old = renv_find(X->env, v, 0);
     int had = old && old->isint;
@@ -1073,6 +1076,10 @@ static int st_for(rexec_t *X, const sp_ast_stmt_t *s)
         fmpq_set(saved, &old->q);
     int ok = 1;
     for (int64_t i = lo; ok && i < hi && !X->returned; i++) {
+        if (++X->iters > 1000000) {
+            ok = rx_error(X, SP_DIAG_LIMIT, s->loc, "loops of more than 10^6 iterations in all");
+            break;
+        }
         fmpq_set_si(q, i, 1);
         ok = (renv_set_int(X->env, v, q) == 0 || rx_limit(X, s->loc, "out of memory")) && rx_block(X, &s->body);
     }

@@ -245,6 +245,7 @@ struct rexec {
     int deadlocked;       /* the error is this rank's part of a deadlock */
     char limmsg[256];
     int depth;            /* user-function calls */
+    int64_t iters;        /* loop iterations so far (at most 10^6 in all, as the checker) */
     xval_t *ret;          /* values of the function's return */
     int nret, returned;
     /* the model */

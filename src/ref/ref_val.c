@@ -638,7 +638,8 @@ uint32_t rs_op(rstore_t *S, rop_t op, const uint32_t *args, uint32_t n)
     uint32_t id = rs_new(S, op, n);
     if (id == 0)
         return 0;
-    memcpy(S->a + S->n[id].arg, args, n * sizeof(uint32_t));
+    if (n > 0) /* a sum over no element has no arguments (args may be NULL) */
+        memcpy(S->a + S->n[id].arg, args, n * sizeof(uint32_t));
     rs_eval(S, id);
     return id;
 }

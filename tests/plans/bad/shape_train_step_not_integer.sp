@@ -1,4 +1,4 @@
-# expect: shape_train_step_not_integer.sp:9:9: error: 'step' of adam must be a positive integer
+# expect: shape_train_step_not_integer.sp:9:9: error: 'step' of adam must be a positive integer of at most 10^6
 # Adam's bias correction needs an integer step (1/2 was read as its numerator)
 dim B = 4, H = 6
 model m {

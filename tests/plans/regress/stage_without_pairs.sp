@@ -1,5 +1,5 @@
-# an 'on' block that matches no rank relates no element: the stage has no pairs (its key is
-# empty; once a NULL memcpy under UBSan)
+# a rank-dependent branch that no rank takes relates no element: the stage has no pairs (its key is
+# empty; once a NULL memcpy under UBSan) (an `on tp = 5` block did this until coordinates off the mesh became an error)
 dim B = 4, H = 4
 model m {
   input x : [B, H]
@@ -12,7 +12,7 @@ plan p of m {
   mesh tp = 2
   x : [B, H]
   w : [H, H@tp]
-  on tp = 5 {
+  if rank.tp == 5 {
     g = matmul(x, w) ~ h : [B, H@tp]
   }
   h = matmul(x, w) ~ h : [B, H@tp]
