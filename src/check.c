@@ -693,6 +693,23 @@ static int reduced_any(const shardproof_t *C)
     return 0;
 }
 
+/* The check again with every dim and mesh axis at its real size; note is the report's
+   `reduced dims: none; NOTE` line. */
+static shardproof_verdict_t run_real_sizes(shardproof_t *C, const char *path, const char *text,
+                                           size_t len, int solve, sp_diags_mark_t *dm,
+                                           const char *note)
+{
+    int full = C->opt.full_mesh;
+    sp_diags_restore(C->d, dm);
+    C->opt.real_sizes = 1;
+    C->opt.full_mesh = 1;
+    shardproof_verdict_t v = run_inferred(C, path, text, len, solve, dm);
+    C->opt.real_sizes = 0;
+    C->opt.full_mesh = full;
+    snprintf(C->resize_note, sizeof C->resize_note, "%s", note);
+    return v;
+}
+
 static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const char *text,
                                       size_t len, int solve)
 {
@@ -745,14 +762,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         char note[192];
         snprintf(note, sizeof note, "with %s the difference found was not reproduced at the real "
                                     "sizes, so the real sizes are checked", dims);
-        int full = C->opt.full_mesh;
-        sp_diags_restore(C->d, &dm);
-        C->opt.real_sizes = 1;
-        C->opt.full_mesh = 1;
-        v = run_inferred(C, path, text, len, solve, &dm);
-        C->opt.real_sizes = 0;
-        C->opt.full_mesh = full;
-        memcpy(C->resize_note, note, sizeof note);
+        v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->clamped && !C->opt.real_sizes && v != SHARDPROOF_UNKNOWN && reduced_any(C)) {
         /* an operator clamped a bound (a slice past its dim) or refused one (a top-k k above
@@ -763,14 +773,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         snprintf(note, sizeof note, "an operator's bound at %s:%u:%u was beyond its dim at the "
                                     "reduced sizes, so the real sizes are checked",
                  C->clamp_loc.file ? C->clamp_loc.file : "?", C->clamp_loc.line, C->clamp_loc.col);
-        int full = C->opt.full_mesh;
-        sp_diags_restore(C->d, &dm);
-        C->opt.real_sizes = 1;
-        C->opt.full_mesh = 1;
-        v = run_inferred(C, path, text, len, solve, &dm);
-        C->opt.real_sizes = 0;
-        C->opt.full_mesh = full;
-        memcpy(C->resize_note, note, sizeof note);
+        v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {
         /* the expression store reached --max-nodes, 90% of the address-space limit, the
