@@ -308,22 +308,27 @@ static int name_in(const char *name, const char *const *list)
     return 0;
 }
 
-/* Is e an integer expression (literals, dims, mesh sizes, rank coordinates and other names
-   combined by arithmetic) rather than a tensor expression (an operator's call, a list)?  A
-   name that is neither a dim nor a mesh axis may be a loop variable or a tensor: it counts
-   when the expression also names a dim. */
-static int int_like(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e)
+/* Is e a value made of sizes alone (literals, names that are not tensors' values: dims, mesh
+   sizes, rank coordinates, loop variables; a name of a tensor counts too, conservatively),
+   combined by arithmetic, square roots and collectives (`all_reduce(B, avg, dp)`: the
+   plan-level fuzzer, 2026-12-04), rather than a tensor expression (an operator's call on
+   tensors, a list)?  A piecewise function of such a value computes on the number itself. */
+static int size_value(const sp_ast_expr_t *e, int depth)
 {
-    if (e == NULL)
+    static const char *const through[] = {"sqrt", "rsqrt", "all_reduce", "broadcast", NULL};
+    if (e == NULL || depth > 64)
         return 0;
     switch (e->kind) {
     case SP_AST_NUM:
     case SP_AST_NAME:
         return 1;
     case SP_AST_NEG:
-        return int_like(C, mesh, e->a);
+        return size_value(e->a, depth + 1);
     case SP_AST_BINOP:
-        return int_like(C, mesh, e->a) && int_like(C, mesh, e->b);
+        return size_value(e->a, depth + 1) && size_value(e->b, depth + 1);
+    case SP_AST_CALL:
+        return e->nargs > 0 && !e->args[0].key.str && name_in(e->name, through) &&
+               size_value(e->args[0].value, depth + 1);
     default:
         return 0;
     }
@@ -377,7 +382,7 @@ static void walk_unmodelled(const sp_check_t *C, const sp_mesh_t *mesh, const sp
                reads an integer argument: the first one, or any of an elementwise one), a
                value attribute, or any argument of a user function */
             int value = user || (k ? name_in(k, value_keys) : i == 0 || name_in(e->name, ew));
-            if (value && int_like(C, mesh, x) && !name_in(e->name, modelled) && has_dim(C, x))
+            if (value && !name_in(e->name, modelled) && has_dim(C, x) && size_value(x, 0))
                 keep_dims(C, x, K, 0);
             else
                 walk_unmodelled(C, mesh, x, 0, K);
