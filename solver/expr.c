@@ -275,13 +275,19 @@ int64_t sp_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int sp_ectx_deadline_passed(sp_ectx_t E)
+{
+    if (E->deadline_ns == 0 || sp_now_ns() <= E->deadline_ns)
+        return 0;
+    E->vm_full = 3;
+    E->oom = 1;
+    return 1;
+}
+
 /* Has the run's deadline passed?  Looked at every 65536 new nodes; then the store is full. */
 static int past_deadline(sp_ectx_t E)
 {
-    if (E->deadline_ns == 0 || (E->len & 0xffff) != 0 || sp_now_ns() <= E->deadline_ns)
-        return 0;
-    E->vm_full = 3;
-    return 1;
+    return (E->len & 0xffff) == 0 && sp_ectx_deadline_passed(E);
 }
 
 /* Append a new node with hash h (no lookup).  args must be in canonical order. */

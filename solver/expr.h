@@ -144,6 +144,9 @@ int sp_expr_syms(sp_ectx_t E, const char *const *names, size_t n, sp_expr_t *out
 
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every deadline (max_ms, --timeout). */
 int64_t sp_now_ns(void);
+/* Has the run's deadline (E->deadline_ns) passed?  Then the store is full (vm_full = 3, oom) and
+   takes no new node: for a caller that runs long without building nodes (a plan's loop). */
+int sp_ectx_deadline_passed(sp_ectx_t E);
 sp_expr_t sp_expr_const_fmpq(sp_ectx_t E, const fmpq_t c);
 sp_expr_t sp_expr_const_si(sp_ectx_t E, slong num, ulong den);
 /* the symbol with src's symbol index s (a name of src), in dst */

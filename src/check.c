@@ -672,18 +672,6 @@ static int element_limit(const shardproof_t *C, const sp_diags_mark_t *dm)
     return 0;
 }
 
-/*
- * Two fallbacks, each to the exact setting the faster one approximates (docs/soundness.md):
- * - A run under the mesh cutoff that ends in an error or in a difference the reference executor
- *   does not reproduce is run again on the real mesh: the checked mesh may hide what the real
- *   one shows (a shape that only fits one of them, a plan that is parametric in the mesh size
- *   only at the real size), and the verdict is the real mesh's.
- * - A difference over inputs only at reduced sizes that the reference executor does not show at
- *   the real sizes (sizes equal at the real sizes reduced apart, so `x * (H/2)` for `x * K` with
- *   H = 8, K = 4 differs only at the checked sizes) is checked again at the real sizes, where a
- *   counterexample is one of the plan as written.  The reference executor could run the real
- *   sizes, so they are small.
- */
 /* Was some base dim checked at a size other than its real one? */
 static int reduced_any(const shardproof_t *C)
 {
@@ -710,6 +698,21 @@ static shardproof_verdict_t run_real_sizes(shardproof_t *C, const char *path, co
     return v;
 }
 
+/*
+ * Three fallbacks, each to the exact setting the faster one approximates (docs/soundness.md):
+ * - A run under the mesh cutoff that ends in an error or in a difference the reference executor
+ *   does not reproduce is run again on the real mesh: the checked mesh may hide what the real
+ *   one shows (a shape that only fits one of them, a plan that is parametric in the mesh size
+ *   only at the real size), and the verdict is the real mesh's.
+ * - A difference over inputs only at reduced sizes that the reference executor does not show at
+ *   the real sizes (sizes equal at the real sizes reduced apart, so `x * (H/2)` for `x * K` with
+ *   H = 8, K = 4 differs only at the checked sizes) is checked again at the real sizes, where a
+ *   counterexample is one of the plan as written.  The reference executor could run the real
+ *   sizes, so they are small.
+ * - A run at reduced sizes in which an operator's bound was past its dim (a clamped slice, a
+ *   top-k k above its lane) is checked again at the real sizes: the reduction does not keep
+ *   the order of two sizes, so the bound may be inside the dim there.
+ */
 static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const char *text,
                                       size_t len, int solve)
 {

@@ -278,6 +278,8 @@ const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name);
 int sp_model_declares(const sp_check_t *C, const char *name, int params_only);
 /* exec.c: 1 if name is a collective (all_reduce, send, ...). */
 int sp_exec_is_collective(const char *name);
+/* Are an elementwise operator's numeric (integer) arguments operands, not attributes? */
+int sp_exec_numeric_is_tensor(const char *op);
 
 /* stage.c */
 void sp_stage_clear(sp_stage_t *s);

@@ -659,8 +659,9 @@ int sp_exec_is_collective(const char *name)
     return 0;
 }
 
-/* elementwise operators whose numeric operands are tensors (0-d constants), not attributes */
-static int numeric_is_tensor(const char *op)
+/* elementwise operators whose numeric operands are tensors (0-d constants), not attributes
+   (src/reduce.c reads an operator's size arguments the same way) */
+int sp_exec_numeric_is_tensor(const char *op)
 {
     static const char *const ew[] = {"add", "sub", "mul", "div", "maximum", "minimum", "max", "min",
                                      "where", "lt", "le", "gt", "ge", "eq", "ne", "clamp", NULL};
@@ -765,7 +766,7 @@ static int arg_is_tensor(interp_t *I, const char *op, const sp_ast_arg_t *arg, s
         return 1; /* a tensor, or an unknown name reported as such */
     if (is_int_expr(I, v) || v->kind == SP_AST_NUM ||
         (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM))
-        return pos == 0 || numeric_is_tensor(op);
+        return pos == 0 || sp_exec_numeric_is_tensor(op);
     return 1;
 }
 
@@ -910,6 +911,16 @@ static void attr_set(sp_attr_t *dst, const sp_attr_t *src)
     }
 }
 
+/* An operator clamped or refused a bound past its dim: the first one, for src/check.c's
+   re-check at the real sizes. */
+static void note_clamped(sp_check_t *C, const sp_op_err_t *err, sp_loc_t loc)
+{
+    if (err->clamped && !C->clamped) {
+        C->clamped = 1;
+        C->clamp_loc = loc;
+    }
+}
+
 static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
 {
     sp_check_t *C = I->C;
@@ -1003,10 +1014,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 err.msg[0] = 0;
                 int applied = sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements,
                                            &res[r], &err);
-                if (err.clamped && !C->clamped) {
-                    C->clamped = 1;
-                    C->clamp_loc = e->loc;
-                }
+                note_clamped(C, &err, e->loc);
                 if (!applied) {
                     /* an unknown attribute: at its keyword */
                     sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
@@ -1084,10 +1092,7 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         err.msg[0] = 0;
         int applied = sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements,
                                    &res[r], &err);
-        if (err.clamped && !I->C->clamped) {
-            I->C->clamped = 1;
-            I->C->clamp_loc = loc;
-        }
+        note_clamped(I->C, &err, loc);
         if (!applied) {
             errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, loc, "%s", err.msg);
             pval_free(res, I->nranks);
@@ -1512,25 +1517,7 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
             return SP_ERR_INPUT;
         }
     }
-    /* a pending max/min renamed into a relation: the stage compares each rank's value, which
-       the checker sets to the value itself, so the layout must reduce it the same way (an
-       inferred relation of such a value is not proposed) */
-    if (src_pend && s->lineage && I->is_plan) {
-        sp_layout_t L;
-        sp_red_t op;
-        sp_axes_t ax;
-        int ok = 0;
-        if (resolve_layout(I, s->lineage->layout, &L)) {
-            ok = layout_pending(&L, &op, &ax) && op == src_op && ax.n == src_axes.n &&
-                 axes_cover(&ax, &src_axes);
-            sp_layout_clear(&L);
-        }
-        if (!ok) {
-            pending_error(I, s->lineage->loc, src, "related under a layout without that entry");
-            pval_free(v, I->nranks);
-            return SP_ERR_INPUT;
-        }
-    }
+    /* (an inferred relation of a pending max/min is not proposed: see the check below) */
     if (I->is_plan && !s->lineage && !src_pend && I->C->ninferred > 0 && s->ntargets == 1) {
         st = relate_inferred(I, s, nm, &v);
         if (st != SP_OK) {
@@ -1560,9 +1547,18 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
     if (I->is_plan) {
         sp_layout_t L;
         if (s->lineage && resolve_layout(I, s->lineage->layout, &L)) {
-            /* a cut continues from the decomposition its layout states */
+            /* a cut continues from the decomposition its layout states; a pending max/min
+               renamed into a relation is compared on each rank as the value itself (the
+               checker's one decomposition), so the layout must reduce it the same way */
             mark_pending(I, &L);
             sp_layout_clear(&L);
+            if (src_pend && !(I->bind_pend && I->bind_pend_op == src_op &&
+                              same_axes(&I->bind_pend_axes, &src_axes))) {
+                I->bind_pend = 0;
+                pending_error(I, s->lineage->loc, src, "related under a layout without that entry");
+                pval_free(v, I->nranks);
+                return SP_ERR_INPUT;
+            }
         } else if (src_pend) {
             I->bind_pend = 1;
             I->bind_pend_op = src_op;
@@ -1800,10 +1796,7 @@ sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
                 errat(I, SP_DIAG_LIMIT, s->loc, "loops of more than 10^6 iterations in all");
                 return SP_ERR_INPUT;
             }
-            if ((I->iters & 0xfff) == 0 && I->C->E->deadline_ns != 0 &&
-                sp_now_ns() > I->C->E->deadline_ns) {
-                I->C->E->vm_full = 3;
-                I->C->E->oom = 1;
+            if ((I->iters & 0xfff) == 0 && sp_ectx_deadline_passed(I->C->E)) {
                 errat(I, SP_DIAG_LIMIT, s->loc, "the run's --timeout passed in this loop");
                 return SP_ERR_INPUT;
             }

@@ -211,6 +211,17 @@ int sp_layout_project(const sp_mesh_t *m, const sp_layout_t *L, int64_t rank,
 
 /* ---- collectives -------------------------------------------------------------------------- */
 
+/* Do a and b have the same rank and the same sizes but (perhaps) in dim d? */
+static int same_off_dim(const sp_tensor_t *a, const sp_tensor_t *b, int d)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int e = 0; e < a->ndim; e++)
+        if (e != d && a->shape[e] != b->shape[e])
+            return 0;
+    return 1;
+}
+
 static void errf(sp_op_err_t *err, const char *fmt, const char *a, long long x, long long y)
 {
     snprintf(err->msg, sizeof err->msg, fmt, a, x, y);
@@ -332,13 +343,11 @@ int sp_coll_all_gather(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
             if (g[k]->ndim != g[0]->ndim) {
                 snprintf(err->msg, sizeof err->msg, "all_gather: ranks hold tensors of different rank");
                 ok = 0;
+            } else if (!same_off_dim(g[k], g[0], d)) {
+                snprintf(err->msg, sizeof err->msg,
+                         "all_gather: ranks hold shapes that differ off the gathered dim");
+                ok = 0;
             }
-            for (int e = 0; e < g[0]->ndim && ok; e++)
-                if (e != d && g[k]->shape[e] != g[0]->shape[e]) {
-                    snprintf(err->msg, sizeof err->msg,
-                             "all_gather: ranks hold shapes that differ off the gathered dim");
-                    ok = 0;
-                }
             shape[d] += g[k]->shape[d];
         }
         if (!ok || !sp_tensor_alloc(&out[r], g[0]->ndim, shape)) {
@@ -442,10 +451,7 @@ int sp_coll_all_to_all(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
         /* the members' chunks are laid side by side along the concat dim: every other dim
            must agree (members of different shapes, an uneven layout `K@tp{2,3}`) */
         for (int64_t j = 1; j < n && ok; j++) {
-            int same = parts[j].ndim == parts[0].ndim;
-            for (int d = 0; same && d < parts[0].ndim; d++)
-                same = d == cd || parts[j].shape[d] == parts[0].shape[d];
-            if (!same) {
+            if (!same_off_dim(&parts[j], &parts[0], cd)) {
                 char a0[128], aj[128];
                 sp_tensor_shape_str(&parts[0], a0, sizeof a0);
                 sp_tensor_shape_str(&parts[j], aj, sizeof aj);

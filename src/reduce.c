@@ -281,23 +281,14 @@ static int is_user_func(const sp_check_t *C, const char *name)
     return 0;
 }
 
-/* Mark every base dim that e names (derived dims through their definitions) in K->keep. */
-static void keep_dims(const sp_check_t *C, const sp_ast_expr_t *e, cons_t *K, int depth)
+static void deps_of(const sp_check_t *C, const sp_ast_expr_t *e, uint8_t *dep, int all,
+                    int depth);
+
+/* Mark every base dim that e names anywhere (derived dims through their definitions, every
+   argument of a call) in K->keep. */
+static void keep_dims(const sp_check_t *C, const sp_ast_expr_t *e, cons_t *K)
 {
-    if (e == NULL || depth > 64)
-        return;
-    if (e->kind == SP_AST_NAME) {
-        int d = sp_dim_find(C, e->name);
-        if (d >= 0 && C->dims[d].derived)
-            keep_dims(C, C->dims[d].def, K, depth + 1);
-        else if (d >= 0)
-            K->keep[d] = 1;
-        return;
-    }
-    keep_dims(C, e->a, K, depth + 1);
-    keep_dims(C, e->b, K, depth + 1);
-    for (size_t i = 0; i < e->nargs; i++)
-        keep_dims(C, e->args[i].value, K, depth + 1);
+    deps_of(C, e, K->keep, 1, 0);
 }
 
 static int name_in(const char *name, const char *const *list)
@@ -354,20 +345,18 @@ static void walk_unmodelled(const sp_check_t *C, const sp_mesh_t *mesh, const sp
     static const char *const value_keys[] = {"eps", "scale", "value", "alpha", "beta", "min",
                                              "max", "fill", "lr", "momentum", "weight_decay",
                                              NULL};
-    static const char *const ew[] = {"maximum", "minimum", "max", "min", "where", "lt", "le",
-                                     "gt", "ge", "eq", "ne", "clamp", NULL};
     if (e == NULL)
         return;
     int64_t t;
     switch (e->kind) {
     case SP_AST_BINOP:
         if (e->op == SP_BIN_MOD || e->op == SP_BIN_POW) {
-            keep_dims(C, e, K, 0);
+            keep_dims(C, e, K);
             return;
         }
         if (e->op >= SP_BIN_LT &&
             !(cond && ival(C, mesh, e->a, 0, &t) != 0 && ival(C, mesh, e->b, 0, &t) != 0)) {
-            keep_dims(C, e, K, 0);
+            keep_dims(C, e, K);
             return;
         }
         walk_unmodelled(C, mesh, e->a, 0, K);
@@ -381,9 +370,10 @@ static void walk_unmodelled(const sp_check_t *C, const sp_mesh_t *mesh, const sp
             /* a size in a value position: the operand of an operator (as the interpreter
                reads an integer argument: the first one, or any of an elementwise one), a
                value attribute, or any argument of a user function */
-            int value = user || (k ? name_in(k, value_keys) : i == 0 || name_in(e->name, ew));
+            int value = user || (k ? name_in(k, value_keys)
+                                   : i == 0 || sp_exec_numeric_is_tensor(e->name));
             if (value && !name_in(e->name, modelled) && has_dim(C, x) && size_value(x, 0))
-                keep_dims(C, x, K, 0);
+                keep_dims(C, x, K);
             else
                 walk_unmodelled(C, mesh, x, 0, K);
         }
@@ -409,11 +399,9 @@ static void walk_unmodelled_bound(const sp_check_t *C, const sp_mesh_t *mesh,
                                   const sp_ast_expr_t *e, cons_t *K)
 {
     int64_t t;
-    if (e && e->kind != SP_AST_BINOP && has_dim(C, e) && ival(C, mesh, e, 0, &t) == 0)
-        keep_dims(C, e, K, 0);
-    else if (e && e->kind == SP_AST_BINOP && e->op < SP_BIN_LT && has_dim(C, e) &&
-             ival(C, mesh, e, 0, &t) == 0)
-        keep_dims(C, e, K, 0);
+    int comparison = e && e->kind == SP_AST_BINOP && e->op >= SP_BIN_LT;
+    if (e && !comparison && has_dim(C, e) && ival(C, mesh, e, 0, &t) == 0)
+        keep_dims(C, e, K);
     else
         walk_unmodelled(C, mesh, e, 1, K);
 }
@@ -1063,7 +1051,8 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
 }
 
 /* The base (non-derived) dims e depends on, marked in dep[]. */
-static void deps(const sp_check_t *C, const sp_ast_expr_t *e, uint8_t *dep, int depth)
+static void deps_of(const sp_check_t *C, const sp_ast_expr_t *e, uint8_t *dep, int all,
+                    int depth)
 {
     if (e == NULL || depth > 64)
         return;
@@ -1072,15 +1061,22 @@ static void deps(const sp_check_t *C, const sp_ast_expr_t *e, uint8_t *dep, int 
         if (d < 0)
             return;
         if (C->dims[d].derived)
-            deps(C, C->dims[d].def, dep, depth + 1);
+            deps_of(C, C->dims[d].def, dep, all, depth + 1);
         else
             dep[d] = 1;
         return;
     }
-    deps(C, e->a, dep, depth + 1);
-    deps(C, e->b, dep, depth + 1);
-    if (e->kind == SP_AST_CALL && e->nargs > 0) /* a collective of a size */
-        deps(C, e->args[0].value, dep, depth + 1);
+    deps_of(C, e->a, dep, all, depth + 1);
+    deps_of(C, e->b, dep, all, depth + 1);
+    /* a size expression's call is a collective of a size: its first argument (all: every one) */
+    size_t n = e->kind != SP_AST_CALL ? 0 : all ? e->nargs : e->nargs > 0 ? 1 : 0;
+    for (size_t i = 0; i < n; i++)
+        deps_of(C, e->args[i].value, dep, all, depth + 1);
+}
+
+static void deps(const sp_check_t *C, const sp_ast_expr_t *e, uint8_t *dep, int depth)
+{
+    deps_of(C, e, dep, 0, depth);
 }
 
 /* The innermost division of e that leaves a remainder at the reduced sizes (its dividend must
