@@ -226,6 +226,7 @@ void shardproof_free(shardproof_t *C)
     for (int i = 0; i < C->ninfer_drop; i++)
         flint_free(C->infer_drop[i]);
     flint_free(C->infer_drop);
+    flint_free(C->sum_read);
     for (int i = 0; i < C->opt.ndims; i++)
         flint_free((char *)C->opt.dims[i].name);
     flint_free(C->opt.dims);
@@ -771,11 +772,15 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         /* an operator clamped a bound (a slice past its dim) or refused one (a top-k k above
            its lane) at the reduced sizes: the reduction keeps sizes' order against 0, 1, the
            literals and the mesh, not against each other, so the bound may be inside the dim
-           at the real sizes (docs/soundness.md, "Shape reduction"): the real sizes decide */
+           at the real sizes; or it made an extent that is a sum of sizes (unequal concatenated
+           parts, a padding), whose additive relations the reduction does not keep
+           (docs/soundness.md, "Shape reduction"): the real sizes decide */
         char note[192];
-        snprintf(note, sizeof note, "an operator's bound at %s:%u:%u was beyond its dim at the "
-                                    "reduced sizes, so the real sizes are checked",
-                 C->clamp_loc.file ? C->clamp_loc.file : "?", C->clamp_loc.line, C->clamp_loc.col);
+        snprintf(note, sizeof note, "%s at %s:%u:%u %s, so the real sizes are checked",
+                 C->clamped == 1 ? "an operator's bound" : "an operator",
+                 C->clamp_loc.file ? C->clamp_loc.file : "?", C->clamp_loc.line, C->clamp_loc.col,
+                 C->clamped == 1 ? "was beyond its dim at the reduced sizes"
+                                 : "made an extent that is a sum of sizes");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {

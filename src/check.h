@@ -180,8 +180,11 @@ typedef struct sp_check {
     int resize;              /* with unlifted: an output difference over inputs only at reduced
                                 sizes that the reference run at the real sizes does not show:
                                 the real sizes are checked next */
-    int clamped;             /* an operator clamped a bound (a slice) or refused one (top-k) */
+    int clamped;             /* 1: an operator clamped a bound (a slice) or refused one (top-k);
+                                2: it made an extent that is a sum of sizes (src/ops.h) */
     sp_loc_t clamp_loc;      /* the first such operator */
+    sp_loc_t *sum_read;      /* concatenations whose extent the reduction read (src/reduce_sums.c) */
+    int nsum_read;
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
                                 space) ended the run in UNKNOWN: which, and where */
@@ -260,6 +263,11 @@ int sp_crosscheck(sp_check_t *C, int v);
 /* reduce.c */
 sp_status_t sp_reduce_dims(sp_check_t *C);
 int sp_dim_find(const sp_check_t *C, const char *name);
+/* src/reduce_sums.c: mark in keep[] every dim that a sum of sizes names (a slice's extent,
+   a loop's trip count or a closed size expression that is no monomial in the dims) */
+void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep);
+/* did sp_reduce_keep_sums() read the extent of the concatenation at loc (from declared layouts)? */
+int sp_reduce_sum_read(const sp_check_t *C, sp_loc_t loc);
 
 /* execution (exec.c, the interpreter's core; autodiff.c, the model; lineage.c, cut points and
    stages; plan.c, the plan on every rank): sp_exec_model (autodiff.c), sp_exec_plan (plan.c) */

@@ -915,8 +915,9 @@ static void attr_set(sp_attr_t *dst, const sp_attr_t *src)
    re-check at the real sizes. */
 static void note_clamped(sp_check_t *C, const sp_op_err_t *err, sp_loc_t loc)
 {
-    if (err->clamped && !C->clamped) {
-        C->clamped = 1;
+    if (err->clamped && !C->clamped &&
+        !(err->clamped == 2 && sp_reduce_sum_read(C, loc))) {
+        C->clamped = err->clamped;
         C->clamp_loc = loc;
     }
 }

@@ -301,9 +301,13 @@ int g_slice(opc_t *c, gather_t *g)
     if (step <= 0)
         return fail(c, "step must be positive");
     int64_t n = x->shape[dim];
-    /* a bound beyond the dim is clamped (Python); the default end is no bound */
+    /* a bound beyond the dim is clamped (Python); the default end is no bound.  A negative
+       bound counts from the end and a start without an end leaves the dim less the start: an
+       extent that is a sum of sizes (src/reduce_sums.c) */
     if (c->err && (s < -n || s > n || (e != ATTR_INT_LIMIT && (e < -n || e > n))))
         c->err->clamped = 1;
+    else if (c->err && (s < 0 || (e != ATTR_INT_LIMIT && e < 0) || (e == ATTR_INT_LIMIT && s > 0)))
+        c->err->clamped = 2;
     s = py_bound(s, n);
     e = py_bound(e, n);
     return slice_gather(c, g, dim, s, e > s ? (e - s + step - 1) / step : 0, step);
@@ -331,6 +335,8 @@ int g_chunk(opc_t *c, gather_t *g)
                     (long long)index, (long long)n, (long long)size, (long long)count);
     int64_t s = index * size < n ? index * size : n;
     int64_t e = s + size < n ? s + size : n;
+    if (c->err && e - s != size)
+        c->err->clamped = 2; /* a partial last chunk: the dim less whole chunks */
     return slice_gather(c, g, dim, s, e - s, 1);
 }
 
@@ -358,6 +364,8 @@ int g_split(opc_t *c, gather_t *g)
                         (long long)count);
         s = index * size;
         len = s + size < n ? size : n - s;
+        if (c->err && len != size)
+            c->err->clamped = 2; /* a partial last part: the dim less whole parts */
     } else {
         int64_t one;
         const int64_t *l;
@@ -375,6 +383,9 @@ int g_split(opc_t *c, gather_t *g)
                         (long long)n);
         if (index < 0 || index >= m)
             return fail(c, "split index %lld out of range (%d parts)", (long long)index, m);
+        for (int i = 0; i < m; i++)
+            if (c->err && l[i] != l[0])
+                c->err->clamped = 2; /* unequal parts: the dim is a sum of sizes */
         for (int i = 0; i < index; i++)
             s += l[i];
         len = l[index];
@@ -404,6 +415,8 @@ int g_pad(opc_t *c, gather_t *g)
         return 0;
     dmap_identity(x, g, dm);
     g->shape[dim] = x->shape[dim] + before + after;
+    if (c->err && before + after > 0)
+        c->err->clamped = 2; /* the dim plus the padding: a sum of sizes */
     dm[dim] = (dmap_t){dim, DM_PAD, 1, before};
     return gather_dims(c, x, g, dm);
 }
@@ -493,6 +506,8 @@ int g_concat(opc_t *c, gather_t *g)
             return fail(c, "shape %s of argument %d does not match %s outside dimension %d",
                         TS(t).s, k + 1, TS(x).s, dim);
         total += t->shape[dim];
+        if (c->err && t->shape[dim] != x->shape[dim])
+            c->err->clamped = 2; /* unequal parts: their extent is a sum of sizes */
     }
     g->ndim = x->ndim;
     memcpy(g->shape, x->shape, sizeof(g->shape));

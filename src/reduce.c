@@ -2812,6 +2812,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         walk_block(C, &C->model->body, &mesh, &K);
     for (int i = 0; i < C->nfuncs; i++)
         walk_block(C, &C->funcs[i]->body, &mesh, &K);
+    sp_reduce_keep_sums(C, &mesh, K.keep);
     /* the values the reduction must keep in order */
     svals_t V = {NULL, 0, 0, NULL, 0, 0};
     for (int i = 0; i < C->ndims; i++)
@@ -2841,7 +2842,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         goto done;
     }
     /* --dims cannot reduce a dim that must keep its real size (explicit shard sizes, a form
-       the reduction does not model: walk_unmodelled()) */
+       the reduction does not model: walk_unmodelled(), a sum: src/reduce_sums.c) */
     for (int i = 0; i < C->ndims && !C->opt.real_sizes; i++)
         for (int k = 0; k < C->opt.ndims; k++)
             if (K.keep[i] && !C->dims[i].derived && strcmp(C->opt.dims[k].name, C->dims[i].name) == 0 &&
@@ -2850,8 +2851,8 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
                                "--dims %s=%lld: '%s' keeps its real size %lld (it is used where "
                                "the shape reduction does not model it: a remainder, a power, a "
                                "comparison or piecewise function of sizes, a rank- or "
-                               "loop-dependent condition, a user function's argument, or "
-                               "explicit shard sizes)",
+                               "loop-dependent condition, a user function's argument, a sum "
+                               "of sizes, or explicit shard sizes)",
                                C->dims[i].name, (long long)C->opt.dims[k].value, C->dims[i].name,
                                (long long)C->dims[i].real);
                 st = SP_ERR_INPUT;

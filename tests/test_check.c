@@ -234,9 +234,10 @@ static void test_check_inferred_lineage(void **state)
     shardproof_result_free(r);
     shardproof_free(c);
     flint_free(text);
-    /* a scale: this rank's share of the mean divided by B+H, not B*H: at the checked B = 8, H = 3
-       24/11 x the model's, a ratio the hint does not name (it named 4/3 at B = 4, H = 2, the
-       sizes of --fast-shapes); the divergence is still at the line */
+    /* a scale: this rank's share of the mean divided by B+H, not B*H: a sum of sizes keeps B
+       and H at their real sizes (src/reduce_sums.c), where it is 8/3 x the model's (before,
+       at the checked B = 8, H = 3, 24/11, a ratio the hint did not name); the divergence is
+       at the line */
     text = slurp("docs/examples/first.sp", &len);
     char *at = strstr(text, "lp = sum(y) / (B*H)");
     assert_non_null(at);
@@ -245,7 +246,8 @@ static void test_check_inferred_lineage(void **state)
     for (const char *p = text; p < at; p++)
         line += *p == '\n';
     expect_divergence("scaled.sp", text, len, NULL, line,
-                      "'lp' matches no model tensor on rank (dp=0)");
+                      "'lp' is 8/3 times the model's 'loss' (a pending sum over dp) on rank "
+                      "(dp=0)");
     flint_free(text);
     /* a pending sum over two axes (a batch sharded over dp and ep): the local loss is matched
        as one, so the scale after it is the divergence (line 15), not the all-reduce after it */

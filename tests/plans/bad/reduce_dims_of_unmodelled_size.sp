@@ -1,4 +1,4 @@
-# expect: reduce_dims_of_unmodelled_size.sp:6:5: error: --dims B=6: 'B' keeps its real size 4097 (it is used where the shape reduction does not model it: a remainder, a power, a comparison or piecewise function of sizes, a rank- or loop-dependent condition, a user function's argument, or explicit shard sizes)
+# expect: reduce_dims_of_unmodelled_size.sp:6:5: error: --dims B=6: 'B' keeps its real size 4097 (it is used where the shape reduction does not model it: a remainder, a power, a comparison or piecewise function of sizes, a rank- or loop-dependent condition, a user function's argument, a sum of sizes, or explicit shard sizes)
 # Found by an adversarial review (2026-12-04): --dims could reduce a size that the program uses
 # under a remainder (B % 4), which the reduction does not model; EQUIVALENT before at B = 6.
 # args: --dims B=6

@@ -1,0 +1,592 @@
+/* reduce_sums.c: sizes the program adds or subtracts keep their real sizes (shape reduction). */
+#include <flint/flint.h>
+#include <flint/fmpq.h>
+#include <flint/fmpq_vec.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/*
+ * The reduction keeps the multiplicative relations among sizes (src/reduce.c relations_kept())
+ * but not the additive ones: a slice [S, H) has H - S elements, and H - S may equal another
+ * size K at the reduced sizes only (a count over it then stands for a count over K).  So every
+ * closed size expression of the program (dims, integer and rational literals, mesh sizes, rank
+ * coordinates and loop variables combined by + - * /), every slice's and range's extent (end -
+ * start) and every loop's trip count is read as a Laurent polynomial in the dims whose
+ * coefficients are polynomials in the other names; it must be a single monomial in the dims
+ * (`(rank.cp + 1)*(S/cp) - rank.cp*(S/cp)` is S/cp; `HD - HD/2` is HD/2).  Where it is not (a
+ * sum of two sizes, a size plus a literal, a division by a sum), every dim it names keeps its
+ * real size.  Extents that only the data makes (a concatenation of unequal parts, a padding, a
+ * negative slice bound) are caught while executing (src/ops_shape.c: the check goes to the
+ * real sizes).  docs/soundness.md, "Sums of sizes".
+ */
+
+#define LP_VARS 64   /* dims and other names in one expression; beyond: kept real */
+#define LP_TERMS 48  /* terms of one form; beyond: kept real */
+
+typedef struct {
+    int n;
+    fmpq *c;
+    int (*e)[LP_VARS];
+} lpoly_t;
+
+typedef struct {
+    const sp_check_t *C;
+    const sp_mesh_t *mesh;
+    const char *names[LP_VARS]; /* variables nd..: mesh sizes, rank coordinates, loop variables */
+    int nnames, nd;
+    const char **loops;         /* the loop variables of the program */
+    size_t nloops, caploops;
+    uint8_t *seen;              /* dims named by the expression being read */
+    uint8_t *keep;
+    const char **lnames;        /* names with a declared layout, and the layout */
+    const sp_ast_layout_t **layouts;
+    size_t nlayouts, caplayouts;
+    const char **anames;        /* names assigned, and the value (one target) */
+    const sp_ast_expr_t **avalues;
+    uint8_t *aindexed;          /* the target was an element `x[i]` */
+    size_t nassigns, capassigns;
+    sp_check_t *out;            /* where the concatenations read here are recorded */
+} sums_t;
+
+static void lp_init(lpoly_t *p)
+{
+    p->n = 0;
+    p->c = _fmpq_vec_init(LP_TERMS);
+    p->e = flint_calloc(LP_TERMS, sizeof(*p->e));
+}
+
+static void lp_clear(lpoly_t *p)
+{
+    _fmpq_vec_clear(p->c, LP_TERMS);
+    flint_free(p->e);
+}
+
+/* p += s * c * x^e; 0 when the form has too many terms */
+static int lp_add_term(lpoly_t *p, const fmpq_t c, const int *e, int s)
+{
+    for (int i = 0; i < p->n; i++)
+        if (memcmp(p->e[i], e, sizeof(p->e[i])) == 0) {
+            if (s > 0)
+                fmpq_add(p->c + i, p->c + i, c);
+            else
+                fmpq_sub(p->c + i, p->c + i, c);
+            if (fmpq_is_zero(p->c + i)) {
+                p->n--;
+                fmpq_swap(p->c + i, p->c + p->n);
+                memcpy(p->e[i], p->e[p->n], sizeof(p->e[i]));
+            }
+            return 1;
+        }
+    if (p->n == LP_TERMS)
+        return 0;
+    if (s > 0)
+        fmpq_set(p->c + p->n, c);
+    else
+        fmpq_neg(p->c + p->n, c);
+    memcpy(p->e[p->n], e, sizeof(p->e[0]));
+    p->n++;
+    return 1;
+}
+
+/* r = a + s*b (r may be a) */
+static int lp_add(lpoly_t *r, const lpoly_t *b, int s)
+{
+    for (int i = 0; i < b->n; i++)
+        if (!lp_add_term(r, b->c + i, b->e[i], s))
+            return 0;
+    return 1;
+}
+
+/* r = a * b (r distinct from both) */
+static int lp_mul(lpoly_t *r, const lpoly_t *a, const lpoly_t *b)
+{
+    fmpq_t c;
+    int e[LP_VARS];
+    fmpq_init(c);
+    r->n = 0;
+    int ok = 1;
+    for (int i = 0; ok && i < a->n; i++)
+        for (int j = 0; ok && j < b->n; j++) {
+            fmpq_mul(c, a->c + i, b->c + j);
+            for (int v = 0; v < LP_VARS; v++)
+                e[v] = a->e[i][v] + b->e[j][v];
+            ok = lp_add_term(r, c, e, 1);
+        }
+    fmpq_clear(c);
+    return ok;
+}
+
+/* Is p one monomial in the dims (every term the same exponents on variables 0..nd-1)? */
+static int lp_dim_monomial(const lpoly_t *p, int nd)
+{
+    for (int i = 1; i < p->n; i++)
+        if (memcmp(p->e[i], p->e[0], (size_t)nd * sizeof(int)) != 0)
+            return 0;
+    return 1;
+}
+
+static int name_var(sums_t *S, const char *name)
+{
+    for (int i = 0; i < S->nnames; i++)
+        if (strcmp(S->names[i], name) == 0)
+            return S->nd + i;
+    if (S->nd + S->nnames == LP_VARS)
+        return -1;
+    S->names[S->nnames++] = name;
+    return S->nd + S->nnames - 1;
+}
+
+static int is_loop_var(const sums_t *S, const char *name)
+{
+    for (size_t i = 0; i < S->nloops; i++)
+        if (strcmp(S->loops[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * Read e as a form: 1 (in *p), 0 when e is no closed size expression (a tensor, a call, a
+ * comparison), 2 when it is one that is not a monomial where it must be (a division by a sum)
+ * or too large to read.
+ */
+static int lp_read(sums_t *S, const sp_ast_expr_t *e, lpoly_t *p, int depth)
+{
+    const sp_check_t *C = S->C;
+    int ev[LP_VARS] = {0};
+    fmpq_t one;
+    p->n = 0;
+    if (e == NULL || depth > 64)
+        return 0;
+    switch (e->kind) {
+    case SP_AST_NUM:
+        if (!fmpq_is_zero(e->value))
+            lp_add_term(p, e->value, ev, 1);
+        return 1;
+    case SP_AST_NAME: {
+        int d = sp_dim_find(C, e->name), v;
+        if (d >= 0 && C->dims[d].derived)
+            return lp_read(S, C->dims[d].def, p, depth + 1);
+        if (d >= 0) {
+            S->seen[d] = 1;
+            v = d;
+        } else if (strncmp(e->name, "rank.", 5) == 0 || is_loop_var(S, e->name) ||
+                   (S->mesh && sp_mesh_axis(S->mesh, e->name) >= 0)) {
+            if ((v = name_var(S, e->name)) < 0)
+                return 2;
+        } else {
+            return 0;
+        }
+        ev[v] = 1;
+        fmpq_init(one);
+        fmpq_one(one);
+        lp_add_term(p, one, ev, 1);
+        fmpq_clear(one);
+        return 1;
+    }
+    case SP_AST_NEG: {
+        int r = lp_read(S, e->a, p, depth + 1);
+        for (int i = 0; r == 1 && i < p->n; i++)
+            fmpq_neg(p->c + i, p->c + i);
+        return r;
+    }
+    case SP_AST_BINOP:
+        break;
+    default:
+        return 0;
+    }
+    if (e->op != SP_BIN_ADD && e->op != SP_BIN_SUB && e->op != SP_BIN_MUL && e->op != SP_BIN_DIV)
+        return 0;
+    lpoly_t a, b;
+    lp_init(&a);
+    lp_init(&b);
+    int ra = lp_read(S, e->a, &a, depth + 1), rb = ra ? lp_read(S, e->b, &b, depth + 1) : 0;
+    int r = ra == 0 || rb == 0 ? 0 : ra == 2 || rb == 2 ? 2 : 1;
+    if (r == 1) {
+        switch (e->op) {
+        case SP_BIN_ADD:
+        case SP_BIN_SUB:
+            p->n = 0;
+            if (!lp_add(p, &a, 1) || !lp_add(p, &b, e->op == SP_BIN_ADD ? 1 : -1))
+                r = 2;
+            break;
+        case SP_BIN_MUL:
+            if (!lp_mul(p, &a, &b))
+                r = 2;
+            break;
+        default:
+            /* a division by one monomial multiplies by its inverse; by a sum (or zero), it is
+               no monomial */
+            if (b.n != 1) {
+                r = 2;
+                break;
+            }
+            fmpq_inv(b.c, b.c);
+            for (int v = 0; v < LP_VARS; v++)
+                b.e[0][v] = -b.e[0][v];
+            if (!lp_mul(p, &a, &b))
+                r = 2;
+            break;
+        }
+    }
+    lp_clear(&a);
+    lp_clear(&b);
+    return r;
+}
+
+static void keep_seen(sums_t *S)
+{
+    for (int d = 0; d < S->nd; d++)
+        if (S->seen[d])
+            S->keep[d] = 1;
+}
+
+/* Read hi - lo (lo NULL: 0); a closed form that is not a monomial in the dims keeps its dims
+   real.  Returns 1 if it was a closed form. */
+static int check_extent(sums_t *S, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi)
+{
+    lpoly_t a, b;
+    lp_init(&a);
+    lp_init(&b);
+    memset(S->seen, 0, (size_t)S->nd);
+    int ra = lo ? lp_read(S, lo, &a, 0) : 1, rb = lp_read(S, hi, &b, 0);
+    int closed = ra != 0 && rb != 0;
+    if (closed && (ra == 2 || rb == 2 || !lp_add(&b, &a, -1) || !lp_dim_monomial(&b, S->nd)))
+        keep_seen(S);
+    lp_clear(&a);
+    lp_clear(&b);
+    return closed;
+}
+
+static const sp_ast_expr_t *slice_arg(const sp_ast_expr_t *e, const char *key, size_t pos)
+{
+    for (size_t i = 0; i < e->nargs; i++)
+        if (e->args[i].key.str ? strcmp(e->args[i].key.str, key) == 0 : i == pos)
+            return e->args[i].value;
+    return NULL;
+}
+
+static const char *base_name(const sp_ast_expr_t *e)
+{
+    if (e && e->kind == SP_AST_INDEX)
+        e = e->a;
+    return e && e->kind == SP_AST_NAME ? e->name : NULL;
+}
+
+static int nonneg_literal(const sp_ast_expr_t *x, int64_t *v)
+{
+    if (x == NULL || x->kind != SP_AST_NUM || !fmpz_is_one(fmpq_denref(x->value)) ||
+        !fmpz_fits_si(fmpq_numref(x->value)) || fmpz_sgn(fmpq_numref(x->value)) < 0)
+        return 0;
+    *v = fmpz_get_si(fmpq_numref(x->value));
+    return 1;
+}
+
+static int declared_extent(sums_t *S, const char *name, int indexed, int64_t d, lpoly_t *p,
+                           int depth);
+
+/* A tensor without a declared layout whose every assignment is another tensor, or a slice of
+   one along another dim (`xm = slice(x[l], 0, a, b)` keeps x's extent along dim 1): that
+   tensor's extent. */
+static int assigned_extent(sums_t *S, const char *name, int indexed, int64_t d, lpoly_t *p,
+                           int depth)
+{
+    int found = 0;
+    lpoly_t q;
+    lp_init(&q);
+    for (size_t i = 0; i < S->nassigns && found >= 0; i++) {
+        if (strcmp(S->anames[i], name) != 0 || S->aindexed[i] != indexed)
+            continue;
+        const sp_ast_expr_t *v = S->avalues[i], *from = v;
+        int64_t sd;
+        if (v->kind == SP_AST_CALL && strcmp(v->name, "slice") == 0) {
+            from = v->nargs > 0 && !v->args[0].key.str ? v->args[0].value : NULL;
+            const sp_ast_expr_t *dx = slice_arg(v, "dim", 1);
+            if (dx == NULL || !nonneg_literal(dx, &sd) || sd == d)
+                from = NULL;
+        }
+        const char *src = base_name(from);
+        lpoly_t *dst = found ? &q : p;
+        if (src == NULL || strcmp(src, name) == 0 ||
+            !declared_extent(S, src, from->kind == SP_AST_INDEX, d, dst, depth + 1)) {
+            found = -1;
+            break;
+        }
+        if (found) {
+            lp_add(&q, p, -1);
+            if (q.n != 0)
+                found = -1;
+        }
+        if (found >= 0)
+            found = 1;
+    }
+    lp_clear(&q);
+    return found == 1;
+}
+
+/* The local extent of tensor `name` along dim d (d >= 0) as declared by its layouts (all of
+   them must agree), or else as assigned_extent() finds: 1 in *p, 0 if unknown. */
+static int declared_extent(sums_t *S, const char *name, int indexed, int64_t d, lpoly_t *p,
+                           int depth)
+{
+    if (depth > 16)
+        return 0;
+    int found = 0;
+    lpoly_t q;
+    lp_init(&q);
+    for (size_t i = 0; i < S->nlayouts; i++) {
+        const sp_ast_layout_t *l = S->layouts[i];
+        if (strcmp(S->lnames[i], name) != 0)
+            continue;
+        int64_t k = d < 0 ? d + (int64_t)l->ndims : d;
+        if (k < 0 || k >= (int64_t)l->ndims || l->dims[k].nsplit) {
+            found = -1;
+            break;
+        }
+        /* the local extent: the size over the product of its axes (an even split: an uneven
+           one is a chunk, src/ops_shape.c, caught while executing) */
+        lpoly_t *dst = found ? &q : p;
+        if (lp_read(S, l->dims[k].size, dst, 0) != 1) {
+            found = -1;
+            break;
+        }
+        for (size_t a = 0; a < l->dims[k].naxes; a++) {
+            int v = name_var(S, l->dims[k].axes[a].str);
+            if (v < 0 || dst->n == 0) {
+                found = -1;
+                break;
+            }
+            for (int t = 0; t < dst->n; t++)
+                dst->e[t][v]--;
+        }
+        if (found < 0)
+            break;
+        if (found) { /* another declaration: the same extent */
+            lp_add(&q, p, -1);
+            if (q.n != 0) {
+                found = -1;
+                break;
+            }
+        }
+        found = 1;
+    }
+    lp_clear(&q);
+    if (found == 0 && d >= 0)
+        return assigned_extent(S, name, indexed, d, p, depth);
+    return found == 1;
+}
+
+/* concat(t1, .., tn, dim = d) of tensors whose layouts are declared: the extent along d is the
+   sum of theirs; when it is read here, the check while executing (src/ops_shape.c g_concat)
+   is not needed and the call is recorded (sp_reduce_sum_read()). */
+static void sums_concat(sums_t *S, const sp_ast_expr_t *e)
+{
+    int64_t d = 0;
+    size_t n = e->nargs;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (e->args[i].key.str && strcmp(e->args[i].key.str, "dim") == 0)
+            n = i;
+    const sp_ast_expr_t *dx = n < e->nargs ? e->args[n].value : NULL;
+    if (dx == NULL && n >= 2 && e->args[n - 1].value->kind != SP_AST_NAME &&
+        e->args[n - 1].value->kind != SP_AST_INDEX && e->args[n - 1].value->kind != SP_AST_CALL)
+        dx = e->args[--n].value; /* a trailing constant is the dim */
+    if (dx) {
+        const sp_ast_expr_t *x = dx->kind == SP_AST_NEG ? dx->a : dx;
+        if (x->kind != SP_AST_NUM || !fmpz_is_one(fmpq_denref(x->value)) ||
+            !fmpz_fits_si(fmpq_numref(x->value)))
+            return;
+        d = fmpz_get_si(fmpq_numref(x->value));
+        if (dx != x)
+            d = -d;
+    }
+    lpoly_t sum, part;
+    lp_init(&sum);
+    lp_init(&part);
+    memset(S->seen, 0, (size_t)S->nd);
+    int ok = n > 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        const char *name = e->args[i].key.str ? NULL : base_name(e->args[i].value);
+        ok = name && declared_extent(S, name, e->args[i].value->kind == SP_AST_INDEX, d, &part,
+                                     0) &&
+             lp_add(&sum, &part, 1);
+    }
+    if (ok) {
+        if (!lp_dim_monomial(&sum, S->nd))
+            keep_seen(S);
+        sp_check_t *C = S->out;
+        C->sum_read = flint_realloc(C->sum_read, (size_t)(C->nsum_read + 1) * sizeof(sp_loc_t));
+        C->sum_read[C->nsum_read++] = e->loc;
+    }
+    lp_clear(&sum);
+    lp_clear(&part);
+}
+
+int sp_reduce_sum_read(const sp_check_t *C, sp_loc_t loc)
+{
+    for (int i = 0; i < C->nsum_read; i++)
+        if (C->sum_read[i].line == loc.line && C->sum_read[i].col == loc.col &&
+            C->sum_read[i].file == loc.file)
+            return 1;
+    return 0;
+}
+
+static void sums_expr(sums_t *S, const sp_ast_expr_t *e, int depth)
+{
+    if (e == NULL || depth > 64)
+        return;
+    if (check_extent(S, NULL, e))
+        return; /* a closed size expression, read whole */
+    if (e->kind == SP_AST_RANGE)
+        check_extent(S, e->a, e->b);
+    if (e->kind == SP_AST_CALL && strcmp(e->name, "slice") == 0) {
+        const sp_ast_expr_t *lo = slice_arg(e, "start", 2), *hi = slice_arg(e, "end", 3);
+        if (hi) /* without an end, the extent is the dim less the start: src/ops_shape.c */
+            check_extent(S, lo, hi);
+    }
+    if (e->kind == SP_AST_CALL && (strcmp(e->name, "concat") == 0 || strcmp(e->name, "cat") == 0))
+        sums_concat(S, e);
+    sums_expr(S, e->a, depth + 1);
+    sums_expr(S, e->b, depth + 1);
+    for (size_t i = 0; i < e->nargs; i++)
+        sums_expr(S, e->args[i].value, depth + 1);
+}
+
+static void sums_layout(sums_t *S, const sp_ast_layout_t *l)
+{
+    for (size_t i = 0; l && i < l->ndims; i++) {
+        sums_expr(S, l->dims[i].size, 0);
+        for (size_t k = 0; k < l->dims[i].nsplit; k++)
+            sums_expr(S, l->dims[i].split[k], 0);
+    }
+}
+
+static void add_layout(sums_t *S, const char *name, const sp_ast_layout_t *l)
+{
+    if (name == NULL || l == NULL)
+        return;
+    if (S->nlayouts == S->caplayouts) {
+        S->caplayouts = S->caplayouts ? 2 * S->caplayouts : 32;
+        S->lnames = flint_realloc(S->lnames, S->caplayouts * sizeof(*S->lnames));
+        S->layouts = flint_realloc(S->layouts, S->caplayouts * sizeof(*S->layouts));
+    }
+    S->lnames[S->nlayouts] = name;
+    S->layouts[S->nlayouts++] = l;
+}
+
+/* the loop variables and the declared layouts of the program */
+static void names_of(sums_t *S, const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        if (s->kind == SP_STMT_FOR && s->name.str) {
+            if (S->nloops == S->caploops) {
+                S->caploops = S->caploops ? 2 * S->caploops : 8;
+                S->loops = flint_realloc(S->loops, S->caploops * sizeof(*S->loops));
+            }
+            S->loops[S->nloops++] = s->name.str;
+        }
+        if (s->kind == SP_STMT_INPUT || s->kind == SP_STMT_PARAM)
+            add_layout(S, s->name.str, s->layout);
+        if (s->kind == SP_STMT_ASSIGN && s->ntargets == 1 && base_name(s->targets[0]) &&
+            s->value) {
+            if (S->nassigns == S->capassigns) {
+                S->capassigns = S->capassigns ? 2 * S->capassigns : 32;
+                S->anames = flint_realloc(S->anames, S->capassigns * sizeof(*S->anames));
+                S->avalues = flint_realloc(S->avalues, S->capassigns * sizeof(*S->avalues));
+                S->aindexed = flint_realloc(S->aindexed, S->capassigns);
+            }
+            S->aindexed[S->nassigns] = s->targets[0]->kind == SP_AST_INDEX;
+            S->anames[S->nassigns] = base_name(s->targets[0]);
+            S->avalues[S->nassigns++] = s->value;
+        }
+        if (s->ntargets > 0) {
+            add_layout(S, base_name(s->targets[0]), s->layout);
+            if (s->lineage)
+                add_layout(S, base_name(s->targets[0]), s->lineage->layout);
+        }
+        for (size_t k = 0; k < s->noutputs; k++)
+            add_layout(S, base_name(s->outputs[k].target), s->outputs[k].layout);
+        names_of(S, &s->body);
+        if (s->has_else)
+            names_of(S, &s->else_body);
+    }
+}
+
+static void sums_block(sums_t *S, const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        /* an `if` on sizes takes the same branch at both sizes (src/reduce.c admissible()) */
+        if (s->kind == SP_STMT_FOR) {
+            sums_expr(S, s->lo, 0);
+            sums_expr(S, s->hi, 0);
+            check_extent(S, s->lo, s->hi); /* the trip count */
+        } else if (s->kind != SP_STMT_IF && s->kind != SP_STMT_MESH && s->kind != SP_STMT_ON) {
+            sums_expr(S, s->value, 0);
+        }
+        for (size_t k = 0; k < s->ncount; k++)
+            sums_expr(S, s->count[k], 0);
+        for (size_t k = 0; k < s->ntargets; k++)
+            sums_expr(S, s->targets[k], 0);
+        for (size_t k = 0; k < s->nvalues; k++)
+            sums_expr(S, s->values[k], 0);
+        for (size_t k = 0; k < s->nargs; k++)
+            sums_expr(S, s->args[k].value, 0);
+        for (size_t k = 0; k < s->noutputs; k++) {
+            sums_expr(S, s->outputs[k].value, 0);
+            sums_layout(S, s->outputs[k].layout);
+        }
+        sums_layout(S, s->layout);
+        if (s->lineage) {
+            sums_expr(S, s->lineage->rows, 0);
+            sums_layout(S, s->lineage->layout);
+        }
+        if (s->kind != SP_STMT_MESH)
+            for (size_t k = 0; k < s->nbinds; k++)
+                sums_expr(S, s->binds[k].value, 0);
+        sums_block(S, &s->body);
+        if (s->has_else)
+            sums_block(S, &s->else_body);
+    }
+}
+
+void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep)
+{
+    sums_t S;
+    memset(&S, 0, sizeof(S));
+    S.C = C;
+    S.out = C;
+    C->nsum_read = 0;
+    S.mesh = mesh;
+    S.nd = C->ndims;
+    S.keep = keep;
+    S.seen = flint_calloc((size_t)(C->ndims ? C->ndims : 1), 1);
+    if (S.nd >= LP_VARS) { /* too many dims to read: every dim keeps its real size */
+        memset(keep, 1, (size_t)C->ndims);
+        flint_free(S.seen);
+        return;
+    }
+    const sp_ast_block_t *blocks[3] = {C->plan ? &C->plan->body : NULL,
+                                       C->model ? &C->model->body : NULL, NULL};
+    for (int k = 0; k < 2; k++)
+        if (blocks[k])
+            names_of(&S, blocks[k]);
+    for (int i = 0; i < C->nfuncs; i++)
+        names_of(&S, &C->funcs[i]->body);
+    for (int i = 0; i < C->ndims; i++)
+        if (C->dims[i].derived)
+            sums_expr(&S, C->dims[i].def, 0);
+    for (int k = 0; k < 2; k++)
+        if (blocks[k])
+            sums_block(&S, blocks[k]);
+    for (int i = 0; i < C->nfuncs; i++)
+        sums_block(&S, &C->funcs[i]->body);
+    flint_free(S.loops);
+    flint_free(S.lnames);
+    flint_free(S.anames);
+    flint_free(S.avalues);
+    flint_free(S.aindexed);
+    flint_free(S.layouts);
+    flint_free(S.seen);
+}
