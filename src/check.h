@@ -268,6 +268,9 @@ int sp_dim_find(const sp_check_t *C, const char *name);
 void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep);
 /* did sp_reduce_keep_sums() read the extent of the concatenation at loc (from declared layouts)? */
 int sp_reduce_sum_read(const sp_check_t *C, sp_loc_t loc);
+/* src/exec.c: an operator or a collective clamped a bound or made an extent that is a sum of
+   sizes (err->clamped): the first one, for src/check.c's re-check at the real sizes */
+void sp_note_clamped(sp_check_t *C, const sp_op_err_t *err, sp_loc_t loc);
 
 /* execution (exec.c, the interpreter's core; autodiff.c, the model; lineage.c, cut points and
    stages; plan.c, the plan on every rank): sp_exec_model (autodiff.c), sp_exec_plan (plan.c) */

@@ -358,6 +358,11 @@ static int att_setup(opc_t *c, att_t *a)
         return 0;
     if (a->d == 0 && !present)
         return fail(c, "head dimension is empty");
+    /* an offset that shows every key to every query (or none) is a bound past its dim: at the
+       real sizes it may not (the review of 2026-12-04: offset = K kept real, S reduced) */
+    if (c->err && a->causal && a->offset != 0 &&
+        (a->offset >= a->sk - 1 || a->offset <= -a->sq))
+        c->err->clamped = 1;
     a->ondim = nd;
     memcpy(a->oshape, q->shape, sizeof(a->oshape));
     a->oshape[nd - 1] = a->dv;

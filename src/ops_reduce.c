@@ -163,6 +163,10 @@ static int sm_setup(opc_t *c, int code, sm_t *s)
         s->causal = 1;
         s->sq = x->shape[x->ndim - 2];
         s->sk = x->shape[x->ndim - 1];
+        /* an offset that unmasks every key (or masks every query) is a bound past its dim, as
+           in src/ops_nn.c att_setup */
+        if (c->err && s->offset != 0 && (s->offset >= s->sk - 1 || s->offset <= -s->sq))
+            c->err->clamped = 1;
         dim = x->ndim - 1;
     } else if (!lane_dim(c, x, &dim)) {
         return 0;

@@ -306,8 +306,9 @@ int g_slice(opc_t *c, gather_t *g)
        extent that is a sum of sizes (src/reduce_sums.c) */
     if (c->err && (s < -n || s > n || (e != ATTR_INT_LIMIT && (e < -n || e > n))))
         c->err->clamped = 1;
-    else if (c->err && (s < 0 || (e != ATTR_INT_LIMIT && e < 0) || (e == ATTR_INT_LIMIT && s > 0)))
-        c->err->clamped = 2;
+    else if (c->err && (s < 0 || (e != ATTR_INT_LIMIT && e < 0) || (e == ATTR_INT_LIMIT && s > 0) ||
+                        step > 1))
+        c->err->clamped = 2; /* a step: ceil((end - start) / step) elements */
     s = py_bound(s, n);
     e = py_bound(e, n);
     return slice_gather(c, g, dim, s, e > s ? (e - s + step - 1) / step : 0, step);
@@ -335,8 +336,9 @@ int g_chunk(opc_t *c, gather_t *g)
                     (long long)index, (long long)n, (long long)size, (long long)count);
     int64_t s = index * size < n ? index * size : n;
     int64_t e = s + size < n ? s + size : n;
-    if (c->err && e - s != size)
-        c->err->clamped = 2; /* a partial last chunk: the dim less whole chunks */
+    if (c->err)
+        c->err->clamped = 2; /* ceil(n / chunks) elements, or the rest: whether a chunk is
+                                whole at the reduced sizes says nothing of the real ones */
     return slice_gather(c, g, dim, s, e - s, 1);
 }
 
@@ -364,8 +366,8 @@ int g_split(opc_t *c, gather_t *g)
                         (long long)count);
         s = index * size;
         len = s + size < n ? size : n - s;
-        if (c->err && len != size)
-            c->err->clamped = 2; /* a partial last part: the dim less whole parts */
+        if (c->err)
+            c->err->clamped = 2; /* parts of a size: whole or partial as at the real sizes? */
     } else {
         int64_t one;
         const int64_t *l;
@@ -383,9 +385,8 @@ int g_split(opc_t *c, gather_t *g)
                         (long long)n);
         if (index < 0 || index >= m)
             return fail(c, "split index %lld out of range (%d parts)", (long long)index, m);
-        for (int i = 0; i < m; i++)
-            if (c->err && l[i] != l[0])
-                c->err->clamped = 2; /* unequal parts: the dim is a sum of sizes */
+        if (c->err && m > 1)
+            c->err->clamped = 2; /* the dim is the parts' sum */
         for (int i = 0; i < index; i++)
             s += l[i];
         len = l[index];

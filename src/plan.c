@@ -435,6 +435,7 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     sp_op_err_t err;
     err.msg[0] = 0;
     err.div_size = err.div_by = 0; /* set only by a split that is not whole (src/mesh.c) */
+    err.clamped = 0;                /* set by members of unequal extents (src/mesh.c) */
     pval_t res = pval_new(I->nranks);
     int ok = 1;
     pval_t in = x;
@@ -527,6 +528,7 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
         }
     }
     pval_free(x, I->nranks);
+    sp_note_clamped(C, &err, e->loc);
     if (!ok) {
         errat(I, SP_DIAG_LAYOUT, e->loc, "%s", err.msg);
         if (err.div_by > 1) { /* src/check.c may grow the reduced sizes and run again */

@@ -926,6 +926,21 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                          : e->args[i].key.str && strcmp(e->args[i].key.str, "eps") == 0 ? 3
                                  : 1,
                          V);
+            /* a repetition count multiplies an extent: a factor (the review of 2026-12-04) */
+            if ((strcmp(e->name, "repeat") == 0 || strcmp(e->name, "repeat_interleave") == 0) &&
+                i > 0 && !arg_is_axis(e, i))
+                avoid_literal(x, V, 1);
+        }
+        if (strcmp(e->name, "concat") == 0 || strcmp(e->name, "cat") == 0) {
+            /* n parts of one extent make n times it: n is a factor, so two extents equal at
+               the reduced sizes through it are equal at the real ones (concat(concat(a, a), w)
+               with 2S = K at the reduced sizes only: the review of 2026-12-04) */
+            int64_t n = 0;
+            for (size_t i = 0; i < e->nargs; i++)
+                n += !e->args[i].key.str && e->args[i].value->kind != SP_AST_NUM &&
+                     e->args[i].value->kind != SP_AST_NEG;
+            if (n > 1)
+                sv_factor(V, n, 1);
         }
         return;
     case SP_AST_INDEX:

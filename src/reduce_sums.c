@@ -31,6 +31,16 @@ typedef struct {
     int (*e)[LP_VARS];
 } lpoly_t;
 
+/* A definition of a tensor name in one part of the program (the model, the plan, a function):
+   an input, a parameter, a layout statement, an assignment (with its lineage layout), an
+   output, or any other binding (opaque: its extent is not read). */
+typedef struct {
+    const char *name;
+    int indexed;                   /* the target is an element `x[i]` */
+    const sp_ast_layout_t *layout; /* declared (verified by the check at every size) */
+    const sp_ast_expr_t *value;    /* without a layout: the assigned value; NULL: opaque */
+} def_t;
+
 typedef struct {
     const sp_check_t *C;
     const sp_mesh_t *mesh;
@@ -40,13 +50,8 @@ typedef struct {
     size_t nloops, caploops;
     uint8_t *seen;              /* dims named by the expression being read */
     uint8_t *keep;
-    const char **lnames;        /* names with a declared layout, and the layout */
-    const sp_ast_layout_t **layouts;
-    size_t nlayouts, caplayouts;
-    const char **anames;        /* names assigned, and the value (one target) */
-    const sp_ast_expr_t **avalues;
-    uint8_t *aindexed;          /* the target was an element `x[i]` */
-    size_t nassigns, capassigns;
+    def_t *defs;                /* the definitions of tensor names in the part being read */
+    size_t ndefs, capdefs;
     sp_check_t *out;            /* where the concatenations read here are recorded */
 } sums_t;
 
@@ -283,37 +288,29 @@ static int nonneg_literal(const sp_ast_expr_t *x, int64_t *v)
     return 1;
 }
 
-static int declared_extent(sums_t *S, const char *name, int indexed, int64_t d, lpoly_t *p,
-                           int depth);
+static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int depth);
 
-/* A tensor without a declared layout whose every assignment is another tensor, or a slice of
-   one along another dim (`xm = slice(x[l], 0, a, b)` keeps x's extent along dim 1): that
-   tensor's extent. */
-static int assigned_extent(sums_t *S, const char *name, int indexed, int64_t d, lpoly_t *p,
-                           int depth)
+/* The local extent of tensor `name` along dim d of the part being read: every definition of
+   the name there must give one and they must agree (a name defined by an operator other than
+   a slice along another dim, by a multi-target assignment, by `+=` or as a function's
+   parameter has none).  1 in *p, 0 if unknown. */
+static int name_extent(sums_t *S, const char *name, int indexed, int64_t d, lpoly_t *p, int depth)
 {
+    if (depth > 16)
+        return 0;
     int found = 0;
     lpoly_t q;
     lp_init(&q);
-    for (size_t i = 0; i < S->nassigns && found >= 0; i++) {
-        if (strcmp(S->anames[i], name) != 0 || S->aindexed[i] != indexed)
+    for (size_t i = 0; i < S->ndefs && found >= 0; i++) {
+        const def_t *D = &S->defs[i];
+        if (strcmp(D->name, name) != 0 || D->indexed != indexed)
             continue;
-        const sp_ast_expr_t *v = S->avalues[i], *from = v;
-        int64_t sd;
-        if (v->kind == SP_AST_CALL && strcmp(v->name, "slice") == 0) {
-            from = v->nargs > 0 && !v->args[0].key.str ? v->args[0].value : NULL;
-            const sp_ast_expr_t *dx = slice_arg(v, "dim", 1);
-            if (dx == NULL || !nonneg_literal(dx, &sd) || sd == d)
-                from = NULL;
-        }
-        const char *src = base_name(from);
         lpoly_t *dst = found ? &q : p;
-        if (src == NULL || strcmp(src, name) == 0 ||
-            !declared_extent(S, src, from->kind == SP_AST_INDEX, d, dst, depth + 1)) {
+        if (!def_extent(S, D, d, dst, depth)) {
             found = -1;
             break;
         }
-        if (found) {
+        if (found) { /* another definition: the same extent */
             lp_add(&q, p, -1);
             if (q.n != 0)
                 found = -1;
@@ -325,56 +322,39 @@ static int assigned_extent(sums_t *S, const char *name, int indexed, int64_t d, 
     return found == 1;
 }
 
-/* The local extent of tensor `name` along dim d (d >= 0) as declared by its layouts (all of
-   them must agree), or else as assigned_extent() finds: 1 in *p, 0 if unknown. */
-static int declared_extent(sums_t *S, const char *name, int indexed, int64_t d, lpoly_t *p,
-                           int depth)
+/* One definition's extent along dim d: its layout's (the size over the product of its axes: an
+   even split; an uneven one is caught while executing), or that of the tensor it copies or
+   slices along another dim (`xm = slice(x[l], 0, a, b)` keeps x's extent along dim 1). */
+static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int depth)
 {
-    if (depth > 16)
-        return 0;
-    int found = 0;
-    lpoly_t q;
-    lp_init(&q);
-    for (size_t i = 0; i < S->nlayouts; i++) {
-        const sp_ast_layout_t *l = S->layouts[i];
-        if (strcmp(S->lnames[i], name) != 0)
-            continue;
+    if (D->layout) {
+        const sp_ast_layout_t *l = D->layout;
         int64_t k = d < 0 ? d + (int64_t)l->ndims : d;
-        if (k < 0 || k >= (int64_t)l->ndims || l->dims[k].nsplit) {
-            found = -1;
-            break;
-        }
-        /* the local extent: the size over the product of its axes (an even split: an uneven
-           one is a chunk, src/ops_shape.c, caught while executing) */
-        lpoly_t *dst = found ? &q : p;
-        if (lp_read(S, l->dims[k].size, dst, 0) != 1) {
-            found = -1;
-            break;
-        }
+        if (k < 0 || k >= (int64_t)l->ndims || l->dims[k].nsplit ||
+            lp_read(S, l->dims[k].size, p, 0) != 1)
+            return 0;
         for (size_t a = 0; a < l->dims[k].naxes; a++) {
             int v = name_var(S, l->dims[k].axes[a].str);
-            if (v < 0 || dst->n == 0) {
-                found = -1;
-                break;
-            }
-            for (int t = 0; t < dst->n; t++)
-                dst->e[t][v]--;
+            if (v < 0 || p->n == 0)
+                return 0;
+            for (int t = 0; t < p->n; t++)
+                p->e[t][v]--;
         }
-        if (found < 0)
-            break;
-        if (found) { /* another declaration: the same extent */
-            lp_add(&q, p, -1);
-            if (q.n != 0) {
-                found = -1;
-                break;
-            }
-        }
-        found = 1;
+        return 1;
     }
-    lp_clear(&q);
-    if (found == 0 && d >= 0)
-        return assigned_extent(S, name, indexed, d, p, depth);
-    return found == 1;
+    const sp_ast_expr_t *v = D->value, *from = v;
+    int64_t sd;
+    if (v == NULL || d < 0)
+        return 0;
+    if (v->kind == SP_AST_CALL && strcmp(v->name, "slice") == 0) {
+        from = v->nargs > 0 && !v->args[0].key.str ? v->args[0].value : NULL;
+        const sp_ast_expr_t *dx = slice_arg(v, "dim", 1);
+        if (dx == NULL || !nonneg_literal(dx, &sd) || sd == d)
+            return 0;
+    }
+    const char *src = base_name(from);
+    return src && strcmp(src, D->name) != 0 &&
+           name_extent(S, src, from->kind == SP_AST_INDEX, d, p, depth + 1);
 }
 
 /* concat(t1, .., tn, dim = d) of tensors whose layouts are declared: the extent along d is the
@@ -407,8 +387,7 @@ static void sums_concat(sums_t *S, const sp_ast_expr_t *e)
     int ok = n > 0;
     for (size_t i = 0; ok && i < n; i++) {
         const char *name = e->args[i].key.str ? NULL : base_name(e->args[i].value);
-        ok = name && declared_extent(S, name, e->args[i].value->kind == SP_AST_INDEX, d, &part,
-                                     0) &&
+        ok = name && name_extent(S, name, e->args[i].value->kind == SP_AST_INDEX, d, &part, 0) &&
              lp_add(&sum, &part, 1);
     }
     if (ok) {
@@ -461,55 +440,52 @@ static void sums_layout(sums_t *S, const sp_ast_layout_t *l)
     }
 }
 
-static void add_layout(sums_t *S, const char *name, const sp_ast_layout_t *l)
+static void add_def(sums_t *S, const sp_ast_expr_t *target, const char *name,
+                    const sp_ast_layout_t *l, const sp_ast_expr_t *value)
 {
-    if (name == NULL || l == NULL)
+    if (target)
+        name = base_name(target);
+    if (name == NULL)
         return;
-    if (S->nlayouts == S->caplayouts) {
-        S->caplayouts = S->caplayouts ? 2 * S->caplayouts : 32;
-        S->lnames = flint_realloc(S->lnames, S->caplayouts * sizeof(*S->lnames));
-        S->layouts = flint_realloc(S->layouts, S->caplayouts * sizeof(*S->layouts));
+    if (S->ndefs == S->capdefs) {
+        S->capdefs = S->capdefs ? 2 * S->capdefs : 32;
+        S->defs = flint_realloc(S->defs, S->capdefs * sizeof(*S->defs));
     }
-    S->lnames[S->nlayouts] = name;
-    S->layouts[S->nlayouts++] = l;
+    S->defs[S->ndefs++] = (def_t){name, target && target->kind == SP_AST_INDEX, l, value};
 }
 
-/* the loop variables and the declared layouts of the program */
-static void names_of(sums_t *S, const sp_ast_block_t *b)
+static void add_loop(sums_t *S, const char *name)
+{
+    if (S->nloops == S->caploops) {
+        S->caploops = S->caploops ? 2 * S->caploops : 8;
+        S->loops = flint_realloc(S->loops, S->caploops * sizeof(*S->loops));
+    }
+    S->loops[S->nloops++] = name;
+}
+
+/* the loop variables (loops) and the definitions of tensor names (defs) of a block */
+static void names_of(sums_t *S, const sp_ast_block_t *b, int loops)
 {
     for (size_t i = 0; i < b->n; i++) {
         const sp_ast_stmt_t *s = b->stmts[i];
-        if (s->kind == SP_STMT_FOR && s->name.str) {
-            if (S->nloops == S->caploops) {
-                S->caploops = S->caploops ? 2 * S->caploops : 8;
-                S->loops = flint_realloc(S->loops, S->caploops * sizeof(*S->loops));
+        if (s->kind == SP_STMT_FOR && s->name.str && loops)
+            add_loop(S, s->name.str);
+        if (!loops) {
+            if (s->kind == SP_STMT_INPUT || s->kind == SP_STMT_PARAM)
+                add_def(S, NULL, s->name.str, s->layout, NULL);
+            for (size_t k = 0; k < s->ntargets; k++) {
+                const sp_ast_layout_t *l = s->lineage ? s->lineage->layout : s->layout;
+                int one = s->ntargets == 1 && s->kind == SP_STMT_ASSIGN;
+                add_def(S, s->targets[k], NULL, l, one ? s->value : NULL);
             }
-            S->loops[S->nloops++] = s->name.str;
+            for (size_t k = 0; k < s->noutputs; k++)
+                if (s->kind == SP_STMT_OUTPUT)
+                    add_def(S, s->outputs[k].target, NULL, s->outputs[k].layout,
+                            s->outputs[k].value);
         }
-        if (s->kind == SP_STMT_INPUT || s->kind == SP_STMT_PARAM)
-            add_layout(S, s->name.str, s->layout);
-        if (s->kind == SP_STMT_ASSIGN && s->ntargets == 1 && base_name(s->targets[0]) &&
-            s->value) {
-            if (S->nassigns == S->capassigns) {
-                S->capassigns = S->capassigns ? 2 * S->capassigns : 32;
-                S->anames = flint_realloc(S->anames, S->capassigns * sizeof(*S->anames));
-                S->avalues = flint_realloc(S->avalues, S->capassigns * sizeof(*S->avalues));
-                S->aindexed = flint_realloc(S->aindexed, S->capassigns);
-            }
-            S->aindexed[S->nassigns] = s->targets[0]->kind == SP_AST_INDEX;
-            S->anames[S->nassigns] = base_name(s->targets[0]);
-            S->avalues[S->nassigns++] = s->value;
-        }
-        if (s->ntargets > 0) {
-            add_layout(S, base_name(s->targets[0]), s->layout);
-            if (s->lineage)
-                add_layout(S, base_name(s->targets[0]), s->lineage->layout);
-        }
-        for (size_t k = 0; k < s->noutputs; k++)
-            add_layout(S, base_name(s->outputs[k].target), s->outputs[k].layout);
-        names_of(S, &s->body);
+        names_of(S, &s->body, loops);
         if (s->has_else)
-            names_of(S, &s->else_body);
+            names_of(S, &s->else_body, loops);
     }
 }
 
@@ -571,22 +547,24 @@ void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep)
                                        C->model ? &C->model->body : NULL, NULL};
     for (int k = 0; k < 2; k++)
         if (blocks[k])
-            names_of(&S, blocks[k]);
+            names_of(&S, blocks[k], 1);
     for (int i = 0; i < C->nfuncs; i++)
-        names_of(&S, &C->funcs[i]->body);
+        names_of(&S, &C->funcs[i]->body, 1);
     for (int i = 0; i < C->ndims; i++)
         if (C->dims[i].derived)
             sums_expr(&S, C->dims[i].def, 0);
-    for (int k = 0; k < 2; k++)
-        if (blocks[k])
-            sums_block(&S, blocks[k]);
-    for (int i = 0; i < C->nfuncs; i++)
-        sums_block(&S, &C->funcs[i]->body);
+    /* each part with its own definitions: a function's parameters and a plan's names are not
+       the model's (the review of 2026-12-04: `join(x, a)` read its parameter `a` as the
+       model's input a) */
+    for (int k = 0; k < 2 + C->nfuncs; k++) {
+        const sp_ast_block_t *b = k < 2 ? blocks[k] : &C->funcs[k - 2]->body;
+        if (b == NULL)
+            continue;
+        S.ndefs = 0;
+        names_of(&S, b, 0);
+        sums_block(&S, b);
+    }
     flint_free(S.loops);
-    flint_free(S.lnames);
-    flint_free(S.anames);
-    flint_free(S.avalues);
-    flint_free(S.aindexed);
-    flint_free(S.layouts);
+    flint_free(S.defs);
     flint_free(S.seen);
 }
