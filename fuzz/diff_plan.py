@@ -445,7 +445,8 @@ def mx_coll(st, info, rng, axes):
         op = rng.choice(["sum", "avg"])
         rep, d = "all_reduce(%s, %s, %s)" % (x, op, ax0), "%s -> all_reduce(%s)" % (name, op)
     else:   # dim
-        nums = [(a, b) for a, b in args[1:] if b - a == 1 and toks[a].kind == "num"]
+        nums = [(a, b) for a, b in args[1:]
+                if b - a == 1 and toks[a].kind == "num" and toks[a].text.isdigit()]
         if not nums:
             return None
         a, _ = nums[0]

@@ -226,7 +226,7 @@ void shardproof_free(shardproof_t *C)
     for (int i = 0; i < C->ninfer_drop; i++)
         flint_free(C->infer_drop[i]);
     flint_free(C->infer_drop);
-    flint_free(C->sum_read);
+    sp_reduce_sums_free(C);
     for (int i = 0; i < C->opt.ndims; i++)
         flint_free((char *)C->opt.dims[i].name);
     flint_free(C->opt.dims);

@@ -185,6 +185,8 @@ typedef struct sp_check {
     sp_loc_t clamp_loc;      /* the first such operator */
     sp_loc_t *sum_read;      /* concatenations whose extent the reduction read (src/reduce_sums.c) */
     int nsum_read;
+    struct sp_recv_read *recv_read; /* extents read for received tensors (src/reduce_sums.c) */
+    int nrecv_read;
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
                                 space) ended the run in UNKNOWN: which, and where */
@@ -268,6 +270,9 @@ int sp_dim_find(const sp_check_t *C, const char *name);
 void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep);
 /* did sp_reduce_keep_sums() read the extent of the concatenation at loc (from declared layouts)? */
 int sp_reduce_sum_read(const sp_check_t *C, sp_loc_t loc);
+/* does tensor t received at loc have the extents src/reduce_sums.c read for it (if any)? */
+int sp_reduce_recv_holds(const sp_check_t *C, sp_loc_t loc, const sp_tensor_t *t);
+void sp_reduce_sums_free(sp_check_t *C);
 /* src/exec.c: an operator or a collective clamped a bound or made an extent that is a sum of
    sizes (err->clamped): the first one, for src/check.c's re-check at the real sizes */
 void sp_note_clamped(sp_check_t *C, const sp_op_err_t *err, sp_loc_t loc);

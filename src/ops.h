@@ -53,10 +53,13 @@ typedef struct {
     int64_t div_size, div_by; /* a collective: a dim of size div_size not divisible by div_by */
     int elements;             /* 1: the output exceeds max_numel (a resource limit, not bad use) */
     int clamped;              /* 1: a bound was beyond its dim (a slice clamped, a top-k k
-                                 above its lane); 2: an extent is a sum of sizes (unequal
-                                 concatenated parts, a padding, a slice counted from the end):
-                                 set on success too (src/check.c re-checks reduced sizes at
-                                 the real ones) */
+                                 above its lane, a causal offset past the keys); 2: an extent
+                                 may be a sum of sizes, unless src/reduce_sums.c read it at
+                                 this call (unequal concatenated parts, whole chunks); 3: an
+                                 extent is a sum of sizes (a padding, a slice counted from the
+                                 end or with a step, a partial chunk, unequal members of a
+                                 collective): set on success too (src/check.c re-checks
+                                 reduced sizes at the real ones) */
 } sp_op_err_t;
 
 /*

@@ -308,7 +308,7 @@ int g_slice(opc_t *c, gather_t *g)
         c->err->clamped = 1;
     else if (c->err && (s < 0 || (e != ATTR_INT_LIMIT && e < 0) || (e == ATTR_INT_LIMIT && s > 0) ||
                         step > 1))
-        c->err->clamped = 2; /* a step: ceil((end - start) / step) elements */
+        c->err->clamped = 3; /* a step: ceil((end - start) / step) elements */
     s = py_bound(s, n);
     e = py_bound(e, n);
     return slice_gather(c, g, dim, s, e > s ? (e - s + step - 1) / step : 0, step);
@@ -336,9 +336,10 @@ int g_chunk(opc_t *c, gather_t *g)
                     (long long)index, (long long)n, (long long)size, (long long)count);
     int64_t s = index * size < n ? index * size : n;
     int64_t e = s + size < n ? s + size : n;
-    if (c->err)
-        c->err->clamped = 2; /* ceil(n / chunks) elements, or the rest: whether a chunk is
-                                whole at the reduced sizes says nothing of the real ones */
+    /* ceil(n / chunks) elements, or the rest: partial chunks are a sum of sizes; whole ones
+       are n / chunks, with chunks a factor of the reduction (docs/soundness.md) */
+    if (c->err && n % chunks != 0)
+        c->err->clamped = 3;
     return slice_gather(c, g, dim, s, e - s, 1);
 }
 
@@ -366,8 +367,8 @@ int g_split(opc_t *c, gather_t *g)
                         (long long)count);
         s = index * size;
         len = s + size < n ? size : n - s;
-        if (c->err)
-            c->err->clamped = 2; /* parts of a size: whole or partial as at the real sizes? */
+        if (c->err && n % size != 0)
+            c->err->clamped = 3; /* a partial last part: the dim less whole parts */
     } else {
         int64_t one;
         const int64_t *l;
@@ -385,8 +386,9 @@ int g_split(opc_t *c, gather_t *g)
                         (long long)n);
         if (index < 0 || index >= m)
             return fail(c, "split index %lld out of range (%d parts)", (long long)index, m);
-        if (c->err && m > 1)
-            c->err->clamped = 2; /* the dim is the parts' sum */
+        for (int i = 1; i < m; i++)
+            if (c->err && l[i] != l[0])
+                c->err->clamped = 3; /* unequal parts: the dim is their sum */
         for (int i = 0; i < index; i++)
             s += l[i];
         len = l[index];
@@ -417,7 +419,7 @@ int g_pad(opc_t *c, gather_t *g)
     dmap_identity(x, g, dm);
     g->shape[dim] = x->shape[dim] + before + after;
     if (c->err && before + after > 0)
-        c->err->clamped = 2; /* the dim plus the padding: a sum of sizes */
+        c->err->clamped = 3; /* the dim plus the padding: a sum of sizes */
     dm[dim] = (dmap_t){dim, DM_PAD, 1, before};
     return gather_dims(c, x, g, dm);
 }

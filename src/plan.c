@@ -509,6 +509,13 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
                     struct msg *m = &I->msgs[k];
                     if (!m->used && m->src == peer && m->dst == r) {
                         m->used = 1;
+                        /* src/reduce_sums.c may have read this recv's extents as those of
+                           its target's other definitions: they must be the received ones */
+                        if (!sp_reduce_recv_holds(C, e->loc, &m->t)) {
+                            sp_op_err_t ce;
+                            ce.clamped = 3;
+                            sp_note_clamped(C, &ce, e->loc);
+                        }
                         res[r] = m->t;
                         sp_tensor_init(&m->t);
                         found = 1;

@@ -927,8 +927,10 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                                  : 1,
                          V);
             /* a repetition count multiplies an extent: a factor (the review of 2026-12-04) */
-            if ((strcmp(e->name, "repeat") == 0 || strcmp(e->name, "repeat_interleave") == 0) &&
-                i > 0 && !arg_is_axis(e, i))
+            if ((strcmp(e->name, "repeat") == 0 || strcmp(e->name, "repeat_interleave") == 0 ||
+                 strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0) &&
+                i > 0 && !arg_is_axis(e, i) &&
+                !(e->args[i].key.str && strcmp(e->args[i].key.str, "index") == 0))
                 avoid_literal(x, V, 1);
         }
         if (strcmp(e->name, "concat") == 0 || strcmp(e->name, "cat") == 0) {

@@ -51,6 +51,8 @@ typedef struct {
     uint8_t *seen;              /* dims named by the expression being read */
     uint8_t *keep;
     def_t *defs;                /* the definitions of tensor names in the part being read */
+    int plan_part;              /* that part is the plan's body (sends and recvs pair there) */
+    long steps;                 /* name_extent() calls so far (bounded)*/
     size_t ndefs, capdefs;
     sp_check_t *out;            /* where the concatenations read here are recorded */
 } sums_t;
@@ -279,6 +281,96 @@ static const char *base_name(const sp_ast_expr_t *e)
     return e && e->kind == SP_AST_NAME ? e->name : NULL;
 }
 
+static int is_recv(const sp_ast_expr_t *v)
+{
+    return v && v->kind == SP_AST_CALL && strcmp(v->name, "recv") == 0;
+}
+
+/* An extent read for a received tensor: at dim d, the form of its target's other definitions
+   (terms: coefficient num/den and exponents over the variables, names[] past the dims). */
+struct sp_recv_read {
+    sp_loc_t loc;
+    int64_t d;
+    int n;
+    fmpq *c;
+    int (*e)[LP_VARS];
+    const char *names[LP_VARS];
+    int nd;
+};
+
+/* the form's value at the reduced sizes on the checked mesh: 0 if it cannot be evaluated */
+static int recv_value(const sp_check_t *C, const struct sp_recv_read *r, fmpq_t out)
+{
+    fmpq_t t, x;
+    fmpq_init(t);
+    fmpq_init(x);
+    fmpq_zero(out);
+    int ok = 1;
+    for (int i = 0; ok && i < r->n; i++) {
+        fmpq_set(t, r->c + i);
+        for (int v = 0; ok && v < LP_VARS; v++) {
+            int e = r->e[i][v];
+            if (e == 0)
+                continue;
+            int64_t val = 0;
+            if (v < r->nd) {
+                val = C->dims[v].red;
+            } else {
+                int ax = r->names[v - r->nd] ? sp_mesh_axis(&C->mesh, r->names[v - r->nd]) : -1;
+                if (ax < 0) {
+                    ok = 0;
+                    break;
+                }
+                val = C->mesh.size[ax];
+            }
+            if (val == 0) {
+                ok = 0;
+                break;
+            }
+            fmpq_set_si(x, val, 1);
+            if (e < 0)
+                fmpq_inv(x, x);
+            for (int k = 0; k < (e < 0 ? -e : e); k++)
+                fmpq_mul(t, t, x);
+        }
+        fmpq_add(out, out, t);
+    }
+    fmpq_clear(t);
+    fmpq_clear(x);
+    return ok;
+}
+
+int sp_reduce_recv_holds(const sp_check_t *C, sp_loc_t loc, const sp_tensor_t *t)
+{
+    fmpq_t v;
+    fmpq_init(v);
+    int ok = 1;
+    for (int i = 0; ok && i < C->nrecv_read; i++) {
+        const struct sp_recv_read *r = &C->recv_read[i];
+        if (r->loc.line != loc.line || r->loc.col != loc.col || r->loc.file != loc.file)
+            continue;
+        int64_t d = r->d < 0 ? r->d + t->ndim : r->d;
+        ok = d >= 0 && d < t->ndim && recv_value(C, r, v) && fmpz_is_one(fmpq_denref(v)) &&
+             fmpz_cmp_si(fmpq_numref(v), t->shape[d]) == 0;
+    }
+    fmpq_clear(v);
+    return ok;
+}
+
+void sp_reduce_sums_free(sp_check_t *C)
+{
+    for (int i = 0; i < C->nrecv_read; i++) {
+        _fmpq_vec_clear(C->recv_read[i].c, LP_TERMS);
+        flint_free(C->recv_read[i].e);
+    }
+    flint_free(C->recv_read);
+    C->recv_read = NULL;
+    C->nrecv_read = 0;
+    flint_free(C->sum_read);
+    C->sum_read = NULL;
+    C->nsum_read = 0;
+}
+
 static int nonneg_literal(const sp_ast_expr_t *x, int64_t *v)
 {
     if (x == NULL || x->kind != SP_AST_NUM || !fmpz_is_one(fmpq_denref(x->value)) ||
@@ -288,7 +380,77 @@ static int nonneg_literal(const sp_ast_expr_t *x, int64_t *v)
     return 1;
 }
 
+/* The value of form p at the real sizes (dims and uncut mesh sizes): 0 if it names anything
+   else (a rank coordinate, a loop variable, a cut mesh axis). */
+static int lp_real(const sums_t *S, const lpoly_t *p, fmpq_t out)
+{
+    fmpq_t t, x;
+    fmpq_init(t);
+    fmpq_init(x);
+    fmpq_zero(out);
+    int ok = 1;
+    for (int i = 0; ok && i < p->n; i++) {
+        fmpq_set(t, p->c + i);
+        for (int v = 0; ok && v < S->nd + S->nnames; v++) {
+            int e = p->e[i][v];
+            if (e == 0)
+                continue;
+            int64_t val = 0;
+            if (v < S->nd) {
+                val = S->C->dims[v].real;
+            } else {
+                const char *name = S->names[v - S->nd];
+                int ax = S->mesh ? sp_mesh_axis(S->mesh, name) : -1;
+                for (int c = 0; ax >= 0 && c < S->C->ncutoff; c++)
+                    if (strcmp(S->C->cutoff[c].name, name) == 0)
+                        ax = -1;
+                if (ax < 0) {
+                    ok = 0;
+                    break;
+                }
+                val = S->mesh->size[ax];
+            }
+            if (val == 0) {
+                ok = 0;
+                break;
+            }
+            fmpq_set_si(x, val, 1);
+            if (e < 0)
+                fmpq_inv(x, x);
+            for (int k = 0; k < (e < 0 ? -e : e); k++)
+                fmpq_mul(t, t, x);
+        }
+        fmpq_add(out, out, t);
+    }
+    fmpq_clear(t);
+    fmpq_clear(x);
+    return ok;
+}
+
 static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int depth);
+
+static void record_recv(sums_t *S, sp_loc_t loc, int64_t d, const lpoly_t *p)
+{
+    sp_check_t *C = S->out;
+    for (int i = 0; i < C->nrecv_read; i++)
+        if (C->recv_read[i].loc.line == loc.line && C->recv_read[i].loc.col == loc.col &&
+            C->recv_read[i].loc.file == loc.file && C->recv_read[i].d == d)
+            return;
+    C->recv_read = flint_realloc(C->recv_read, (size_t)(C->nrecv_read + 1) * sizeof(*C->recv_read));
+    struct sp_recv_read *r = &C->recv_read[C->nrecv_read++];
+    r->loc = loc;
+    r->d = d;
+    r->n = p->n;
+    r->c = _fmpq_vec_init(LP_TERMS);
+    r->e = flint_calloc(LP_TERMS, sizeof(*r->e));
+    for (int i = 0; i < p->n; i++)
+        fmpq_set(r->c + i, p->c + i);
+    memcpy(r->e, p->e, (size_t)p->n * sizeof(*r->e));
+    r->nd = S->nd;
+    memset(r->names, 0, sizeof(r->names));
+    for (int i = 0; i < S->nnames; i++)
+        r->names[i] = S->names[i];
+}
 
 /* The local extent of tensor `name` along dim d of the part being read: every definition of
    the name there must give one and they must agree (a name defined by an operator other than
@@ -296,7 +458,9 @@ static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int dept
    parameter has none).  1 in *p, 0 if unknown. */
 static int name_extent(sums_t *S, const char *name, int indexed, int64_t d, lpoly_t *p, int depth)
 {
-    if (depth > 16)
+    /* a pipeline hands a tensor through a chain of chunks, sends and gathers (an nnScaler
+       plan's mask through 16 stages); a budget bounds the readings of one program */
+    if (depth > 1024 || ++S->steps > 2000000)
         return 0;
     int found = 0;
     lpoly_t q;
@@ -305,6 +469,8 @@ static int name_extent(sums_t *S, const char *name, int indexed, int64_t d, lpol
         const def_t *D = &S->defs[i];
         if (strcmp(D->name, name) != 0 || D->indexed != indexed)
             continue;
+        if (!D->layout && is_recv(D->value) && S->plan_part)
+            continue; /* `x = recv(...)`: read as x's other definitions, checked below */
         lpoly_t *dst = found ? &q : p;
         if (!def_extent(S, D, d, dst, depth)) {
             found = -1;
@@ -319,6 +485,13 @@ static int name_extent(sums_t *S, const char *name, int indexed, int64_t d, lpol
             found = 1;
     }
     lp_clear(&q);
+    if (found == 1) /* every recv into the name must receive that extent (src/plan.c) */
+        for (size_t i = 0; i < S->ndefs; i++) {
+            const def_t *D = &S->defs[i];
+            if (strcmp(D->name, name) == 0 && D->indexed == indexed && !D->layout &&
+                is_recv(D->value) && S->plan_part)
+                record_recv(S, D->value->loc, d, p);
+        }
     return found == 1;
 }
 
@@ -344,17 +517,87 @@ static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int dept
     }
     const sp_ast_expr_t *v = D->value, *from = v;
     int64_t sd;
+    int gather = 0;
     if (v == NULL || d < 0)
         return 0;
-    if (v->kind == SP_AST_CALL && strcmp(v->name, "slice") == 0) {
+    int chunked = 0;
+    if (v->kind == SP_AST_CALL && strcmp(v->name, "chunk") == 0) {
+        /* chunk(x, chunks = k, dim = d', index = i): x's extent off d', x's over k along it */
+        from = v->nargs > 0 && !v->args[0].key.str ? v->args[0].value : NULL;
+        const sp_ast_expr_t *dx = slice_arg(v, "dim", 2);
+        sd = 0;
+        if (dx && !nonneg_literal(dx, &sd))
+            return 0;
+        chunked = sd == d;
+    } else if (v->kind == SP_AST_CALL &&
+               (strcmp(v->name, "slice") == 0 || strcmp(v->name, "all_gather") == 0)) {
         from = v->nargs > 0 && !v->args[0].key.str ? v->args[0].value : NULL;
         const sp_ast_expr_t *dx = slice_arg(v, "dim", 1);
-        if (dx == NULL || !nonneg_literal(dx, &sd) || sd == d)
+        gather = v->name[0] == 'a';
+        if (dx == NULL || !nonneg_literal(dx, &sd) || (!gather && sd == d))
             return 0;
+        gather = gather && sd == d;
     }
     const char *src = base_name(from);
-    return src && strcmp(src, D->name) != 0 &&
-           name_extent(S, src, from->kind == SP_AST_INDEX, d, p, depth + 1);
+    if (src == NULL || strcmp(src, D->name) == 0 ||
+        !name_extent(S, src, from->kind == SP_AST_INDEX, d, p, depth + 1))
+        return 0;
+    if (v->kind == SP_AST_CALL && strcmp(v->name, "chunk") == 0 && chunked) {
+        /* chunk(x, chunks = k, dim = d): x's extent over k, when k divides it at the real
+           sizes (whole at the reduced ones is checked while executing: src/ops_shape.c) */
+        lpoly_t k;
+        lp_init(&k);
+        fmpq_t a, b;
+        fmpq_init(a);
+        fmpq_init(b);
+        int ok = lp_read(S, slice_arg(v, "chunks", 1), &k, 0) == 1 && k.n == 1 &&
+                 lp_real(S, p, a) && lp_real(S, &k, b) && fmpz_is_one(fmpq_denref(a)) &&
+                 fmpz_is_one(fmpq_denref(b)) && fmpz_sgn(fmpq_numref(b)) > 0 &&
+                 fmpz_divisible(fmpq_numref(a), fmpq_numref(b));
+        if (ok) {
+            fmpq_inv(k.c, k.c);
+            for (int t = 0; t < LP_VARS; t++)
+                k.e[0][t] = -k.e[0][t];
+            lpoly_t q;
+            lp_init(&q);
+            ok = lp_mul(&q, p, &k);
+            p->n = 0;
+            ok = ok && lp_add(p, &q, 1);
+            lp_clear(&q);
+        }
+        fmpq_clear(a);
+        fmpq_clear(b);
+        lp_clear(&k);
+        return ok;
+    }
+    if (gather) {
+        /* all_gather(x, dim = d, axis = A): the group's parts of x's extent side by side
+           (members of unequal extents are caught while executing: src/mesh.c) */
+        const sp_ast_expr_t *ax = slice_arg(v, "axis", 2);
+        if (ax == NULL)
+            ax = slice_arg(v, "axes", 2);
+        size_t n = ax == NULL ? 0 : ax->kind == SP_AST_LIST ? ax->nargs : 1;
+        if (n == 0)
+            return 0;
+        for (size_t a = 0; a < n; a++) {
+            const sp_ast_expr_t *y = ax->kind == SP_AST_LIST ? ax->args[a].value : ax;
+            int var = y->kind == SP_AST_NAME && S->mesh && sp_mesh_axis(S->mesh, y->name) >= 0
+                          ? name_var(S, y->name)
+                          : -1;
+            if (var < 0 || p->n == 0)
+                return 0;
+            for (int t = 0; t < p->n; t++)
+                p->e[t][var]++;
+        }
+    }
+    return 1;
+}
+
+static void record_read(sums_t *S, sp_loc_t loc)
+{
+    sp_check_t *C = S->out;
+    C->sum_read = flint_realloc(C->sum_read, (size_t)(C->nsum_read + 1) * sizeof(sp_loc_t));
+    C->sum_read[C->nsum_read++] = loc;
 }
 
 /* concat(t1, .., tn, dim = d) of tensors whose layouts are declared: the extent along d is the
@@ -393,13 +636,12 @@ static void sums_concat(sums_t *S, const sp_ast_expr_t *e)
     if (ok) {
         if (!lp_dim_monomial(&sum, S->nd))
             keep_seen(S);
-        sp_check_t *C = S->out;
-        C->sum_read = flint_realloc(C->sum_read, (size_t)(C->nsum_read + 1) * sizeof(sp_loc_t));
-        C->sum_read[C->nsum_read++] = e->loc;
+        record_read(S, e->loc);
     }
     lp_clear(&sum);
     lp_clear(&part);
 }
+
 
 int sp_reduce_sum_read(const sp_check_t *C, sp_loc_t loc)
 {
@@ -425,6 +667,7 @@ static void sums_expr(sums_t *S, const sp_ast_expr_t *e, int depth)
     }
     if (e->kind == SP_AST_CALL && (strcmp(e->name, "concat") == 0 || strcmp(e->name, "cat") == 0))
         sums_concat(S, e);
+
     sums_expr(S, e->a, depth + 1);
     sums_expr(S, e->b, depth + 1);
     for (size_t i = 0; i < e->nargs; i++)
@@ -489,6 +732,7 @@ static void names_of(sums_t *S, const sp_ast_block_t *b, int loops)
     }
 }
 
+
 static void sums_block(sums_t *S, const sp_ast_block_t *b)
 {
     for (size_t i = 0; i < b->n; i++) {
@@ -533,7 +777,7 @@ void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep)
     memset(&S, 0, sizeof(S));
     S.C = C;
     S.out = C;
-    C->nsum_read = 0;
+    sp_reduce_sums_free(C);
     S.mesh = mesh;
     S.nd = C->ndims;
     S.keep = keep;
@@ -561,6 +805,7 @@ void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep)
         if (b == NULL)
             continue;
         S.ndefs = 0;
+        S.plan_part = k == 0;
         names_of(&S, b, 0);
         sums_block(&S, b);
     }
