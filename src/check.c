@@ -711,8 +711,9 @@ static shardproof_verdict_t run_real_sizes(shardproof_t *C, const char *path, co
  *   counterexample is one of the plan as written.  The reference executor could run the real
  *   sizes, so they are small.
  * - A run at reduced sizes in which an operator's bound was past its dim (a clamped slice, a
- *   top-k k above its lane) is checked again at the real sizes: the reduction does not keep
- *   the order of two sizes, so the bound may be inside the dim there.
+ *   top-k k above its lane) or an operator made an extent that is a sum of sizes (src/ops.h
+ *   sp_clamp_t) is checked again at the real sizes: the reduction keeps neither the order of
+ *   two sizes nor their additive relations.
  */
 static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const char *text,
                                       size_t len, int solve)
@@ -729,7 +730,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->fast_gap[0] = '\0';
     C->unproved[0] = '\0';
     C->limit_note[0] = '\0';
-    C->clamped = 0;
+    C->clamped = SP_CLAMP_NONE;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
     if (v == SHARDPROOF_BAD_INPUT && !C->opt.strict_shapes && element_limit(C, &dm)) {
         /* at least two elements per shard made a tensor too large: the reduction that lets a
@@ -777,9 +778,9 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
            (docs/soundness.md, "Shape reduction"): the real sizes decide */
         char note[192];
         snprintf(note, sizeof note, "%s at %s:%u:%u %s, so the real sizes are checked",
-                 C->clamped == 1 ? "an operator's bound" : "an operator",
+                 C->clamped == SP_CLAMP_BOUND ? "an operator's bound" : "an operator",
                  C->clamp_loc.file ? C->clamp_loc.file : "?", C->clamp_loc.line, C->clamp_loc.col,
-                 C->clamped == 1 ? "was beyond its dim at the reduced sizes"
+                 C->clamped == SP_CLAMP_BOUND ? "was beyond its dim at the reduced sizes"
                                  : "made an extent that is a sum of sizes");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }

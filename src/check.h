@@ -180,9 +180,9 @@ typedef struct sp_check {
     int resize;              /* with unlifted: an output difference over inputs only at reduced
                                 sizes that the reference run at the real sizes does not show:
                                 the real sizes are checked next */
-    int clamped;             /* 1: an operator clamped a bound (a slice) or refused one (top-k);
-                                2: it made an extent that is a sum of sizes (src/ops.h) */
-    sp_loc_t clamp_loc;      /* the first such operator */
+    int clamped;             /* what the first operator that did what the reduction does not
+                                keep did: an sp_clamp_t (src/ops.h) */
+    sp_loc_t clamp_loc;      /* that operator */
     sp_loc_t *sum_read;      /* concatenations whose extent the reduction read (src/reduce_sums.c) */
     int nsum_read;
     struct sp_recv_read *recv_read; /* extents read for received tensors (src/reduce_sums.c) */
@@ -273,9 +273,9 @@ int sp_reduce_sum_read(const sp_check_t *C, sp_loc_t loc);
 /* does tensor t received at loc have the extents src/reduce_sums.c read for it (if any)? */
 int sp_reduce_recv_holds(const sp_check_t *C, sp_loc_t loc, const sp_tensor_t *t);
 void sp_reduce_sums_free(sp_check_t *C);
-/* src/exec.c: an operator or a collective clamped a bound or made an extent that is a sum of
-   sizes (err->clamped): the first one, for src/check.c's re-check at the real sizes */
-void sp_note_clamped(sp_check_t *C, const sp_op_err_t *err, sp_loc_t loc);
+/* src/exec.c: an operator or a collective at loc did what the shape reduction does not keep
+   (kind, an sp_clamp_t): the first one, for src/check.c's re-check at the real sizes */
+void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc);
 
 /* execution (exec.c, the interpreter's core; autodiff.c, the model; lineage.c, cut points and
    stages; plan.c, the plan on every rank): sp_exec_model (autodiff.c), sp_exec_plan (plan.c) */

@@ -911,13 +911,11 @@ static void attr_set(sp_attr_t *dst, const sp_attr_t *src)
     }
 }
 
-/* An operator clamped or refused a bound past its dim: the first one, for src/check.c's
-   re-check at the real sizes. */
-void sp_note_clamped(sp_check_t *C, const sp_op_err_t *err, sp_loc_t loc)
+void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
 {
-    if (err->clamped && !C->clamped &&
-        !(err->clamped == 2 && sp_reduce_sum_read(C, loc))) {
-        C->clamped = err->clamped;
+    if (kind != SP_CLAMP_NONE && C->clamped == SP_CLAMP_NONE &&
+        !(kind == SP_CLAMP_SUM_READ && sp_reduce_sum_read(C, loc))) {
+        C->clamped = kind;
         C->clamp_loc = loc;
     }
 }
@@ -1015,7 +1013,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 err.msg[0] = 0;
                 int applied = sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements,
                                            &res[r], &err);
-                sp_note_clamped(C, &err, e->loc);
+                sp_note_clamped(C, err.clamped, e->loc);
                 if (!applied) {
                     /* an unknown attribute: at its keyword */
                     sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
@@ -1093,7 +1091,7 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         err.msg[0] = 0;
         int applied = sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements,
                                    &res[r], &err);
-        sp_note_clamped(I->C, &err, loc);
+        sp_note_clamped(I->C, err.clamped, loc);
         if (!applied) {
             errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, loc, "%s", err.msg);
             pval_free(res, I->nranks);

@@ -350,7 +350,7 @@ int sp_coll_all_gather(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
             }
             shape[d] += g[k]->shape[d];
             if (g[k]->shape[d] != g[0]->shape[d])
-                err->clamped = 3; /* unequal members: the extent is a sum of sizes */
+                err->clamped = SP_CLAMP_SUM; /* unequal members: the extent is a sum of sizes */
         }
         if (!ok || !sp_tensor_alloc(&out[r], g[0]->ndim, shape)) {
             if (ok)
@@ -470,7 +470,7 @@ int sp_coll_all_to_all(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
             for (int64_t j = 0; j < n; j++) {
                 shape[cd] += parts[j].shape[cd];
                 if (parts[j].shape[cd] != parts[0].shape[cd])
-                    err->clamped = 3; /* unequal chunks: the extent is a sum of sizes */
+                    err->clamped = SP_CLAMP_SUM; /* unequal chunks: the extent is a sum of sizes */
             }
             if (!sp_tensor_alloc(&out[r], parts[0].ndim, shape)) {
                 snprintf(err->msg, sizeof err->msg, "tensor too large");

@@ -939,7 +939,7 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
         err->msg[0] = 0;
         err->attr = -1;
         err->elements = 0;
-        err->clamped = 0;
+        err->clamped = SP_CLAMP_NONE;
     }
     const op_def_t *def = find_op(name);
     if (def == NULL) {
@@ -994,7 +994,7 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
         err->msg[0] = 0;
         err->attr = -1;
         err->elements = 0;
-        err->clamped = 0;
+        err->clamped = SP_CLAMP_NONE;
     }
     for (int k = 0; din != NULL && k < nin; k++) {
         sp_tensor_clear(&din[k]);

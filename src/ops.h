@@ -52,15 +52,21 @@ typedef struct {
     int attr; /* sp_ops_apply: the index in attr[] of the attribute at fault, or -1 */
     int64_t div_size, div_by; /* a collective: a dim of size div_size not divisible by div_by */
     int elements;             /* 1: the output exceeds max_numel (a resource limit, not bad use) */
-    int clamped;              /* 1: a bound was beyond its dim (a slice clamped, a top-k k
-                                 above its lane, a causal offset past the keys); 2: an extent
-                                 may be a sum of sizes, unless src/reduce_sums.c read it at
-                                 this call (unequal concatenated parts, whole chunks); 3: an
-                                 extent is a sum of sizes (a padding, a slice counted from the
-                                 end or with a step, a partial chunk, unequal members of a
-                                 collective): set on success too (src/check.c re-checks
-                                 reduced sizes at the real ones) */
+    int clamped;              /* an sp_clamp_t, set on success too (src/check.c re-checks a
+                                 run at reduced sizes at the real ones) */
 } sp_op_err_t;
+
+/* What an operator or a collective did that the shape reduction does not keep. */
+typedef enum {
+    SP_CLAMP_NONE = 0,
+    SP_CLAMP_BOUND,    /* a bound beyond its dim: a slice clamped, a top-k k above its lane, a
+                          causal offset past the keys */
+    SP_CLAMP_SUM_READ, /* an extent that is a sum of sizes unless src/reduce_sums.c read it at
+                          this call: unequal concatenated parts */
+    SP_CLAMP_SUM       /* an extent that is a sum of sizes: a padding, a slice counted from the
+                          end or with a step, a partial chunk or split part, unequal split
+                          sizes, unequal members of a collective, a recv read otherwise */
+} sp_clamp_t;
 
 /*
  * Apply the operator `name` to tensors in[0..nin) with attributes attr[0..nattr).

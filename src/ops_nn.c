@@ -362,7 +362,7 @@ static int att_setup(opc_t *c, att_t *a)
        real sizes it may not (the review of 2026-12-04: offset = K kept real, S reduced) */
     if (c->err && a->causal && a->offset != 0 &&
         (a->offset >= a->sk - 1 || a->offset <= -a->sq))
-        c->err->clamped = 1;
+        c->err->clamped = SP_CLAMP_BOUND;
     a->ondim = nd;
     memcpy(a->oshape, q->shape, sizeof(a->oshape));
     a->oshape[nd - 1] = a->dv;
@@ -646,7 +646,7 @@ int fwd_topk_mask(opc_t *c, sp_tensor_t *out)
     int64_t lane = x->ndim ? x->shape[dim] : 1;
     if (k < 0 || k > lane) {
         if (c->err && k > lane)
-            c->err->clamped = 1; /* the lane may be longer at the real sizes */
+            c->err->clamped = SP_CLAMP_BOUND; /* the lane may be longer at the real sizes */
         return fail(c, "k = %lld out of range [0, %lld]", (long long)k, (long long)lane);
     }
     if (!out_alloc(c, out, x->ndim, x->shape) || !lanes_build(c, x, dim, &g))

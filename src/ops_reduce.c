@@ -166,7 +166,7 @@ static int sm_setup(opc_t *c, int code, sm_t *s)
         /* an offset that unmasks every key (or masks every query) is a bound past its dim, as
            in src/ops_nn.c att_setup */
         if (c->err && s->offset != 0 && (s->offset >= s->sk - 1 || s->offset <= -s->sq))
-            c->err->clamped = 1;
+            c->err->clamped = SP_CLAMP_BOUND;
         dim = x->ndim - 1;
     } else if (!lane_dim(c, x, &dim)) {
         return 0;

@@ -305,10 +305,10 @@ int g_slice(opc_t *c, gather_t *g)
        bound counts from the end and a start without an end leaves the dim less the start: an
        extent that is a sum of sizes (src/reduce_sums.c) */
     if (c->err && (s < -n || s > n || (e != ATTR_INT_LIMIT && (e < -n || e > n))))
-        c->err->clamped = 1;
+        c->err->clamped = SP_CLAMP_BOUND;
     else if (c->err && (s < 0 || (e != ATTR_INT_LIMIT && e < 0) || (e == ATTR_INT_LIMIT && s > 0) ||
                         step > 1))
-        c->err->clamped = 3; /* a step: ceil((end - start) / step) elements */
+        c->err->clamped = SP_CLAMP_SUM; /* also a step: ceil((end - start) / step) elements */
     s = py_bound(s, n);
     e = py_bound(e, n);
     return slice_gather(c, g, dim, s, e > s ? (e - s + step - 1) / step : 0, step);
@@ -339,7 +339,7 @@ int g_chunk(opc_t *c, gather_t *g)
     /* ceil(n / chunks) elements, or the rest: partial chunks are a sum of sizes; whole ones
        are n / chunks, with chunks a factor of the reduction (docs/soundness.md) */
     if (c->err && n % chunks != 0)
-        c->err->clamped = 3;
+        c->err->clamped = SP_CLAMP_SUM;
     return slice_gather(c, g, dim, s, e - s, 1);
 }
 
@@ -368,7 +368,7 @@ int g_split(opc_t *c, gather_t *g)
         s = index * size;
         len = s + size < n ? size : n - s;
         if (c->err && n % size != 0)
-            c->err->clamped = 3; /* a partial last part: the dim less whole parts */
+            c->err->clamped = SP_CLAMP_SUM; /* a partial last part: the dim less whole parts */
     } else {
         int64_t one;
         const int64_t *l;
@@ -388,7 +388,7 @@ int g_split(opc_t *c, gather_t *g)
             return fail(c, "split index %lld out of range (%d parts)", (long long)index, m);
         for (int i = 1; i < m; i++)
             if (c->err && l[i] != l[0])
-                c->err->clamped = 3; /* unequal parts: the dim is their sum */
+                c->err->clamped = SP_CLAMP_SUM; /* unequal parts: the dim is their sum */
         for (int i = 0; i < index; i++)
             s += l[i];
         len = l[index];
@@ -419,7 +419,7 @@ int g_pad(opc_t *c, gather_t *g)
     dmap_identity(x, g, dm);
     g->shape[dim] = x->shape[dim] + before + after;
     if (c->err && before + after > 0)
-        c->err->clamped = 3; /* the dim plus the padding: a sum of sizes */
+        c->err->clamped = SP_CLAMP_SUM; /* the dim plus the padding: a sum of sizes */
     dm[dim] = (dmap_t){dim, DM_PAD, 1, before};
     return gather_dims(c, x, g, dm);
 }
@@ -510,7 +510,7 @@ int g_concat(opc_t *c, gather_t *g)
                         TS(t).s, k + 1, TS(x).s, dim);
         total += t->shape[dim];
         if (c->err && t->shape[dim] != x->shape[dim])
-            c->err->clamped = 2; /* unequal parts: their extent is a sum of sizes */
+            c->err->clamped = SP_CLAMP_SUM_READ; /* unequal parts: their extent is a sum of sizes */
     }
     g->ndim = x->ndim;
     memcpy(g->shape, x->shape, sizeof(g->shape));

@@ -435,7 +435,7 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     sp_op_err_t err;
     err.msg[0] = 0;
     err.div_size = err.div_by = 0; /* set only by a split that is not whole (src/mesh.c) */
-    err.clamped = 0;                /* set by members of unequal extents (src/mesh.c) */
+    err.clamped = SP_CLAMP_NONE;    /* set by members of unequal extents (src/mesh.c) */
     pval_t res = pval_new(I->nranks);
     int ok = 1;
     pval_t in = x;
@@ -511,11 +511,8 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
                         m->used = 1;
                         /* src/reduce_sums.c may have read this recv's extents as those of
                            its target's other definitions: they must be the received ones */
-                        if (!sp_reduce_recv_holds(C, e->loc, &m->t)) {
-                            sp_op_err_t ce;
-                            ce.clamped = 3;
-                            sp_note_clamped(C, &ce, e->loc);
-                        }
+                        if (!sp_reduce_recv_holds(C, e->loc, &m->t))
+                            sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
                         res[r] = m->t;
                         sp_tensor_init(&m->t);
                         found = 1;
@@ -535,7 +532,7 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
         }
     }
     pval_free(x, I->nranks);
-    sp_note_clamped(C, &err, e->loc);
+    sp_note_clamped(C, err.clamped, e->loc);
     if (!ok) {
         errat(I, SP_DIAG_LAYOUT, e->loc, "%s", err.msg);
         if (err.div_by > 1) { /* src/check.c may grow the reduced sizes and run again */

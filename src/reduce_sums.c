@@ -42,7 +42,7 @@ typedef struct {
 } def_t;
 
 typedef struct {
-    const sp_check_t *C;
+    sp_check_t *C;              /* read, and where the readings are recorded */
     const sp_mesh_t *mesh;
     const char *names[LP_VARS]; /* variables nd..: mesh sizes, rank coordinates, loop variables */
     int nnames, nd;
@@ -52,9 +52,8 @@ typedef struct {
     uint8_t *keep;
     def_t *defs;                /* the definitions of tensor names in the part being read */
     int plan_part;              /* that part is the plan's body (sends and recvs pair there) */
-    long steps;                 /* name_extent() calls so far (bounded)*/
+    long steps;                 /* name_extent() calls so far (bounded) */
     size_t ndefs, capdefs;
-    sp_check_t *out;            /* where the concatenations read here are recorded */
 } sums_t;
 
 static void lp_init(lpoly_t *p)
@@ -97,7 +96,7 @@ static int lp_add_term(lpoly_t *p, const fmpq_t c, const int *e, int s)
     return 1;
 }
 
-/* r = a + s*b (r may be a) */
+/* r += s*b; 0 when the form has too many terms */
 static int lp_add(lpoly_t *r, const lpoly_t *b, int s)
 {
     for (int i = 0; i < b->n; i++)
@@ -286,103 +285,23 @@ static int is_recv(const sp_ast_expr_t *v)
     return v && v->kind == SP_AST_CALL && strcmp(v->name, "recv") == 0;
 }
 
-/* An extent read for a received tensor: at dim d, the form of its target's other definitions
-   (terms: coefficient num/den and exponents over the variables, names[] past the dims). */
+/* An extent read for a received tensor at loc: along dim d, the form f of its target's other
+   definitions, over the dims and names[] (variables nd..). */
 struct sp_recv_read {
     sp_loc_t loc;
     int64_t d;
-    int n;
-    fmpq *c;
-    int (*e)[LP_VARS];
+    lpoly_t f;
     const char *names[LP_VARS];
     int nd;
 };
 
-/* the form's value at the reduced sizes on the checked mesh: 0 if it cannot be evaluated */
-static int recv_value(const sp_check_t *C, const struct sp_recv_read *r, fmpq_t out)
+static int same_loc(sp_loc_t a, sp_loc_t b)
 {
-    fmpq_t t, x;
-    fmpq_init(t);
-    fmpq_init(x);
-    fmpq_zero(out);
-    int ok = 1;
-    for (int i = 0; ok && i < r->n; i++) {
-        fmpq_set(t, r->c + i);
-        for (int v = 0; ok && v < LP_VARS; v++) {
-            int e = r->e[i][v];
-            if (e == 0)
-                continue;
-            int64_t val = 0;
-            if (v < r->nd) {
-                val = C->dims[v].red;
-            } else {
-                int ax = r->names[v - r->nd] ? sp_mesh_axis(&C->mesh, r->names[v - r->nd]) : -1;
-                if (ax < 0) {
-                    ok = 0;
-                    break;
-                }
-                val = C->mesh.size[ax];
-            }
-            if (val == 0) {
-                ok = 0;
-                break;
-            }
-            fmpq_set_si(x, val, 1);
-            if (e < 0)
-                fmpq_inv(x, x);
-            for (int k = 0; k < (e < 0 ? -e : e); k++)
-                fmpq_mul(t, t, x);
-        }
-        fmpq_add(out, out, t);
-    }
-    fmpq_clear(t);
-    fmpq_clear(x);
-    return ok;
+    return a.line == b.line && a.col == b.col && a.file == b.file;
 }
 
-int sp_reduce_recv_holds(const sp_check_t *C, sp_loc_t loc, const sp_tensor_t *t)
-{
-    fmpq_t v;
-    fmpq_init(v);
-    int ok = 1;
-    for (int i = 0; ok && i < C->nrecv_read; i++) {
-        const struct sp_recv_read *r = &C->recv_read[i];
-        if (r->loc.line != loc.line || r->loc.col != loc.col || r->loc.file != loc.file)
-            continue;
-        int64_t d = r->d < 0 ? r->d + t->ndim : r->d;
-        ok = d >= 0 && d < t->ndim && recv_value(C, r, v) && fmpz_is_one(fmpq_denref(v)) &&
-             fmpz_cmp_si(fmpq_numref(v), t->shape[d]) == 0;
-    }
-    fmpq_clear(v);
-    return ok;
-}
-
-void sp_reduce_sums_free(sp_check_t *C)
-{
-    for (int i = 0; i < C->nrecv_read; i++) {
-        _fmpq_vec_clear(C->recv_read[i].c, LP_TERMS);
-        flint_free(C->recv_read[i].e);
-    }
-    flint_free(C->recv_read);
-    C->recv_read = NULL;
-    C->nrecv_read = 0;
-    flint_free(C->sum_read);
-    C->sum_read = NULL;
-    C->nsum_read = 0;
-}
-
-static int nonneg_literal(const sp_ast_expr_t *x, int64_t *v)
-{
-    if (x == NULL || x->kind != SP_AST_NUM || !fmpz_is_one(fmpq_denref(x->value)) ||
-        !fmpz_fits_si(fmpq_numref(x->value)) || fmpz_sgn(fmpq_numref(x->value)) < 0)
-        return 0;
-    *v = fmpz_get_si(fmpq_numref(x->value));
-    return 1;
-}
-
-/* The value of form p at the real sizes (dims and uncut mesh sizes): 0 if it names anything
-   else (a rank coordinate, a loop variable, a cut mesh axis). */
-static int lp_real(const sums_t *S, const lpoly_t *p, fmpq_t out)
+/* The value of form p with variable v at val[v] (0: unknown, and p is not evaluated). */
+static int lp_eval(const lpoly_t *p, const int64_t *val, fmpq_t out)
 {
     fmpq_t t, x;
     fmpq_init(t);
@@ -391,30 +310,15 @@ static int lp_real(const sums_t *S, const lpoly_t *p, fmpq_t out)
     int ok = 1;
     for (int i = 0; ok && i < p->n; i++) {
         fmpq_set(t, p->c + i);
-        for (int v = 0; ok && v < S->nd + S->nnames; v++) {
+        for (int v = 0; ok && v < LP_VARS; v++) {
             int e = p->e[i][v];
             if (e == 0)
                 continue;
-            int64_t val = 0;
-            if (v < S->nd) {
-                val = S->C->dims[v].real;
-            } else {
-                const char *name = S->names[v - S->nd];
-                int ax = S->mesh ? sp_mesh_axis(S->mesh, name) : -1;
-                for (int c = 0; ax >= 0 && c < S->C->ncutoff; c++)
-                    if (strcmp(S->C->cutoff[c].name, name) == 0)
-                        ax = -1;
-                if (ax < 0) {
-                    ok = 0;
-                    break;
-                }
-                val = S->mesh->size[ax];
-            }
-            if (val == 0) {
+            if (val[v] == 0) {
                 ok = 0;
                 break;
             }
-            fmpq_set_si(x, val, 1);
+            fmpq_set_si(x, val[v], 1);
             if (e < 0)
                 fmpq_inv(x, x);
             for (int k = 0; k < (e < 0 ? -e : e); k++)
@@ -427,29 +331,96 @@ static int lp_real(const sums_t *S, const lpoly_t *p, fmpq_t out)
     return ok;
 }
 
+/* The variables' values: the dims at their real (real = 1) or reduced sizes, names[] that are
+   mesh axes at the size of mesh (at the real sizes not a cut axis); anything else unknown. */
+static void var_values(const sp_check_t *C, const sp_mesh_t *mesh, int nd,
+                       const char *const *names, int real, int64_t *val)
+{
+    memset(val, 0, LP_VARS * sizeof(int64_t));
+    for (int v = 0; v < nd; v++)
+        val[v] = real ? C->dims[v].real : C->dims[v].red;
+    for (int v = nd; v < LP_VARS && names[v - nd]; v++) {
+        int ax = mesh ? sp_mesh_axis(mesh, names[v - nd]) : -1;
+        for (int c = 0; real && ax >= 0 && c < C->ncutoff; c++)
+            if (strcmp(C->cutoff[c].name, names[v - nd]) == 0)
+                ax = -1;
+        if (ax >= 0)
+            val[v] = mesh->size[ax];
+    }
+}
+
+int sp_reduce_recv_holds(const sp_check_t *C, sp_loc_t loc, const sp_tensor_t *t)
+{
+    fmpq_t v;
+    fmpq_init(v);
+    int64_t val[LP_VARS];
+    int ok = 1;
+    for (int i = 0; ok && i < C->nrecv_read; i++) {
+        const struct sp_recv_read *r = &C->recv_read[i];
+        if (!same_loc(r->loc, loc))
+            continue;
+        int64_t d = r->d < 0 ? r->d + t->ndim : r->d;
+        var_values(C, &C->mesh, r->nd, r->names, 0, val);
+        ok = d >= 0 && d < t->ndim && lp_eval(&r->f, val, v) && fmpz_is_one(fmpq_denref(v)) &&
+             fmpz_cmp_si(fmpq_numref(v), t->shape[d]) == 0;
+    }
+    fmpq_clear(v);
+    return ok;
+}
+
+void sp_reduce_sums_free(sp_check_t *C)
+{
+    for (int i = 0; i < C->nrecv_read; i++)
+        lp_clear(&C->recv_read[i].f);
+    flint_free(C->recv_read);
+    C->recv_read = NULL;
+    C->nrecv_read = 0;
+    flint_free(C->sum_read);
+    C->sum_read = NULL;
+    C->nsum_read = 0;
+}
+
+/* A dim written as an integer literal (`2`, `-1`): 1 with *v; with nonneg, negative ones are
+   refused. */
+static int dim_literal(const sp_ast_expr_t *x, int nonneg, int64_t *v)
+{
+    const sp_ast_expr_t *y = x && x->kind == SP_AST_NEG ? x->a : x;
+    if (y == NULL || y->kind != SP_AST_NUM || !fmpz_is_one(fmpq_denref(y->value)) ||
+        !fmpz_fits_si(fmpq_numref(y->value)) || fmpz_sgn(fmpq_numref(y->value)) < 0 ||
+        (nonneg && y != x))
+        return 0;
+    *v = fmpz_get_si(fmpq_numref(y->value));
+    if (y != x)
+        *v = -*v;
+    return 1;
+}
+
+/* The value of form p at the real sizes (dims and uncut mesh sizes): 0 if it names anything
+   else (a rank coordinate, a loop variable, a cut mesh axis). */
+static int lp_real(const sums_t *S, const lpoly_t *p, fmpq_t out)
+{
+    int64_t val[LP_VARS];
+    var_values(S->C, S->mesh, S->nd, S->names, 1, val);
+    return lp_eval(p, val, out);
+}
+
 static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int depth);
 
 static void record_recv(sums_t *S, sp_loc_t loc, int64_t d, const lpoly_t *p)
 {
-    sp_check_t *C = S->out;
+    sp_check_t *C = S->C;
     for (int i = 0; i < C->nrecv_read; i++)
-        if (C->recv_read[i].loc.line == loc.line && C->recv_read[i].loc.col == loc.col &&
-            C->recv_read[i].loc.file == loc.file && C->recv_read[i].d == d)
+        if (same_loc(C->recv_read[i].loc, loc) && C->recv_read[i].d == d)
             return;
     C->recv_read = flint_realloc(C->recv_read, (size_t)(C->nrecv_read + 1) * sizeof(*C->recv_read));
     struct sp_recv_read *r = &C->recv_read[C->nrecv_read++];
     r->loc = loc;
     r->d = d;
-    r->n = p->n;
-    r->c = _fmpq_vec_init(LP_TERMS);
-    r->e = flint_calloc(LP_TERMS, sizeof(*r->e));
-    for (int i = 0; i < p->n; i++)
-        fmpq_set(r->c + i, p->c + i);
-    memcpy(r->e, p->e, (size_t)p->n * sizeof(*r->e));
+    lp_init(&r->f);
+    lp_add(&r->f, p, 1);
     r->nd = S->nd;
     memset(r->names, 0, sizeof(r->names));
-    for (int i = 0; i < S->nnames; i++)
-        r->names[i] = S->names[i];
+    memcpy(r->names, S->names, (size_t)S->nnames * sizeof(*S->names));
 }
 
 /* The local extent of tensor `name` along dim d of the part being read: every definition of
@@ -526,7 +497,7 @@ static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int dept
         from = v->nargs > 0 && !v->args[0].key.str ? v->args[0].value : NULL;
         const sp_ast_expr_t *dx = slice_arg(v, "dim", 2);
         sd = 0;
-        if (dx && !nonneg_literal(dx, &sd))
+        if (dx && !dim_literal(dx, 1, &sd))
             return 0;
         chunked = sd == d;
     } else if (v->kind == SP_AST_CALL &&
@@ -534,7 +505,7 @@ static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int dept
         from = v->nargs > 0 && !v->args[0].key.str ? v->args[0].value : NULL;
         const sp_ast_expr_t *dx = slice_arg(v, "dim", 1);
         gather = v->name[0] == 'a';
-        if (dx == NULL || !nonneg_literal(dx, &sd) || (!gather && sd == d))
+        if (dx == NULL || !dim_literal(dx, 1, &sd) || (!gather && sd == d))
             return 0;
         gather = gather && sd == d;
     }
@@ -595,7 +566,7 @@ static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int dept
 
 static void record_read(sums_t *S, sp_loc_t loc)
 {
-    sp_check_t *C = S->out;
+    sp_check_t *C = S->C;
     C->sum_read = flint_realloc(C->sum_read, (size_t)(C->nsum_read + 1) * sizeof(sp_loc_t));
     C->sum_read[C->nsum_read++] = loc;
 }
@@ -614,15 +585,8 @@ static void sums_concat(sums_t *S, const sp_ast_expr_t *e)
     if (dx == NULL && n >= 2 && e->args[n - 1].value->kind != SP_AST_NAME &&
         e->args[n - 1].value->kind != SP_AST_INDEX && e->args[n - 1].value->kind != SP_AST_CALL)
         dx = e->args[--n].value; /* a trailing constant is the dim */
-    if (dx) {
-        const sp_ast_expr_t *x = dx->kind == SP_AST_NEG ? dx->a : dx;
-        if (x->kind != SP_AST_NUM || !fmpz_is_one(fmpq_denref(x->value)) ||
-            !fmpz_fits_si(fmpq_numref(x->value)))
-            return;
-        d = fmpz_get_si(fmpq_numref(x->value));
-        if (dx != x)
-            d = -d;
-    }
+    if (dx && !dim_literal(dx, 0, &d))
+        return;
     lpoly_t sum, part;
     lp_init(&sum);
     lp_init(&part);
@@ -642,12 +606,10 @@ static void sums_concat(sums_t *S, const sp_ast_expr_t *e)
     lp_clear(&part);
 }
 
-
 int sp_reduce_sum_read(const sp_check_t *C, sp_loc_t loc)
 {
     for (int i = 0; i < C->nsum_read; i++)
-        if (C->sum_read[i].line == loc.line && C->sum_read[i].col == loc.col &&
-            C->sum_read[i].file == loc.file)
+        if (same_loc(C->sum_read[i], loc))
             return 1;
     return 0;
 }
@@ -656,7 +618,9 @@ static void sums_expr(sums_t *S, const sp_ast_expr_t *e, int depth)
 {
     if (e == NULL || depth > 64)
         return;
-    if (check_extent(S, NULL, e))
+    int arith = e->kind == SP_AST_NUM || e->kind == SP_AST_NAME || e->kind == SP_AST_NEG ||
+                e->kind == SP_AST_BINOP;
+    if (arith && check_extent(S, NULL, e))
         return; /* a closed size expression, read whole */
     if (e->kind == SP_AST_RANGE)
         check_extent(S, e->a, e->b);
@@ -706,32 +670,39 @@ static void add_loop(sums_t *S, const char *name)
     S->loops[S->nloops++] = name;
 }
 
-/* the loop variables (loops) and the definitions of tensor names (defs) of a block */
-static void names_of(sums_t *S, const sp_ast_block_t *b, int loops)
+/* the loop variables of a block */
+static void loops_of(sums_t *S, const sp_ast_block_t *b)
 {
     for (size_t i = 0; i < b->n; i++) {
         const sp_ast_stmt_t *s = b->stmts[i];
-        if (s->kind == SP_STMT_FOR && s->name.str && loops)
+        if (s->kind == SP_STMT_FOR && s->name.str)
             add_loop(S, s->name.str);
-        if (!loops) {
-            if (s->kind == SP_STMT_INPUT || s->kind == SP_STMT_PARAM)
-                add_def(S, NULL, s->name.str, s->layout, NULL);
-            for (size_t k = 0; k < s->ntargets; k++) {
-                const sp_ast_layout_t *l = s->lineage ? s->lineage->layout : s->layout;
-                int one = s->ntargets == 1 && s->kind == SP_STMT_ASSIGN;
-                add_def(S, s->targets[k], NULL, l, one ? s->value : NULL);
-            }
-            for (size_t k = 0; k < s->noutputs; k++)
-                if (s->kind == SP_STMT_OUTPUT)
-                    add_def(S, s->outputs[k].target, NULL, s->outputs[k].layout,
-                            s->outputs[k].value);
-        }
-        names_of(S, &s->body, loops);
+        loops_of(S, &s->body);
         if (s->has_else)
-            names_of(S, &s->else_body, loops);
+            loops_of(S, &s->else_body);
     }
 }
 
+/* the definitions of tensor names of a block */
+static void defs_of(sums_t *S, const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        if (s->kind == SP_STMT_INPUT || s->kind == SP_STMT_PARAM)
+            add_def(S, NULL, s->name.str, s->layout, NULL);
+        for (size_t k = 0; k < s->ntargets; k++) {
+            const sp_ast_layout_t *l = s->lineage ? s->lineage->layout : s->layout;
+            int one = s->ntargets == 1 && s->kind == SP_STMT_ASSIGN;
+            add_def(S, s->targets[k], NULL, l, one ? s->value : NULL);
+        }
+        for (size_t k = 0; k < s->noutputs; k++)
+            if (s->kind == SP_STMT_OUTPUT)
+                add_def(S, s->outputs[k].target, NULL, s->outputs[k].layout, s->outputs[k].value);
+        defs_of(S, &s->body);
+        if (s->has_else)
+            defs_of(S, &s->else_body);
+    }
+}
 
 static void sums_block(sums_t *S, const sp_ast_block_t *b)
 {
@@ -776,7 +747,6 @@ void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep)
     sums_t S;
     memset(&S, 0, sizeof(S));
     S.C = C;
-    S.out = C;
     sp_reduce_sums_free(C);
     S.mesh = mesh;
     S.nd = C->ndims;
@@ -787,13 +757,13 @@ void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep)
         flint_free(S.seen);
         return;
     }
-    const sp_ast_block_t *blocks[3] = {C->plan ? &C->plan->body : NULL,
-                                       C->model ? &C->model->body : NULL, NULL};
+    const sp_ast_block_t *blocks[2] = {C->plan ? &C->plan->body : NULL,
+                                       C->model ? &C->model->body : NULL};
     for (int k = 0; k < 2; k++)
         if (blocks[k])
-            names_of(&S, blocks[k], 1);
+            loops_of(&S, blocks[k]);
     for (int i = 0; i < C->nfuncs; i++)
-        names_of(&S, &C->funcs[i]->body, 1);
+        loops_of(&S, &C->funcs[i]->body);
     for (int i = 0; i < C->ndims; i++)
         if (C->dims[i].derived)
             sums_expr(&S, C->dims[i].def, 0);
@@ -806,7 +776,7 @@ void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep)
             continue;
         S.ndefs = 0;
         S.plan_part = k == 0;
-        names_of(&S, b, 0);
+        defs_of(&S, b);
         sums_block(&S, b);
     }
     flint_free(S.loops);

@@ -53,6 +53,60 @@ static void test_check_mlp_equivalent(void **state)
     free(r);
 }
 
+/* The report of checking text (named name) with the default options. */
+static char *report_text(const char *name, const char *text, shardproof_verdict_t *v)
+{
+    shardproof_t *c = shardproof_new(NULL);
+    *v = shardproof_check(c, name, text, strlen(text));
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    shardproof_report(c, m, SHARDPROOF_FORMAT_TEXT);
+    fclose(m);
+    shardproof_free(c);
+    return buf;
+}
+
+/* Sums of sizes (src/reduce_sums.c, docs/soundness.md): extents that are monomials in the dims
+   (H/2 and H - H/2) leave the reduction free; a slice [K, H) keeps K and H at their real sizes;
+   a padding made while executing at reduced sizes sends the check to the real sizes. */
+static void test_check_sums_of_sizes(void **state)
+{
+    (void)state;
+    shardproof_verdict_t v;
+    char *r = report_text("halves.sp",
+                          "dim S = 64, H = 64\n"
+                          "model m {\n  input x : [S, H]\n  y = x * 2\n  output y\n}\n"
+                          "plan p of m {\n  mesh dp = 2\n  x : [S@dp, H]\n"
+                          "  a = slice(x, 1, 0, H/2)\n  b = slice(x, 1, H/2, H)\n"
+                          "  output y = concat(a, b, dim = 1) * 2 : [S@dp, H]\n}\n",
+                          &v);
+    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_non_null(strstr(r, "reduced dims: S=6 H=6  (real: S=64 H=64)"));
+    assert_null(strstr(r, "so the real sizes are checked"));
+    free(r);
+    r = report_text("tail.sp",
+                    "dim K = 16, H = 64\n"
+                    "model m {\n  input x : [H]\n  y = sum(slice(x, 0, K, H))\n  output y\n}\n"
+                    "plan p of m {\n  mesh dp = 2\n  x : [H]\n"
+                    "  output y = sum(slice(x, 0, K, H)) : []\n}\n",
+                    &v);
+    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_non_null(strstr(r, "reduced dims: K=16 H=64  (real: K=16 H=64)"));
+    free(r);
+    r = report_text("pad.sp",
+                    "dim S = 64, H = 64\n"
+                    "model m {\n  input x : [S, H]\n"
+                    "  y = sum(pad(x, dim = 1, before = 0, after = 1), dim = 1)\n  output y\n}\n"
+                    "plan p of m {\n  mesh dp = 2\n  x : [S@dp, H]\n"
+                    "  output y = sum(pad(x, dim = 1, before = 0, after = 1), dim = 1) : [S@dp]\n}\n",
+                    &v);
+    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_non_null(strstr(r, "reduced dims: none; an operator at pad.sp:4:11 made an extent that "
+                              "is a sum of sizes, so the real sizes are checked"));
+    free(r);
+}
+
 /* --timeout (options.timeout_ms): a stage that starts after the run's deadline is UNKNOWN
    (limit timeout) with no element compared; the result and the reports say so (rank -1, only a
    reason).  The deadline is set to a past time directly, so the test does not depend on speed. */
@@ -535,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_check_inferred_lineage),
         cmocka_unit_test(test_check_cut_guess_and_fallback),
         cmocka_unit_test(test_check_result_as_data),
+        cmocka_unit_test(test_check_sums_of_sizes),
     };
     return cmocka_run_group_tests_name("check", tests, NULL, NULL);
 }
