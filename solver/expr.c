@@ -500,6 +500,16 @@ sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name)
     return sym_hashed(E, name, sp_str_hash(name));
 }
 
+sp_expr_t sp_expr_hollow(sp_ectx_t E)
+{
+    sp_expr_t h = sp_expr_sym(E, "__hollow");
+    if (h != SP_EXPR_NONE) {
+        E->nodes[h].flags |= SP_NODE_HOLLOW; /* no node uses it yet if it is new */
+        E->hollow = h;
+    }
+    return h;
+}
+
 int sp_expr_syms(sp_ectx_t E, const char *const *names, size_t n, sp_expr_t *out)
 {
     enum { BATCH = 16 };

@@ -71,6 +71,8 @@ typedef struct {
 #define SP_NODE_PIECEWISE 1u  /* max min relu abs clamp cmp where */
 #define SP_NODE_TRANSC 2u     /* exp log sqrt rsqrt tanh sigmoid silu gelu erf */
 #define SP_NODE_DIV 4u        /* a division or a negative power */
+#define SP_NODE_HOLLOW 8u     /* the hollow symbol (sp_expr_hollow): a value a sharded check's
+                                 execution did not compute (src/shard_exec.c) */
 
 typedef struct {
     sp_node_t *nodes;   /* nodes[0] unused */
@@ -101,6 +103,9 @@ typedef struct {
                             nodes); then vm_full = 3 */
     int vm_full;
     int dot_ok;         /* sp_expr_dot may build SP_OP_DOT nodes (else a sum of products) */
+    sp_expr_t hollow;   /* the hollow symbol once made (sp_expr_hollow), else SP_EXPR_NONE */
+    int force_hollow;   /* src/ops.c: every operator takes its operands as hollow (a statement
+                           whose value a sharded run does not need: src/shard_exec.c) */
     int oom;            /* set once a constructor failed for lack of memory or the node limit */
     void *client;       /* what a user of the store keeps with it, valid as long as its ids
                            (src/memo.c: operators' results); client_free(client) in
@@ -138,6 +143,9 @@ static inline uint32_t sp_expr_count(const sp_ectx_t E) { return E->len; }
  * all algebra happens in the normal forms.
  */
 sp_expr_t sp_expr_sym(sp_ectx_t E, const char *name);
+/* The hollow symbol "__hollow", flagged SP_NODE_HOLLOW (so is every node over it): it stands
+   for values that were not computed.  A name beginning with "__" is no user's (src/lex.c). */
+sp_expr_t sp_expr_hollow(sp_ectx_t E);
 /* The symbols called names[0..n) into out, the same ids as sp_expr_sym on each in turn, with
    the cache misses of 16 at a time overlapped.  0 if one failed (out of memory). */
 int sp_expr_syms(sp_ectx_t E, const char *const *names, size_t n, sp_expr_t *out);

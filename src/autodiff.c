@@ -430,7 +430,7 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             sp_tensor_init(&nbuf);
             snprintf(nm, sizeof nm, "momentum.%s", p);
             sp_tensor_alloc(&buf, w.ndim, w.shape);
-            sp_tensor_symbols(E, &buf, nm);
+            sp_source_symbols(I->C, &buf, nm);
             sp_tensor_copy(&nbuf, &buf);
             for (int64_t e = 0; e < n; e++) {
                 sp_expr_t gv = gg.v[e];
@@ -452,9 +452,9 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             sp_tensor_alloc(&m, w.ndim, w.shape);
             sp_tensor_alloc(&v, w.ndim, w.shape);
             snprintf(nm, sizeof nm, "adam.m.%s", p);
-            sp_tensor_symbols(E, &m, nm);
+            sp_source_symbols(I->C, &m, nm);
             snprintf(nm, sizeof nm, "adam.v.%s", p);
-            sp_tensor_symbols(E, &v, nm);
+            sp_source_symbols(I->C, &v, nm);
             sp_tensor_copy(&nm_, &m);
             sp_tensor_copy(&nv_, &v);
             fmpq_t one, c1, c2, t1;

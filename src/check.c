@@ -154,22 +154,32 @@ static void reset_model(sp_check_t *C)
     C->resize = 0;
 }
 
-/* Everything one execution of model and plan left: values, stages, cuts, crossed cuts. */
-static void reset_pass(sp_check_t *C)
+/* What one execution of model and plan left but its cut points: values, stages, crossed cuts. */
+static void reset_values(sp_check_t *C)
 {
     reset_model(C);
     for (int i = 0; i < C->nstages; i++)
         sp_stage_clear(&C->stages[i]);
     C->nstages = 0;
-    for (int i = 0; i < C->ncuts; i++)
-        flint_free(C->cuts[i]);
-    C->ncuts = 0;
     for (int i = 0; i < C->npassed; i++) {
         flint_free(C->passed[i]);
         flint_free(C->passed_on[i]);
     }
     C->npassed = 0;
     C->fresh_counter = 0;
+    C->nsources = 0;
+    C->nnode_key = 0;
+    if (C->src_ord)
+        memset(C->src_ord, 0, (size_t)C->nsrc_ord * sizeof(uint32_t));
+}
+
+/* Everything one execution of model and plan left: values, stages, cuts, crossed cuts. */
+static void reset_pass(sp_check_t *C)
+{
+    reset_values(C);
+    for (int i = 0; i < C->ncuts; i++)
+        flint_free(C->cuts[i]);
+    C->ncuts = 0;
 }
 
 /* An empty expression store (a new engine) for the next execution. */
@@ -186,6 +196,11 @@ static void fresh_store(sp_check_t *C, const sp_limits_t *lim)
 static void reset_run(sp_check_t *C)
 {
     reset_pass(C);
+    sp_shard_needed_free(C);
+    C->shard_exec = 0;
+    flint_free(C->owned);
+    C->owned = NULL;
+    C->nowned = 0;
     for (int i = 0; i < C->ninferred; i++) {
         flint_free(C->inferred[i].model_name);
         sp_layout_clear(&C->inferred[i].layout);
@@ -220,6 +235,8 @@ void shardproof_free(shardproof_t *C)
     flint_free(C->omitted);
     flint_free(C->stages);
     flint_free(C->cuts);
+    flint_free(C->src_ord);
+    flint_free(C->node_key);
     flint_free(C->passed);
     flint_free(C->passed_on);
     flint_free(C->passed_rows);
@@ -398,6 +415,48 @@ static void phase_done(sp_check_t *C, const char *name, const char *next)
         fprintf(stderr, "\r\033[K%s%s", next ? "shardproof: " : "", next ? next : "");
 }
 
+static sp_status_t exec_both(sp_check_t *C)
+{
+    sp_status_t st = sp_exec_model(C);
+    return st == SP_OK ? sp_exec_plan(C) : st;
+}
+
+/* A sharded run executes only its stages' sources; tracing? */
+static int traced(const sp_check_t *C)
+{
+    return C->opt.shard_count > 1 && !C->inferring;
+}
+
+/*
+ * After a trace (SP_SRC_TRACE) of model and plan with the cut points set: execute again with
+ * real symbols for the sources this shard's stages read only (src/shard_exec.c); if a stage of
+ * the shard then meets the hollow symbol, once more in full.  The diagnostics are the last
+ * execution's (dm: the mark before the trace).
+ */
+static sp_status_t shard_execute(sp_check_t *C, const sp_limits_t *lim, sp_diags_mark_t *dm)
+{
+    int n = C->nstages, ok = sp_shard_partition(C) && sp_shard_collect_needed(C);
+    sp_status_t st = SP_ERR_INPUT;
+    sp_diags_restore(C->d, dm);
+    reset_values(C);
+    fresh_store(C, lim);
+    C->shard_sources[0] = C->shard_sources[1] = 0;
+    if (ok) {
+        C->src_mode = SP_SRC_PART;
+        st = exec_both(C);
+        C->src_mode = SP_SRC_REAL;
+        if (st == SP_OK && !C->E->oom && sp_shard_stages_whole(C, n)) {
+            C->shard_exec = 1;
+            return st;
+        }
+        sp_diags_restore(C->d, dm);
+        reset_values(C);
+        fresh_store(C, lim);
+    }
+    C->shard_exec = 2;
+    return exec_both(C);
+}
+
 static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *text, size_t len,
                                 int solve)
 {
@@ -439,10 +498,15 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         for (int attempt = 0; guessed; attempt++) {
             sp_diags_mark_t dm;
             sp_diags_mark(C->d, &dm);
-            st = sp_exec_model(C);
-            if (st == SP_OK)
-                st = sp_exec_plan(C);
+            C->src_mode = traced(C) ? SP_SRC_TRACE : SP_SRC_REAL;
+            st = exec_both(C);
+            C->src_mode = SP_SRC_REAL;
             int confirmed = st == SP_OK && !C->E->oom && sp_cuts_confirmed(C);
+            if (confirmed && traced(C)) {
+                phase_done(C, "trace (--shard)", "running the shard's part");
+                st = shard_execute(C, &lim, &dm);
+                goto executed;
+            }
             if (confirmed)
                 goto solve;
             sp_diags_restore(C->d, &dm);
@@ -461,11 +525,28 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         }
     }
     /* pass 1: the model uncut, the plan to learn its cut points; pass 2: both for real */
+    sp_diags_mark_t dm;
+    sp_diags_mark(C->d, &dm);
+    C->src_mode = traced(C) ? SP_SRC_TRACE : SP_SRC_REAL; /* only the cut names are kept */
     st = sp_exec_model(C);
     if (st == SP_OK) {
         C->collect_only = 1;
         st = sp_exec_plan(C);
         C->collect_only = 0;
+    }
+    C->src_mode = SP_SRC_REAL;
+    if (st == SP_OK && traced(C)) {
+        /* pass 2 a trace, then the shard's own execution */
+        sp_diags_restore(C->d, &dm);
+        reset_values(C);
+        fresh_store(C, &lim);
+        C->src_mode = SP_SRC_TRACE;
+        st = exec_both(C);
+        C->src_mode = SP_SRC_REAL;
+        phase_done(C, "trace (--shard)", "running the shard's part");
+        if (st == SP_OK && !C->E->oom)
+            st = shard_execute(C, &lim, &dm);
+        goto executed;
     }
     if (st == SP_OK && C->ncuts > 0) {
         /* nothing of pass 1 but the cut names (and inferred layouts) is kept: pass 2 starts
@@ -479,6 +560,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         C->fresh_counter = 0;
     if (st == SP_OK)
         st = sp_exec_plan(C);
+executed:
     if (st == SP_OK && C->E->oom) {
         sp_loc_t top = {C->ast->file, 0, 0};
         sp_diags_error(C->d, SP_DIAG_LIMIT, top, "expression store exhausted (limit max_nodes)");
@@ -892,6 +974,19 @@ void shardproof_profile(const shardproof_t *C, FILE *out)
         fprintf(out, "  %-26s %9.3f s wall %9.3f s CPU %9.1f MB\n", C->phases[i].name,
                 1e-9 * (double)C->phases[i].wall_ns, 1e-9 * (double)C->phases[i].cpu_ns,
                 (double)C->phases[i].rss_kb / 1024.0);
+    if (C->opt.shard_count > 1) {
+        int mine = 0;
+        for (int i = 0; i < C->nstages; i++)
+            mine += sp_shard_mine(C, i);
+        fprintf(out, "  --shard %d/%d: %d of the %d stages; ", C->opt.shard_index,
+                C->opt.shard_count, mine, C->nstages);
+        if (C->shard_exec == 1)
+            fprintf(out, "executed what they read (%lld of %lld source tensors)\n",
+                    (long long)C->shard_sources[0], (long long)C->shard_sources[1]);
+        else
+            fprintf(out, "executed in full%s\n", C->shard_exec == 2 ? " (a stage met a value its "
+                    "own execution had not computed)" : "");
+    }
     /* the stages that took longest, grouped by model tensor (memoized copies cost nothing) */
     int top[5], ntop = 0;
     for (int k = 0; k < 5; k++) {

@@ -48,6 +48,9 @@ typedef struct {
  */
 typedef enum { SP_STAGE_LINEAGE = 0, SP_STAGE_OUTPUT } sp_stage_kind_t;
 
+/* How an execution makes the symbols of its source tensors (sp_check_t.src_mode) */
+typedef enum { SP_SRC_REAL = 0, SP_SRC_TRACE, SP_SRC_PART } sp_src_mode_t;
+
 typedef enum {
     SP_STAGE_PENDING = 0,
     SP_STAGE_PROVED,
@@ -209,6 +212,26 @@ typedef struct sp_check {
     sp_stage_t *stages;
     int nstages, astages;
     int fresh_counter;
+    /* --shard i/N: how this execution makes the symbols of inputs, parameters, optimizer
+       state and cut points (src/shard_exec.c): each element its own (SP_SRC_REAL), one symbol
+       per tensor (SP_SRC_TRACE: which tensors a stage reads), or its own only for the tensors
+       in `needed` and the hollow symbol for the others (SP_SRC_PART) */
+    sp_src_mode_t src_mode;
+    char **needed;           /* sorted tensor prefixes the shard's stages read (SP_SRC_PART) */
+    int nneeded;
+    char **mine;             /* sorted model tensors the shard's stages relate */
+    int nmine;
+    uint8_t *owned;          /* --shard: owned[i] if stage i is this shard's (sp_shard_partition) */
+    int nowned;
+    uint32_t *src_ord;       /* a trace's symbol index -> 1 + the order its cut point's fresh
+                                value was made in (0: no cut point's) */
+    uint32_t nsrc_ord, nsources;
+    uint32_t *node_key;      /* a trace's node -> the least source key under it (UINT32_MAX:
+                                none), for nodes [0, nnode_key) */
+    uint32_t nnode_key, anode_key;
+    int shard_exec;          /* the last sharded run: 0 executed in full, 1 its stages only,
+                                2 in full after its stages-only run met the hollow symbol */
+    int64_t shard_sources[2]; /* that SP_SRC_PART execution's source tensors: real, all */
     /* results */
     int verdict;             /* a shardproof_verdict_t: of the last check, prepare or merge */
     double seconds;
@@ -261,6 +284,28 @@ void sp_check_limit(sp_check_t *C, const char *file, const char *note);
 
 /* crosscheck.c: the verdict v against the reference executor; returns the final verdict */
 int sp_crosscheck(sp_check_t *C, int v);
+
+/* shard_exec.c: the symbols of a source tensor (an input, a parameter, optimizer state, a cut
+   point's fresh value) named prefix, as C->src_mode says; 0 if the store is full */
+int sp_source_symbols(sp_check_t *C, sp_tensor_t *t, const char *prefix);
+/* shard_exec.c: is stage i this shard's (every stage without --shard)? */
+int sp_shard_mine(const sp_check_t *C, int i);
+/* shard_exec.c: after a trace, which stages are this shard's (C->owned): the stages in the
+   order of the first cut point they read, cut into --shard's N equal runs; 0 if out of memory */
+int sp_shard_partition(sp_check_t *C);
+/* shard_exec.c: after an SP_SRC_TRACE execution, the sources the shard's stages read, into
+   C->needed; 0 if out of memory */
+int sp_shard_collect_needed(sp_check_t *C);
+/* shard_exec.c: after an SP_SRC_PART execution, is every value of the shard's stages free of
+   the hollow symbol (and are there nstages stages)? */
+int sp_shard_stages_whole(const sp_check_t *C, int nstages);
+void sp_shard_needed_free(sp_check_t *C);
+/* shard_exec.c: fp[i] the fingerprint of each stage i of this shard (merge compares them with
+   a shard's: the same values, whatever the order their nodes were made in); 0 if out of memory */
+int sp_shard_fingerprints(const sp_check_t *C, uint64_t *fp);
+/* shard_exec.c: may an SP_SRC_PART execution leave the model's value of nm hollow (a cut point
+   that no stage of the shard relates: only another shard's stage reads its value)? */
+int sp_shard_skips_model(const sp_check_t *C, const char *nm);
 
 /* reduce.c */
 sp_status_t sp_reduce_dims(sp_check_t *C);

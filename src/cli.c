@@ -257,8 +257,8 @@ const sp_opt_t sp_cli_opts[] = {
     {O_SHAPES, "--shapes", NULL, SP_ARG_ONE, "N", CK, 0,
      "check N reductions in turn (1 to 64), up to the first that is not EQUIVALENT"},
     {O_SHARD, "--shard", NULL, SP_ARG_ONE, "I/N", CK, 0,
-     "prove only shard I (0-based) of N of the stage groups and write a partial report (JSON) "
-     "for merge"},
+     "execute and prove only shard I (0-based) of N of the stages and write a partial report "
+     "(JSON) for merge"},
     {O_PROBABILISTIC, "--probabilistic", NULL, SP_ARG_OPT_NUM, "K", RUN, R,
      "when a limit stops an exact proof, accept K (1 to 64, default 3) agreeing fingerprints as "
      "EQUAL; the report states the error bound"},
@@ -1018,6 +1018,7 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
                 v == SHARDPROOF_NOT_EQUIVALENT ? "a stage fails"
                 : v == SHARDPROOF_UNKNOWN      ? "a stage is undecided"
                                                : "its stages are proved");
+        shardproof_profile(c, stderr);
     } else if (ca.smt2_dir && !bad) {
         char err[512];
         if (!make_dirs(ca.smt2_dir, err, sizeof err) ||

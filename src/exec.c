@@ -66,7 +66,7 @@ void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *sha
     char prefix[512];
     snprintf(prefix, sizeof prefix, "%s%c%d", base, sep, ++C->fresh_counter);
     sp_tensor_alloc(t, ndim, shape);
-    sp_tensor_symbols(C->E, t, prefix);
+    sp_source_symbols(C, t, prefix);
 }
 
 void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
@@ -1011,8 +1011,10 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
             } else if (ok) {
                 sp_op_err_t err;
                 err.msg[0] = 0;
+                C->E->force_hollow = e == I->hollow_at;
                 int applied = sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements,
                                            &res[r], &err);
+                C->E->force_hollow = 0;
                 sp_note_clamped(C, err.clamped, e->loc);
                 if (!applied) {
                     /* an unknown attribute: at its keyword */
@@ -1245,7 +1247,9 @@ sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
         if (st == SP_OK) {
             pval_t ins[2] = {a, b};
             int vids[2] = {av, bv};
+            I->C->E->force_hollow = e == I->hollow_at;
             st = apply_simple(I, e->loc, binop_op(e->op), ins, vids, 2, NULL, 0, out, vid);
+            I->C->E->force_hollow = 0;
         }
         pval_free(a, I->nranks);
         pval_free(b, I->nranks);
@@ -1347,7 +1351,7 @@ static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
         }
         pval_t v = pval_new(1);
         sp_tensor_alloc(&v[0], L.ndim, L.size);
-        sp_tensor_symbols(I->C->E, &v[0], nm);
+        sp_source_symbols(I->C, &v[0], nm);
         int vid = tv_add(I, &v[0]);
         bind(I, nm, s->name.loc, v, vid);
     }
@@ -1458,7 +1462,14 @@ static sp_status_t exec_assign(interp_t *I, const sp_ast_stmt_t *s)
     sp_red_t src_op = src_pend ? src->pend_op : SP_RED_SUM;
     sp_axes_t src_axes = src_pend ? src->pend_axes : (sp_axes_t){0, {0}};
     I->pend_ok = src_pend;
+    /* --shard: the last operator of a model cut point that only other shards' stages relate
+       is computed hollow (the tape keeps its operands for the backward pass, real; the hollow
+       output is rebuilt where a VJP needs it: src/ops.c) */
+    int hollow = !I->is_plan && I->depth == 0 && s->kind == SP_STMT_ASSIGN &&
+                 sp_shard_skips_model(I->C, nm) && sp_expr_hollow(I->C->E) != SP_EXPR_NONE;
+    I->hollow_at = hollow ? s->value : NULL;
     st = eval(I, s->value, &v, &vid);
+    I->hollow_at = NULL;
     I->pend_ok = 0;
     if (st != SP_OK)
         return st;

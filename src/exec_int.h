@@ -72,6 +72,8 @@ typedef struct {
     int nocc;
     int walk; /* sp_plan_guess_cuts: control flow only, lineage targets collected */
     int pend_ok; /* the next name evaluated may hold a pending max/min (its use checks it) */
+    const sp_ast_expr_t *hollow_at; /* --shard: this call or operator's result is computed
+                                       hollow (its operands are not): src/shard_exec.c */
     /* plan: the pending max/min of the value the next bind() binds (set by mark_pending or
        the caller, reset by bind) */
     int bind_pend;

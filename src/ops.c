@@ -931,9 +931,107 @@ static void set_err(sp_op_err_t *err, const char *fmt, const char *name)
         snprintf(err->msg, sizeof(err->msg), fmt, name ? name : "(null)");
 }
 
+/*
+ * Hollow operands (src/shard_exec.c): an operand tensor with a hollow element is made hollow
+ * in every non-constant element before the operator runs, so that what the operator computes
+ * from it costs few nodes (the shapes, and so every check and error, are the real operands';
+ * constants, such as indices, are kept).  This only widens the values a sharded run did not
+ * compute; a stage that meets one makes the run execute in full.
+ */
+static int any_hollow(const sp_ectx_t E, const sp_tensor_t *t)
+{
+    int64_t n = t != NULL && t->v != NULL && t->ndim >= 0 ? sp_tensor_numel(t) : 0;
+    for (int64_t e = 0; e < n; e++)
+        if (t->v[e] != SP_EXPR_NONE && (E->nodes[t->v[e]].flags & SP_NODE_HOLLOW))
+            return 1;
+    return 0;
+}
+
+/* *h: a copy of t with every non-constant element the hollow symbol */
+static int hollow_copy(sp_ectx_t E, const sp_tensor_t *t, sp_tensor_t *h)
+{
+    sp_tensor_init(h);
+    if (t == NULL || t->v == NULL || t->ndim < 0) {
+        if (t != NULL)
+            h->ndim = t->ndim;
+        return 1;
+    }
+    if (!sp_tensor_alloc(h, t->ndim, t->shape))
+        return 0;
+    int64_t n = sp_tensor_numel(t);
+    for (int64_t e = 0; e < n; e++)
+        h->v[e] = t->v[e] != SP_EXPR_NONE && sp_expr_op(E, t->v[e]) == SP_OP_CONST ? t->v[e]
+                                                                                 : E->hollow;
+    return 1;
+}
+
+/* An operator call's operands with each that holds a hollow element replaced by its hollow
+   copy (t[k] borrowed from the caller where own[k] is 0) */
+typedef struct {
+    sp_tensor_t *t;
+    uint8_t *own;
+    int n;
+} hollow_ops_t;
+
+/* Does an operator's call meet a hollow operand (in[], and more[]: a VJP's out and dout)?
+   Then H holds in[] and more[] with the hollow ones replaced (free with hollow_free). */
+static int hollow_operands(sp_ectx_t E, const sp_tensor_t *in, int nin, const sp_tensor_t *more,
+                           int nmore, hollow_ops_t *H)
+{
+    memset(H, 0, sizeof *H);
+    if (E->hollow == SP_EXPR_NONE)
+        return 0;
+    int n = nin + nmore, hit = 0;
+    uint8_t *h = flint_calloc((size_t)(n > 0 ? n : 1), 1);
+    for (int k = 0; k < n; k++) {
+        const sp_tensor_t *t = k < nin ? &in[k] : &more[k - nin];
+        h[k] = (uint8_t)(t->ndim >= 0 && t->v != NULL && (E->force_hollow || any_hollow(E, t)));
+        hit |= h[k];
+    }
+    if (!hit) {
+        flint_free(h);
+        return 0;
+    }
+    H->t = flint_calloc((size_t)n, sizeof(sp_tensor_t));
+    H->own = h;
+    H->n = n;
+    for (int k = 0; k < n; k++) {
+        const sp_tensor_t *t = k < nin ? &in[k] : &more[k - nin];
+        if (!h[k])
+            H->t[k] = *t;
+        else if (!hollow_copy(E, t, &H->t[k]))
+            return 0; /* the call goes on with the real operands */
+    }
+    return 1;
+}
+
+static void hollow_free(hollow_ops_t *H)
+{
+    for (int k = 0; k < H->n; k++)
+        if (H->own[k])
+            sp_tensor_clear(&H->t[k]);
+    flint_free(H->t);
+    flint_free(H->own);
+}
+
+static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
+                     const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
+                     sp_op_err_t *err);
+
 int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                  const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
                  sp_op_err_t *err)
+{
+    hollow_ops_t H;
+    int hollow = hollow_operands(E, in, nin, NULL, 0, &H);
+    int ok = ops_apply(E, name, hollow ? H.t : in, nin, attr, nattr, max_numel, out, err);
+    hollow_free(&H);
+    return ok;
+}
+
+static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
+                     const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
+                     sp_op_err_t *err)
 {
     if (err != NULL) {
         err->msg[0] = 0;
@@ -986,9 +1084,39 @@ static int run_vjp(opc_t *c, const sp_tensor_t *dy, sp_tensor_t *din, sp_tensor_
     return c->def->vjp(c, yv, dy, din);
 }
 
+static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
+                   const sp_attr_t *attr, int nattr, const sp_tensor_t *out,
+                   const sp_tensor_t *dout, sp_tensor_t *din, sp_op_err_t *err);
+
 int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                const sp_attr_t *attr, int nattr, const sp_tensor_t *out, const sp_tensor_t *dout,
                sp_tensor_t *din, sp_op_err_t *err)
+{
+    hollow_ops_t H;
+    sp_tensor_t more[2], y;
+    sp_tensor_init(&y);
+    /* a hollow forward output (a tape's) with a real dout: the forward again, the very nodes a
+       full run's forward made (rules differ in form when they rebuild it themselves) */
+    if (out != NULL && valid_tensor(out) && E->hollow != SP_EXPR_NONE && !E->force_hollow &&
+        any_hollow(E, out) && dout != NULL && !any_hollow(E, dout) &&
+        sp_ops_apply(E, name, in, nin, attr, nattr, 0, &y, NULL))
+        out = &y;
+    more[0] = out != NULL ? *out : (sp_tensor_t){.ndim = -1};
+    more[1] = dout != NULL ? *dout : (sp_tensor_t){.ndim = -1};
+    int ok;
+    if (hollow_operands(E, in, nin, more, 2, &H))
+        ok = ops_vjp(E, name, H.t, nin, attr, nattr, out != NULL ? &H.t[nin] : NULL,
+                     dout != NULL ? &H.t[nin + 1] : NULL, din, err);
+    else
+        ok = ops_vjp(E, name, in, nin, attr, nattr, out, dout, din, err);
+    hollow_free(&H);
+    sp_tensor_clear(&y);
+    return ok;
+}
+
+static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
+                   const sp_attr_t *attr, int nattr, const sp_tensor_t *out,
+                   const sp_tensor_t *dout, sp_tensor_t *din, sp_op_err_t *err)
 {
     if (err != NULL) {
         err->msg[0] = 0;

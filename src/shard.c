@@ -12,7 +12,7 @@
 #include "cli.h"
 
 #define PARTIAL_FORMAT "shardproof-partial"
-#define PARTIAL_SCHEMA 1
+#define PARTIAL_SCHEMA 2 /* 2: stage ranges, fingerprints (was: groups, keys) */
 
 static const char *const status_names[] = {"pending", "proved", "failed", "unknown", "memoized"};
 
@@ -58,11 +58,14 @@ void shardproof_write_partial(const shardproof_t *C, FILE *out, const char *text
     json_object_set_new(o, "shard", json_integer(C->opt.shard_index));
     json_object_set_new(o, "shards", json_integer(C->opt.shard_count));
     json_object_set_new(o, "stages", json_integer(C->nstages));
+    uint64_t *fp = flint_calloc((size_t)(C->nstages ? C->nstages : 1), sizeof(uint64_t));
+    int have_fp = sp_shard_fingerprints(C, fp);
     for (int i = 0; i < C->nstages; i++) {
         const sp_stage_t *s = &C->stages[i];
         json_t *r = json_object();
         json_object_set_new(r, "id", json_integer(s->id + 1));
-        json_object_set_new(r, "key", jhex(s->key));
+        if (have_fp && sp_shard_mine(C, i)) /* another shard's stage: hollow values here */
+            json_object_set_new(r, "fingerprint", jhex(fp[i]));
         json_object_set_new(r, "status", json_string(status_names[s->status]));
         if (s->status != SP_STAGE_PENDING) {
             json_object_set_new(r, "elements", json_integer(s->elements));
@@ -88,6 +91,7 @@ void shardproof_write_partial(const shardproof_t *C, FILE *out, const char *text
         }
         json_array_append_new(results, r);
     }
+    flint_free(fp);
     json_object_set_new(o, "results", results);
     json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);
@@ -191,6 +195,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
     shardproof_verdict_t verdict = SHARDPROOF_BAD_INPUT;
     part_t *P = flint_calloc((size_t)(nparts ? nparts : 1), sizeof(part_t));
     int *rep = NULL, *owner = NULL;
+    uint64_t *fp = NULL;
     char hash[32];
     snprintf(hash, sizeof hash, "%016" PRIx64, text_hash(text, len));
     json_int_t nshards = 0;
@@ -243,30 +248,66 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
         MERR("merge: no partial reports");
     }
     rep = sp_stages_group(C);
-    /* the owner of a stage group: its representative's order modulo the shard count (as in
-       sp_stages_solve) */
+    fp = flint_calloc((size_t)(C->nstages ? C->nstages : 1), sizeof(uint64_t));
+    if (!sp_shard_fingerprints(C, fp))
+        MERR("merge: out of memory");
+    /* the owner of a stage: the one shard that reports its fingerprint (each shard chose its
+       stages from its own trace of the same input: src/shard_exec.c) */
     owner = flint_malloc((size_t)(C->nstages ? C->nstages : 1) * sizeof(int));
-    int order = 0;
-    for (int i = 0; i < C->nstages; i++)
-        owner[i] = rep[i] == i ? order++ % (int)nshards : owner[rep[i]];
+    for (int i = 0; i < C->nstages; i++) {
+        owner[i] = -1;
+        for (int k = 0; k < nparts; k++) {
+            json_t *r = json_array_get(P[k].results, (size_t)i);
+            if (json_object_get(r, "fingerprint") == NULL)
+                continue;
+            if (owner[i] >= 0)
+                MERR("%s: results[%d]: stage %d is also shard %d's", P[k].name, i, i + 1,
+                     P[owner[i]].shard);
+            owner[i] = k;
+        }
+        if (owner[i] < 0)
+            MERR("merge: stage %d is no shard's (the partial reports disagree on the stages)",
+                 i + 1);
+    }
     for (int i = 0; i < C->nstages; i++) {
         sp_stage_t *s = &C->stages[i];
         for (int k = 0; k < nparts; k++) {
             json_t *r = json_array_get(P[k].results, (size_t)i);
-            const char *key = json_string_value(json_object_get(r, "key"));
-            char want[32];
-            snprintf(want, sizeof want, "%016" PRIx64, s->key);
-            if (key == NULL || strcmp(key, want) != 0)
-                MERR("%s: results[%d].key: stage %d differs from this input's (other options?)",
-                     P[k].name, i, i + 1);
             const char *st = json_string_value(json_object_get(r, "status"));
             int pending = st && !strcmp(st, "pending");
-            if (P[k].shard != owner[i] && !pending)
-                MERR("%s: results[%d]: stage %d belongs to shard %d, not %d", P[k].name, i, i + 1,
-                     owner[i], P[k].shard);
-            if (P[k].shard == owner[i] && !take_result(s, r, C->nstages, err, errlen, P[k].name))
+            if (k != owner[i]) {
+                if (!pending)
+                    MERR("%s: results[%d]: stage %d is shard %d's, not %d's", P[k].name, i,
+                         i + 1, P[owner[i]].shard, P[k].shard);
+                continue;
+            }
+            const char *key = json_string_value(json_object_get(r, "fingerprint"));
+            char want[32];
+            snprintf(want, sizeof want, "%016" PRIx64, fp[i]);
+            if (key == NULL || strcmp(key, want) != 0)
+                MERR("%s: results[%d].fingerprint: stage %d differs from this input's (other "
+                     "options?)", P[k].name, i, i + 1);
+            if (!take_result(s, r, C->nstages, err, errlen, P[k].name))
                 goto fail;
+            if (s->memo_of >= 0 && (s->memo_of >= i || owner[s->memo_of] != owner[i] ||
+                                    C->stages[s->memo_of].status != SP_STAGE_PROVED ||
+                                    C->stages[s->memo_of].key != s->key))
+                /* (keys: of the merge's own run, which groups the stages as a whole run) */
+                MERR("%s: results[%d].memo_of: stage %d is no proved stage of the same shard "
+                     "and key", P[k].name, i, s->memo_of + 1);
         }
+    }
+    /* memoized as a whole run memoizes: onto the first stage of the same key, when that one
+       was proved (a shard proved its own first stage of a key that an earlier shard had) */
+    for (int i = 0; i < C->nstages; i++) {
+        sp_stage_t *s = &C->stages[i];
+        int r = rep[i];
+        if (r == i || C->stages[r].status != SP_STAGE_PROVED ||
+            (s->status != SP_STAGE_PROVED && s->status != SP_STAGE_MEMO))
+            continue;
+        s->status = SP_STAGE_MEMO;
+        s->memo_of = r;
+        s->elements = s->symmetric = s->prob_bits = 0;
     }
     int failed = 0, unknown = 0;
     for (int i = 0; i < C->nstages; i++) {
@@ -278,6 +319,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
 fail:
     flint_free(rep);
     flint_free(owner);
+    flint_free(fp);
     for (int k = 0; k < nparts; k++)
         json_decref(P[k].root);
     flint_free(P);

@@ -722,16 +722,19 @@ sp_status_t sp_stages_solve(sp_check_t *C)
         return SP_OK;
     }
     int n = C->nstages;
-    int *rep = sp_stages_group(C);
-    /* with --shard i/N, the groups whose representative is the k-th with k = i (mod N) */
+    /* with --shard i/N, the stages of shard i, keyed among themselves (the others' values may
+       be hollow: src/shard_exec.c) */
+    grouping_t G;
+    grouping_init(&G, n);
     uint8_t *mine = flint_malloc((size_t)(n ? n : 1));
-    int order = 0;
     for (int i = 0; i < n; i++) {
-        if (rep[i] == i)
-            mine[i] = C->opt.shard_count <= 1 || order++ % C->opt.shard_count == C->opt.shard_index;
-        else
-            mine[i] = mine[rep[i]];
+        mine[i] = (uint8_t)sp_shard_mine(C, i);
+        G.rep[i] = i;
+        C->stages[i].memo_of = -1;
+        if (mine[i])
+            group_one(C, &G, i);
     }
+    int *rep = grouping_done(&G, n);
     /* representatives first, then members of groups whose representative was not proved */
     int *todo = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
     int nt = 0;

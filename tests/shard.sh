@@ -39,6 +39,15 @@ same_as_whole "$here/../docs/examples/pipeline_tp.sp" 100
 # (a generated plan: --fast-shapes keeps it quick, also under ASan; sharding is what is tested)
 same_as_whole "$here/plans/bugs/llama3_eps_all.sp" 4 --fast-shapes
 same_as_whole "$here/plans/bugs/mlp_row_allreduce_dropped.sp" 2
+# a generated pipeline: every shard executes only what its stages read (its profile says so)
+"$bin" gen llama3 --dp 2 --tp 2 --pp 2 --nm 2 --layers 2 -o "$tmp/gen.sp" >/dev/null 2>&1 ||
+    bad "gen failed"
+same_as_whole "$tmp/gen.sp" 3
+for i in 0 1 2; do
+    "$bin" check "$tmp/gen.sp" --no-progress --shard $i/3 --profile >/dev/null 2>"$tmp/prof"
+    grep -q "executed what they read" "$tmp/prof" ||
+        bad "gen.sp shard $i/3 executed in full: $(grep -- '--shard' "$tmp/prof")"
+done
 
 # merge refuses: a missing shard, a shard twice, a changed input, other options, not a report
 f=$here/../docs/examples/mlp.sp

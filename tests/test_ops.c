@@ -1562,6 +1562,87 @@ static void test_ops_every_operator_documented(void **state)
         assert_true(sp_ops_known(*p));
 }
 
+
+/* ---- hollow operands (--shard, src/shard_exec.c) ------------------------------------------ */
+
+static int is_hollow(fx_t *f, sp_expr_t e)
+{
+    return (sp_expr_node(f->E, e)->flags & SP_NODE_HOLLOW) != 0;
+}
+
+/* The hollow flag reaches every node over the hollow symbol and no other; an operator with a
+   hollow element in an operand makes that whole operand hollow (constants kept), leaves a
+   real operand real, and keeps the shapes and errors of the real operands. */
+static void test_ops_hollow_operands(void **state)
+{
+    fx_t *f = *state;
+    sp_expr_t h = sp_expr_hollow(f->E), x = sp_expr_sym(f->E, "x");
+    assert_true(is_hollow(f, h));
+    assert_true(is_hollow(f, sp_expr_add(f->E, x, sp_expr_mul(f->E, h, x))));
+    assert_false(is_hollow(f, sp_expr_add(f->E, x, sp_expr_const_si(f->E, 2, 1))));
+    assert_int_equal(sp_expr_hollow(f->E), h);
+
+    sp_tensor_t in[2], out, ref;
+    symt(f, &in[0], "a", 2, 2, 3);
+    symt(f, &in[1], "b", 2, 3, 2);
+    apply(f, "matmul", in, 2, NULL, &ref);
+    in[0].v[4] = h; /* one hollow element: the whole of a is hollow for the operator */
+    apply(f, "matmul", in, 2, NULL, &out);
+    assert_int_equal(out.ndim, 2);
+    for (int e = 0; e < 4; e++) {
+        assert_true(is_hollow(f, out.v[e]));
+        assert_int_not_equal(out.v[e], ref.v[e]);
+    }
+    /* shapes are still checked */
+    sp_tensor_t bad[2];
+    symt(f, &bad[0], "a", 2, 2, 3);
+    symt(f, &bad[1], "b", 2, 2, 2);
+    bad[0].v[0] = h;
+    apply_err(f, "matmul", bad, 2, NULL, "matmul: inner dimensions differ: [2, 3] and [2, 2]");
+    clear_all(bad, 2);
+    clear_all(&out, 1);
+
+    /* a VJP: the gradient that reads only real operands stays real and equal to a full run's
+       (the hollow a reaches the gradient of b only) */
+    sp_tensor_t dy, din[2], want[2];
+    symt(f, &dy, "dy", 2, 2, 2);
+    sp_op_err_t err;
+    clear_all(&in[0], 1);
+    symt(f, &in[0], "a", 2, 2, 3);
+    for (int k = 0; k < 2; k++) {
+        sp_tensor_init(&want[k]);
+        sp_tensor_init(&din[k]);
+    }
+    assert_true(sp_ops_vjp(f->E, "matmul", in, 2, NULL, 0, &ref, &dy, want, &err));
+    sp_tensor_t hin[2];
+    sp_tensor_init(&hin[0]);
+    sp_tensor_copy(&hin[0], &in[0]);
+    hin[0].v[0] = h;
+    hin[1] = in[1];
+    assert_true(sp_ops_vjp(f->E, "matmul", hin, 2, NULL, 0, NULL, &dy, din, &err));
+    assert_memory_equal(din[0].v, want[0].v, 6 * sizeof(sp_expr_t));
+    for (int e = 0; e < 6; e++)
+        assert_true(is_hollow(f, din[1].v[e]));
+    /* a hollow forward output (a tape's) with a real dout: the gradient of a full run */
+    sp_tensor_t hy;
+    sp_tensor_init(&hy);
+    sp_tensor_copy(&hy, &ref);
+    hy.v[1] = h;
+    clear_all(din, 2);
+    for (int k = 0; k < 2; k++)
+        sp_tensor_init(&din[k]);
+    assert_true(sp_ops_vjp(f->E, "matmul", in, 2, NULL, 0, &hy, &dy, din, &err));
+    assert_memory_equal(din[0].v, want[0].v, 6 * sizeof(sp_expr_t));
+    assert_memory_equal(din[1].v, want[1].v, 6 * sizeof(sp_expr_t));
+    clear_all(din, 2);
+    clear_all(want, 2);
+    clear_all(&hin[0], 1);
+    clear_all(&hy, 1);
+    clear_all(&dy, 1);
+    clear_all(&ref, 1);
+    clear_all(in, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1597,6 +1678,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_grad_operators, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_cross_entropy_grad, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_random_inputs_never_crash, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_hollow_operands, fx_setup, fx_teardown),
         cmocka_unit_test(test_ops_every_operator_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

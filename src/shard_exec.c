@@ -1,0 +1,478 @@
+/*
+ * shard_exec.c: a sharded check (--shard i/N) executes only what its own stages read.
+ *
+ * Every value of an execution is built from the symbols of its *source* tensors: the inputs
+ * and parameters, optimizer state, and the fresh values that continue after a cut point
+ * (src/exec.c fresh_symbols).  A sharded run executes twice:
+ *
+ *  - a trace (SP_SRC_TRACE): every source tensor is one symbol, named like its prefix, for all
+ *    its elements.  Shapes, control flow and every check of the interpreter are those of a
+ *    full run, but a tensor's elements mostly become one node, so the trace costs a fraction
+ *    of a full run.  It gives the stages and, for each, the sources it reads.  The stages are
+ *    ordered by the first cut point they read (a layer's forward and backward stages read the
+ *    layer's forward cut points, so they come together) and shard i owns the i-th of N equal
+ *    runs of that order (sp_shard_partition);
+ *  - the shard's run (SP_SRC_PART): the sources its stages read get their real symbols, every
+ *    other source the hollow symbol (one node, flagged SP_NODE_HOLLOW, the flag inherited by
+ *    every node over it).  What does not feed the shard's stages collapses onto few nodes
+ *    (src/ops.c: an operand with a hollow element is made hollow whole), and so does the
+ *    last operator of a model cut point that only other shards' stages relate
+ *    (sp_shard_skips_model; src/exec.c).
+ *
+ * Soundness does not rest on the trace: a stage of the shard whose values carry the flag read
+ * a value that was not computed, and the shard then runs again in full (src/check.c
+ * shard_execute).  A value without the flag was built only from real symbols by the same
+ * operations as in a full run, so it is the value a full run builds (the store folds nothing
+ * that depends on which symbols its operands are: solver/expr.h; only the order of a
+ * commutative node's arguments can differ, by the order nodes were made in).  The other
+ * shards' stages are neither keyed nor proved; merge executes in full, groups the stages
+ * itself and compares each shard's stage fingerprints with its own (src/shard.c).
+ */
+#include <flint/flint.h>
+#include <flint/fmpq.h>
+#include <flint/ulong_extras.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hash.h"
+#include "sbuf.h"
+
+int sp_shard_mine(const sp_check_t *C, int i)
+{
+    int64_t N = C->opt.shard_count, n = C->nstages;
+    if (N <= 1)
+        return 1;
+    if (C->owned != NULL && C->nowned == n)
+        return C->owned[i];
+    /* no trace (lineage inference runs in full): equal runs of the stages in their order */
+    return (int64_t)i * N / (n ? n : 1) == C->opt.shard_index;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int in_sorted(char *const *a, int n, const char *s)
+{
+    return n > 0 && bsearch(&s, a, (size_t)n, sizeof(char *), cmp_str) != NULL;
+}
+
+static int is_needed(const sp_check_t *C, const char *prefix)
+{
+    return in_sorted(C->needed, C->nneeded, prefix);
+}
+
+int sp_shard_skips_model(const sp_check_t *C, const char *nm)
+{
+    if (C->src_mode != SP_SRC_PART || in_sorted(C->mine, C->nmine, nm))
+        return 0;
+    for (int i = 0; i < C->ncuts; i++)
+        if (strcmp(C->cuts[i], nm) == 0)
+            return 1;
+    return 0;
+}
+
+static void push(char ***a, int *n, int *cap, const char *s)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *a = flint_realloc(*a, (size_t)*cap * sizeof(char *));
+    }
+    (*a)[(*n)++] = sp_strdup(s);
+}
+
+/* The trace's node keys up to the store's end: a symbol's source key, else the least key of
+   its arguments (UINT32_MAX: no cut point's value under it) */
+static uint32_t *node_keys(sp_check_t *C)
+{
+    const sp_ectx_struct *E = C->E;
+    uint32_t len = sp_expr_count(C->E);
+    if (len > C->anode_key) {
+        C->anode_key = 2 * len;
+        C->node_key = flint_realloc(C->node_key, (size_t)C->anode_key * sizeof(uint32_t));
+    }
+    for (uint32_t id = C->nnode_key > 1 ? C->nnode_key : 1; id < len; id++) {
+        const sp_node_t *nd = &E->nodes[id];
+        uint32_t k = UINT32_MAX;
+        if (nd->op == SP_OP_SYM && (uint32_t)nd->param < C->nsrc_ord && C->src_ord[nd->param])
+            k = C->src_ord[nd->param];
+        for (uint32_t j = 0; j < nd->nargs; j++) {
+            uint32_t a = C->node_key[E->argv[nd->args + j]];
+            k = a < k ? a : k;
+        }
+        C->node_key[id] = k;
+    }
+    C->nnode_key = len;
+    return C->node_key;
+}
+
+static uint32_t min_key(const uint32_t *k, const sp_tensor_t *t, uint32_t m)
+{
+    int64_t n = t->v && t->ndim >= 0 ? sp_tensor_numel(t) : 0;
+    for (int64_t e = 0; e < n; e++)
+        m = k[t->v[e]] < m ? k[t->v[e]] : m;
+    return m;
+}
+
+/* A trace made a cut point's fresh value: its key is the order of making */
+static void source_made(sp_check_t *C, const sp_tensor_t *t, int fresh)
+{
+    if (C->src_mode != SP_SRC_TRACE || !fresh || t->v == NULL || sp_tensor_numel(t) == 0)
+        return;
+    const sp_node_t *nd = &C->E->nodes[t->v[0]];
+    if (nd->op != SP_OP_SYM)
+        return;
+    uint32_t sym = (uint32_t)nd->param;
+    if (sym >= C->nsrc_ord) {
+        uint32_t n = 2 * sym + 64;
+        C->src_ord = flint_realloc(C->src_ord, (size_t)n * sizeof(uint32_t));
+        memset(C->src_ord + C->nsrc_ord, 0, (size_t)(n - C->nsrc_ord) * sizeof(uint32_t));
+        C->nsrc_ord = n;
+    }
+    C->src_ord[sym] = ++C->nsources;
+}
+
+int sp_source_symbols(sp_check_t *C, sp_tensor_t *t, const char *prefix)
+{
+    int real = C->src_mode == SP_SRC_REAL || (C->src_mode == SP_SRC_PART && is_needed(C, prefix));
+    int fresh = strpbrk(prefix, "@#") != NULL; /* a cut point's (src/exec.c fresh_symbols) */
+    if (C->src_mode == SP_SRC_PART) {
+        C->shard_sources[0] += real;
+        C->shard_sources[1]++;
+    }
+    if (real)
+        return sp_tensor_symbols(C->E, t, prefix);
+    if (t->v == NULL || t->ndim < 0)
+        return 0;
+    sp_expr_t h = C->src_mode == SP_SRC_TRACE ? sp_expr_sym(C->E, prefix) : sp_expr_hollow(C->E);
+    if (h == SP_EXPR_NONE)
+        return 0;
+    int64_t n = sp_tensor_numel(t);
+    for (int64_t e = 0; e < n; e++)
+        t->v[e] = h;
+    source_made(C, t, fresh);
+    return 1;
+}
+
+static void strs_free(char ***a, int *n)
+{
+    for (int i = 0; i < *n; i++)
+        flint_free((*a)[i]);
+    flint_free(*a);
+    *a = NULL;
+    *n = 0;
+}
+
+void sp_shard_needed_free(sp_check_t *C)
+{
+    strs_free(&C->needed, &C->nneeded);
+    strs_free(&C->mine, &C->nmine);
+}
+
+static void mark(uint8_t *seen, const sp_tensor_t *t)
+{
+    int64_t n = t->v ? sp_tensor_numel(t) : 0;
+    for (int64_t e = 0; e < n; e++)
+        seen[t->v[e]] = 1;
+}
+
+int sp_shard_collect_needed(sp_check_t *C)
+{
+    sp_shard_needed_free(C);
+    const sp_ectx_struct *E = C->E;
+    uint32_t len = sp_expr_count(C->E);
+    uint8_t *seen = calloc(len ? len : 1, 1);
+    if (seen == NULL)
+        return 0;
+    int cap = 0;
+    for (int i = 0; i < C->nstages; i++) {
+        const sp_stage_t *s = &C->stages[i];
+        if (!sp_shard_mine(C, i))
+            continue;
+        for (int64_t r = 0; s->plan && r < s->nranks; r++)
+            mark(seen, &s->plan[r]);
+        mark(seen, &s->model);
+        if (!in_sorted(C->mine, C->nmine, s->model_name)) {
+            push(&C->mine, &C->nmine, &cap, s->model_name);
+            qsort(C->mine, (size_t)C->nmine, sizeof(char *), cmp_str);
+        }
+    }
+    /* arguments have smaller ids than their nodes: one sweep downwards visits every cone */
+    cap = 0;
+    for (uint32_t id = len; id-- > 1;) {
+        if (!seen[id])
+            continue;
+        const sp_node_t *nd = &E->nodes[id];
+        if (nd->op == SP_OP_SYM) {
+            push(&C->needed, &C->nneeded, &cap, E->names[nd->param]);
+            continue;
+        }
+        for (uint32_t k = 0; k < nd->nargs; k++)
+            seen[E->argv[nd->args + k]] = 1;
+    }
+    free(seen);
+    if (C->nneeded > 1)
+        qsort(C->needed, (size_t)C->nneeded, sizeof(char *), cmp_str);
+    return 1;
+}
+
+typedef struct {
+    uint32_t key;
+    int id;
+    int64_t weight;
+} order_t;
+
+static int cmp_order(const void *a, const void *b)
+{
+    const order_t *x = a, *y = b;
+    return x->key != y->key ? (x->key < y->key ? -1 : 1) : (x->id > y->id) - (x->id < y->id);
+}
+
+/* The arguments in the cone of node id down to sources (at most cap), marking with stamp */
+static int64_t cone_size(const sp_ectx_struct *E, sp_expr_t id, uint32_t *mark, uint32_t stamp,
+                         sp_expr_t **stack, size_t *astack, int64_t cap)
+{
+    size_t n = 0;
+    int64_t size = 0;
+    if (id == SP_EXPR_NONE || mark[id] == stamp)
+        return 0;
+    mark[id] = stamp;
+    (*stack)[n++] = id;
+    while (n > 0 && size < cap) {
+        const sp_node_t *nd = &E->nodes[(*stack)[--n]];
+        size += 1 + nd->nargs;
+        for (uint32_t j = 0; j < nd->nargs; j++) {
+            sp_expr_t a = E->argv[nd->args + j];
+            if (mark[a] == stamp)
+                continue;
+            mark[a] = stamp;
+            if (n == *astack) {
+                *astack *= 2;
+                *stack = flint_realloc(*stack, *astack * sizeof(sp_expr_t));
+            }
+            (*stack)[n++] = a;
+        }
+    }
+    return size;
+}
+
+/* A stage's weight, to balance the shards: per tensor (the model's, each rank's) its element
+   count times the trace's cone of its first element (what one element costs to compute) */
+static int64_t tensor_weight(const sp_ectx_struct *E, const sp_tensor_t *t, uint32_t *mark,
+                             uint32_t *stamp, sp_expr_t **stack, size_t *astack)
+{
+    int64_t n = t->v && t->ndim >= 0 ? sp_tensor_numel(t) : 0;
+    if (n == 0)
+        return 0;
+    return n * cone_size(E, t->v[0], mark, ++*stamp, stack, astack, 1 << 20);
+}
+
+int sp_shard_partition(sp_check_t *C)
+{
+    int n = C->nstages;
+    flint_free(C->owned);
+    C->owned = flint_calloc((size_t)(n ? n : 1), 1);
+    C->nowned = n;
+    const sp_ectx_struct *E = C->E;
+    uint32_t *k = node_keys(C), len = sp_expr_count(C->E), stamp = 0;
+    uint32_t *mark = calloc(len ? len : 1, sizeof(uint32_t));
+    size_t astack = 1024;
+    sp_expr_t *stack = flint_malloc(astack * sizeof(sp_expr_t));
+    order_t *o = flint_malloc((size_t)(n ? n : 1) * sizeof(order_t));
+    if (mark == NULL) {
+        flint_free(stack);
+        flint_free(o);
+        return 0;
+    }
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        const sp_stage_t *s = &C->stages[i];
+        uint32_t m = min_key(k, &s->model, UINT32_MAX);
+        int64_t w = tensor_weight(E, &s->model, mark, &stamp, &stack, &astack);
+        for (int64_t r = 0; s->plan && r < s->nranks; r++) {
+            m = min_key(k, &s->plan[r], m);
+            w += tensor_weight(E, &s->plan[r], mark, &stamp, &stack, &astack);
+        }
+        o[i].key = m;
+        o[i].id = i;
+        o[i].weight = w > 0 ? w : 1;
+        total += o[i].weight;
+    }
+    free(mark);
+    flint_free(stack);
+    qsort(o, (size_t)n, sizeof(order_t), cmp_order);
+    /* shard si: the stages whose weight's midpoint in that order falls in its N-th part */
+    int64_t N = C->opt.shard_count, si = C->opt.shard_index, acc = 0;
+    for (int j = 0; j < n; j++) {
+        int64_t mid = acc + o[j].weight / 2;
+        acc += o[j].weight;
+        if ((__int128)mid * N / total == si)
+            C->owned[o[j].id] = 1;
+    }
+    flint_free(o);
+    return 1;
+}
+
+static int hollow(const sp_ectx_struct *E, const sp_tensor_t *t)
+{
+    int64_t n = t->v ? sp_tensor_numel(t) : 0;
+    for (int64_t e = 0; e < n; e++)
+        if (E->nodes[t->v[e]].flags & SP_NODE_HOLLOW)
+            return 1;
+    return 0;
+}
+
+int sp_shard_stages_whole(const sp_check_t *C, int nstages)
+{
+    if (C->nstages != nstages)
+        return 0;
+    for (int i = 0; i < C->nstages; i++) {
+        const sp_stage_t *s = &C->stages[i];
+        if (!sp_shard_mine(C, i))
+            continue;
+        for (int64_t r = 0; s->plan && r < s->nranks; r++)
+            if (hollow(C->E, &s->plan[r]))
+                return 0;
+        if (hollow(C->E, &s->model))
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Stage fingerprints for merge: a shard's stage values are the full run's values, but the
+ * store orders a commutative node's arguments by id, and ids follow the order in which nodes
+ * were made, which differs between a shard's run and a full one (a product's factors can come
+ * out in another order).  So merge does not compare the keys of memoization; it compares each
+ * stage's fingerprint: every value evaluated modulo the prime 2^61 - 1 with each symbol at a
+ * value hashed from its name, + and * as such, and every other operator as a hash of its
+ * operands' values (MAX and MIN of their sorted values).  The fingerprint does not depend on
+ * the order of making; two different stages share it with probability about (degree / 2^61)
+ * per element.  It is a consistency check that shard and merge saw the same stage, not part of
+ * any proof (the proofs are the shards', over values a full run would have made).
+ */
+#define FP_P ((UINT64_C(1) << 61) - 1)
+
+static uint64_t fp_mix(uint64_t a, uint64_t b)
+{
+    return sp_mix64(a * UINT64_C(0x9e3779b97f4a7c15) ^ sp_mix64(b + UINT64_C(0x632be59bd9b4e019)));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t fp_node(const sp_ectx_struct *E, const uint64_t *v, uint32_t id, ulong pinv)
+{
+    const sp_node_t *nd = &E->nodes[id];
+    const uint32_t *a = E->argv + nd->args;
+    uint64_t r, op = nd->op;
+    switch (nd->op) {
+    case SP_OP_SYM:
+        return sp_str_hash(E->names[nd->param]) % FP_P;
+    case SP_OP_CONST: {
+        const fmpq *q = E->consts + nd->param;
+        ulong num = fmpz_fdiv_ui(fmpq_numref(q), FP_P), den = fmpz_fdiv_ui(fmpq_denref(q), FP_P);
+        return den == 0 ? fp_mix(op, num) % FP_P : n_mulmod2_preinv(num, n_invmod(den, FP_P), FP_P, pinv);
+    }
+    case SP_OP_ADD:
+        r = 0;
+        for (uint32_t k = 0; k < nd->nargs; k++)
+            r = n_addmod(r, v[a[k]], FP_P);
+        return r;
+    case SP_OP_MUL:
+        r = 1;
+        for (uint32_t k = 0; k < nd->nargs; k++)
+            r = n_mulmod2_preinv(r, v[a[k]], FP_P, pinv);
+        return r;
+    case SP_OP_DOT:
+        r = 0;
+        for (uint32_t k = 0; k + 1 < nd->nargs; k += 2)
+            r = n_addmod(r, n_mulmod2_preinv(v[a[k]], v[a[k + 1]], FP_P, pinv), FP_P);
+        return r;
+    case SP_OP_NEG:
+        return n_negmod(v[a[0]], FP_P);
+    case SP_OP_SUB:
+        return n_submod(v[a[0]], v[a[1]], FP_P);
+    case SP_OP_DIV:
+        if (v[a[1]] == 0)
+            return fp_mix(fp_mix(op, v[a[0]]), v[a[1]]) % FP_P;
+        return n_mulmod2_preinv(v[a[0]], n_invmod(v[a[1]], FP_P), FP_P, pinv);
+    case SP_OP_POW:
+        if (nd->param < 0 && v[a[0]] == 0)
+            return fp_mix(fp_mix(op, v[a[0]]), (uint64_t)nd->param) % FP_P;
+        return n_powmod2_preinv(nd->param < 0 ? n_invmod(v[a[0]], FP_P) : v[a[0]],
+                                nd->param < 0 ? -(slong)nd->param : nd->param, FP_P, pinv);
+    case SP_OP_MAX:
+    case SP_OP_MIN: {
+        uint64_t *s = flint_malloc((size_t)(nd->nargs ? nd->nargs : 1) * sizeof(uint64_t));
+        for (uint32_t k = 0; k < nd->nargs; k++)
+            s[k] = v[a[k]];
+        qsort(s, nd->nargs, sizeof(uint64_t), cmp_u64);
+        r = op;
+        for (uint32_t k = 0; k < nd->nargs; k++)
+            r = fp_mix(r, s[k]);
+        flint_free(s);
+        return r % FP_P;
+    }
+    default: /* unary functions, clamp, comparisons (param: the relation), where */
+        r = fp_mix(op, (uint64_t)(uint32_t)nd->param);
+        for (uint32_t k = 0; k < nd->nargs; k++)
+            r = fp_mix(r, v[a[k]]);
+        return r % FP_P;
+    }
+}
+
+static uint64_t fp_tensor(uint64_t h, const uint64_t *v, const sp_tensor_t *t)
+{
+    int64_t n = t->v && t->ndim >= 0 ? sp_tensor_numel(t) : 0;
+    h = fp_mix(h, (uint64_t)(t->ndim + 1));
+    for (int64_t e = 0; e < n; e++)
+        h = fp_mix(h, v[t->v[e]]);
+    return h;
+}
+
+int sp_shard_fingerprints(const sp_check_t *C, uint64_t *fp)
+{
+    const sp_ectx_struct *E = C->E;
+    uint32_t len = sp_expr_count(C->E);
+    uint8_t *seen = calloc(len ? len : 1, 1);
+    uint64_t *v = malloc((size_t)(len ? len : 1) * sizeof(uint64_t));
+    if (seen == NULL || v == NULL) {
+        free(seen);
+        free(v);
+        return 0;
+    }
+    for (int i = 0; i < C->nstages; i++) {
+        const sp_stage_t *s = &C->stages[i];
+        for (int64_t r = 0; sp_shard_mine(C, i) && s->plan && r < s->nranks; r++)
+            mark(seen, &s->plan[r]);
+        if (sp_shard_mine(C, i))
+            mark(seen, &s->model);
+    }
+    for (uint32_t id = len; id-- > 1;)
+        if (seen[id])
+            for (uint32_t k = 0; k < E->nodes[id].nargs; k++)
+                seen[E->argv[E->nodes[id].args + k]] = 1;
+    ulong pinv = n_preinvert_limb(FP_P);
+    for (uint32_t id = 1; id < len; id++)
+        if (seen[id])
+            v[id] = fp_node(E, v, id, pinv);
+    for (int i = 0; i < C->nstages; i++) {
+        const sp_stage_t *s = &C->stages[i];
+        if (!sp_shard_mine(C, i))
+            continue;
+        uint64_t h = fp_mix((uint64_t)s->nranks, 0);
+        for (int64_t r = 0; s->plan && r < s->nranks; r++)
+            h = fp_tensor(h, v, &s->plan[r]);
+        fp[i] = fp_tensor(h, v, &s->model);
+    }
+    free(seen);
+    free(v);
+    return 1;
+}
