@@ -180,6 +180,7 @@ static void reset_pass(sp_check_t *C)
     for (int i = 0; i < C->ncuts; i++)
         flint_free(C->cuts[i]);
     C->ncuts = 0;
+    C->ncut_slots = 0;
 }
 
 /* An empty expression store (a new engine) for the next execution. */
@@ -237,6 +238,7 @@ void shardproof_free(shardproof_t *C)
     flint_free(C->cuts);
     flint_free(C->src_ord);
     flint_free(C->node_key);
+    flint_free(C->cut_slots);
     flint_free(C->passed);
     flint_free(C->passed_on);
     flint_free(C->passed_rows);

@@ -163,6 +163,8 @@ typedef struct sp_check {
     int nmvals, amvals;
     char **cuts;
     int ncuts, acuts;
+    uint32_t *cut_slots;     /* src/lineage.c is_cut: a hash table of 1 + indices into cuts */
+    uint32_t ncut_slots;     /* its size (a power of two), 0 when it is to be rebuilt */
     char **passed;           /* plan pass 2: cut points the plan has already crossed ... */
     uint8_t **passed_on;     /* ... on these ranks and rows: [rank * passed_rows + row] */
     int64_t *passed_rows;    /* rows (dim 0, 1 for a scalar) of each cut point */
@@ -305,7 +307,7 @@ void sp_shard_needed_free(sp_check_t *C);
 int sp_shard_fingerprints(const sp_check_t *C, uint64_t *fp);
 /* shard_exec.c: may an SP_SRC_PART execution leave the model's value of nm hollow (a cut point
    that no stage of the shard relates: only another shard's stage reads its value)? */
-int sp_shard_skips_model(const sp_check_t *C, const char *nm);
+int sp_shard_skips_model(sp_check_t *C, const char *nm);
 
 /* reduce.c */
 sp_status_t sp_reduce_dims(sp_check_t *C);

@@ -184,7 +184,7 @@ void attrs_free(sp_attr_t *a, int n) SP_EXEC_LINK(attrs_free);
 
 /* ---- lineage.c: cut points and stages -------------------------------------------------- */
 
-int is_cut(const sp_check_t *C, const char *name) SP_EXEC_LINK(is_cut);
+int is_cut(sp_check_t *C, const char *name) SP_EXEC_LINK(is_cut);
 void add_cut(sp_check_t *C, const char *name) SP_EXEC_LINK(add_cut);
 /* Relate the plan value *val of pname to model tensor mname (a stage; at a lineage cut *val is
    replaced).  relate_l: the layout given (inferred) instead of al, and rows of dim 0 (rows in

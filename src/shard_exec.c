@@ -30,12 +30,12 @@
  */
 #include <flint/flint.h>
 #include <flint/fmpq.h>
-#include <flint/ulong_extras.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "exec_int.h"
 #include "hash.h"
 #include "sbuf.h"
 
@@ -65,14 +65,9 @@ static int is_needed(const sp_check_t *C, const char *prefix)
     return in_sorted(C->needed, C->nneeded, prefix);
 }
 
-int sp_shard_skips_model(const sp_check_t *C, const char *nm)
+int sp_shard_skips_model(sp_check_t *C, const char *nm)
 {
-    if (C->src_mode != SP_SRC_PART || in_sorted(C->mine, C->nmine, nm))
-        return 0;
-    for (int i = 0; i < C->ncuts; i++)
-        if (strcmp(C->cuts[i], nm) == 0)
-            return 1;
-    return 0;
+    return C->src_mode == SP_SRC_PART && !in_sorted(C->mine, C->nmine, nm) && is_cut(C, nm);
 }
 
 static void push(char ***a, int *n, int *cap, const char *s)
@@ -347,84 +342,53 @@ int sp_shard_stages_whole(const sp_check_t *C, int nstages)
  * store orders a commutative node's arguments by id, and ids follow the order in which nodes
  * were made, which differs between a shard's run and a full one (a product's factors can come
  * out in another order).  So merge does not compare the keys of memoization; it compares each
- * stage's fingerprint: every value evaluated modulo the prime 2^61 - 1 with each symbol at a
- * value hashed from its name, + and * as such, and every other operator as a hash of its
- * operands' values (MAX and MIN of their sorted values).  The fingerprint does not depend on
- * the order of making; two different stages share it with probability about (degree / 2^61)
- * per element.  It is a consistency check that shard and merge saw the same stage, not part of
- * any proof (the proofs are the shards', over values a full run would have made).
+ * stage's fingerprint: a 64-bit hash of every value's structure in which a symbol is its name,
+ * a constant its value, and the arguments of ADD, MUL, MAX, MIN and the pairs of DOT (and a
+ * pair's two factors) are combined by a sum of their hashes, which does not depend on their
+ * order.  Two different stages share it with probability about 2^-64 per element.  It is a
+ * consistency check that shard and merge saw the same stage, not part of any proof (the
+ * proofs are the shards', over values a full run would have made).
  */
-#define FP_P ((UINT64_C(1) << 61) - 1)
-
 static uint64_t fp_mix(uint64_t a, uint64_t b)
 {
     return sp_mix64(a * UINT64_C(0x9e3779b97f4a7c15) ^ sp_mix64(b + UINT64_C(0x632be59bd9b4e019)));
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static uint64_t fp_node(const sp_ectx_struct *E, const uint64_t *v, uint32_t id, ulong pinv)
+static uint64_t fp_node(const sp_ectx_struct *E, const uint64_t *v, uint32_t id)
 {
     const sp_node_t *nd = &E->nodes[id];
     const uint32_t *a = E->argv + nd->args;
-    uint64_t r, op = nd->op;
+    /* (a symbol's and a constant's param is an index in order of making: not hashed) */
+    int indexed = nd->op == SP_OP_SYM || nd->op == SP_OP_CONST;
+    uint64_t r = fp_mix(nd->op, indexed ? 0 : (uint64_t)(uint32_t)nd->param);
     switch (nd->op) {
     case SP_OP_SYM:
-        return sp_str_hash(E->names[nd->param]) % FP_P;
+        return fp_mix(r, sp_str_hash(E->names[nd->param]));
     case SP_OP_CONST: {
         const fmpq *q = E->consts + nd->param;
-        ulong num = fmpz_fdiv_ui(fmpq_numref(q), FP_P), den = fmpz_fdiv_ui(fmpq_denref(q), FP_P);
-        return den == 0 ? fp_mix(op, num) % FP_P : n_mulmod2_preinv(num, n_invmod(den, FP_P), FP_P, pinv);
+        r = fp_mix(r, fmpz_fdiv_ui(fmpq_numref(q), UINT64_C(0xffffffffffffffc5)));
+        r = fp_mix(r, (uint64_t)fmpz_sgn(fmpq_numref(q)));
+        return fp_mix(r, fmpz_fdiv_ui(fmpq_denref(q), UINT64_C(0xffffffffffffffc5)));
     }
     case SP_OP_ADD:
-        r = 0;
-        for (uint32_t k = 0; k < nd->nargs; k++)
-            r = n_addmod(r, v[a[k]], FP_P);
-        return r;
     case SP_OP_MUL:
-        r = 1;
-        for (uint32_t k = 0; k < nd->nargs; k++)
-            r = n_mulmod2_preinv(r, v[a[k]], FP_P, pinv);
-        return r;
-    case SP_OP_DOT:
-        r = 0;
-        for (uint32_t k = 0; k + 1 < nd->nargs; k += 2)
-            r = n_addmod(r, n_mulmod2_preinv(v[a[k]], v[a[k + 1]], FP_P, pinv), FP_P);
-        return r;
-    case SP_OP_NEG:
-        return n_negmod(v[a[0]], FP_P);
-    case SP_OP_SUB:
-        return n_submod(v[a[0]], v[a[1]], FP_P);
-    case SP_OP_DIV:
-        if (v[a[1]] == 0)
-            return fp_mix(fp_mix(op, v[a[0]]), v[a[1]]) % FP_P;
-        return n_mulmod2_preinv(v[a[0]], n_invmod(v[a[1]], FP_P), FP_P, pinv);
-    case SP_OP_POW:
-        if (nd->param < 0 && v[a[0]] == 0)
-            return fp_mix(fp_mix(op, v[a[0]]), (uint64_t)nd->param) % FP_P;
-        return n_powmod2_preinv(nd->param < 0 ? n_invmod(v[a[0]], FP_P) : v[a[0]],
-                                nd->param < 0 ? -(slong)nd->param : nd->param, FP_P, pinv);
     case SP_OP_MAX:
     case SP_OP_MIN: {
-        uint64_t *s = flint_malloc((size_t)(nd->nargs ? nd->nargs : 1) * sizeof(uint64_t));
+        uint64_t sum = 0;
         for (uint32_t k = 0; k < nd->nargs; k++)
-            s[k] = v[a[k]];
-        qsort(s, nd->nargs, sizeof(uint64_t), cmp_u64);
-        r = op;
-        for (uint32_t k = 0; k < nd->nargs; k++)
-            r = fp_mix(r, s[k]);
-        flint_free(s);
-        return r % FP_P;
+            sum += sp_mix64(v[a[k]]);
+        return fp_mix(r, sum);
     }
-    default: /* unary functions, clamp, comparisons (param: the relation), where */
-        r = fp_mix(op, (uint64_t)(uint32_t)nd->param);
+    case SP_OP_DOT: {
+        uint64_t sum = 0;
+        for (uint32_t k = 0; k + 1 < nd->nargs; k += 2)
+            sum += sp_mix64(sp_mix64(v[a[k]]) + sp_mix64(v[a[k + 1]]));
+        return fp_mix(r, sum);
+    }
+    default: /* the other operators: their arguments in order */
         for (uint32_t k = 0; k < nd->nargs; k++)
             r = fp_mix(r, v[a[k]]);
-        return r % FP_P;
+        return r;
     }
 }
 
@@ -459,10 +423,9 @@ int sp_shard_fingerprints(const sp_check_t *C, uint64_t *fp)
         if (seen[id])
             for (uint32_t k = 0; k < E->nodes[id].nargs; k++)
                 seen[E->argv[E->nodes[id].args + k]] = 1;
-    ulong pinv = n_preinvert_limb(FP_P);
     for (uint32_t id = 1; id < len; id++)
         if (seen[id])
-            v[id] = fp_node(E, v, id, pinv);
+            v[id] = fp_node(E, v, id);
     for (int i = 0; i < C->nstages; i++) {
         const sp_stage_t *s = &C->stages[i];
         if (!sp_shard_mine(C, i))
