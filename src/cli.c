@@ -1006,6 +1006,9 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
         if (v == SHARDPROOF_BAD_INPUT) {
             fprintf(stderr, "shardproof: error: %s\n", err);
             sp_check_fail(c, shown, SP_DIAG_USAGE, err);
+        } else if (v == SHARDPROOF_INTERNAL) {
+            /* the reference executor contradicted the merged verdict: its message */
+            shardproof_print_diagnostics(c, stderr);
         }
     }
     int bad = v == SHARDPROOF_BAD_INPUT || v == SHARDPROOF_INTERNAL;

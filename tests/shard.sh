@@ -73,6 +73,20 @@ expect_error "not a partial report" "$tmp/other.json"
 expect_error "partial reports" --format text
 echo "# edited" >>"$tmp/in.sp"
 expect_error "the file changed since" "$tmp/a.json" "$tmp/b.json"
+# a part edited to claim a failing stage proved: merge trusts the parts' results (docs/guide.md),
+# and where the reference executor runs it contradicts them: exit 4 with its message
+g=$here/plans/bugs/train_momentum_weight_decay_dropped.sp
+for i in 0 1; do
+    "$bin" check "$g" --shard $i/2 2>/dev/null | sed 's/"status": "failed"/"status": "proved"/' |
+        grep -vE '"(why|fail_rank|fail_index|plan_value|model_value|cex|cex_values|reason)"' |
+        tr -d '\n' | sed 's/"fail_shape": *\[[^]]*\],\{0,1\}//g; s/, *}/}/g' >"$tmp/e$i.json"
+done
+"$bin" merge "$tmp/e0.json" "$tmp/e1.json" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc = 4 ] || bad "merge of an edited part: exit $rc, expected 4: $(head -2 "$tmp/err")"
+grep -q "reference executor finds a difference" "$tmp/err" ||
+    bad "merge of an edited part: no message on stderr: $(head -2 "$tmp/err")"
+runs=$((runs + 1))
 "$bin" check "$f" --shard 2/2 >/dev/null 2>&1
 [ $? = 2 ] || bad "--shard 2/2 accepted"
 "$bin" check "$f" --shard 0/2 --format json >/dev/null 2>&1

@@ -528,6 +528,82 @@ static void test_import_chunk_index_from_index_map(void **state)
     flint_free(text);
 }
 
+
+/* The first node named `name` of a parallel plan's devices (its JSON object), or NULL */
+static json_t *first_node(json_t *root, const char *name)
+{
+    size_t i, j, k;
+    json_t *dev, *cell, *node;
+    json_array_foreach(json_object_get(root, "devices"), i, dev)
+        json_array_foreach(json_object_get(dev, "cells"), j, cell)
+            json_array_foreach(json_object_get(cell, "nodes"), k, node)
+                if (json_is_string(json_object_get(node, "name")) &&
+                    !strcmp(json_string_value(json_object_get(node, "name")), name))
+                    return node;
+    return NULL;
+}
+
+/*
+ * Keyword arguments that say what the plan does are read, not ignored (session 22's review):
+ * a view whose kwargs.size is not its output's shape, and a multiref whose kwargs.times is not
+ * its number of outputs, are refused (nnScaler would emit another reshape, or another count).
+ */
+static void test_import_kwargs_read(void **state)
+{
+    (void)state;
+    char lp[2048], pp[2048];
+    snprintf(lp, sizeof lp, "%s/%s", plans_dir(),
+             "llama3_default_dp1_pp1_tp1_nm1_gbs32_ly2_h32_hi128_sq256.json");
+    snprintf(pp, sizeof pp, "%s/%s", plans_dir(),
+             "llama3_default_dp2_pp2_tp2_nm2_gbs32_ly2_h32_hi128_sq256.json");
+    size_t ll;
+    char *l = slurp(lp, &ll);
+    json_error_t je;
+    json_t *orig = json_load_file(pp, 0, &je);
+    if (l == NULL || orig == NULL) {
+        fprintf(stderr, "test_import: %s not found: skipping\n", pp);
+        flint_free(l);
+        json_decref(orig);
+        skip();
+    }
+    const struct {
+        const char *node, *key, *expect;
+    } cases[] = {
+        {"view", "size", ".kwargs.size: not the shape of its output"},
+        {"multiref", "times", ".kwargs.times: 5, but the node has"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        json_t *root = json_deep_copy(orig), *n = first_node(root, cases[c].node);
+        assert_non_null(n);
+        json_t *kwargs = json_object_get(n, "kwargs");
+        assert_non_null(json_object_get(kwargs, cases[c].key));
+        if (c == 0) { /* the size with its last two entries swapped (they differ) */
+            json_t *size = json_object_get(kwargs, "size");
+            size_t m = json_array_size(size);
+            assert_true(m >= 2);
+            json_t *a = json_deep_copy(json_array_get(size, m - 2));
+            json_t *b = json_deep_copy(json_array_get(size, m - 1));
+            assert_false(json_equal(a, b));
+            json_array_set_new(size, m - 2, b);
+            json_array_set_new(size, m - 1, a);
+        } else {
+            json_object_set_new(kwargs, "times", json_integer(5));
+        }
+        char *p = json_dumps(root, 0), err[4096], *text = NULL;
+        int rc = sp_nnscaler_import_text_ex("logical.json", l, ll, "parallel.json", p, strlen(p), 0,
+                                            &text, err, sizeof err);
+        if (rc != 2 || strstr(err, cases[c].expect) == NULL)
+            fprintf(stderr, "test_import: %s: exit %d, '%s'\n", cases[c].node, rc, rc ? err : "");
+        assert_int_equal(rc, 2);
+        assert_non_null(strstr(err, cases[c].expect));
+        flint_free(text);
+        free(p);
+        json_decref(root);
+    }
+    json_decref(orig);
+    flint_free(l);
+}
+
 /*
  * Local sizes that come from splitting over mesh axes name the axes: the micro-batch rows of
  * dp16 pp4 tp1 nm8 are B/dp/mb, not B/128 (128 = dp*nm), and no `dim _cN` line fixes the batch's
@@ -680,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_import_cli),
         cmocka_unit_test(test_import_chunk_index_from_index_map),
         cmocka_unit_test(test_import_mesh_sizes_by_name),
+        cmocka_unit_test(test_import_kwargs_read),
         cmocka_unit_test(test_import_trainverify_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

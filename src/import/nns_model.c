@@ -47,6 +47,26 @@ static void want_null_kw(ectx_t *E, node_t *n, const char *key)
 
 static int tensor_in(node_t *n, int i) { return i < n->nin && n->in[i].kind == SL_TID; }
 
+/* A view's kwargs.size (when given) must be its output's shape (one -1 stands for the rest):
+   the plan is built from the output's shape, so a size that says otherwise is refused */
+static void view_size_matches(ectx_t *E, node_t *n)
+{
+    json_t *size = kw(E, n, "size", 0);
+    if (size == NULL || json_is_null(size))
+        return;
+    sub_t *o = sub_of(E->p, n->out[0].tid);
+    int ok = json_is_array(size) && (int)json_array_size(size) == o->ndim, holes = 0;
+    for (int d = 0; ok && d < o->ndim; d++) {
+        json_t *v = json_array_get(size, (size_t)d);
+        int64_t x = json_is_integer(v) ? json_integer_value(v) : -2;
+        holes += x == -1;
+        ok = x == o->shape[d] || (x == -1 && holes == 1);
+    }
+    if (!ok)
+        die(E->I->X, "%s: %s.kwargs.size: not the shape of its output (%s)", E->p->file, n->path,
+            shape_text(E->I, E->p, n->out[0].tid, n->path));
+}
+
 /* CLASS split into k equal parts, one per device of the stage when k is its tensor-parallel
    size (written CLASS/tp), else a literal split */
 static const char *tp_part(ectx_t *E, int c, int64_t k, const char *path)
@@ -279,6 +299,11 @@ void fw_expr(ectx_t *E, const char **out, int *alias)
     } while (0)
     if (!strcmp(nm, "multiref") || is_identity_op(nm)) {
         NEED(1);
+        json_t *times = !strcmp(nm, "multiref") ? kw(E, n, "times", 0) : NULL;
+        if (times && !json_is_null(times) &&
+            (!json_is_integer(times) || json_integer_value(times) != n->nout))
+            die(X, "%s: %s.kwargs.times: %lld, but the node has %d outputs", E->p->file, n->path,
+                json_is_integer(times) ? (long long)json_integer_value(times) : -1LL, n->nout);
         for (int i = 0; i < n->nout; i++)
             out[i] = iv[0], alias[i] = 1;
         return;
@@ -350,6 +375,7 @@ void fw_expr(ectx_t *E, const char **out, int *alias)
                    : ar_printf(X, "linear(%s, %s)", iv[0], iv[1]);
     } else if (!strcmp(nm, "view")) {
         NEED(1);
+        view_size_matches(E, n);
         out[0] = ar_printf(X, "reshape(%s, %s)", iv[0],
                            shape_text(I, E->p, n->out[0].tid, kpath(X, n->path, "outputs[0]")));
     } else if (!strcmp(nm, "transpose")) {
