@@ -23,6 +23,21 @@ static char *slurp(const char *path, size_t *len)
     return s;
 }
 
+/* Check text (named name) with options o; the report in format fmt (malloc'd) */
+static char *check_report(const shardproof_options_t *o, const char *name, const char *text,
+                          size_t len, shardproof_format_t fmt, shardproof_verdict_t *v)
+{
+    shardproof_t *c = shardproof_new(o);
+    *v = shardproof_check(c, name, text, len);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    shardproof_report(c, m, fmt);
+    fclose(m);
+    shardproof_free(c);
+    return buf;
+}
+
 static char *report(const char *path, int jobs, shardproof_format_t fmt, shardproof_verdict_t *v)
 {
     shardproof_options_t o;
@@ -30,14 +45,7 @@ static char *report(const char *path, int jobs, shardproof_format_t fmt, shardpr
     o.jobs = jobs;
     size_t len;
     char *text = slurp(path, &len);
-    shardproof_t *c = shardproof_new(&o);
-    *v = shardproof_check(c, path, text, len);
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    shardproof_report(c, m, fmt);
-    fclose(m);
-    shardproof_free(c);
+    char *buf = check_report(&o, path, text, len, fmt, v);
     flint_free(text);
     return buf;
 }
@@ -56,15 +64,7 @@ static void test_check_mlp_equivalent(void **state)
 /* The report of checking text (named name) with the default options. */
 static char *report_text(const char *name, const char *text, shardproof_verdict_t *v)
 {
-    shardproof_t *c = shardproof_new(NULL);
-    *v = shardproof_check(c, name, text, strlen(text));
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    shardproof_report(c, m, SHARDPROOF_FORMAT_TEXT);
-    fclose(m);
-    shardproof_free(c);
-    return buf;
+    return check_report(NULL, name, text, strlen(text), SHARDPROOF_FORMAT_TEXT, v);
 }
 
 /* Sums of sizes (src/reduce_sums.c, docs/soundness.md): extents that are monomials in the dims
