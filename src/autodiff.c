@@ -517,6 +517,7 @@ sp_status_t sp_exec_model(sp_check_t *C)
     I.active[0] = 1;
     I.vals = &C->mvals;
     I.nvals = &C->nmvals;
+    I.index = &C->mindex;
     I.avals = &C->amvals;
     /* C->mvals may hold values from an earlier pass: rebuild the vid table alongside */
     I.vid_of_binding = flint_calloc((size_t)(C->amvals ? C->amvals : 1), sizeof(int));

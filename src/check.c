@@ -140,6 +140,7 @@ static void reset_model(sp_check_t *C)
 {
     free_bindings(C->mvals, C->nmvals, 1);
     C->nmvals = 0;
+    C->mindex.n = -1; /* rebuilt at the next lookup */
     free_bindings(C->morig, C->nmorig, 1);
     C->nmorig = 0;
     for (int i = 0; i < C->noutputs; i++)
@@ -231,6 +232,7 @@ void shardproof_free(shardproof_t *C)
         return;
     reset_run(C);
     flint_free(C->mvals);
+    sp_bindex_free(&C->mindex);
     flint_free(C->morig);
     flint_free(C->outputs);
     flint_free(C->omitted);

@@ -48,6 +48,18 @@ typedef struct {
  */
 typedef enum { SP_STAGE_LINEAGE = 0, SP_STAGE_OUTPUT } sp_stage_kind_t;
 
+/* A hash index over an array of bindings by name (src/exec.c lookup): each name's latest
+   binding, the earlier ones of the same name (outer scopes) chained through prev */
+typedef struct {
+    uint32_t *slots;   /* open addressing: 0 empty, 1 deleted, else 2 + a binding's index */
+    uint32_t nslots, used;
+    int *prev;         /* per binding: the earlier binding of its name, or -1 */
+    int aprev;
+    int n;             /* bindings indexed: the index is current when n is the array's count */
+} sp_bindex_t;
+
+void sp_bindex_free(sp_bindex_t *X);
+
 /* How an execution makes the symbols of its source tensors (sp_check_t.src_mode) */
 typedef enum { SP_SRC_REAL = 0, SP_SRC_TRACE, SP_SRC_PART } sp_src_mode_t;
 
@@ -161,6 +173,7 @@ typedef struct sp_check {
     /* model state: values, and cut points (model tensors named by plan lineage) */
     sp_binding_t *mvals;
     int nmvals, amvals;
+    sp_bindex_t mindex;      /* mvals by name */
     char **cuts;
     int ncuts, acuts;
     uint32_t *cut_slots;     /* src/lineage.c is_cut: a hash table of 1 + indices into cuts */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "exec_int.h"
+#include "hash.h"
 #include "sbuf.h"
 
 /*
@@ -77,20 +78,87 @@ void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndi
 
 /* ---- bindings ------------------------------------------------------------------------------- */
 
+/* The slot of name in X (*found: it holds a binding of name), else the slot to insert at */
+static uint32_t bx_slot(const sp_bindex_t *X, const sp_binding_t *vals, const char *name,
+                        int *found)
+{
+    uint32_t m = X->nslots - 1, j = (uint32_t)sp_str_hash(name) & m, ins = UINT32_MAX;
+    for (; X->slots[j] != 0; j = (j + 1) & m) {
+        if (X->slots[j] == 1) {
+            ins = ins == UINT32_MAX ? j : ins;
+            continue;
+        }
+        if (strcmp(vals[X->slots[j] - 2].name, name) == 0) {
+            *found = 1;
+            return j;
+        }
+    }
+    *found = 0;
+    return ins == UINT32_MAX ? j : ins;
+}
+
+/* Index binding i (the last, vals[0 .. i] indexed but it) */
+static void bx_push(sp_bindex_t *X, const sp_binding_t *vals, int i)
+{
+    if (i >= X->aprev) {
+        X->aprev = 2 * i + 64;
+        X->prev = flint_realloc(X->prev, (size_t)X->aprev * sizeof(int));
+    }
+    int found;
+    uint32_t j = bx_slot(X, vals, vals[i].name, &found);
+    X->prev[i] = found ? (int)X->slots[j] - 2 : -1;
+    X->used += X->slots[j] == 0;
+    X->slots[j] = (uint32_t)i + 2;
+    X->n = i + 1;
+}
+
+static void bx_rebuild(sp_bindex_t *X, const sp_binding_t *vals, int n)
+{
+    uint32_t size = 64;
+    while (size < 4 * (uint32_t)n)
+        size *= 2;
+    flint_free(X->slots);
+    X->slots = flint_calloc(size, sizeof(uint32_t));
+    X->nslots = size;
+    X->used = 0;
+    for (int i = 0; i < n; i++)
+        bx_push(X, vals, i);
+    X->n = n;
+}
+
+/* The latest binding of name in vals[0 .. n), through X (rebuilt when it is not current) */
+static sp_binding_t *bx_lookup(sp_bindex_t *X, sp_binding_t *vals, int n, const char *name)
+{
+    if (X->n != n || X->slots == NULL)
+        bx_rebuild(X, vals, n);
+    int found;
+    uint32_t j = bx_slot(X, vals, name, &found);
+    return found ? &vals[X->slots[j] - 2] : NULL;
+}
+
+void sp_bindex_free(sp_bindex_t *X)
+{
+    flint_free(X->slots);
+    flint_free(X->prev);
+    memset(X, 0, sizeof *X);
+}
+
 sp_binding_t *lookup(interp_t *I, const char *name)
 {
-    for (int i = *I->nvals - 1; i >= 0; i--)
-        if (strcmp((*I->vals)[i].name, name) == 0)
-            return &(*I->vals)[i];
-    return NULL;
+    if (I->index == NULL) {
+        for (int i = *I->nvals - 1; i >= 0; i--)
+            if (strcmp((*I->vals)[i].name, name) == 0)
+                return &(*I->vals)[i];
+        return NULL;
+    }
+    return bx_lookup(I->index, *I->vals, *I->nvals, name);
 }
 
 const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name)
 {
-    for (int i = C->nmvals - 1; i >= 0; i--)
-        if (strcmp(C->mvals[i].name, name) == 0)
-            return &C->mvals[i];
-    return NULL;
+    /* the index is a cache of the bindings: kept current here too */
+    sp_check_t *M = (sp_check_t *)C;
+    return bx_lookup(&M->mindex, M->mvals, M->nmvals, name);
 }
 
 /* The pending max/min entry of a layout: 1 with op and axes, 0 if none. */
@@ -241,6 +309,9 @@ int bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
     }
     sp_binding_t *nb = &(*I->vals)[(*I->nvals)++];
     nb->name = sp_strdup(name);
+    if (I->index != NULL && I->index->n == *I->nvals - 1 &&
+        2 * (I->index->used + 1) <= I->index->nslots)
+        bx_push(I->index, *I->vals, *I->nvals - 1);
     nb->loc = loc;
     nb->t = val;
     nb->rloc = NULL;
@@ -262,8 +333,19 @@ int bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
 
 static void pop_scope(interp_t *I, int scope)
 {
+    sp_bindex_t *X = I->index;
     while (*I->nvals > 0 && (*I->vals)[*I->nvals - 1].scope > scope) {
-        sp_binding_t *b = &(*I->vals)[--*I->nvals];
+        int i = --*I->nvals;
+        sp_binding_t *b = &(*I->vals)[i];
+        if (X != NULL && X->n == i + 1 && X->slots != NULL) { /* unindex it: its name's earlier binding */
+            int found;
+            uint32_t j = bx_slot(X, *I->vals, b->name, &found);
+            if (found)
+                X->slots[j] = X->prev[i] >= 0 ? (uint32_t)X->prev[i] + 2 : 1;
+            X->n = found ? i : -1;
+        } else if (X != NULL) {
+            X->n = -1;
+        }
         flint_free(b->name);
         flint_free(b->rloc);
         pval_free(b->t, I->nranks);
@@ -1967,6 +2049,7 @@ void interp_clear(interp_t *I)
             pval_free(I->pvals[k].t, I->nranks);
         }
         flint_free(I->pvals);
+        sp_bindex_free(&I->pindex);
         for (int k = 0; k < I->nstates; k++) {
             flint_free(I->states[k].name);
             sp_layout_clear(&I->states[k].L);

@@ -66,6 +66,7 @@ sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
     memset(I->active, 1, (size_t)I->nranks);
     I->vals = &I->pvals;
     I->nvals = &I->npvals;
+    I->index = &I->pindex;
     I->avals = &I->apvals;
     return SP_OK;
 }
