@@ -244,6 +244,7 @@ typedef struct sp_check {
     uint32_t *node_key;      /* a trace's node -> the least source key under it (UINT32_MAX:
                                 none), for nodes [0, nnode_key) */
     uint32_t nnode_key, anode_key;
+    int merged_whole;        /* merge checked the whole input (src/shard.c whole_run_decides) */
     int shard_exec;          /* the last sharded run: 0 executed in full, 1 its stages only,
                                 2 in full after its stages-only run met the hollow symbol */
     int64_t shard_sources[2]; /* that SP_SRC_PART execution's source tensors: real, all */

@@ -1010,6 +1010,11 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
             /* the reference executor contradicted the merged verdict: its message */
             shardproof_print_diagnostics(c, stderr);
         }
+        if (c->merged_whole)
+            fprintf(stderr, "shardproof: merge: the shards' results needed what only a whole "
+                            "check decides (the real sizes or mesh after an unreproduced "
+                            "difference, or inferred lineage the reference executor found "
+                            "wrong): the whole input was checked here\n");
     }
     int bad = v == SHARDPROOF_BAD_INPUT || v == SHARDPROOF_INTERNAL;
     /* from here on the run's own report is written (a failure now leaves it on standard error) */

@@ -188,6 +188,19 @@ fail:
     return 0;
 }
 
+/*
+ * What a whole check decides after its proofs, from the reference executor's run, which no
+ * shard makes: a stage difference that the executor does not reproduce sends a whole check to
+ * the real sizes, the real mesh, or a run without the inferred relations (src/check.c
+ * run_exact, run_inferred), and a plan whose inferred lineage the executor found wrong is
+ * proved stage by stage up to the first failure (src/stage.c solve_up_to_failure).  Then merge
+ * checks the whole input itself.
+ */
+static int whole_run_decides(const sp_check_t *C, shardproof_verdict_t v)
+{
+    return C->infer_diverged || (v == SHARDPROOF_UNKNOWN && (C->resize || C->unlifted));
+}
+
 shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text, size_t len,
                                                const char *const *texts, const char *const *names,
                                                int nparts, char *err, size_t errlen)
@@ -316,6 +329,14 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
     }
     verdict = failed ? SHARDPROOF_NOT_EQUIVALENT : unknown ? SHARDPROOF_UNKNOWN : SHARDPROOF_EQUIVALENT;
     verdict = (shardproof_verdict_t)sp_crosscheck(C, verdict);
+    if (whole_run_decides(C, verdict)) {
+        /* the whole input checked here, as `check` would (the report is then its report) */
+        sp_diags_mark_t none;
+        memset(&none, 0, sizeof none);
+        sp_diags_restore(C->d, &none);
+        verdict = shardproof_check(C, C->path, text, len);
+        C->merged_whole = 1;
+    }
 fail:
     flint_free(rep);
     flint_free(owner);

@@ -39,6 +39,14 @@ same_as_whole "$here/../docs/examples/pipeline_tp.sp" 100
 # (a generated plan: --fast-shapes keeps it quick, also under ASan; sharding is what is tested)
 same_as_whole "$here/plans/bugs/llama3_eps_all.sp" 4 --fast-shapes
 same_as_whole "$here/plans/bugs/mlp_row_allreduce_dropped.sp" 2
+# what only a whole check decides after its proofs (the reference executor's run, which no shard
+# makes): the real mesh after an unreproduced difference on the cut mesh, the real sizes after
+# one at the reduced sizes, a run without inferred relations, stages up to the first failure
+# when the inferred lineage is wrong: merge checks the whole input (session 22's review)
+same_as_whole "$here/plans/ok/cutoff_unreproduced_real_mesh.sp" 2 --mesh-cutoff
+same_as_whole "$here/plans/bugs/definedness_mask_times_division.sp" 2
+same_as_whole "$here/plans/ok/reduce_strict_mesh_product_real.sp" 3 --strict-shapes
+same_as_whole "$here/plans/bugs/pipeline_grad_reduced_early.sp" 2
 # a generated pipeline: every shard executes only what its stages read (its profile says so)
 "$bin" gen llama3 --dp 2 --tp 2 --pp 2 --nm 2 --layers 2 -o "$tmp/gen.sp" >/dev/null 2>&1 ||
     bad "gen failed"
@@ -75,7 +83,7 @@ echo "# edited" >>"$tmp/in.sp"
 expect_error "the file changed since" "$tmp/a.json" "$tmp/b.json"
 # a part edited to claim a failing stage proved: merge trusts the parts' results (docs/guide.md),
 # and where the reference executor runs it contradicts them: exit 4 with its message
-g=$here/plans/bugs/train_momentum_weight_decay_dropped.sp
+g=$here/plans/bugs/mlp_row_allreduce_dropped.sp
 for i in 0 1; do
     "$bin" check "$g" --shard $i/2 2>/dev/null | sed 's/"status": "failed"/"status": "proved"/' |
         grep -vE '"(why|fail_rank|fail_index|plan_value|model_value|cex|cex_values|reason)"' |
