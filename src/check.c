@@ -181,7 +181,7 @@ static void reset_pass(sp_check_t *C)
     for (int i = 0; i < C->ncuts; i++)
         flint_free(C->cuts[i]);
     C->ncuts = 0;
-    C->ncut_slots = 0;
+    C->cutidx.n = -1;
 }
 
 /* An empty expression store (a new engine) for the next execution. */
@@ -232,7 +232,7 @@ void shardproof_free(shardproof_t *C)
         return;
     reset_run(C);
     flint_free(C->mvals);
-    sp_bindex_free(&C->mindex);
+    sp_nameidx_free(&C->mindex);
     flint_free(C->morig);
     flint_free(C->outputs);
     flint_free(C->omitted);
@@ -240,7 +240,7 @@ void shardproof_free(shardproof_t *C)
     flint_free(C->cuts);
     flint_free(C->src_ord);
     flint_free(C->node_key);
-    flint_free(C->cut_slots);
+    sp_nameidx_free(&C->cutidx);
     flint_free(C->passed);
     flint_free(C->passed_on);
     flint_free(C->passed_rows);
@@ -419,13 +419,18 @@ static void phase_done(sp_check_t *C, const char *name, const char *next)
         fprintf(stderr, "\r\033[K%s%s", next ? "shardproof: " : "", next ? next : "");
 }
 
-static sp_status_t exec_both(sp_check_t *C)
+/* The model, then the plan, their sources' symbols made as mode says (src/shard_exec.c) */
+static sp_status_t exec_as(sp_check_t *C, sp_src_mode_t mode)
 {
+    C->src_mode = mode;
     sp_status_t st = sp_exec_model(C);
-    return st == SP_OK ? sp_exec_plan(C) : st;
+    if (st == SP_OK)
+        st = sp_exec_plan(C);
+    C->src_mode = SP_SRC_REAL;
+    return st;
 }
 
-/* A sharded run executes only its stages' sources; tracing? */
+/* Does this run trace first (--shard: execute only the shard's stages' sources)? */
 static int traced(const sp_check_t *C)
 {
     return C->opt.shard_count > 1 && !C->inferring;
@@ -446,9 +451,7 @@ static sp_status_t shard_execute(sp_check_t *C, const sp_limits_t *lim, sp_diags
     fresh_store(C, lim);
     C->shard_sources[0] = C->shard_sources[1] = 0;
     if (ok) {
-        C->src_mode = SP_SRC_PART;
-        st = exec_both(C);
-        C->src_mode = SP_SRC_REAL;
+        st = exec_as(C, SP_SRC_PART);
         if (st == SP_OK && !C->E->oom && sp_shard_stages_whole(C, n)) {
             C->shard_exec = 1;
             return st;
@@ -458,7 +461,7 @@ static sp_status_t shard_execute(sp_check_t *C, const sp_limits_t *lim, sp_diags
         fresh_store(C, lim);
     }
     C->shard_exec = 2;
-    return exec_both(C);
+    return exec_as(C, SP_SRC_REAL);
 }
 
 static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *text, size_t len,
@@ -502,9 +505,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         for (int attempt = 0; guessed; attempt++) {
             sp_diags_mark_t dm;
             sp_diags_mark(C->d, &dm);
-            C->src_mode = traced(C) ? SP_SRC_TRACE : SP_SRC_REAL;
-            st = exec_both(C);
-            C->src_mode = SP_SRC_REAL;
+            st = exec_as(C, traced(C) ? SP_SRC_TRACE : SP_SRC_REAL);
             int confirmed = st == SP_OK && !C->E->oom && sp_cuts_confirmed(C);
             if (confirmed && traced(C)) {
                 phase_done(C, "trace (--shard)", "running the shard's part");
@@ -544,9 +545,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         sp_diags_restore(C->d, &dm);
         reset_values(C);
         fresh_store(C, &lim);
-        C->src_mode = SP_SRC_TRACE;
-        st = exec_both(C);
-        C->src_mode = SP_SRC_REAL;
+        st = exec_as(C, SP_SRC_TRACE);
         phase_done(C, "trace (--shard)", "running the shard's part");
         if (st == SP_OK && !C->E->oom)
             st = shard_execute(C, &lim, &dm);

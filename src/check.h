@@ -48,17 +48,24 @@ typedef struct {
  */
 typedef enum { SP_STAGE_LINEAGE = 0, SP_STAGE_OUTPUT } sp_stage_kind_t;
 
-/* A hash index over an array of bindings by name (src/exec.c lookup): each name's latest
-   binding, the earlier ones of the same name (outer scopes) chained through prev */
+/* A hash index by name over an array whose elements begin with their name (`char *`): the
+   bindings (src/exec.c lookup), the cut points (src/lineage.c is_cut).  Each name's latest
+   element; earlier ones of the same name (outer scopes) are chained through prev. */
 typedef struct {
-    uint32_t *slots;   /* open addressing: 0 empty, 1 deleted, else 2 + a binding's index */
+    uint32_t *slots;   /* open addressing: 0 empty, 1 deleted, else 2 + an element's index */
     uint32_t nslots, used;
-    int *prev;         /* per binding: the earlier binding of its name, or -1 */
+    int *prev;         /* per element: the earlier element of its name, or -1 */
     int aprev;
-    int n;             /* bindings indexed: the index is current when n is the array's count */
-} sp_bindex_t;
+    int n;             /* elements indexed: the index is current when n is the array's count */
+} sp_nameidx_t;
 
-void sp_bindex_free(sp_bindex_t *X);
+/* src/exec.c: the index of the latest element named name among the n elements of base (each
+   stride bytes), or -1; the index is rebuilt when it is not current */
+int sp_nameidx_find(sp_nameidx_t *X, const void *base, size_t stride, int n, const char *name);
+/* element n-1 was appended / the last element i is about to be removed */
+void sp_nameidx_added(sp_nameidx_t *X, const void *base, size_t stride, int n);
+void sp_nameidx_removed(sp_nameidx_t *X, const void *base, size_t stride, int i);
+void sp_nameidx_free(sp_nameidx_t *X);
 
 /* How an execution makes the symbols of its source tensors (sp_check_t.src_mode) */
 typedef enum { SP_SRC_REAL = 0, SP_SRC_TRACE, SP_SRC_PART } sp_src_mode_t;
@@ -173,11 +180,10 @@ typedef struct sp_check {
     /* model state: values, and cut points (model tensors named by plan lineage) */
     sp_binding_t *mvals;
     int nmvals, amvals;
-    sp_bindex_t mindex;      /* mvals by name */
+    sp_nameidx_t mindex;     /* mvals by name */
     char **cuts;
     int ncuts, acuts;
-    uint32_t *cut_slots;     /* src/lineage.c is_cut: a hash table of 1 + indices into cuts */
-    uint32_t ncut_slots;     /* its size (a power of two), 0 when it is to be rebuilt */
+    sp_nameidx_t cutidx;     /* cuts by name */
     char **passed;           /* plan pass 2: cut points the plan has already crossed ... */
     uint8_t **passed_on;     /* ... on these ranks and rows: [rank * passed_rows + row] */
     int64_t *passed_rows;    /* rows (dim 0, 1 for a scalar) of each cut point */

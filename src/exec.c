@@ -78,8 +78,13 @@ void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndi
 
 /* ---- bindings ------------------------------------------------------------------------------- */
 
-/* The slot of name in X (*found: it holds a binding of name), else the slot to insert at */
-static uint32_t bx_slot(const sp_bindex_t *X, const sp_binding_t *vals, const char *name,
+static const char *name_at(const void *base, size_t stride, int i)
+{
+    return *(char *const *)((const char *)base + (size_t)i * stride);
+}
+
+/* The slot of name in X (*found: it holds an element of that name), else the slot to insert at */
+static uint32_t nx_slot(const sp_nameidx_t *X, const void *base, size_t stride, const char *name,
                         int *found)
 {
     uint32_t m = X->nslots - 1, j = (uint32_t)sp_str_hash(name) & m, ins = UINT32_MAX;
@@ -88,7 +93,7 @@ static uint32_t bx_slot(const sp_bindex_t *X, const sp_binding_t *vals, const ch
             ins = ins == UINT32_MAX ? j : ins;
             continue;
         }
-        if (strcmp(vals[X->slots[j] - 2].name, name) == 0) {
+        if (strcmp(name_at(base, stride, (int)X->slots[j] - 2), name) == 0) {
             *found = 1;
             return j;
         }
@@ -97,46 +102,60 @@ static uint32_t bx_slot(const sp_bindex_t *X, const sp_binding_t *vals, const ch
     return ins == UINT32_MAX ? j : ins;
 }
 
-/* Index binding i (the last, vals[0 .. i] indexed but it) */
-static void bx_push(sp_bindex_t *X, const sp_binding_t *vals, int i)
+/* Index element i (elements 0 .. i-1 are) */
+static void nx_push(sp_nameidx_t *X, const void *base, size_t stride, int i)
 {
     if (i >= X->aprev) {
         X->aprev = 2 * i + 64;
         X->prev = flint_realloc(X->prev, (size_t)X->aprev * sizeof(int));
     }
     int found;
-    uint32_t j = bx_slot(X, vals, vals[i].name, &found);
+    uint32_t j = nx_slot(X, base, stride, name_at(base, stride, i), &found);
     X->prev[i] = found ? (int)X->slots[j] - 2 : -1;
     X->used += X->slots[j] == 0;
     X->slots[j] = (uint32_t)i + 2;
     X->n = i + 1;
 }
 
-static void bx_rebuild(sp_bindex_t *X, const sp_binding_t *vals, int n)
+int sp_nameidx_find(sp_nameidx_t *X, const void *base, size_t stride, int n, const char *name)
 {
-    uint32_t size = 64;
-    while (size < 4 * (uint32_t)n)
-        size *= 2;
-    flint_free(X->slots);
-    X->slots = flint_calloc(size, sizeof(uint32_t));
-    X->nslots = size;
-    X->used = 0;
-    for (int i = 0; i < n; i++)
-        bx_push(X, vals, i);
-    X->n = n;
-}
-
-/* The latest binding of name in vals[0 .. n), through X (rebuilt when it is not current) */
-static sp_binding_t *bx_lookup(sp_bindex_t *X, sp_binding_t *vals, int n, const char *name)
-{
-    if (X->n != n || X->slots == NULL)
-        bx_rebuild(X, vals, n);
+    if (X->n != n || X->slots == NULL) { /* rebuilt, at most half full */
+        uint32_t size = 64;
+        while (size < 4 * (uint32_t)n)
+            size *= 2;
+        flint_free(X->slots);
+        X->slots = flint_calloc(size, sizeof(uint32_t));
+        X->nslots = size;
+        X->used = 0;
+        for (int i = 0; i < n; i++)
+            nx_push(X, base, stride, i);
+        X->n = n;
+    }
     int found;
-    uint32_t j = bx_slot(X, vals, name, &found);
-    return found ? &vals[X->slots[j] - 2] : NULL;
+    uint32_t j = nx_slot(X, base, stride, name, &found);
+    return found ? (int)X->slots[j] - 2 : -1;
 }
 
-void sp_bindex_free(sp_bindex_t *X)
+void sp_nameidx_added(sp_nameidx_t *X, const void *base, size_t stride, int n)
+{
+    if (X->slots != NULL && X->n == n - 1 && 2 * (X->used + 1) <= X->nslots)
+        nx_push(X, base, stride, n - 1);
+    else
+        X->n = -1; /* rebuilt at the next find */
+}
+
+void sp_nameidx_removed(sp_nameidx_t *X, const void *base, size_t stride, int i)
+{
+    int found = 0;
+    uint32_t j = 0;
+    if (X->slots != NULL && X->n == i + 1)
+        j = nx_slot(X, base, stride, name_at(base, stride, i), &found);
+    if (found) /* its name's earlier element, if any */
+        X->slots[j] = X->prev[i] >= 0 ? (uint32_t)X->prev[i] + 2 : 1;
+    X->n = found ? i : -1;
+}
+
+void sp_nameidx_free(sp_nameidx_t *X)
 {
     flint_free(X->slots);
     flint_free(X->prev);
@@ -145,20 +164,16 @@ void sp_bindex_free(sp_bindex_t *X)
 
 sp_binding_t *lookup(interp_t *I, const char *name)
 {
-    if (I->index == NULL) {
-        for (int i = *I->nvals - 1; i >= 0; i--)
-            if (strcmp((*I->vals)[i].name, name) == 0)
-                return &(*I->vals)[i];
-        return NULL;
-    }
-    return bx_lookup(I->index, *I->vals, *I->nvals, name);
+    int i = sp_nameidx_find(I->index, *I->vals, sizeof(sp_binding_t), *I->nvals, name);
+    return i >= 0 ? &(*I->vals)[i] : NULL;
 }
 
 const sp_binding_t *sp_model_value(const sp_check_t *C, const char *name)
 {
-    /* the index is a cache of the bindings: kept current here too */
+    /* the index is a cache of the bindings, kept current by any lookup */
     sp_check_t *M = (sp_check_t *)C;
-    return bx_lookup(&M->mindex, M->mvals, M->nmvals, name);
+    int i = sp_nameidx_find(&M->mindex, M->mvals, sizeof(sp_binding_t), M->nmvals, name);
+    return i >= 0 ? &M->mvals[i] : NULL;
 }
 
 /* The pending max/min entry of a layout: 1 with op and axes, 0 if none. */
@@ -309,9 +324,7 @@ int bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
     }
     sp_binding_t *nb = &(*I->vals)[(*I->nvals)++];
     nb->name = sp_strdup(name);
-    if (I->index != NULL && I->index->n == *I->nvals - 1 &&
-        2 * (I->index->used + 1) <= I->index->nslots)
-        bx_push(I->index, *I->vals, *I->nvals - 1);
+    sp_nameidx_added(I->index, *I->vals, sizeof(sp_binding_t), *I->nvals);
     nb->loc = loc;
     nb->t = val;
     nb->rloc = NULL;
@@ -333,19 +346,10 @@ int bind(interp_t *I, const char *name, sp_loc_t loc, pval_t val, int vid)
 
 static void pop_scope(interp_t *I, int scope)
 {
-    sp_bindex_t *X = I->index;
     while (*I->nvals > 0 && (*I->vals)[*I->nvals - 1].scope > scope) {
         int i = --*I->nvals;
         sp_binding_t *b = &(*I->vals)[i];
-        if (X != NULL && X->n == i + 1 && X->slots != NULL) { /* unindex it: its name's earlier binding */
-            int found;
-            uint32_t j = bx_slot(X, *I->vals, b->name, &found);
-            if (found)
-                X->slots[j] = X->prev[i] >= 0 ? (uint32_t)X->prev[i] + 2 : 1;
-            X->n = found ? i : -1;
-        } else if (X != NULL) {
-            X->n = -1;
-        }
+        sp_nameidx_removed(I->index, *I->vals, sizeof(sp_binding_t), i);
         flint_free(b->name);
         flint_free(b->rloc);
         pval_free(b->t, I->nranks);
@@ -2049,7 +2053,7 @@ void interp_clear(interp_t *I)
             pval_free(I->pvals[k].t, I->nranks);
         }
         flint_free(I->pvals);
-        sp_bindex_free(&I->pindex);
+        sp_nameidx_free(&I->pindex);
         for (int k = 0; k < I->nstates; k++) {
             flint_free(I->states[k].name);
             sp_layout_clear(&I->states[k].L);

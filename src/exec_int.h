@@ -42,10 +42,10 @@ typedef struct {
     /* bindings: C->mvals for the model, pvals for the plan */
     sp_binding_t **vals;
     int *nvals, *avals;
-    sp_bindex_t *index;  /* vals by name: &C->mindex or &pindex */
+    sp_nameidx_t *index; /* vals by name: &C->mindex or &pindex */
     sp_binding_t *pvals;
     int npvals, apvals;
-    sp_bindex_t pindex;
+    sp_nameidx_t pindex;
     int scope;
     ivar_t *ivars;
     int nivars, aivars;

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "eval.h"
-#include "hash.h"
 #include "exec_int.h"
 #include "sbuf.h"
 
@@ -19,38 +18,9 @@
 
 /* ---- cut points ----------------------------------------------------------------------------- */
 
-/* The cut points by name: a hash table over C->cuts, rebuilt when it is missing or fuller
-   than half (every change to C->cuts but add_cut sets ncut_slots to 0) */
-static void cut_insert(sp_check_t *C, int i)
-{
-    uint32_t m = C->ncut_slots - 1, j = (uint32_t)sp_str_hash(C->cuts[i]) & m;
-    while (C->cut_slots[j] != 0)
-        j = (j + 1) & m;
-    C->cut_slots[j] = (uint32_t)i + 1;
-}
-
-static void cut_table(sp_check_t *C)
-{
-    if (C->ncut_slots != 0 && 2 * (uint32_t)C->ncuts < C->ncut_slots)
-        return;
-    uint32_t n = 64;
-    while (n < 4 * (uint32_t)C->ncuts)
-        n *= 2;
-    flint_free(C->cut_slots);
-    C->cut_slots = flint_calloc(n, sizeof(uint32_t));
-    C->ncut_slots = n;
-    for (int i = 0; i < C->ncuts; i++)
-        cut_insert(C, i);
-}
-
 int is_cut(sp_check_t *C, const char *name)
 {
-    cut_table(C);
-    uint32_t m = C->ncut_slots - 1, j = (uint32_t)sp_str_hash(name) & m;
-    for (; C->cut_slots[j] != 0; j = (j + 1) & m)
-        if (strcmp(C->cuts[C->cut_slots[j] - 1], name) == 0)
-            return 1;
-    return 0;
+    return sp_nameidx_find(&C->cutidx, C->cuts, sizeof(char *), C->ncuts, name) >= 0;
 }
 
 void add_cut(sp_check_t *C, const char *name)
@@ -62,11 +32,7 @@ void add_cut(sp_check_t *C, const char *name)
         C->cuts = flint_realloc(C->cuts, (size_t)C->acuts * sizeof(char *));
     }
     C->cuts[C->ncuts++] = sp_strdup(name);
-    cut_table(C);
-    if (2 * (uint32_t)C->ncuts < C->ncut_slots)
-        cut_insert(C, C->ncuts - 1);
-    else
-        C->ncut_slots = 0;
+    sp_nameidx_added(&C->cutidx, C->cuts, sizeof(char *), C->ncuts);
 }
 
 /* ---- stages --------------------------------------------------------------------------------- */
@@ -429,7 +395,7 @@ int sp_cuts_confirmed(sp_check_t *C)
     for (int i = 0; i < C->npassed; i++) {
         flint_free(C->cuts[i]);
         C->cuts[i] = sp_strdup(C->passed[i]);
-        C->ncut_slots = 0;
+        C->cutidx.n = -1; /* another order: rebuilt at the next find */
     }
     return 1;
 }

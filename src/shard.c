@@ -12,7 +12,7 @@
 #include "cli.h"
 
 #define PARTIAL_FORMAT "shardproof-partial"
-#define PARTIAL_SCHEMA 2 /* 2: stage ranges, fingerprints (was: groups, keys) */
+#define PARTIAL_SCHEMA 2 /* 2: each shard claims its stages by fingerprint (1: keys, groups) */
 
 static const char *const status_names[] = {"pending", "proved", "failed", "unknown", "memoized"};
 
@@ -302,10 +302,10 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
                      "options?)", P[k].name, i, i + 1);
             if (!take_result(s, r, C->nstages, err, errlen, P[k].name))
                 goto fail;
+            /* a shard memoizes onto its own proved stage of the same key (merge's keys) */
             if (s->memo_of >= 0 && (s->memo_of >= i || owner[s->memo_of] != owner[i] ||
                                     C->stages[s->memo_of].status != SP_STAGE_PROVED ||
                                     C->stages[s->memo_of].key != s->key))
-                /* (keys: of the merge's own run, which groups the stages as a whole run) */
                 MERR("%s: results[%d].memo_of: stage %d is no proved stage of the same shard "
                      "and key", P[k].name, i, s->memo_of + 1);
         }

@@ -55,6 +55,22 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* a[0 .. *n) sorted, each string once (the repeats freed) */
+static void sort_unique(char **a, int *n)
+{
+    if (*n < 2)
+        return;
+    qsort(a, (size_t)*n, sizeof(char *), cmp_str);
+    int m = 1;
+    for (int i = 1; i < *n; i++) {
+        if (strcmp(a[i], a[m - 1]) == 0)
+            flint_free(a[i]);
+        else
+            a[m++] = a[i];
+    }
+    *n = m;
+}
+
 static int in_sorted(char *const *a, int n, const char *s)
 {
     return n > 0 && bsearch(&s, a, (size_t)n, sizeof(char *), cmp_str) != NULL;
@@ -174,6 +190,25 @@ static void mark(uint8_t *seen, const sp_tensor_t *t)
         seen[t->v[e]] = 1;
 }
 
+/* seen[id] for every node in the cone of a value of this shard's stages (len nodes) */
+static void mark_cones(const sp_check_t *C, uint8_t *seen, uint32_t len)
+{
+    const sp_ectx_struct *E = C->E;
+    for (int i = 0; i < C->nstages; i++) {
+        const sp_stage_t *s = &C->stages[i];
+        if (!sp_shard_mine(C, i))
+            continue;
+        for (int64_t r = 0; s->plan && r < s->nranks; r++)
+            mark(seen, &s->plan[r]);
+        mark(seen, &s->model);
+    }
+    /* arguments have smaller ids than their nodes: one sweep downwards visits every cone */
+    for (uint32_t id = len; id-- > 1;)
+        if (seen[id])
+            for (uint32_t k = 0; k < E->nodes[id].nargs; k++)
+                seen[E->argv[E->nodes[id].args + k]] = 1;
+}
+
 int sp_shard_collect_needed(sp_check_t *C)
 {
     sp_shard_needed_free(C);
@@ -183,34 +218,17 @@ int sp_shard_collect_needed(sp_check_t *C)
     if (seen == NULL)
         return 0;
     int cap = 0;
-    for (int i = 0; i < C->nstages; i++) {
-        const sp_stage_t *s = &C->stages[i];
-        if (!sp_shard_mine(C, i))
-            continue;
-        for (int64_t r = 0; s->plan && r < s->nranks; r++)
-            mark(seen, &s->plan[r]);
-        mark(seen, &s->model);
-        if (!in_sorted(C->mine, C->nmine, s->model_name)) {
-            push(&C->mine, &C->nmine, &cap, s->model_name);
-            qsort(C->mine, (size_t)C->nmine, sizeof(char *), cmp_str);
-        }
-    }
-    /* arguments have smaller ids than their nodes: one sweep downwards visits every cone */
+    for (int i = 0; i < C->nstages; i++)
+        if (sp_shard_mine(C, i))
+            push(&C->mine, &C->nmine, &cap, C->stages[i].model_name);
+    sort_unique(C->mine, &C->nmine);
+    mark_cones(C, seen, len);
     cap = 0;
-    for (uint32_t id = len; id-- > 1;) {
-        if (!seen[id])
-            continue;
-        const sp_node_t *nd = &E->nodes[id];
-        if (nd->op == SP_OP_SYM) {
-            push(&C->needed, &C->nneeded, &cap, E->names[nd->param]);
-            continue;
-        }
-        for (uint32_t k = 0; k < nd->nargs; k++)
-            seen[E->argv[nd->args + k]] = 1;
-    }
+    for (uint32_t id = 1; id < len; id++)
+        if (seen[id] && E->nodes[id].op == SP_OP_SYM)
+            push(&C->needed, &C->nneeded, &cap, E->names[E->nodes[id].param]);
     free(seen);
-    if (C->nneeded > 1)
-        qsort(C->needed, (size_t)C->nneeded, sizeof(char *), cmp_str);
+    sort_unique(C->needed, &C->nneeded);
     return 1;
 }
 
@@ -412,17 +430,7 @@ int sp_shard_fingerprints(const sp_check_t *C, uint64_t *fp)
         free(v);
         return 0;
     }
-    for (int i = 0; i < C->nstages; i++) {
-        const sp_stage_t *s = &C->stages[i];
-        for (int64_t r = 0; sp_shard_mine(C, i) && s->plan && r < s->nranks; r++)
-            mark(seen, &s->plan[r]);
-        if (sp_shard_mine(C, i))
-            mark(seen, &s->model);
-    }
-    for (uint32_t id = len; id-- > 1;)
-        if (seen[id])
-            for (uint32_t k = 0; k < E->nodes[id].nargs; k++)
-                seen[E->argv[E->nodes[id].args + k]] = 1;
+    mark_cones(C, seen, len);
     for (uint32_t id = 1; id < len; id++)
         if (seen[id])
             v[id] = fp_node(E, v, id);
