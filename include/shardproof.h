@@ -103,6 +103,9 @@ typedef struct shardproof_options {
                                   no query or stage starts; what is not decided is UNKNOWN
                                   (limit timeout).  The reference executor's re-check after the
                                   proofs (small plans only) is not interrupted */
+    int64_t max_memo_keys;     /* 32-bit words of memoization keys kept (0: default 2^26, 256
+                                  MiB): past it a stage is still memoized onto a kept key but
+                                  keeps none of its own (memoization is only a saving) */
 } shardproof_options_t;
 
 void shardproof_options_default(shardproof_options_t *opt);

@@ -750,6 +750,17 @@ sp_expr_t sp_expr_dot(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n)
     if (E->oom)
         return SP_EXPR_NONE;
     uint32_t m = 0;
+    if (E->dot_sets && E->dot_ok && n > 1 && x[0] != SP_EXPR_NONE && y[0] != SP_EXPR_NONE &&
+        !is_zero_const(E, x[0]) && !is_zero_const(E, y[0])) {
+        /* a trace's row and column are often one node each: one pair */
+        uint32_t i = 1;
+        while (i < n && x[i] == x[0] && y[i] == y[0])
+            i++;
+        if (i == n) {
+            sp_expr_t v[2] = {x[0] < y[0] ? x[0] : y[0], x[0] < y[0] ? y[0] : x[0]};
+            return intern(E, SP_OP_DOT, (int64_t)n, v, 2);
+        }
+    }
     for (uint32_t i = 0; i < n; i++) {
         if (x[i] == SP_EXPR_NONE || y[i] == SP_EXPR_NONE)
             return SP_EXPR_NONE;
@@ -802,7 +813,16 @@ sp_expr_t sp_expr_dot(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n)
     } else if (unsorted) {
         qsort(v, m, 2 * sizeof(sp_expr_t), pair_cmp);
     }
-    sp_expr_t r = intern(E, SP_OP_DOT, 0, v, 2 * m);
+    uint32_t kept = m;
+    if (E->dot_sets) {
+        kept = 1;
+        for (uint32_t i = 1; i < m; i++)
+            if (v[2 * i] != v[2 * kept - 2] || v[2 * i + 1] != v[2 * kept - 1]) {
+                v[2 * kept] = v[2 * i];
+                v[2 * kept++ + 1] = v[2 * i + 1];
+            }
+    }
+    sp_expr_t r = intern(E, SP_OP_DOT, E->dot_sets ? (int64_t)m : 0, v, 2 * kept);
     if (v != small)
         flint_free(v);
     return r;

@@ -103,6 +103,9 @@ typedef struct {
                             nodes); then vm_full = 3 */
     int vm_full;
     int dot_ok;         /* sp_expr_dot may build SP_OP_DOT nodes (else a sum of products) */
+    int dot_sets;       /* with dot_ok: an SP_OP_DOT node keeps each distinct pair once and its
+                           param is the number of pairs it stands for (a trace, which asks what a
+                           value reads, not what it is: src/shard_exec.c) */
     sp_expr_t hollow;   /* the hollow symbol once made (sp_expr_hollow), else SP_EXPR_NONE */
     int force_hollow;   /* src/ops.c: every operator takes its operands as hollow (a statement
                            whose value a sharded run does not need: src/shard_exec.c) */

@@ -98,6 +98,7 @@ shardproof_t *shardproof_new(const shardproof_options_t *o)
     C->opt.max_memory_set = o->max_memory_mb > 0;
     C->opt.max_elements = o->max_elements > 0 ? o->max_elements : 262144;
     C->opt.max_ranks = o->max_ranks > 0 ? o->max_ranks : SHARDPROOF_DEFAULT_MAX_RANKS;
+    C->opt.max_memo_keys = o->max_memo_keys > 0 ? o->max_memo_keys : (int64_t)1 << 26;
     C->opt.progress = o->progress;
     C->opt.infer = o->infer_lineage;
     C->opt.shape_index = o->shape_index > 0 ? o->shape_index : 0;
@@ -423,10 +424,12 @@ static void phase_done(sp_check_t *C, const char *name, const char *next)
 static sp_status_t exec_as(sp_check_t *C, sp_src_mode_t mode)
 {
     C->src_mode = mode;
+    C->E->dot_sets = mode == SP_SRC_TRACE;
     sp_status_t st = sp_exec_model(C);
     if (st == SP_OK)
         st = sp_exec_plan(C);
     C->src_mode = SP_SRC_REAL;
+    C->E->dot_sets = 0;
     return st;
 }
 
@@ -533,6 +536,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     sp_diags_mark_t dm;
     sp_diags_mark(C->d, &dm);
     C->src_mode = traced(C) ? SP_SRC_TRACE : SP_SRC_REAL; /* only the cut names are kept */
+    C->E->dot_sets = traced(C);
     st = sp_exec_model(C);
     if (st == SP_OK) {
         C->collect_only = 1;
@@ -540,6 +544,7 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
         C->collect_only = 0;
     }
     C->src_mode = SP_SRC_REAL;
+    C->E->dot_sets = 0;
     if (st == SP_OK && traced(C)) {
         /* pass 2 a trace, then the shard's own execution */
         sp_diags_restore(C->d, &dm);

@@ -125,6 +125,7 @@ typedef struct {
     int ndims;
     int64_t max_elements;    /* per tensor after reduction */
     int64_t max_ranks;
+    int64_t max_memo_keys;   /* 32-bit words of memoization keys kept (src/stage.c) */
     int progress;            /* progress bar on stderr */
     int infer;               /* lineage inference: 1 on, -1 off, 0 when the plan writes no
                                 lineage on its assignments (src/infer.c) */
@@ -372,6 +373,8 @@ sp_status_t sp_stages_solve(sp_check_t *C);
 /* Group the stages by renaming-invariant key: sets every stage's key, and rep[i] (the first
    stage of i's group); rep is allocated (nstages entries), NULL if out of memory. */
 int *sp_stages_group(sp_check_t *C);
+/* Prove the stages ids[0 .. n) (each by itself, no memoization), on the thread pool */
+void sp_stages_prove(sp_check_t *C, int *ids, int n);
 int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errlen);
 
 /* result.c: a layout as text at the reduced sizes, "[2, 4@tp] partial(sum@dp)" */

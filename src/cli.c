@@ -210,7 +210,7 @@ enum {
     O_STRICT_SHAPES, O_FAST_SHAPES, O_MESH_CUTOFF, O_FULL_MESH, O_NO_CROSS_CHECK, O_PROFILE,
     O_VERBOSE, O_MAX_MS, O_TIMEOUT, O_MAX_TERMS,
     O_MAX_DEGREE, O_MAX_SPLITS, O_MAX_COEFF_BITS, O_MAX_NODES, O_MAX_MEMORY, O_MAX_ELEMENTS,
-    O_MAX_RANKS,
+    O_MAX_RANKS, O_MAX_MEMO_KEYS,
     O_MAX_INPUT_BYTES, O_MAX_TOKENS, O_MAX_IDENT, O_MAX_DEPTH, O_SMT2, O_NO_PROGRESS, O_LINEAGE
 };
 
@@ -324,6 +324,9 @@ const sp_opt_t sp_cli_opts[] = {
      "name)"},
     {O_MAX_RANKS, "--max-ranks", NULL, SP_ARG_ONE, "N", RUN, R,
      "ranks of the mesh (default 65536)"},
+    {O_MAX_MEMO_KEYS, "--max-memo-keys", NULL, SP_ARG_ONE, "N", RUN, R,
+     "32-bit words of memoization keys kept in memory (default 67108864, 256 MiB); past it a "
+     "stage is still memoized onto a kept key but keeps none of its own"},
     {O_MAX_INPUT_BYTES, "--max-input-bytes", NULL, SP_ARG_ONE, "N", RUN, R,
      "bytes of the input (default 16 MiB)"},
     {O_MAX_TOKENS, "--max-tokens", NULL, SP_ARG_ONE, "N", RUN, R,
@@ -849,6 +852,10 @@ static void interpret(const sp_cmd_t *cmd, sp_args_t *A, check_args_t *ca)
         case O_MAX_RANKS:
             if (num_arg(A, a, 1, (long long)1 << 40, &x))
                 opt->max_ranks = x;
+            break;
+        case O_MAX_MEMO_KEYS:
+            if (num_arg(A, a, 1, (long long)1 << 40, &x))
+                opt->max_memo_keys = x;
             break;
         case O_MAX_INPUT_BYTES:
             if (num_arg(A, a, 1, (long long)1 << 40, &x))

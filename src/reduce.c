@@ -859,6 +859,22 @@ static void avoid_literal(const sp_ast_expr_t *e, svals_t *V, int factor)
     }
 }
 
+/* Is e made of numbers alone (2, -(16), 2*4, 1/8)?  (`slice(x, 0, 5, 6) * 2` is not: its
+   call's arguments are positions; has_name() sees no name in it) */
+static int literal_only(const sp_ast_expr_t *e)
+{
+    switch (e->kind) {
+    case SP_AST_NUM:
+        return 1;
+    case SP_AST_NEG:
+        return literal_only(e->a);
+    case SP_AST_BINOP:
+        return e->op <= SP_BIN_DIV && literal_only(e->a) && literal_only(e->b);
+    default:
+        return 0;
+    }
+}
+
 /* Collect the values of expression e (see above).  lit: 0 a literal here is nothing (an axis
    index, an exponent), 1 a fixed point (an integer position: attribute, index, bound, list),
    2 a tensor expression's constant (avoided, a factor), 3 one added or subtracted, or an eps
@@ -888,8 +904,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
         }
         return;
     }
-    if (!has_name(e) && (e->kind == SP_AST_NUM || e->kind == SP_AST_NEG ||
-                         (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV))) {
+    if (literal_only(e)) {
         /* a literal-only expression */
         if ((lit == 1 || lit == 4) && r > 0)
             sv_push(V, NULL, v < 0 ? -v : v, 0, 0);
@@ -1742,6 +1757,32 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
                 snprintf(why, whylen, "a size of %lld at the real sizes (line %u) reduces to %lld, "
                          "on the other side of the literal or mesh size %lld",
                          (long long)R, e->loc.line, (long long)r, (long long)c);
+        }
+    }
+    /* a shard size keeps its order relative to every literal integer position, in every mode:
+       a literal index into a shard is a position there, and position p of rank k's shard is
+       p + k * s of the whole, so a literal of the model (row 5) and one of a rank's shard (its
+       row 2) name the same element when 5 = 2 + s; with s above every literal at both sizes no
+       such relation holds at either, and a shard size at or below one keeps its real size
+       (the review of 2026-12-04: slice bounds and embedding ids, EQUIVALENT at B/dp = 3 where
+       the real rank 1 reads row 34 for the model's row 5) */
+    for (int k = 0; k < n && ok; k++) {
+        const sval_t *x = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
+        if (x == NULL || x->e == NULL || x->n <= 0)
+            continue;
+        for (int f = 0; f < n && ok; f++) {
+            const sval_t *l = w[f].idx >= 0 ? &V->v[w[f].idx] : NULL;
+            if (l == NULL || l->e != NULL || l->avoid != 0 || l->fix < 2)
+                continue;
+            int64_t c = l->fix, R = w[k].real, r = w[k].red;
+            if (R > c ? r > c : r == R)
+                continue;
+            deps(C, x->e, grow, 0);
+            snprintf(why, whylen, "a shard of %lld elements at the real sizes (line %u) has %lld "
+                     "at the reduced ones, %s the literal position %lld", (long long)R,
+                     x->e->loc.line, (long long)r, R > c ? "not above" : "and is at or below",
+                     (long long)c);
+            ok = 0;
         }
     }
     /* sizes of different real values reduce to different values */

@@ -207,7 +207,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
 {
     shardproof_verdict_t verdict = SHARDPROOF_BAD_INPUT;
     part_t *P = flint_calloc((size_t)(nparts ? nparts : 1), sizeof(part_t));
-    int *rep = NULL, *owner = NULL;
+    int *rep = NULL, *owner = NULL, *redo = NULL;
     uint64_t *fp = NULL;
     char hash[32];
     snprintf(hash, sizeof hash, "%016" PRIx64, text_hash(text, len));
@@ -310,6 +310,29 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
                      "and key", P[k].name, i, s->memo_of + 1);
         }
     }
+    /* a stage a shard memoized that a whole run proves itself: the kept keys are bounded
+       (--max-memo-keys: src/stage.c group_one), and a shard, keying only its own stages, may
+       keep a key that a whole run, past the bound, did not (merge's rep[] is the whole run's);
+       proved here, on merge's own execution, for the whole run's counts (the review of
+       2026-12-04: the 2-layer deepseek3 dp2 tp2 ep2 plan, 104 proved stages in a whole check,
+       87 merged) */
+    redo = flint_malloc((size_t)(C->nstages ? C->nstages : 1) * sizeof(int));
+    for (int pass = 0; pass < 2; pass++) {
+        int nredo = 0;
+        for (int i = 0; i < C->nstages; i++) {
+            sp_stage_t *s = &C->stages[i];
+            if (s->status == SP_STAGE_MEMO &&
+                (pass == 0 ? rep[i] == i : C->stages[rep[i]].status != SP_STAGE_PROVED))
+                redo[nredo++] = i;
+        }
+        for (int k = 0; k < nredo; k++) {
+            sp_stage_t *s = &C->stages[redo[k]];
+            s->status = SP_STAGE_PENDING;
+            s->memo_of = -1;
+            s->elements = s->symmetric = s->prob_bits = 0;
+        }
+        sp_stages_prove(C, redo, nredo);
+    }
     /* memoized as a whole run memoizes: onto the first stage of the same key, when that one
        was proved (a shard proved its own first stage of a key that an earlier shard had) */
     for (int i = 0; i < C->nstages; i++) {
@@ -340,6 +363,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
 fail:
     flint_free(rep);
     flint_free(owner);
+    flint_free(redo);
     flint_free(fp);
     for (int k = 0; k < nparts; k++)
         json_decref(P[k].root);

@@ -8,10 +8,11 @@
  *  - a trace (SP_SRC_TRACE): every source tensor is one symbol, named like its prefix, for all
  *    its elements.  Shapes, control flow and every check of the interpreter are those of a
  *    full run, but a tensor's elements mostly become one node, so the trace costs a fraction
- *    of a full run.  It gives the stages and, for each, the sources it reads.  The stages are
- *    ordered by the first cut point they read (a layer's forward and backward stages read the
- *    layer's forward cut points, so they come together) and shard i owns the i-th of N equal
- *    runs of that order (sp_shard_partition);
+ *    of a full run (its dot products are sets of pairs: solver/expr.h dot_sets).  It gives the
+ *    stages and, for each, the sources it reads.  The stages are ordered by the first cut point
+ *    they read, a gradient's or an update's stage with the tensor's own (group_derived: a
+ *    layer's backward with its forward), and shard i owns the i-th of N equal runs of that
+ *    order (sp_shard_partition);
  *  - the shard's run (SP_SRC_PART): the sources its stages read get their real symbols, every
  *    other source the hollow symbol (one node, flagged SP_NODE_HOLLOW, the flag inherited by
  *    every node over it).  What does not feed the shard's stages collapses onto few nodes
@@ -256,7 +257,8 @@ static int64_t cone_size(const sp_ectx_struct *E, sp_expr_t id, uint32_t *mark, 
     (*stack)[n++] = id;
     while (n > 0 && size < cap) {
         const sp_node_t *nd = &E->nodes[(*stack)[--n]];
-        size += 1 + nd->nargs;
+        /* a trace's dot keeps each pair once; param counts them all (solver/expr.h dot_sets) */
+        size += 1 + (nd->op == SP_OP_DOT ? 2 * (int64_t)nd->param : (int64_t)nd->nargs);
         for (uint32_t j = 0; j < nd->nargs; j++) {
             sp_expr_t a = E->argv[nd->args + j];
             if (mark[a] == stamp)
@@ -281,6 +283,54 @@ static int64_t tensor_weight(const sp_ectx_struct *E, const sp_tensor_t *t, uint
     if (n == 0)
         return 0;
     return n * cone_size(E, t->v[0], mark, ++*stamp, stack, astack, 1 << 20);
+}
+
+/* The model tensor a derived one is made for (src/autodiff.c: grad.X, next.X,
+   next.momentum.X, next.adam.m.X, ...): X */
+static const char *base_name(const char *nm)
+{
+    static const char *const derived[] = {"next.", "momentum.", "adam.m.", "adam.v.", "grad."};
+    for (size_t k = 0; k < sizeof derived / sizeof derived[0]; k++)
+        if (strncmp(nm, derived[k], strlen(derived[k])) == 0) {
+            nm += strlen(derived[k]);
+            k = (size_t)-1; /* again from the first */
+        }
+    return nm;
+}
+
+typedef struct {
+    const char *base;
+    int id;
+} based_t;
+
+static int cmp_based(const void *a, const void *b)
+{
+    const based_t *x = a, *y = b;
+    int c = strcmp(x->base, y->base);
+    return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+/* A tensor's gradient, its optimizer update and its forward value come together: every stage
+   takes the least key of the stages whose model tensors are made for the same tensor (a layer's
+   backward stages read its forward cut points and the next layer's gradients, and would else
+   be ordered by the latter, far from the forward: two shards would each execute half of every
+   layer's backward).  o[] indexed by stage. */
+static void group_derived(const sp_check_t *C, order_t *o, int n)
+{
+    based_t *b = flint_malloc((size_t)(n ? n : 1) * sizeof(based_t));
+    for (int i = 0; i < n; i++) {
+        b[i].base = base_name(C->stages[i].model_name ? C->stages[i].model_name : "");
+        b[i].id = i;
+    }
+    qsort(b, (size_t)n, sizeof(based_t), cmp_based);
+    for (int i = 0, j; i < n; i = j) {
+        uint32_t m = UINT32_MAX;
+        for (j = i; j < n && !strcmp(b[j].base, b[i].base); j++)
+            m = o[b[j].id].key < m ? o[b[j].id].key : m;
+        for (int l = i; l < j; l++)
+            o[b[l].id].key = m;
+    }
+    flint_free(b);
 }
 
 int sp_shard_partition(sp_check_t *C)
@@ -316,6 +366,7 @@ int sp_shard_partition(sp_check_t *C)
     }
     free(mark);
     flint_free(stack);
+    group_derived(C, o, n);
     qsort(o, (size_t)n, sizeof(order_t), cmp_order);
     /* shard si: the stages whose weight's midpoint in that order falls in its N-th part */
     int64_t N = C->opt.shard_count, si = C->opt.shard_index, acc = 0;

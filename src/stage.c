@@ -611,15 +611,13 @@ static void run_pool(sp_check_t *C, int *todo, int n)
 /*
  * Memoization by key, one stage at a time in stage order: G->rep[i] is the first earlier
  * stage whose key equals stage i's (i itself if none).  The kept keys are bounded in total
- * (KEYS_MAX 32-bit tokens, 256 MB, as many bytes as the 2^25 64-bit tokens of before session
- * 14): a stage past the bound is still keyed and can be memoized onto a kept one, but its own
+ * (--max-memo-keys, by default 2^26 32-bit tokens, 256 MB, as many bytes as the 2^25 64-bit
+ * tokens of before session 14): a stage past the bound is still keyed and can be memoized onto a kept one, but its own
  * key is not kept, so later stages do not memoize onto it (they are proved themselves;
  * memoization is only a saving).  Without the bound a plan whose stages are not
  * cut (every stage's cone the whole run) kept a copy of the run per stage: 24 GB and the
  * kernel's OOM killer for the 2-layer deepseek3 dp2 ep2 tp2 plan without lineage.
  */
-#define KEYS_MAX ((size_t)1 << 26)
-
 typedef struct {
     stage_key_t *keys;
     int *rep;
@@ -665,10 +663,15 @@ static void group_one(sp_check_t *C, grouping_t *G, int i)
             G->rep[i] = j;
             return;
         }
-    if (G->kept + G->W.ntok <= KEYS_MAX) {
+    if (G->kept + G->W.ntok <= (size_t)C->opt.max_memo_keys) {
         key_keep(&G->W, h, &G->keys[i]);
         G->kept += G->W.ntok;
     }
+}
+
+void sp_stages_prove(sp_check_t *C, int *ids, int n)
+{
+    run_pool(C, ids, n);
 }
 
 int *sp_stages_group(sp_check_t *C)

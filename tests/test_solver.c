@@ -177,6 +177,40 @@ static void test_solver_exponent_past_32_bits(void **state)
    its products: canonical under reordering the terms and the factors, written out by
    sp_expr_import, evaluated, differentiated and exported as that sum.  The engine proves the
    imported form equal to the sum built term by term. */
+/* A trace's store (dot_sets) keeps each distinct pair of a dot once and counts them all in
+   param: what a value reads, not its value (src/shard_exec.c) */
+static void test_solver_dot_sets(void **state)
+{
+    (void)state;
+    sp_ectx_t X;
+    sp_ectx_init(X);
+    X->dot_ok = X->dot_sets = 1;
+    sp_expr_t a = sp_expr_sym(X, "a"), b = sp_expr_sym(X, "b"), c = sp_expr_sym(X, "c");
+    sp_expr_t zero = sp_expr_const_si(X, 0, 1);
+    /* a row and a column of one node each: one pair standing for all six */
+    sp_expr_t ux[6] = {a, a, a, a, a, a}, uy[6] = {b, b, b, b, b, b};
+    sp_expr_t u = sp_expr_dot(X, ux, uy, 6);
+    assert_int_equal(sp_expr_op(X, u), SP_OP_DOT);
+    assert_int_equal(sp_expr_nargs(X, u), 2);
+    assert_int_equal(X->nodes[u].param, 6);
+    /* repeated pairs in any order, a literal zero dropped: the distinct pairs, sorted */
+    sp_expr_t px[5] = {b, a, zero, b, c}, py[5] = {c, b, a, c, a};
+    sp_expr_t p = sp_expr_dot(X, px, py, 5);
+    assert_int_equal(sp_expr_op(X, p), SP_OP_DOT);
+    assert_int_equal(sp_expr_nargs(X, p), 6); /* (a,b) (a,c) (b,c) */
+    assert_int_equal(X->nodes[p].param, 4);
+    sp_expr_t qx[4] = {c, a, b, a}, qy[4] = {a, b, c, b};
+    assert_int_equal(sp_expr_dot(X, qx, qy, 4), p);
+    /* a different count of the same pairs is another node; without dot_sets every pair stays */
+    sp_expr_t rx[3] = {a, a, a}, ry[3] = {b, b, b};
+    assert_true(sp_expr_dot(X, rx, ry, 3) != u);
+    X->dot_sets = 0;
+    sp_expr_t w = sp_expr_dot(X, ux, uy, 6);
+    assert_int_equal(sp_expr_nargs(X, w), 12);
+    assert_int_equal(X->nodes[w].param, 0);
+    sp_ectx_clear(X);
+}
+
 static void test_solver_dot_node(void **state)
 {
     fx_t *f = *state;
@@ -923,6 +957,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_solver_indicator_conditions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_dot_node, fx_setup, fx_teardown),
+        cmocka_unit_test(test_solver_dot_sets),
         cmocka_unit_test_setup_teardown(test_solver_row_parallel_matmul, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_softmax_max_shift, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_solver_online_softmax_merge, fx_setup, fx_teardown),
