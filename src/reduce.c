@@ -859,6 +859,39 @@ static void avoid_literal(const sp_ast_expr_t *e, svals_t *V, int factor)
     }
 }
 
+/* The innermost division of closed sizes in e that leaves a remainder at the real sizes (the
+   program cannot run there), or NULL. */
+static const sp_ast_expr_t *real_remainder(const sp_check_t *C, const sp_mesh_t *mesh,
+                                           const sp_ast_expr_t *e)
+{
+    if (e == NULL || (e->kind != SP_AST_BINOP && e->kind != SP_AST_NEG))
+        return NULL;
+    const sp_ast_expr_t *in = real_remainder(C, mesh, e->a);
+    if (in == NULL && e->kind == SP_AST_BINOP)
+        in = real_remainder(C, mesh, e->b);
+    if (in)
+        return in;
+    int64_t a, b;
+    if (e->kind == SP_AST_BINOP && e->op == SP_BIN_DIV && ival(C, mesh, e->a, 0, &a) > 0 &&
+        ival(C, mesh, e->b, 0, &b) > 0 && b != 0 && a % b != 0)
+        return e;
+    return NULL;
+}
+
+/* Is every base dim e depends on at its real size? */
+static int at_real_sizes(const sp_check_t *C, const sp_ast_expr_t *e)
+{
+    uint8_t dep[256];
+    if (C->ndims > 256)
+        return 0;
+    memset(dep, 0, (size_t)C->ndims);
+    deps_of(C, e, dep, 1, 0);
+    for (int i = 0; i < C->ndims; i++)
+        if (dep[i] && C->dims[i].red != C->dims[i].real)
+            return 0;
+    return 1;
+}
+
 /* Is e made of numbers alone (2, -(16), 2*4, 1/8)?  (`slice(x, 0, 5, 6) * 2` is not: its
    call's arguments are positions; has_name() sees no name in it) */
 static int literal_only(const sp_ast_expr_t *e)
@@ -1669,6 +1702,20 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
                 break;
             }
             continue;
+        }
+        /* a division with a remainder at the real sizes: the real program stops there (a
+           size that is not an integer), so its dims keep their real sizes and the run meets
+           the same error with the real sizes in its message; a reduction to sizes where it
+           is whole would check a program that cannot run (the review of 2026-12-04:
+           `--dims NH=12` made `NH/4` of a real NH = 18 whole, and the plan EQUIVALENT) */
+        const sp_ast_expr_t *rem =
+            V->v[i].scalar ? NULL : real_remainder(C, mesh, V->v[i].e); /* (a value: 1/(B*H)) */
+        if (rem != NULL && !at_real_sizes(C, rem)) {
+            deps_of(C, rem, pin, 1, 0);
+            snprintf(why, whylen, "a division at line %u leaves a remainder at the real sizes",
+                     rem->loc.line);
+            ok = 0;
+            break;
         }
         int k = sv_eval(C, mesh, &V->v[i], &R, &r);
         if (k == 0)
