@@ -932,17 +932,54 @@ static void start_clock(shardproof_t *C)
     C->opt.lim.deadline_ns = deadline_after(C->opt.timeout_ms);
 }
 
+/*
+ * A shape or layout error met while running at reduced sizes names those sizes, which the user
+ * never wrote: a note after it lists them against the real ones (the review of 2026-12-04:
+ * "6 query heads are not a multiple of 8 key/value heads" for NH = 64, NKV = 8).
+ */
+static void note_reduced_sizes(shardproof_t *C, shardproof_verdict_t v)
+{
+    sp_diags_struct *d = C->d;
+    if (v != SHARDPROOF_BAD_INPUT || d->n == 0 || d->full)
+        return;
+    const sp_diag_t *last = &d->items[d->n - 1];
+    if (last->severity != SP_SEV_ERROR ||
+        (last->code != SP_DIAG_SHAPE && last->code != SP_DIAG_LAYOUT))
+        return;
+    char buf[512];
+    size_t at = 0;
+    int n = 0;
+    for (int i = 0; i < C->ndims && at + 64 < sizeof buf; i++) {
+        const sp_dimdef_t *D = &C->dims[i];
+        if (D->derived || D->red == D->real)
+            continue;
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%lld (real %lld)", n ? ", " : "",
+                               D->name, (long long)D->red, (long long)D->real);
+        n++;
+    }
+    if (n == 0)
+        return;
+    sp_loc_t loc = {last->file, 0, 0};
+    sp_diags_note(d, loc, "the check runs at reduced sizes, which its messages name: %s%s (the "
+                  "other dims at their real sizes; docs/soundness.md, \"Shape reduction\")", buf,
+                  at + 64 >= sizeof buf ? ", ..." : "");
+}
+
 shardproof_verdict_t shardproof_check(shardproof_t *C, const char *path, const char *text, size_t len)
 {
     start_clock(C);
-    return C->verdict = run_exact(C, path, text, len, 1);
+    C->verdict = run_exact(C, path, text, len, 1);
+    note_reduced_sizes(C, C->verdict);
+    return C->verdict;
 }
 
 shardproof_verdict_t shardproof_prepare(shardproof_t *C, const char *path, const char *text,
                                         size_t len)
 {
     start_clock(C);
-    return C->verdict = run_exact(C, path, text, len, 0);
+    C->verdict = run_exact(C, path, text, len, 0);
+    note_reduced_sizes(C, C->verdict);
+    return C->verdict;
 }
 
 void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const char *msg)

@@ -139,6 +139,10 @@ expect 0 "^EQUIVALENT" check "$mlp" --no-progress --timeout 600.5
 printf 'x*y == y*x\n' >"$tmp/t.sq"
 expect 0 "t.sq:1: EQUAL" equiv "$tmp/t.sq" --timeout 60
 
+# a shape error at reduced sizes is followed by a note naming them against the real ones
+expect 2 "note: the check runs at reduced sizes, which its messages name: S=[0-9]+ \(real 4096\)" \
+    check "$root/tests/plans/bad/size_division_remainder_real.sp" --no-progress
+
 # the man page is generated from the option tables: docs/shardproof.1 must be the binary's
 "$bin" help --man >"$tmp/man"
 cmp -s "$tmp/man" "$root/docs/shardproof.1" ||
