@@ -208,6 +208,25 @@ static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done
     *g = f;
 }
 
+/* The prefixes of the names train derives (grad.X, next.X, momentum.X, adam.m.X, adam.v.X) */
+static const char *const train_prefixes[] = {"grad.", "next.", "momentum.", "adam.m.", "adam.v.",
+                                             "adam."};
+
+size_t train_prefix(const char *name)
+{
+    for (size_t k = 0; k < sizeof train_prefixes / sizeof train_prefixes[0]; k++)
+        if (strncmp(name, train_prefixes[k], strlen(train_prefixes[k])) == 0)
+            return strlen(train_prefixes[k]);
+    return 0;
+}
+
+const char *train_base(const char *name)
+{
+    for (size_t k; (k = train_prefix(name)) > 0;)
+        name += k;
+    return name;
+}
+
 static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
 {
     sp_check_t *C = I->C;
@@ -225,16 +244,14 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
     }
     /* the names train derives must not be taken by the model's own tensors (they would be
        silently replaced) */
-    static const char *const derived[] = {"grad.", "next.", "momentum.", "adam."};
     for (int i = 0; i < *I->nvals; i++)
-        for (size_t k = 0; k < sizeof derived / sizeof derived[0]; k++)
-            if (strncmp((*I->vals)[i].name, derived[k], strlen(derived[k])) == 0) {
-                errat(I, SP_DIAG_NAME, (*I->vals)[i].loc,
-                      "'%s' is a name that 'train' derives (line %u); name the model's tensor "
-                      "otherwise",
-                      (*I->vals)[i].name, t->loc.line);
-                return SP_ERR_INPUT;
-            }
+        if (train_prefix((*I->vals)[i].name) > 0) {
+            errat(I, SP_DIAG_NAME, (*I->vals)[i].loc,
+                  "'%s' is a name that 'train' derives (line %u); name the model's tensor "
+                  "otherwise",
+                  (*I->vals)[i].name, t->loc.line);
+            return SP_ERR_INPUT;
+        }
     /* adjoints by value id, accumulated in reverse tape order */
     int ng = I->ntv;
     sp_tensor_t *g = flint_calloc((size_t)ng, sizeof(sp_tensor_t));

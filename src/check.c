@@ -141,7 +141,7 @@ static void reset_model(sp_check_t *C)
 {
     free_bindings(C->mvals, C->nmvals, 1);
     C->nmvals = 0;
-    C->mindex.n = -1; /* rebuilt at the next lookup */
+    sp_nameidx_stale(&C->mindex);
     free_bindings(C->morig, C->nmorig, 1);
     C->nmorig = 0;
     for (int i = 0; i < C->noutputs; i++)
@@ -182,7 +182,7 @@ static void reset_pass(sp_check_t *C)
     for (int i = 0; i < C->ncuts; i++)
         flint_free(C->cuts[i]);
     C->ncuts = 0;
-    C->cutidx.n = -1;
+    sp_nameidx_stale(&C->cutidx);
 }
 
 /* An empty expression store (a new engine) for the next execution. */
@@ -420,16 +420,22 @@ static void phase_done(sp_check_t *C, const char *name, const char *next)
         fprintf(stderr, "\r\033[K%s%s", next ? "shardproof: " : "", next ? next : "");
 }
 
-/* The model, then the plan, their sources' symbols made as mode says (src/shard_exec.c) */
-static sp_status_t exec_as(sp_check_t *C, sp_src_mode_t mode)
+/* How the next execution makes its sources' symbols (src/shard_exec.c); a trace's store keeps
+   dot products as sets of pairs (solver/expr.h dot_sets) */
+static void source_mode(sp_check_t *C, sp_src_mode_t mode)
 {
     C->src_mode = mode;
     C->E->dot_sets = mode == SP_SRC_TRACE;
+}
+
+/* The model, then the plan, their sources' symbols made as mode says */
+static sp_status_t exec_as(sp_check_t *C, sp_src_mode_t mode)
+{
+    source_mode(C, mode);
     sp_status_t st = sp_exec_model(C);
     if (st == SP_OK)
         st = sp_exec_plan(C);
-    C->src_mode = SP_SRC_REAL;
-    C->E->dot_sets = 0;
+    source_mode(C, SP_SRC_REAL);
     return st;
 }
 
@@ -535,16 +541,14 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     /* pass 1: the model uncut, the plan to learn its cut points; pass 2: both for real */
     sp_diags_mark_t dm;
     sp_diags_mark(C->d, &dm);
-    C->src_mode = traced(C) ? SP_SRC_TRACE : SP_SRC_REAL; /* only the cut names are kept */
-    C->E->dot_sets = traced(C);
+    source_mode(C, traced(C) ? SP_SRC_TRACE : SP_SRC_REAL); /* only the cut names are kept */
     st = sp_exec_model(C);
     if (st == SP_OK) {
         C->collect_only = 1;
         st = sp_exec_plan(C);
         C->collect_only = 0;
     }
-    C->src_mode = SP_SRC_REAL;
-    C->E->dot_sets = 0;
+    source_mode(C, SP_SRC_REAL);
     if (st == SP_OK && traced(C)) {
         /* pass 2 a trace, then the shard's own execution */
         sp_diags_restore(C->d, &dm);

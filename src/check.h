@@ -65,6 +65,8 @@ int sp_nameidx_find(sp_nameidx_t *X, const void *base, size_t stride, int n, con
 /* element n-1 was appended / the last element i is about to be removed */
 void sp_nameidx_added(sp_nameidx_t *X, const void *base, size_t stride, int n);
 void sp_nameidx_removed(sp_nameidx_t *X, const void *base, size_t stride, int i);
+/* the array changed otherwise (emptied, reordered): rebuilt at the next find */
+static inline void sp_nameidx_stale(sp_nameidx_t *X) { X->n = -1; }
 void sp_nameidx_free(sp_nameidx_t *X);
 
 /* How an execution makes the symbols of its source tensors (sp_check_t.src_mode) */

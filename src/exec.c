@@ -141,7 +141,7 @@ void sp_nameidx_added(sp_nameidx_t *X, const void *base, size_t stride, int n)
     if (X->slots != NULL && X->n == n - 1 && 2 * (X->used + 1) <= X->nslots)
         nx_push(X, base, stride, n - 1);
     else
-        X->n = -1; /* rebuilt at the next find */
+        sp_nameidx_stale(X);
 }
 
 void sp_nameidx_removed(sp_nameidx_t *X, const void *base, size_t stride, int i)

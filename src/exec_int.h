@@ -183,6 +183,11 @@ int tv_add(interp_t *I, const sp_tensor_t *t) SP_EXEC_LINK(tv_add);
 void tape_add(interp_t *I, const char *op, const sp_attr_t *attr, int nattr, const int *in,
               int nin, int out) SP_EXEC_LINK(tape_add);
 void attrs_free(sp_attr_t *a, int n) SP_EXEC_LINK(attrs_free);
+/* The length of the prefix 'train' derives a name with (grad., next., momentum., adam.m., ...),
+   0 if none; the tensor a derived name is made for, every such prefix stripped (next.adam.m.w:
+   w). */
+size_t train_prefix(const char *name) SP_EXEC_LINK(train_prefix);
+const char *train_base(const char *name) SP_EXEC_LINK(train_base);
 
 /* ---- lineage.c: cut points and stages -------------------------------------------------- */
 

@@ -395,7 +395,7 @@ int sp_cuts_confirmed(sp_check_t *C)
     for (int i = 0; i < C->npassed; i++) {
         flint_free(C->cuts[i]);
         C->cuts[i] = sp_strdup(C->passed[i]);
-        C->cutidx.n = -1; /* another order: rebuilt at the next find */
+        sp_nameidx_stale(&C->cutidx); /* another order */
     }
     return 1;
 }

@@ -878,20 +878,6 @@ static const sp_ast_expr_t *real_remainder(const sp_check_t *C, const sp_mesh_t 
     return NULL;
 }
 
-/* Is every base dim e depends on at its real size? */
-static int at_real_sizes(const sp_check_t *C, const sp_ast_expr_t *e)
-{
-    uint8_t dep[256];
-    if (C->ndims > 256)
-        return 0;
-    memset(dep, 0, (size_t)C->ndims);
-    deps_of(C, e, dep, 1, 0);
-    for (int i = 0; i < C->ndims; i++)
-        if (dep[i] && C->dims[i].red != C->dims[i].real)
-            return 0;
-    return 1;
-}
-
 /* Is e made of numbers alone (2, -(16), 2*4, 1/8)?  (`slice(x, 0, 5, 6) * 2` is not: its
    call's arguments are positions; has_name() sees no name in it) */
 static int literal_only(const sp_ast_expr_t *e)
@@ -1237,6 +1223,17 @@ static int sv_ready(const sp_check_t *C, const sval_t *x, const uint8_t *have)
         if (dep[i] && !have[i])
             return 0;
     return 1;
+}
+
+/* Is every base dim e depends on at its real size? */
+static int at_real_sizes(const sp_check_t *C, const sp_ast_expr_t *e)
+{
+    uint8_t real[256];
+    if (C->ndims > 256)
+        return 0;
+    for (int i = 0; i < C->ndims; i++)
+        real[i] = C->dims[i].red == C->dims[i].real;
+    return sv_ready(C, &(sval_t){.e = e}, real);
 }
 
 static int svv_cmp(const void *pa, const void *pb)

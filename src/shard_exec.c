@@ -285,19 +285,6 @@ static int64_t tensor_weight(const sp_ectx_struct *E, const sp_tensor_t *t, uint
     return n * cone_size(E, t->v[0], mark, ++*stamp, stack, astack, 1 << 20);
 }
 
-/* The model tensor a derived one is made for (src/autodiff.c: grad.X, next.X,
-   next.momentum.X, next.adam.m.X, ...): X */
-static const char *base_name(const char *nm)
-{
-    static const char *const derived[] = {"next.", "momentum.", "adam.m.", "adam.v.", "grad."};
-    for (size_t k = 0; k < sizeof derived / sizeof derived[0]; k++)
-        if (strncmp(nm, derived[k], strlen(derived[k])) == 0) {
-            nm += strlen(derived[k]);
-            k = (size_t)-1; /* again from the first */
-        }
-    return nm;
-}
-
 typedef struct {
     const char *base;
     int id;
@@ -319,7 +306,7 @@ static void group_derived(const sp_check_t *C, order_t *o, int n)
 {
     based_t *b = flint_malloc((size_t)(n ? n : 1) * sizeof(based_t));
     for (int i = 0; i < n; i++) {
-        b[i].base = base_name(C->stages[i].model_name ? C->stages[i].model_name : "");
+        b[i].base = train_base(C->stages[i].model_name ? C->stages[i].model_name : "");
         b[i].id = i;
     }
     qsort(b, (size_t)n, sizeof(based_t), cmp_based);

@@ -612,9 +612,10 @@ static void run_pool(sp_check_t *C, int *todo, int n)
  * Memoization by key, one stage at a time in stage order: G->rep[i] is the first earlier
  * stage whose key equals stage i's (i itself if none).  The kept keys are bounded in total
  * (--max-memo-keys, by default 2^26 32-bit tokens, 256 MB, as many bytes as the 2^25 64-bit
- * tokens of before session 14): a stage past the bound is still keyed and can be memoized onto a kept one, but its own
- * key is not kept, so later stages do not memoize onto it (they are proved themselves;
- * memoization is only a saving).  Without the bound a plan whose stages are not
+ * tokens of before session 14): a stage past the bound is still keyed and can be memoized onto
+ * a kept one, but its own key is not kept, so later stages do not memoize onto it (they are
+ * proved themselves; memoization is only a saving; merge proves again what a shard memoized
+ * where a whole run would not: src/shard.c).  Without the bound a plan whose stages are not
  * cut (every stage's cone the whole run) kept a copy of the run per stage: 24 GB and the
  * kernel's OOM killer for the 2-layer deepseek3 dp2 ep2 tp2 plan without lineage.
  */
