@@ -1022,6 +1022,11 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
                             "check decides (the real sizes or mesh after an unreproduced "
                             "difference, or inferred lineage the reference executor found "
                             "wrong): the whole input was checked here\n");
+        else if (v == SHARDPROOF_EQUIVALENT || v == SHARDPROOF_NOT_EQUIVALENT ||
+                 v == SHARDPROOF_UNKNOWN)
+            fprintf(stderr, "shardproof: merge: the stages' results are the partial reports' as "
+                            "written, each tied to its stage by fingerprint but not proved again "
+                            "here: the verdict is as trustworthy as the parts\n");
     }
     int bad = v == SHARDPROOF_BAD_INPUT || v == SHARDPROOF_INTERNAL;
     /* from here on the run's own report is written (a failure now leaves it on standard error) */

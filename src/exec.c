@@ -997,6 +997,16 @@ static void attr_set(sp_attr_t *dst, const sp_attr_t *src)
     }
 }
 
+/* An operator or a collective failed on a size not divisible by another: src/check.c
+   run_divisible() may grow the reduced sizes and run again. */
+void sp_note_divisible(sp_check_t *C, const sp_op_err_t *err)
+{
+    if (err->div_by > 1) {
+        C->div_size = err->div_size;
+        C->div_by = err->div_by;
+    }
+}
+
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
 {
     if (kind != SP_CLAMP_NONE && C->clamped == SP_CLAMP_NONE &&
@@ -1109,6 +1119,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                                       : e->loc;
                     errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, at, "%s",
                           err.msg[0] ? err.msg : "bad operator use");
+                    sp_note_divisible(C, &err);
                     st = SP_ERR_INPUT;
                 } else if (!I->is_plan && r == 0) {
                     *vid = tv_add(I, &res[r]);
@@ -1182,6 +1193,7 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         sp_note_clamped(I->C, err.clamped, loc);
         if (!applied) {
             errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, loc, "%s", err.msg);
+            sp_note_divisible(I->C, &err);
             pval_free(res, I->nranks);
             return SP_ERR_INPUT;
         }

@@ -1037,6 +1037,7 @@ static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int n
         err->msg[0] = 0;
         err->attr = -1;
         err->elements = 0;
+        err->div_size = err->div_by = 0;
         err->clamped = SP_CLAMP_NONE;
     }
     const op_def_t *def = find_op(name);
@@ -1122,6 +1123,7 @@ static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin
         err->msg[0] = 0;
         err->attr = -1;
         err->elements = 0;
+        err->div_size = err->div_by = 0;
         err->clamped = SP_CLAMP_NONE;
     }
     for (int k = 0; din != NULL && k < nin; k++) {

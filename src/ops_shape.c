@@ -68,6 +68,39 @@ static void dmap_identity(const sp_tensor_t *x, gather_t *g, dmap_t *dm)
         dm[d] = (dmap_t){d, DM_AFFINE, 1, 0};
 }
 
+/*
+ * A reshape's -1 left a remainder: the extents the two shapes share cancel, and where one
+ * extent of x is left, it is the size the rest of the new shape must divide.  At reduced sizes
+ * src/check.c run_divisible() may grow the dim behind it and run again (a real NH = 20 reduced
+ * to 5 in reshape(x, [S, 4, -1, D])).
+ */
+static void inferred_divisor(opc_t *c, const sp_tensor_t *x, const int64_t *l, int n)
+{
+    int used[SP_MAX_DIMS] = {0}, left = -1;
+    int64_t rest = 1;
+    for (int d = 0; d < n; d++) {
+        if (l[d] == -1)
+            continue;
+        int k = 0;
+        while (k < x->ndim && (used[k] || x->shape[k] != l[d]))
+            k++;
+        if (k < x->ndim)
+            used[k] = 1;
+        else if (__builtin_mul_overflow(rest, l[d], &rest))
+            return;
+    }
+    for (int k = 0; k < x->ndim; k++)
+        if (!used[k] && x->shape[k] != 1) {
+            if (left >= 0)
+                return;
+            left = k;
+        }
+    if (left >= 0 && rest > 1 && c->err) {
+        c->err->div_size = x->shape[left];
+        c->err->div_by = rest;
+    }
+}
+
 int g_reshape(opc_t *c, gather_t *g)
 {
     const sp_tensor_t *x = &c->in[0];
@@ -99,9 +132,12 @@ int g_reshape(opc_t *c, gather_t *g)
         memcpy(g->shape, l, (size_t)n * sizeof(int64_t));
     if (infer >= 0 && prod != 0 && total % prod == 0)
         g->shape[infer] = total / prod;
-    else if (infer >= 0 || prod != total)
+    else if (infer >= 0 || prod != total) {
+        if (infer >= 0 && prod != 0)
+            inferred_divisor(c, x, l, n);
         return fail(c, "cannot reshape %s (%lld elements) into %s (%lld elements)", TS(x).s,
                     (long long)total, SH(n, l).s, (long long)(infer >= 0 ? -1 : prod));
+    }
     return 1;
 }
 

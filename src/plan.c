@@ -536,10 +536,7 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     sp_note_clamped(C, err.clamped, e->loc);
     if (!ok) {
         errat(I, SP_DIAG_LAYOUT, e->loc, "%s", err.msg);
-        if (err.div_by > 1) { /* src/check.c may grow the reduced sizes and run again */
-            I->C->div_size = err.div_size;
-            I->C->div_by = err.div_by;
-        }
+        sp_note_divisible(I->C, &err); /* src/check.c may grow the sizes and run again */
         pval_free(res, I->nranks);
         return SP_ERR_INPUT;
     }

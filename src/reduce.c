@@ -490,6 +490,10 @@ typedef struct {
     int64_t n;              /* > 0: the shard size of e over a group of n ranks */
     int64_t nr;             /* with n: the group's size at the checked sizes (a cut mesh axis) */
     int part;               /* with n: 0 the full chunk, 1 the last chunk */
+    int count;              /* a literal (e NULL): bit 0 met as a count or an extent that cuts
+                               blocks (chunk(x, 2), reshape(x, [2, -1])), bit 1 met elsewhere */
+    int keep;               /* keeps its real value (the bound of a loop whose variable is a
+                               position: var_positions()) */
 } sval_t;
 
 typedef struct {
@@ -497,6 +501,16 @@ typedef struct {
     int len, cap;
     int64_t (*fac)[2]; /* the constants that multiply or divide a value (p/q: 3e-4 is 3/10000) */
     int nfac, capfac;
+    struct {
+        const char *name;
+        int64_t lo, hi; /* the range at the real sizes */
+        int known;      /* lo and hi are literals (else a position with it is no literal) */
+        const sp_ast_expr_t *hi_e; /* its upper bound */
+    } loop[16];         /* the loops around the statement collected */
+    int nloop;
+    int64_t cut[32];  /* what the operators that cut a size into blocks cut by, beyond count
+                         literals: mesh sizes of chunk counts, collectives' group sizes */
+    int ncut, cutsites; /* and how many such operators the program writes */
 } svals_t;
 
 static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, int part)
@@ -522,6 +536,21 @@ static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, 
     x->n = n;
     x->nr = n;
     x->part = part;
+    x->count = 0;
+    x->keep = 0;
+}
+
+/* Literal c of an integer position, a fixed point: count 1 where it counts or measures blocks
+   (a chunk count, a reshape's literal extent: the divisors of blocks_kept()), 0 elsewhere (a
+   position: a slice bound, an index, an id, an offset). */
+static void sv_lit(svals_t *V, int64_t c, int count)
+{
+    sv_push(V, NULL, c, 0, 0);
+    for (int i = 0; i < V->len; i++)
+        if (V->v[i].e == NULL && V->v[i].fix == c && V->v[i].avoid == 0) {
+            V->v[i].count |= count ? 1 : 2;
+            return;
+        }
 }
 
 static int expr_equal(const sp_ast_expr_t *a, const sp_ast_expr_t *b);
@@ -549,7 +578,7 @@ static uint64_t sv_hash(const sval_t *x)
 {
     uint64_t h = sp_mix64(expr_hash(x->e) ^ 7 * expr_hash(x->e2));
     h = sp_mix64(h ^ (uint64_t)x->avoid ^ (uint64_t)x->op << 4 ^ (uint64_t)x->ordered << 12 ^
-                 (uint64_t)x->scalar << 13 ^ (uint64_t)x->part << 14);
+                 (uint64_t)x->scalar << 13 ^ (uint64_t)x->part << 14 ^ (uint64_t)x->keep << 15);
     return sp_mix64(h ^ (uint64_t)x->fix * 31 ^ (uint64_t)x->n * 131 ^ (uint64_t)x->nr * 1031);
 }
 
@@ -557,7 +586,8 @@ static int sv_equal(const sval_t *x, const sval_t *y)
 {
     return x->avoid == y->avoid && x->op == y->op && x->ordered == y->ordered &&
            x->scalar == y->scalar && x->fix == y->fix && x->n == y->n && x->nr == y->nr &&
-           x->part == y->part && expr_equal(x->e, y->e) && expr_equal(x->e2, y->e2);
+           x->part == y->part && x->keep == y->keep && expr_equal(x->e, y->e) &&
+           expr_equal(x->e2, y->e2);
 }
 
 /*
@@ -894,15 +924,281 @@ static int literal_only(const sp_ast_expr_t *e)
     }
 }
 
+/* Value of e, integer arithmetic on literals, rank coordinates and the variables of the loops
+   around it (V->loop), with val[] the value of each (the mesh's axes, then the loops): 1 with
+   *out, 0 if e is not such an expression (a size in it, another name) or the arithmetic is not
+   exact. */
+static int var_value(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_t *e,
+                     const int64_t *val, int64_t *out)
+{
+    int64_t x, y;
+    switch (e->kind) {
+    case SP_AST_NUM:
+        if (!fmpz_is_one(fmpq_denref(e->value)) || !fmpz_fits_si(fmpq_numref(e->value)))
+            return 0;
+        *out = fmpz_get_si(fmpq_numref(e->value));
+        return *out >= -SP_DIM_MAX && *out <= SP_DIM_MAX;
+    case SP_AST_NAME: {
+        int a = strncmp(e->name, "rank.", 5) == 0 ? sp_mesh_axis(mesh, e->name + 5) : -1;
+        if (a >= 0) {
+            *out = val[a];
+            return 1;
+        }
+        for (int j = V->nloop - 1; j >= 0; j--)
+            if (strcmp(V->loop[j].name, e->name) == 0) {
+                *out = val[mesh->naxes + j];
+                return V->loop[j].known;
+            }
+        return 0;
+    }
+    case SP_AST_NEG:
+        if (!var_value(mesh, V, e->a, val, &x))
+            return 0;
+        *out = -x;
+        return 1;
+    case SP_AST_BINOP:
+        if (e->op > SP_BIN_POW || !var_value(mesh, V, e->a, val, &x) ||
+            !var_value(mesh, V, e->b, val, &y))
+            return 0;
+        switch (e->op) {
+        case SP_BIN_ADD:
+            *out = x + y;
+            break;
+        case SP_BIN_SUB:
+            *out = x - y;
+            break;
+        case SP_BIN_MUL:
+            if (__builtin_mul_overflow(x, y, out))
+                return 0;
+            break;
+        case SP_BIN_DIV:
+        case SP_BIN_MOD:
+            if (y == 0 || (e->op == SP_BIN_DIV && x % y != 0))
+                return 0;
+            *out = e->op == SP_BIN_DIV ? x / y : x % y;
+            break;
+        default: /* a power */
+            if (y < 0 || y > 62)
+                return 0;
+            *out = 1;
+            for (int64_t i = 0; i < y; i++)
+                if (__builtin_mul_overflow(*out, x, out) || *out > SP_DIM_MAX || *out < -SP_DIM_MAX)
+                    return 0;
+            break;
+        }
+        return *out >= -SP_DIM_MAX && *out <= SP_DIM_MAX;
+    default:
+        return 0;
+    }
+}
+
+/* Every integer literal of e, as a literal position. */
+static void literals_as_positions(const sp_ast_expr_t *e, svals_t *V)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == SP_AST_NUM && fmpz_is_one(fmpq_denref(e->value)) &&
+        fmpz_fits_si(fmpq_numref(e->value))) {
+        slong c = fmpz_get_si(fmpq_numref(e->value));
+        if (c < 0)
+            c = -c;
+        if (c <= SP_DIM_MAX)
+            sv_lit(V, c, 0);
+        return;
+    }
+    literals_as_positions(e->a, V);
+    literals_as_positions(e->b, V);
+    for (size_t i = 0; i < e->nargs; i++)
+        literals_as_positions(e->args[i].value, V);
+}
+
+/* Is e arithmetic on literals, rank coordinates and loop variables, with at least one of these
+   names?  (A tensor, a dim or a mesh size in it: no.) */
+static int of_variables(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_t *e)
+{
+    switch (e->kind) {
+    case SP_AST_NUM:
+        return 0;
+    case SP_AST_NAME:
+        if (strncmp(e->name, "rank.", 5) == 0 && sp_mesh_axis(mesh, e->name + 5) >= 0)
+            return 1;
+        for (int j = 0; j < V->nloop; j++)
+            if (strcmp(V->loop[j].name, e->name) == 0)
+                return 1;
+        return -1;
+    case SP_AST_NEG:
+        return of_variables(mesh, V, e->a);
+    case SP_AST_BINOP: {
+        int a = of_variables(mesh, V, e->a), b = of_variables(mesh, V, e->b);
+        return a < 0 || b < 0 ? -1 : a || b;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Does e name `name` (in arithmetic)? */
+static int names_var(const sp_ast_expr_t *e, const char *name)
+{
+    if (e == NULL)
+        return 0;
+    if (e->kind == SP_AST_NAME)
+        return strcmp(e->name, name) == 0;
+    return names_var(e->a, name) || names_var(e->b, name);
+}
+
+/*
+ * A position written with rank coordinates or loop variables and literals (an offset
+ * `rank.cp + rank.cp*2`, a bound `i*3` in `for i in 1..4`): its values on every combination of
+ * the first four ranks of every axis and the first four and the last iterations of every loop
+ * are literal positions (rank 1's offset 3 stands for a shard size of 3).  One the evaluation
+ * cannot follow (another operator, an inexact division, too many combinations) has its
+ * literals as positions; a loop variable whose bounds are sizes takes every value up to them,
+ * so those sizes keep their real values (V->v[].keep).  A position that holds a size
+ * (`rank.cp*(S/cp)`) is a size, not a literal.
+ */
+static void var_positions(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
+                          svals_t *V)
+{
+    if (mesh == NULL || e == NULL)
+        return;
+    if (e->kind == SP_AST_LIST) { /* ids = [i] */
+        for (size_t i = 0; i < e->nargs; i++)
+            var_positions(C, mesh, e->args[i].value, V);
+        return;
+    }
+    if (of_variables(mesh, V, e) <= 0)
+        return;
+    int nv = mesh->naxes + V->nloop, nvals[SP_MAX_AXES + 16];
+    int64_t vals[SP_MAX_AXES + 16][5], val[SP_MAX_AXES + 16], v;
+    long combos = 1;
+    for (int a = 0; a < nv; a++) {
+        int j = a - mesh->naxes, n = 0;
+        if (j >= 0 && !V->loop[j].known) {
+            if (V->loop[j].hi_e && names_var(e, V->loop[j].name)) {
+                sv_push(V, V->loop[j].hi_e, 0, 0, 0);
+                V->v[V->len - 1].keep = 1;
+            }
+            vals[a][n++] = 0;
+        } else {
+            int64_t lo = j < 0 ? 0 : V->loop[j].lo, hi = j < 0 ? mesh->size[a] : V->loop[j].hi;
+            for (int64_t k = lo; k < hi && n < 4; k++)
+                vals[a][n++] = k;
+            if (hi - 1 >= lo + 4)
+                vals[a][n++] = hi - 1;
+        }
+        nvals[a] = n ? n : 1;
+        if (n == 0)
+            vals[a][0] = j < 0 ? 0 : V->loop[j].lo;
+        combos *= nvals[a];
+        if (combos > 4096)
+            break;
+    }
+    if (combos > 4096) {
+        literals_as_positions(e, V);
+        return;
+    }
+    for (long c = 0; c < combos; c++) {
+        long r = c;
+        for (int a = 0; a < nv; a++) {
+            val[a] = vals[a][r % nvals[a]];
+            r /= nvals[a];
+        }
+        if (!var_value(mesh, V, e, val, &v)) {
+            literals_as_positions(e, V);
+            return;
+        }
+        sv_lit(V, v < 0 ? -v : v, 0);
+    }
+}
+
+/* Is argument i of call e a number the operator computes with (an exponent, an eps, a learning
+   rate) rather than a position or a count?  Every other argument with a rank coordinate or a
+   loop variable is taken for a position by var_positions() (a user function's parameter may be
+   a slice bound). */
+static int value_arg(const sp_ast_expr_t *e, size_t i)
+{
+    static const char *const ops[] = {"pow", "scale", "clamp", "dropout", NULL};
+    static const char *const keys[] = {"eps", "lr", "p", "scale", "momentum", "beta1", "beta2",
+                                       "weight_decay", "alpha", "value", NULL};
+    return name_in(e->name, ops) || (e->args[i].key.str && name_in(e->args[i].key.str, keys));
+}
+
+/* Does argument i of call e count or measure blocks of a size (chunk(x, 2), split(x, 3),
+   repeat counts, the literal extents of reshape(x, [2, -1]))? */
+static int counts_blocks(const sp_ast_expr_t *e, size_t i)
+{
+    static const char *const shape[] = {"reshape", "view", "expand", "broadcast_to", "repeat", NULL};
+    if (e->args[i].key.str || arg_is_axis(e, i))
+        return 0;
+    if (e->args[i].value->kind == SP_AST_LIST)
+        return name_in(e->name, shape);
+    return i == 1 && (strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0 ||
+                      strcmp(e->name, "repeat_interleave") == 0);
+}
+
+/* Group size of the mesh axes that x names (an axis, or a list of axes), or 0. */
+static int64_t axes_group(const sp_mesh_t *mesh, const sp_ast_expr_t *x)
+{
+    if (mesh == NULL)
+        return 0;
+    if (x->kind == SP_AST_NAME)
+        return sp_mesh_axis(mesh, x->name) >= 0 ? mesh->size[sp_mesh_axis(mesh, x->name)] : 0;
+    if (x->kind != SP_AST_LIST || x->nargs == 0)
+        return 0;
+    int64_t g = 1;
+    for (size_t i = 0; i < x->nargs; i++) {
+        int64_t a = axes_group(mesh, x->args[i].value);
+        if (a == 0 || g > SP_DIM_MAX / a)
+            return 0;
+        g *= a;
+    }
+    return g;
+}
+
+/* An operator that cuts a size into blocks (a chunk or split, a reshape or view to literal
+   extents, a reduce_scatter or all_to_all over a group): one more cut site, and what it cuts
+   by when that is no count literal (those are V's counts). */
+static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
+                     svals_t *V)
+{
+    static const char *const cuts[] = {"chunk", "split", "reshape", "view", "reduce_scatter",
+                                       "all_to_all", NULL};
+    if (!name_in(e->name, cuts))
+        return;
+    V->cutsites++;
+    int coll = strcmp(e->name, "reduce_scatter") == 0 || strcmp(e->name, "all_to_all") == 0;
+    for (size_t i = 1; i < e->nargs; i++) {
+        const sp_ast_expr_t *x = e->args[i].value;
+        const char *k = e->args[i].key.str;
+        int64_t g = 0;
+        if (coll)
+            g = axes_group(mesh, x);
+        else if ((i == 1 && !k) || (k && strcmp(k, "chunks") == 0))
+            g = x->kind == SP_AST_NAME ? axes_group(mesh, x) : 0; /* chunks = tp */
+        if (g >= 2 && V->ncut < 32) {
+            int have = 0;
+            for (int j = 0; j < V->ncut; j++)
+                have |= V->cut[j] == g;
+            if (!have)
+                V->cut[V->ncut++] = g;
+        }
+    }
+}
+
 /* Collect the values of expression e (see above).  lit: 0 a literal here is nothing (an axis
    index, an exponent), 1 a fixed point (an integer position: attribute, index, bound, list),
    2 a tensor expression's constant (avoided, a factor), 3 one added or subtracted, or an eps
-   (avoided, no factor), 4 like 1 but added or subtracted (a non-integer is no factor). */
+   (avoided, no factor), 4 like 1 but added or subtracted (a non-integer is no factor), 5 like
+   1 but a count or an extent (sv_lit()). */
 static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
                          int lit, svals_t *V)
 {
     if (e == NULL)
         return;
+    int count = lit == 5;
+    if (count)
+        lit = 1;
     int64_t v;
     int r = ival(C, mesh, e, 0, &v);
     if (r != 0 && has_name(e)) {
@@ -926,7 +1222,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
     if (literal_only(e)) {
         /* a literal-only expression */
         if ((lit == 1 || lit == 4) && r > 0)
-            sv_push(V, NULL, v < 0 ? -v : v, 0, 0);
+            sv_lit(V, v < 0 ? -v : v, count);
         else if (lit)
             avoid_literal(e, V, lit == 1 || lit == 2);
         return;
@@ -944,6 +1240,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
         return;
     }
     case SP_AST_CALL:
+        note_cut(C, mesh, e, V);
         /* axis indices, exponents and peers' coordinates (send(t, pp = 9)) are not sizes */
         for (size_t i = 0; i < e->nargs; i++) {
             const sp_ast_expr_t *x = e->args[i].value;
@@ -952,13 +1249,16 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                (eps = 1/(100000 + rank.tp)): its literals are constants, not sizes */
             int value = (x->kind == SP_AST_BINOP || x->kind == SP_AST_NEG) && has_name(x) &&
                         ival(C, mesh, x, 0, &t) == 0;
+            if (!arg_is_axis(e, i) && !value_arg(e, i))
+                var_positions(C, mesh, x, V);
             collect_expr(C, mesh, x,
                          arg_is_axis(e, i) || strcmp(e->name, "pow") == 0 ||
                                  (e->args[i].key.str && sp_mesh_axis(mesh, e->args[i].key.str) >= 0)
                              ? 0
                          : value ? 2
                          : e->args[i].key.str && strcmp(e->args[i].key.str, "eps") == 0 ? 3
-                                 : 1,
+                         : counts_blocks(e, i)                                            ? 5
+                                                                                          : 1,
                          V);
             /* a repetition count multiplies an extent: a factor (the review of 2026-12-04) */
             if ((strcmp(e->name, "repeat") == 0 || strcmp(e->name, "repeat_interleave") == 0 ||
@@ -982,17 +1282,25 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
     case SP_AST_INDEX:
         /* w[l, 0] selects an element of a parameter array (not a size); x[0..4] slices rows */
         collect_expr(C, mesh, e->a, lit, V);
-        for (size_t i = 0; i < e->nargs; i++)
-            collect_expr(C, mesh, e->args[i].value, e->args[i].value->kind == SP_AST_RANGE, V);
+        for (size_t i = 0; i < e->nargs; i++) {
+            const sp_ast_expr_t *x = e->args[i].value;
+            if (x->kind == SP_AST_RANGE) {
+                var_positions(C, mesh, x->a, V);
+                var_positions(C, mesh, x->b, V);
+            }
+            collect_expr(C, mesh, x, x->kind == SP_AST_RANGE, V);
+        }
         return;
     case SP_AST_RANGE:
     case SP_AST_LIST:
+        if (lit == 0)
+            return; /* axes (`dim = [2]`) */
         if (e->a)
             collect_expr(C, mesh, e->a, 1, V);
         if (e->b)
             collect_expr(C, mesh, e->b, 1, V);
         for (size_t i = 0; i < e->nargs; i++)
-            collect_expr(C, mesh, e->args[i].value, 1, V);
+            collect_expr(C, mesh, e->args[i].value, count ? 5 : 1, V);
         return;
     default:
         return;
@@ -1037,6 +1345,12 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
             const sp_ast_expr_t *a = s->value->a, *b2 = s->value->b;
             collect_expr(C, mesh, a, has_dim(C, b2) ? 1 : 0, V);
             collect_expr(C, mesh, b2, has_dim(C, a) ? 1 : 0, V);
+            /* a loop variable or rank coordinate compared with a literal (`if i == 13`) may
+               select the iteration whose variable is a position: the literal is one too */
+            if (of_variables(mesh, V, a) > 0 && literal_only(b2))
+                literals_as_positions(b2, V);
+            if (of_variables(mesh, V, b2) > 0 && literal_only(a))
+                literals_as_positions(a, V);
         } else {
             collect_expr(C, mesh, s->value, s->kind == SP_STMT_IF ? 1 : 2, V);
         }
@@ -1092,12 +1406,25 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
                 collect_expr(C, mesh, s->lineage->rows, 1, V);
             collect_layout(C, mesh, s->lineage->layout, V);
         }
+        int64_t lo, hi;
+        int pushed = s->kind == SP_STMT_FOR && V->nloop < 16 && s->name.str;
+        if (pushed) {
+            V->loop[V->nloop].name = s->name.str;
+            V->loop[V->nloop].known = s->lo && s->hi && !has_name(s->lo) && !has_name(s->hi) &&
+                                      ival(C, mesh, s->lo, 0, &lo) > 0 &&
+                                      ival(C, mesh, s->hi, 0, &hi) > 0;
+            V->loop[V->nloop].lo = V->loop[V->nloop].known ? lo : 0;
+            V->loop[V->nloop].hi = V->loop[V->nloop].known ? hi : 0;
+            V->loop[V->nloop].hi_e = s->hi;
+            V->nloop++;
+        }
         if (s->kind == SP_STMT_ON || s->kind == SP_STMT_FOR || s->kind == SP_STMT_IF ||
             s->kind == SP_STMT_FUNC) {
             collect_block(C, mesh, &s->body, V);
             if (s->has_else)
                 collect_block(C, mesh, &s->else_body, V);
         }
+        V->nloop -= pushed;
     }
 }
 
@@ -1667,6 +1994,143 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
  * Check the reduction; on a violation fill `grow` (dims whose reduced size must grow) or `pin`
  * (dims that must keep their real size) and describe it in why.  Returns 1 if admissible.
  */
+/*
+ * Block sizes keep their order relative to the literal positions, in every mode.  A literal
+ * index into a block is a position there, and position p of block k is p + k * s of the whole,
+ * so a literal of the model (row 40) and one of a block (its row 19) name the same element when
+ * 40 = 19 + s.  The blocks are the shards of sharded layouts and every piece a size of the
+ * program can be cut into without the program writing the piece's size: by a chunk or split
+ * count, a collective's group, a reshape's literal extent (chunk(x, 2, 0, 1), reduce_scatter,
+ * all_to_all, reshape(x, [2, -1, H])), that is every size divided by one or two of the literals
+ * and mesh sizes of the program where that is whole at the real sizes.  With every block above
+ * the largest literal L at both sizes no such relation holds at either (p + s > L >= p'); a
+ * block at or below L keeps its real size.  (The reviews of 2026-12-04: a shard of B/dp = 3 for
+ * the model's row 5; then chunk(x, 2, 0, 1) of B = 42 for a real 64, whose row 19 is row 40.)
+ */
+/*
+ * A count or extent m of the program (chunk(x, 4), reshape(x, [S, 4, -1, D])) cuts a product of
+ * dims, or a shard of it, into m parts, and the run stops where m does not divide it.  For a
+ * prime p of m, let E be v_p(m) plus v_p of the mesh's size (a shard divides by part of it at
+ * most).  A dim whose real size has fewer than E factors p keeps at most as many at the reduced
+ * size: then a product (or a shard of it) that p^v_p(m) does not divide at the real sizes is
+ * not divided at the reduced ones either (its factors p only fall), and one with a dim of E
+ * factors or more is divided at the real sizes.  So a division the program does not write (the
+ * `-1` of a reshape) is never whole at the reduced sizes only (the review of 2026-12-04: NH/4
+ * of a real NH = 18 was whole at NH = 12 under --dims, and the plan EQUIVALENT).  The other
+ * way, a division whole at the real sizes only, stops the run with a shape error, after which
+ * src/check.c run_divisible() grows the dim (a refusal at worst, never a wrong verdict).
+ */
+static int valuations_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+                           const uint8_t *have, uint8_t *grow, char *why, size_t whylen)
+{
+    uint64_t N = 1;
+    for (int a = 0; mesh && a < mesh->naxes; a++)
+        if (N <= (uint64_t)SP_DIM_MAX)
+            N *= (uint64_t)mesh->size[a];
+    for (int i = 0; i < V->len; i++) {
+        const sval_t *l = &V->v[i];
+        if (l->e != NULL || l->avoid != 0 || !(l->count & 1) || l->fix < 2)
+            continue;
+        n_factor_t fac;
+        n_factor_init(&fac);
+        n_factor(&fac, (ulong)l->fix, 1);
+        for (int f = 0; f < fac.num; f++) {
+            int64_t p = (int64_t)fac.p[f];
+            int E = (int)fac.exp[f];
+            for (uint64_t x = N; x % (uint64_t)p == 0; x /= (uint64_t)p)
+                E++;
+            for (int d = 0; d < C->ndims; d++) {
+                const sp_dimdef_t *D = &C->dims[d];
+                if (D->cut || D->real == D->red || D->real <= 0 || D->red <= 0 ||
+                    (have && !sv_ready(C, &(sval_t){.e = D->def}, have)))
+                    continue;
+                int vR = 0, vr = 0;
+                for (int64_t x = D->real; x % p == 0 && vR < E; x /= p)
+                    vR++;
+                for (int64_t x = D->red; x % p == 0 && vr <= vR; x /= p)
+                    vr++;
+                if (vR >= E || vr <= vR)
+                    continue;
+                if (D->derived)
+                    deps(C, D->def, grow, 0);
+                else
+                    grow[d] = 1;
+                snprintf(why, whylen, "%s has more factors %lld at the reduced sizes than at the "
+                         "real ones (the count or extent %lld could divide a product of sizes "
+                         "there only)", D->name, (long long)p, (long long)l->fix);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static int add_divisor(int64_t *q, int nq, int max, int64_t m)
+{
+    for (int i = 0; i < nq; i++)
+        if (q[i] == m)
+            return nq;
+    if (nq < max)
+        q[nq++] = m;
+    return nq;
+}
+
+static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+                       const svv_t *w, int n, uint8_t *grow, char *why, size_t whylen)
+{
+    enum { QMAX = 24, MMAX = 512 };
+    int64_t L = 0, q[QMAX], M[MMAX];
+    int nq = 0;
+    for (int f = 0; f < n; f++) {
+        const sval_t *l = w[f].idx >= 0 ? &V->v[w[f].idx] : NULL;
+        if (l == NULL || l->e != NULL || (l->avoid != 0 && l->avoid != 2))
+            continue;
+        if (l->avoid == 0 && l->count != 1 && l->fix > L)
+            L = l->fix;
+        if (l->fix >= 2 && (l->count & 1))
+            nq = add_divisor(q, nq, QMAX, l->fix);
+    }
+    for (int i = 0; i < V->ncut; i++)
+        nq = add_divisor(q, nq, QMAX, V->cut[i]);
+    /* (literal positions 0 and 1: a block of one element at the reduced sizes only would be
+       needed, and every size keeps its order relative to the counts that make blocks) */
+    if (L < 2)
+        return 1;
+    for (int k = 0; k < n; k++) {
+        const sval_t *x = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
+        if (x == NULL || x->e == NULL || x->scalar || w[k].real <= 0)
+            continue;
+        int64_t R = w[k].real, r = w[k].red;
+        /* M: the products of up to three divisors that divide R (no more than the program
+           has operators that cut) */
+        int nm = 1, from = 0;
+        M[0] = 1;
+        for (int depth = 0; depth < 3 && depth < V->cutsites; depth++) {
+            int to = nm;
+            for (int j = from; j < to; j++)
+                for (int i = 0; i < nq; i++)
+                    if (R / M[j] % q[i] == 0)
+                        nm = add_divisor(M, nm, MMAX, M[j] * q[i]);
+            from = to;
+        }
+        for (int j = 0; j < nm; j++) {
+            int64_t m = M[j];
+            if (R / m > L ? r / m > L : r == R)
+                continue;
+            char by[40] = "";
+            if (m > 1)
+                snprintf(by, sizeof by, ", divided by %lld", (long long)m);
+            deps(C, x->e, grow, 0);
+            snprintf(why, whylen, "a block of %lld elements at the real sizes (line %u%s) has %lld "
+                     "at the reduced ones, %s the literal position %lld", (long long)(R / m),
+                     x->e->loc.line, by, (long long)(r / m),
+                     R / m > L ? "not above" : "and is at or below", (long long)L);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
                          const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why,
                          size_t whylen, int strict)
@@ -1705,8 +2169,12 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
            the same error with the real sizes in its message; a reduction to sizes where it
            is whole would check a program that cannot run (the review of 2026-12-04:
            `--dims NH=12` made `NH/4` of a real NH = 18 whole, and the plan EQUIVALENT) */
-        const sp_ast_expr_t *rem =
-            V->v[i].scalar ? NULL : real_remainder(C, mesh, V->v[i].e); /* (a value: 1/(B*H)) */
+        const sp_ast_expr_t *rem = real_remainder(C, mesh, V->v[i].e);
+        /* a value may be a fraction (1/(B*H), 3/H); a size over a literal with a remainder
+           (`x * (NH/4)`, 9/2 at NH = 18) is compared with the constants of the model (`x * 9/2`)
+           at the real sizes only (the review of 2026-12-04: NOT EQUIVALENT at NH = 5) */
+        if (rem && V->v[i].scalar && !(has_name(rem->a) && literal_only(rem->b)))
+            rem = NULL;
         if (rem != NULL && !at_real_sizes(C, rem)) {
             deps_of(C, rem, pin, 1, 0);
             snprintf(why, whylen, "a division at line %u leaves a remainder at the real sizes",
@@ -1722,6 +2190,13 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
             deps(C, bad ? bad->a : V->v[i].e, grow, 0);
             snprintf(why, whylen, "a size or shard that is whole at the real sizes is not at the "
                      "reduced ones (line %u)", V->v[i].e->loc.line);
+            ok = 0;
+            break;
+        }
+        if (V->v[i].keep && R != r) {
+            deps(C, V->v[i].e, pin, 0);
+            snprintf(why, whylen, "the bound at line %u of a loop whose variable is a position "
+                     "keeps its real size", V->v[i].e->loc.line);
             ok = 0;
             break;
         }
@@ -1803,32 +2278,10 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
                          (long long)R, e->loc.line, (long long)r, (long long)c);
         }
     }
-    /* a shard size keeps its order relative to every literal integer position, in every mode:
-       a literal index into a shard is a position there, and position p of rank k's shard is
-       p + k * s of the whole, so a literal of the model (row 5) and one of a rank's shard (its
-       row 2) name the same element when 5 = 2 + s; with s above every literal at both sizes no
-       such relation holds at either, and a shard size at or below one keeps its real size
-       (the review of 2026-12-04: slice bounds and embedding ids, EQUIVALENT at B/dp = 3 where
-       the real rank 1 reads row 34 for the model's row 5) */
-    for (int k = 0; k < n && ok; k++) {
-        const sval_t *x = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
-        if (x == NULL || x->e == NULL || x->n <= 0)
-            continue;
-        for (int f = 0; f < n && ok; f++) {
-            const sval_t *l = w[f].idx >= 0 ? &V->v[w[f].idx] : NULL;
-            if (l == NULL || l->e != NULL || l->avoid != 0 || l->fix < 2)
-                continue;
-            int64_t c = l->fix, R = w[k].real, r = w[k].red;
-            if (R > c ? r > c : r == R)
-                continue;
-            deps(C, x->e, grow, 0);
-            snprintf(why, whylen, "a shard of %lld elements at the real sizes (line %u) has %lld "
-                     "at the reduced ones, %s the literal position %lld", (long long)R,
-                     x->e->loc.line, (long long)r, R > c ? "not above" : "and is at or below",
-                     (long long)c);
-            ok = 0;
-        }
-    }
+    if (ok)
+        ok = blocks_kept(C, mesh, V, w, n, grow, why, whylen);
+    if (ok)
+        ok = valuations_kept(C, mesh, V, have, grow, why, whylen);
     /* sizes of different real values reduce to different values */
     if (ok) {
         for (int k = 0; k < n; k++) { /* sort by reduced value */
@@ -2916,7 +3369,8 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         walk_block(C, &C->funcs[i]->body, &mesh, &K);
     sp_reduce_keep_sums(C, &mesh, K.keep);
     /* the values the reduction must keep in order */
-    svals_t V = {NULL, 0, 0, NULL, 0, 0};
+    svals_t V;
+    memset(&V, 0, sizeof V);
     for (int i = 0; i < C->ndims; i++)
         collect_expr(C, &mesh, C->dims[i].def, 0, &V);
     for (int a = 0; a < mesh.naxes; a++)
