@@ -632,6 +632,7 @@ static shardproof_verdict_t run_divisible(shardproof_t *C, const char *path, con
     shardproof_verdict_t v = SHARDPROOF_BAD_INPUT;
     for (int round = 0; round < 8; round++) {
         C->div_by = 0;
+        C->div_min = 1;
         v = run(C, path, text, len, solve);
         if (v != SHARDPROOF_BAD_INPUT || C->div_by < 2 || C->div_size < 1 || C->opt.real_sizes)
             return v; /* (an empty dim, size 0, is no size a reduction can grow to) */
@@ -651,9 +652,13 @@ static shardproof_verdict_t run_divisible(shardproof_t *C, const char *path, con
             if (D->derived || D->cut || D->red == D->real || D->red % C->div_size != 0)
                 continue;
             int64_t q = D->red / C->div_size, need = 0;
+            /* the least multiple q * div_by * t (t >= div_min: two query heads per kv head)
+               that divides the real size (an odd real ratio such as 7 takes t = 7) */
             for (int k = 0; k < np && !need; k++)
-                if (prods[k] == q && D->real % (q * C->div_by) == 0)
-                    need = q * C->div_by;
+                for (int64_t t = C->div_min; prods[k] == q && !need &&
+                                             q * C->div_by * t <= D->real; t++)
+                    if (D->real % (q * C->div_by * t) == 0)
+                        need = q * C->div_by * t;
             if (!need)
                 continue;
             int k = 0;
@@ -870,12 +875,14 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
            at the real sizes; or it made an extent that is a sum of sizes (unequal concatenated
            parts, a padding), whose additive relations the reduction does not keep
            (docs/soundness.md, "Shape reduction"): the real sizes decide */
-        char note[192];
+        char note[256];
         snprintf(note, sizeof note, "%s at %s:%u:%u %s, so the real sizes are checked",
                  C->clamped == SP_CLAMP_BOUND ? "an operator's bound" : "an operator",
                  C->clamp_loc.file ? C->clamp_loc.file : "?", C->clamp_loc.line, C->clamp_loc.col,
-                 C->clamped == SP_CLAMP_BOUND ? "was beyond its dim at the reduced sizes"
-                                 : "made an extent that is a sum of sizes");
+                 C->clamped == SP_CLAMP_BOUND   ? "was beyond its dim at the reduced sizes"
+                 : C->clamped == SP_CLAMP_GROUP ? "cut a size into groups the program does not "
+                                                  "write, which literal positions may index"
+                                                : "made an extent that is a sum of sizes");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {

@@ -272,6 +272,9 @@ typedef struct sp_check {
     char diverge_note[512];  /* what was found there (report: "first divergence") */
     char **infer_drop;       /* model tensors no proposal may name (src/check.c run_inferred) */
     int ninfer_drop;
+    int64_t lit_positions;    /* the largest literal position of the program (src/reduce.c
+                                 blocks_kept; SP_DIM_MAX-like when not followed) */
+    int64_t div_min;          /* ... the smallest multiple of div_by it may grow to */
     int64_t div_size, div_by; /* the last run's collective failed: a dim of this reduced size
                                  not divisible by this group size (src/check.c run_exact) */
     struct {

@@ -1004,13 +1004,15 @@ void sp_note_divisible(sp_check_t *C, const sp_op_err_t *err)
     if (err->div_by > 1) {
         C->div_size = err->div_size;
         C->div_by = err->div_by;
+        C->div_min = err->div_min > 1 ? err->div_min : 1;
     }
 }
 
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
 {
     if (kind != SP_CLAMP_NONE && C->clamped == SP_CLAMP_NONE &&
-        !(kind == SP_CLAMP_SUM_READ && sp_reduce_sum_read(C, loc))) {
+        !(kind == SP_CLAMP_SUM_READ && sp_reduce_sum_read(C, loc)) &&
+        !(kind == SP_CLAMP_GROUP && C->lit_positions < 2)) {
         C->clamped = kind;
         C->clamp_loc = loc;
     }

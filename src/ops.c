@@ -1038,6 +1038,7 @@ static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int n
         err->attr = -1;
         err->elements = 0;
         err->div_size = err->div_by = 0;
+        err->div_min = 1;
         err->clamped = SP_CLAMP_NONE;
     }
     const op_def_t *def = find_op(name);
@@ -1124,6 +1125,7 @@ static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin
         err->attr = -1;
         err->elements = 0;
         err->div_size = err->div_by = 0;
+        err->div_min = 1;
         err->clamped = SP_CLAMP_NONE;
     }
     for (int k = 0; din != NULL && k < nin; k++) {

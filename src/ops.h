@@ -51,6 +51,7 @@ typedef struct {
     char msg[512];
     int attr; /* sp_ops_apply: the index in attr[] of the attribute at fault, or -1 */
     int64_t div_size, div_by; /* a collective: a dim of size div_size not divisible by div_by */
+    int64_t div_min;          /* ... and a multiple of div_by at least this many times it */
     int elements;             /* 1: the output exceeds max_numel (a resource limit, not bad use) */
     int clamped;              /* an sp_clamp_t, set on success too (src/check.c re-checks a
                                  run at reduced sizes at the real ones) */
@@ -63,9 +64,11 @@ typedef enum {
                           causal offset past the keys */
     SP_CLAMP_SUM_READ, /* an extent that is a sum of sizes unless src/reduce_sums.c read it at
                           this call: unequal concatenated parts */
-    SP_CLAMP_SUM       /* an extent that is a sum of sizes: a padding, a slice counted from the
+    SP_CLAMP_SUM,      /* an extent that is a sum of sizes: a padding, a slice counted from the
                           end or with a step, a partial chunk or split part, unequal split
                           sizes, unequal members of a collective, a recv read otherwise */
+    SP_CLAMP_GROUP     /* blocks of a size the program does not write (attention's query heads
+                          per key/value head): only in a program with literal positions */
 } sp_clamp_t;
 
 /*

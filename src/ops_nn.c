@@ -245,8 +245,13 @@ static int rope_apply(opc_t *c, const sp_tensor_t *x, const sp_tensor_t *cs,
     if (x->ndim < 1)
         return fail(c, "x must be at least 1-d");
     int64_t D = x->shape[x->ndim - 1];
-    if (D < 2 || D % 2)
+    if (D < 2 || D % 2) {
+        if (D >= 2 && c->err) { /* src/check.c run_divisible may grow it (an even real size) */
+            c->err->div_size = D;
+            c->err->div_by = 2;
+        }
         return fail(c, "last dimension %lld must be even", (long long)D);
+    }
     if (!sp_tensor_same_shape(cs, sn))
         return fail(c, "cos and sin shapes differ: %s and %s", TS(cs).s, TS(sn).s);
     int64_t h = D / 2, cw = cs->ndim > 0 ? cs->shape[cs->ndim - 1] : 0;
@@ -345,16 +350,19 @@ static int att_setup(opc_t *c, att_t *a)
     if (v->shape[nd - 2] != a->sk)
         return fail(c, "k and v sequence lengths differ: %s and %s", TS(k).s, TS(v).s);
     if (a->hkv == 0 || a->hq % a->hkv != 0) {
-        /* at reduced sizes src/check.c may grow the query heads to a multiple of twice the
-           key/value heads (two or more query heads per group, as where the real ones divide) */
+        /* at reduced sizes src/check.c may grow the query heads to a multiple of the
+           key/value heads, two or more query heads per group (where the real ones divide) */
         if (c->err) {
             c->err->div_size = a->hq;
-            c->err->div_by = 2 * a->hkv;
+            c->err->div_by = a->hkv;
+            c->err->div_min = 2;
         }
         return fail(c, "%lld query heads are not a multiple of %lld key/value heads",
                     (long long)a->hq, (long long)a->hkv);
     }
     a->grp = a->hq / a->hkv;
+    if (a->grp > 1 && c->err && c->err->clamped == SP_CLAMP_NONE)
+        c->err->clamped = SP_CLAMP_GROUP; /* src/exec.c: with literal positions, real sizes */
     fmpq_t s;
     fmpq_init(s);
     int present, ok = attr_num(c, "scale", 1, 1, s, &present);

@@ -436,6 +436,7 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     sp_op_err_t err;
     err.msg[0] = 0;
     err.div_size = err.div_by = 0; /* set only by a split that is not whole (src/mesh.c) */
+    err.div_min = 1;
     err.clamped = SP_CLAMP_NONE;    /* set by members of unequal extents (src/mesh.c) */
     pval_t res = pval_new(I->nranks);
     int ok = 1;

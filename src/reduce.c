@@ -496,21 +496,37 @@ typedef struct {
                                position: var_positions()) */
 } sval_t;
 
+/* A loop variable or an integer parameter of a user function: the values it takes at the real
+   sizes (var_positions()). */
+typedef struct {
+    const char *name;
+    int64_t *vals;
+    int n;
+    int unknown;                    /* too many values, or not known */
+    const sp_ast_expr_t *keep[2];   /* a loop's bounds that are sizes: kept real if it is a
+                                       position */
+} svar_t;
+
 typedef struct {
     sval_t *v;
     int len, cap;
     int64_t (*fac)[2]; /* the constants that multiply or divide a value (p/q: 3e-4 is 3/10000) */
     int nfac, capfac;
+    svar_t var[16];     /* the loop variables and integer parameters in scope */
+    int nvar;
+    int unbounded;      /* a position whose values are not known: every size stays real */
     struct {
-        const char *name;
-        int64_t lo, hi; /* the range at the real sizes */
-        int known;      /* lo and hi are literals (else a position with it is no literal) */
-        const sp_ast_expr_t *hi_e; /* its upper bound */
-    } loop[16];         /* the loops around the statement collected */
-    int nloop;
+        const char *func;
+        size_t param;
+        int64_t *vals;
+        int n, unknown;
+    } *pv;              /* the integer arguments passed to user functions' parameters */
+    int npv, cappv;
     int64_t cut[32];  /* what the operators that cut a size into blocks cut by, beyond count
                          literals: mesh sizes of chunk counts, collectives' group sizes */
     int ncut, cutsites; /* and how many such operators the program writes */
+    const sp_ast_expr_t *cutx[32]; /* size expressions they cut by (reshape(x, [NM, -1, H])) */
+    int ncutx;
 } svals_t;
 
 static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, int part)
@@ -924,8 +940,8 @@ static int literal_only(const sp_ast_expr_t *e)
     }
 }
 
-/* Value of e, integer arithmetic on literals, rank coordinates and the variables of the loops
-   around it (V->loop), with val[] the value of each (the mesh's axes, then the loops): 1 with
+/* Value of e, integer arithmetic on literals, rank coordinates and the variables in scope
+   (V->var), with val[] the value of each (the mesh's axes, then V->var): 1 with
    *out, 0 if e is not such an expression (a size in it, another name) or the arithmetic is not
    exact. */
 static int var_value(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_t *e,
@@ -944,10 +960,10 @@ static int var_value(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_
             *out = val[a];
             return 1;
         }
-        for (int j = V->nloop - 1; j >= 0; j--)
-            if (strcmp(V->loop[j].name, e->name) == 0) {
+        for (int j = V->nvar - 1; j >= 0; j--)
+            if (strcmp(V->var[j].name, e->name) == 0) {
                 *out = val[mesh->naxes + j];
-                return V->loop[j].known;
+                return !V->var[j].unknown;
             }
         return 0;
     }
@@ -992,26 +1008,6 @@ static int var_value(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_
     }
 }
 
-/* Every integer literal of e, as a literal position. */
-static void literals_as_positions(const sp_ast_expr_t *e, svals_t *V)
-{
-    if (e == NULL)
-        return;
-    if (e->kind == SP_AST_NUM && fmpz_is_one(fmpq_denref(e->value)) &&
-        fmpz_fits_si(fmpq_numref(e->value))) {
-        slong c = fmpz_get_si(fmpq_numref(e->value));
-        if (c < 0)
-            c = -c;
-        if (c <= SP_DIM_MAX)
-            sv_lit(V, c, 0);
-        return;
-    }
-    literals_as_positions(e->a, V);
-    literals_as_positions(e->b, V);
-    for (size_t i = 0; i < e->nargs; i++)
-        literals_as_positions(e->args[i].value, V);
-}
-
 /* Is e arithmetic on literals, rank coordinates and loop variables, with at least one of these
    names?  (A tensor, a dim or a mesh size in it: no.) */
 static int of_variables(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_t *e)
@@ -1022,8 +1018,8 @@ static int of_variables(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_ex
     case SP_AST_NAME:
         if (strncmp(e->name, "rank.", 5) == 0 && sp_mesh_axis(mesh, e->name + 5) >= 0)
             return 1;
-        for (int j = 0; j < V->nloop; j++)
-            if (strcmp(V->loop[j].name, e->name) == 0)
+        for (int j = 0; j < V->nvar; j++)
+            if (strcmp(V->var[j].name, e->name) == 0)
                 return 1;
         return -1;
     case SP_AST_NEG:
@@ -1057,6 +1053,61 @@ static int names_var(const sp_ast_expr_t *e, const char *name)
  * so those sizes keep their real values (V->v[].keep).  A position that holds a size
  * (`rank.cp*(S/cp)`) is a size, not a literal.
  */
+/* The values of e on every combination of the values of the variables it names (rank
+   coordinates, V->var), into out[0..*n) (at most max): 0 if they are not known. */
+static int var_values(const sp_mesh_t *mesh, svals_t *V, const sp_ast_expr_t *e, int64_t *out,
+                      int *n, int max)
+{
+    int nv = mesh->naxes + V->nvar, used[SP_MAX_AXES + 16], nu = 0;
+    int64_t val[SP_MAX_AXES + 16] = {0}, v;
+    long combos = 1;
+    for (int a = 0; a < nv; a++) {
+        int j = a - mesh->naxes;
+        const char *name = j < 0 ? NULL : V->var[j].name;
+        char rn[80];
+        if (j < 0) {
+            snprintf(rn, sizeof rn, "rank.%s", mesh->name[a]);
+            name = rn;
+        }
+        if (!names_var(e, name))
+            continue;
+        /* an inner variable of the same name hides an outer one */
+        int hidden = 0;
+        for (int k = j + 1; j >= 0 && k < V->nvar; k++)
+            hidden |= strcmp(V->var[k].name, name) == 0;
+        if (hidden)
+            continue;
+        if (j >= 0 && V->var[j].unknown)
+            return 0;
+        int64_t cnt = j < 0 ? mesh->size[a] : V->var[j].n;
+        if (cnt <= 0 || combos * cnt > 4096)
+            return 0;
+        combos *= cnt;
+        used[nu++] = a;
+    }
+    *n = 0;
+    for (long c = 0; c < combos; c++) {
+        long r = c;
+        for (int u = 0; u < nu; u++) {
+            int a = used[u], j = a - mesh->naxes;
+            int64_t cnt = j < 0 ? mesh->size[a] : V->var[j].n;
+            val[a] = j < 0 ? r % cnt : V->var[j].vals[r % cnt];
+            r /= cnt;
+        }
+        if (!var_value(mesh, V, e, val, &v))
+            return 0;
+        int have = 0;
+        for (int k = 0; k < *n && !have; k++)
+            have = out[k] == v;
+        if (!have) {
+            if (*n == max)
+                return 0;
+            out[(*n)++] = v;
+        }
+    }
+    return 1;
+}
+
 static void var_positions(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
                           svals_t *V)
 {
@@ -1069,46 +1120,123 @@ static void var_positions(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
     }
     if (of_variables(mesh, V, e) <= 0)
         return;
-    int nv = mesh->naxes + V->nloop, nvals[SP_MAX_AXES + 16];
-    int64_t vals[SP_MAX_AXES + 16][5], val[SP_MAX_AXES + 16], v;
-    long combos = 1;
-    for (int a = 0; a < nv; a++) {
-        int j = a - mesh->naxes, n = 0;
-        if (j >= 0 && !V->loop[j].known) {
-            if (V->loop[j].hi_e && names_var(e, V->loop[j].name)) {
-                sv_push(V, V->loop[j].hi_e, 0, 0, 0);
+    /* a loop whose bounds are sizes: they stay real, so its values are those of the real run */
+    for (int j = 0; j < V->nvar; j++)
+        for (int k = 0; k < 2; k++)
+            if (V->var[j].keep[k] && names_var(e, V->var[j].name)) {
+                sv_push(V, V->var[j].keep[k], 0, 0, 0);
                 V->v[V->len - 1].keep = 1;
             }
-            vals[a][n++] = 0;
-        } else {
-            int64_t lo = j < 0 ? 0 : V->loop[j].lo, hi = j < 0 ? mesh->size[a] : V->loop[j].hi;
-            for (int64_t k = lo; k < hi && n < 4; k++)
-                vals[a][n++] = k;
-            if (hi - 1 >= lo + 4)
-                vals[a][n++] = hi - 1;
-        }
-        nvals[a] = n ? n : 1;
-        if (n == 0)
-            vals[a][0] = j < 0 ? 0 : V->loop[j].lo;
-        combos *= nvals[a];
-        if (combos > 4096)
-            break;
-    }
-    if (combos > 4096) {
-        literals_as_positions(e, V);
+    int64_t *vals = flint_malloc(4096 * sizeof(int64_t));
+    int n = 0;
+    if (!var_values(mesh, V, e, vals, &n, 4096))
+        V->unbounded = 1;
+    else
+        for (int k = 0; k < n; k++)
+            sv_lit(V, vals[k] < 0 ? -vals[k] : vals[k], 0);
+    flint_free(vals);
+}
+
+/* A variable in scope (a loop's, or a user function's integer parameter) with its values. */
+static void push_var(svals_t *V, const char *name, const int64_t *vals, int n, int unknown)
+{
+    if (V->nvar == 16) {
+        V->unbounded = 1; /* (not followed: no position of it is known) */
         return;
     }
-    for (long c = 0; c < combos; c++) {
-        long r = c;
-        for (int a = 0; a < nv; a++) {
-            val[a] = vals[a][r % nvals[a]];
-            r /= nvals[a];
+    svar_t *x = &V->var[V->nvar++];
+    x->name = name;
+    x->n = n;
+    x->unknown = unknown;
+    x->vals = n > 0 ? flint_malloc((size_t)n * sizeof(int64_t)) : NULL;
+    if (n > 0)
+        memcpy(x->vals, vals, (size_t)n * sizeof(int64_t));
+    x->keep[0] = x->keep[1] = NULL;
+}
+
+static void pop_var(svals_t *V)
+{
+    flint_free(V->var[--V->nvar].vals);
+}
+
+/* The loop `for name in lo..hi` comes into scope: its values at the real sizes, from bounds
+   that are literals, sizes (kept real where it is a position) or arithmetic of outer
+   variables (their range). */
+static void push_loop(const sp_check_t *C, const sp_mesh_t *mesh, svals_t *V,
+                      const sp_ast_stmt_t *s)
+{
+    enum { MAXV = 1024 };
+    int64_t lo = 0, hi = 0, b[MAXV];
+    int ok = 1, n;
+    const sp_ast_expr_t *bound[2] = {s->lo, s->hi};
+    for (int k = 0; k < 2 && ok; k++) {
+        int64_t v;
+        if (bound[k] == NULL) {
+            ok = 0;
+        } else if (ival(C, mesh, bound[k], 0, &v) > 0) {
+            if (k == 0)
+                lo = v;
+            else
+                hi = v;
+        } else if (of_variables(mesh, V, bound[k]) > 0 &&
+                   var_values(mesh, V, bound[k], b, &n, MAXV) && n > 0) {
+            int64_t m = b[0];
+            for (int i = 1; i < n; i++)
+                m = k == 0 ? (b[i] < m ? b[i] : m) : (b[i] > m ? b[i] : m);
+            if (k == 0)
+                lo = m;
+            else
+                hi = m;
+        } else {
+            ok = 0;
         }
-        if (!var_value(mesh, V, e, val, &v)) {
-            literals_as_positions(e, V);
-            return;
+    }
+    n = 0;
+    if (ok && hi - lo <= MAXV)
+        for (int64_t v = lo; v < hi; v++)
+            b[n++] = v;
+    push_var(V, s->name.str, b, n, !(ok && hi - lo <= MAXV));
+    if (V->var[V->nvar - 1].name == s->name.str)
+        for (int k = 0; k < 2; k++)
+            V->var[V->nvar - 1].keep[k] = bound[k] && has_dim(C, bound[k]) ? bound[k] : NULL;
+}
+
+/* A call of a user function: the values of its integer arguments (literals, arithmetic of
+   rank coordinates and variables) are its parameters' values (V->pv). */
+static void note_func_args(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
+                           svals_t *V)
+{
+    if (!is_user_func(C, e->name))
+        return;
+    for (size_t i = 0; i < e->nargs; i++) {
+        const sp_ast_expr_t *x = e->args[i].value;
+        int lit = literal_only(x), var = !lit && of_variables(mesh, V, x) > 0;
+        if (!lit && !var)
+            continue;
+        int k = 0;
+        while (k < V->npv && !(strcmp(V->pv[k].func, e->name) == 0 && V->pv[k].param == i))
+            k++;
+        if (k == V->npv) {
+            if (V->npv == V->cappv) {
+                V->cappv = V->cappv ? 2 * V->cappv : 8;
+                V->pv = flint_realloc(V->pv, (size_t)V->cappv * sizeof *V->pv);
+            }
+            V->pv[k].func = e->name;
+            V->pv[k].param = i;
+            V->pv[k].vals = NULL;
+            V->pv[k].n = V->pv[k].unknown = 0;
+            V->npv++;
         }
-        sv_lit(V, v < 0 ? -v : v, 0);
+        int64_t b[256];
+        int n = 0;
+        if (V->pv[k].unknown || !var_values(mesh, V, x, b, &n, 256) ||
+            V->pv[k].n + n > 1024) {
+            V->pv[k].unknown = 1;
+            continue;
+        }
+        V->pv[k].vals = flint_realloc(V->pv[k].vals, (size_t)(V->pv[k].n + n) * sizeof(int64_t));
+        memcpy(V->pv[k].vals + V->pv[k].n, b, (size_t)n * sizeof(int64_t));
+        V->pv[k].n += n;
     }
 }
 
@@ -1163,10 +1291,36 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
                      svals_t *V)
 {
     static const char *const cuts[] = {"chunk", "split", "reshape", "view", "reduce_scatter",
-                                       "all_to_all", NULL};
+                                       "all_to_all", "rope", "rope_grad", NULL};
     if (!name_in(e->name, cuts))
         return;
     V->cutsites++;
+    if (strncmp(e->name, "rope", 4) == 0) { /* halves of the last dim (or pairs) */
+        int have = 0;
+        for (int j = 0; j < V->ncut; j++)
+            have |= V->cut[j] == 2;
+        if (!have && V->ncut < 32)
+            V->cut[V->ncut++] = 2;
+        return;
+    }
+    /* the sizes of a reshape's list with a -1 (the -1 is a block the program does not
+       write), a chunk's count that is a size */
+    for (size_t i = 1; i < e->nargs; i++) {
+        const sp_ast_expr_t *x = e->args[i].value;
+        int64_t t;
+        size_t n = x->kind == SP_AST_LIST ? x->nargs : 1;
+        int inferred = 0;
+        for (size_t k = 0; x->kind == SP_AST_LIST && k < n; k++)
+            inferred |= x->args[k].value->kind == SP_AST_NEG &&
+                        x->args[k].value->a->kind == SP_AST_NUM;
+        if (x->kind == SP_AST_LIST ? !inferred : !(i == 1 && strncmp(e->name, "chunk", 5) == 0))
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            const sp_ast_expr_t *y = x->kind == SP_AST_LIST ? x->args[k].value : x;
+            if (has_dim(C, y) && ival(C, mesh, y, 0, &t) > 0 && V->ncutx < 32)
+                V->cutx[V->ncutx++] = y;
+        }
+    }
     int coll = strcmp(e->name, "reduce_scatter") == 0 || strcmp(e->name, "all_to_all") == 0;
     for (size_t i = 1; i < e->nargs; i++) {
         const sp_ast_expr_t *x = e->args[i].value;
@@ -1241,6 +1395,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
     }
     case SP_AST_CALL:
         note_cut(C, mesh, e, V);
+        note_func_args(C, mesh, e, V);
         /* axis indices, exponents and peers' coordinates (send(t, pp = 9)) are not sizes */
         for (size_t i = 0; i < e->nargs; i++) {
             const sp_ast_expr_t *x = e->args[i].value;
@@ -1345,12 +1500,7 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
             const sp_ast_expr_t *a = s->value->a, *b2 = s->value->b;
             collect_expr(C, mesh, a, has_dim(C, b2) ? 1 : 0, V);
             collect_expr(C, mesh, b2, has_dim(C, a) ? 1 : 0, V);
-            /* a loop variable or rank coordinate compared with a literal (`if i == 13`) may
-               select the iteration whose variable is a position: the literal is one too */
-            if (of_variables(mesh, V, a) > 0 && literal_only(b2))
-                literals_as_positions(b2, V);
-            if (of_variables(mesh, V, b2) > 0 && literal_only(a))
-                literals_as_positions(a, V);
+
         } else {
             collect_expr(C, mesh, s->value, s->kind == SP_STMT_IF ? 1 : 2, V);
         }
@@ -1406,25 +1556,17 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
                 collect_expr(C, mesh, s->lineage->rows, 1, V);
             collect_layout(C, mesh, s->lineage->layout, V);
         }
-        int64_t lo, hi;
-        int pushed = s->kind == SP_STMT_FOR && V->nloop < 16 && s->name.str;
-        if (pushed) {
-            V->loop[V->nloop].name = s->name.str;
-            V->loop[V->nloop].known = s->lo && s->hi && !has_name(s->lo) && !has_name(s->hi) &&
-                                      ival(C, mesh, s->lo, 0, &lo) > 0 &&
-                                      ival(C, mesh, s->hi, 0, &hi) > 0;
-            V->loop[V->nloop].lo = V->loop[V->nloop].known ? lo : 0;
-            V->loop[V->nloop].hi = V->loop[V->nloop].known ? hi : 0;
-            V->loop[V->nloop].hi_e = s->hi;
-            V->nloop++;
-        }
+        int pushed = s->kind == SP_STMT_FOR && s->name.str;
+        if (pushed)
+            push_loop(C, mesh, V, s);
         if (s->kind == SP_STMT_ON || s->kind == SP_STMT_FOR || s->kind == SP_STMT_IF ||
             s->kind == SP_STMT_FUNC) {
             collect_block(C, mesh, &s->body, V);
             if (s->has_else)
                 collect_block(C, mesh, &s->else_body, V);
         }
-        V->nloop -= pushed;
+        if (pushed)
+            pop_var(V);
     }
 }
 
@@ -2065,37 +2207,57 @@ static int valuations_kept(const sp_check_t *C, const sp_mesh_t *mesh, const sva
     return 1;
 }
 
-static int add_divisor(int64_t *q, int nq, int max, int64_t m)
+/* (real, reduced) divisor m into q[0..nq) (with the size expression behind it), once */
+static int add_divisor(int64_t (*q)[2], const sp_ast_expr_t **qe, int nq, int max, int64_t mR,
+                       int64_t mr, const sp_ast_expr_t *e)
 {
     for (int i = 0; i < nq; i++)
-        if (q[i] == m)
+        if (q[i][0] == mR && q[i][1] == mr)
             return nq;
-    if (nq < max)
-        q[nq++] = m;
+    if (nq < max) {
+        q[nq][0] = mR;
+        q[nq][1] = mr;
+        qe[nq++] = e;
+    }
     return nq;
+}
+
+/* The largest literal position of the program (SP_DIM_MAX when a position's values are not
+   followed). */
+static int64_t blocks_literal(const svals_t *V)
+{
+    int64_t L = 0;
+    for (int f = 0; f < V->len; f++) {
+        const sval_t *l = &V->v[f];
+        if (l->e == NULL && l->avoid == 0 && l->count != 1 && l->fix > L)
+            L = l->fix;
+    }
+    return V->unbounded ? SP_DIM_MAX : L;
 }
 
 static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
                        const svv_t *w, int n, uint8_t *grow, char *why, size_t whylen)
 {
-    enum { QMAX = 24, MMAX = 512 };
-    int64_t L = 0, q[QMAX], M[MMAX];
+    enum { QMAX = 48, MMAX = 512 };
+    int64_t L = blocks_literal(V), q[QMAX][2], M[MMAX][2];
+    const sp_ast_expr_t *qe[QMAX], *Me[MMAX];
     int nq = 0;
-    for (int f = 0; f < n; f++) {
-        const sval_t *l = w[f].idx >= 0 ? &V->v[w[f].idx] : NULL;
-        if (l == NULL || l->e != NULL || (l->avoid != 0 && l->avoid != 2))
-            continue;
-        if (l->avoid == 0 && l->count != 1 && l->fix > L)
-            L = l->fix;
-        if (l->fix >= 2 && (l->count & 1))
-            nq = add_divisor(q, nq, QMAX, l->fix);
-    }
-    for (int i = 0; i < V->ncut; i++)
-        nq = add_divisor(q, nq, QMAX, V->cut[i]);
-    /* (literal positions 0 and 1: a block of one element at the reduced sizes only would be
-       needed, and every size keeps its order relative to the counts that make blocks) */
     if (L < 2)
         return 1;
+    /* the divisors: (real, reduced) pairs, with the size expression behind one */
+    for (int f = 0; f < V->len; f++) {
+        const sval_t *l = &V->v[f];
+        if (l->e == NULL && l->avoid == 0 && l->fix >= 2 && (l->count & 1))
+            nq = add_divisor(q, qe, nq, QMAX, l->fix, l->fix, NULL);
+    }
+    for (int i = 0; i < V->ncut; i++)
+        nq = add_divisor(q, qe, nq, QMAX, V->cut[i], V->cut[i], NULL);
+    for (int i = 0; i < V->ncutx; i++) {
+        int64_t a, b;
+        if (ival(C, mesh, V->cutx[i], 0, &a) > 0 && ival(C, mesh, V->cutx[i], 1, &b) > 0 &&
+            a >= 2 && b >= 1)
+            nq = add_divisor(q, qe, nq, QMAX, a, b, V->cutx[i]);
+    }
     for (int k = 0; k < n; k++) {
         const sval_t *x = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
         if (x == NULL || x->e == NULL || x->scalar || w[k].real <= 0)
@@ -2104,27 +2266,35 @@ static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t
         /* M: the products of up to three divisors that divide R (no more than the program
            has operators that cut) */
         int nm = 1, from = 0;
-        M[0] = 1;
+        M[0][0] = M[0][1] = 1;
+        Me[0] = NULL;
         for (int depth = 0; depth < 3 && depth < V->cutsites; depth++) {
             int to = nm;
             for (int j = from; j < to; j++)
                 for (int i = 0; i < nq; i++)
-                    if (R / M[j] % q[i] == 0)
-                        nm = add_divisor(M, nm, MMAX, M[j] * q[i]);
+                    if (R / M[j][0] % q[i][0] == 0 && M[j][1] <= SP_DIM_MAX / q[i][1])
+                        nm = add_divisor(M, Me, nm, MMAX, M[j][0] * q[i][0], M[j][1] * q[i][1],
+                                         qe[i] ? qe[i] : Me[j]);
             from = to;
         }
         for (int j = 0; j < nm; j++) {
-            int64_t m = M[j];
-            if (R / m > L ? r / m > L : r == R)
+            int64_t mR = M[j][0], mr = M[j][1], bR = R / mR, br = r / mr;
+            if (bR > L ? br > L : r % mr == 0 && br == bR)
                 continue;
             char by[40] = "";
-            if (m > 1)
-                snprintf(by, sizeof by, ", divided by %lld", (long long)m);
+            if (mR > 1)
+                snprintf(by, sizeof by, ", divided by %lld", (long long)mR);
             deps(C, x->e, grow, 0);
-            snprintf(why, whylen, "a block of %lld elements at the real sizes (line %u%s) has %lld "
-                     "at the reduced ones, %s the literal position %lld", (long long)(R / m),
-                     x->e->loc.line, by, (long long)(r / m),
-                     R / m > L ? "not above" : "and is at or below", (long long)L);
+            if (Me[j])
+                deps(C, Me[j], grow, 0);
+            if (V->unbounded)
+                snprintf(why, whylen, "a size (line %u) keeps its real size: the program has a "
+                         "position whose values the reduction does not follow", x->e->loc.line);
+            else
+                snprintf(why, whylen, "a block of %lld elements at the real sizes (line %u%s) has "
+                         "%lld at the reduced ones, %s the literal position %lld", (long long)bR,
+                         x->e->loc.line, by, (long long)br,
+                         bR > L ? "not above" : "and is at or below", (long long)L);
             return 0;
         }
     }
@@ -3380,9 +3550,27 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         collect_block(C, &mesh, &C->plan->body, &V);
     if (C->model)
         collect_block(C, &mesh, &C->model->body, &V);
-    for (int i = 0; i < C->nfuncs; i++)
-        collect_block(C, &mesh, &C->funcs[i]->body, &V);
+    /* a user function's body with its integer parameters in scope, taking the values its
+       calls pass (twice: calls in functions collected after their callee) */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < C->nfuncs; i++) {
+            const sp_ast_stmt_t *f = C->funcs[i];
+            int pushed = 0;
+            for (size_t k = 0; k < f->nparams; k++)
+                for (int j = 0; j < V.npv; j++)
+                    if (V.pv[j].param == k && strcmp(V.pv[j].func, f->name.str) == 0) {
+                        push_var(&V, f->params[k].str, V.pv[j].vals, V.pv[j].n, V.pv[j].unknown);
+                        pushed++;
+                    }
+            collect_block(C, &mesh, &f->body, &V);
+            while (pushed-- > 0)
+                pop_var(&V);
+        }
+    for (int j = 0; j < V.npv; j++)
+        flint_free(V.pv[j].vals);
+    flint_free(V.pv);
     sv_dedup(&V);
+    C->lit_positions = blocks_literal(&V);
     uint8_t *pin = flint_calloc((size_t)nd, 1), *grow = flint_calloc((size_t)nd, 1);
     int64_t *lo = flint_calloc((size_t)nd, sizeof(int64_t));
     pin_mesh_dims(C, pin);
