@@ -101,6 +101,46 @@ static void inferred_divisor(opc_t *c, const sp_tensor_t *x, const int64_t *l, i
     }
 }
 
+/*
+ * Does the reshape of shape a into shape b only split dims and merge neighbours (each group of
+ * consecutive dims of equal product has one dim on one side)?  Otherwise ([B, H] into [H, B]) it
+ * reads rows of one size as rows of another: the flat position k*B + p of one is k'*H + p' of
+ * the other, an additive relation of sizes that the reduction does not keep, so a program with
+ * literal positions is checked at the real sizes (src/exec.c sp_note_clamped).
+ */
+static int aligned(const int64_t *a, int na, const int64_t *b, int nb)
+{
+    int i = 0, j = 0;
+    while (i < na || j < nb) {
+        while (i < na && a[i] == 1)
+            i++;
+        while (j < nb && b[j] == 1)
+            j++;
+        if (i == na || j == nb)
+            return i == na && j == nb;
+        int64_t pa = a[i++], pb = b[j++];
+        int ka = 1, kb = 1;
+        while (pa != pb) {
+            if (pa < pb) {
+                if (i == na)
+                    return 0;
+                pa *= a[i++];
+                ka++;
+            } else {
+                if (j == nb)
+                    return 0;
+                pb *= b[j++];
+                kb++;
+            }
+            if (pa > ((int64_t)1 << 40) || pb > ((int64_t)1 << 40))
+                return 0;
+        }
+        if (ka > 1 && kb > 1)
+            return 0;
+    }
+    return 1;
+}
+
 int g_reshape(opc_t *c, gather_t *g)
 {
     const sp_tensor_t *x = &c->in[0];
@@ -130,9 +170,13 @@ int g_reshape(opc_t *c, gather_t *g)
     g->ndim = n;
     if (n > 0)
         memcpy(g->shape, l, (size_t)n * sizeof(int64_t));
-    if (infer >= 0 && prod != 0 && total % prod == 0)
+    int whole = infer >= 0 ? prod != 0 && total % prod == 0 : prod == total;
+    if (infer >= 0 && whole)
         g->shape[infer] = total / prod;
-    else if (infer >= 0 || prod != total) {
+    if (whole && !aligned(x->shape, x->ndim, g->shape, n) && c->err &&
+        c->err->clamped == SP_CLAMP_NONE)
+        c->err->clamped = SP_CLAMP_GROUP; /* with literal positions: the real sizes */
+    if (!whole) {
         if (infer >= 0 && prod != 0)
             inferred_divisor(c, x, l, n);
         return fail(c, "cannot reshape %s (%lld elements) into %s (%lld elements)", TS(x).s,

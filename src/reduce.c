@@ -491,7 +491,8 @@ typedef struct {
     int64_t nr;             /* with n: the group's size at the checked sizes (a cut mesh axis) */
     int part;               /* with n: 0 the full chunk, 1 the last chunk */
     int count;              /* a literal (e NULL): bit 0 met as a count or an extent that cuts
-                               blocks (chunk(x, 2), reshape(x, [2, -1])), bit 1 met elsewhere */
+                               blocks (chunk(x, 2), reshape(x, [2, -1])), bit 1 as a position,
+                               bit 2 as a number that does neither (a top-k's k) */
     int keep;               /* keeps its real value (the bound of a loop whose variable is a
                                position: var_positions()) */
 } sval_t;
@@ -556,15 +557,16 @@ static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, 
     x->keep = 0;
 }
 
-/* Literal c of an integer position, a fixed point: count 1 where it counts or measures blocks
-   (a chunk count, a reshape's literal extent: the divisors of blocks_kept()), 0 elsewhere (a
-   position: a slice bound, an index, an id, an offset). */
-static void sv_lit(svals_t *V, int64_t c, int count)
+/* Literal c of an integer position, a fixed point, met as kind: 1 a count or an extent that
+   cuts blocks (a chunk count, a reshape's literal extent: the divisors of blocks_kept()), 2 a
+   number of elements that neither cuts nor indexes (a top-k's k), 0 a position (a slice bound,
+   an index, an id, an offset: the literal positions of blocks_kept()). */
+static void sv_lit(svals_t *V, int64_t c, int kind)
 {
     sv_push(V, NULL, c, 0, 0);
     for (int i = 0; i < V->len; i++)
         if (V->v[i].e == NULL && V->v[i].fix == c && V->v[i].avoid == 0) {
-            V->v[i].count |= count ? 1 : 2;
+            V->v[i].count |= kind == 1 ? 1 : kind == 2 ? 4 : 2;
             return;
         }
 }
@@ -1235,8 +1237,13 @@ static void note_func_args(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
             continue;
         }
         V->pv[k].vals = flint_realloc(V->pv[k].vals, (size_t)(V->pv[k].n + n) * sizeof(int64_t));
-        memcpy(V->pv[k].vals + V->pv[k].n, b, (size_t)n * sizeof(int64_t));
-        V->pv[k].n += n;
+        for (int t = 0; t < n; t++) { /* each value once (bodies are collected again) */
+            int have = 0;
+            for (int u = 0; u < V->pv[k].n && !have; u++)
+                have = V->pv[k].vals[u] == b[t];
+            if (!have)
+                V->pv[k].vals[V->pv[k].n++] = b[t];
+        }
     }
 }
 
@@ -1257,12 +1264,15 @@ static int value_arg(const sp_ast_expr_t *e, size_t i)
 static int counts_blocks(const sp_ast_expr_t *e, size_t i)
 {
     static const char *const shape[] = {"reshape", "view", "expand", "broadcast_to", "repeat", NULL};
-    if (e->args[i].key.str || arg_is_axis(e, i))
+    static const char *const keys[] = {"shape", "size", "sizes", "chunks", "split_size",
+                                       "repeats", "times", NULL};
+    const char *k = e->args[i].key.str;
+    if (arg_is_axis(e, i) || (k && !name_in(k, keys)))
         return 0;
     if (e->args[i].value->kind == SP_AST_LIST)
         return name_in(e->name, shape);
-    return i == 1 && (strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0 ||
-                      strcmp(e->name, "repeat_interleave") == 0);
+    return (k || i == 1) && (strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0 ||
+                             strcmp(e->name, "repeat_interleave") == 0);
 }
 
 /* Group size of the mesh axes that x names (an axis, or a list of axes), or 0. */
@@ -1303,17 +1313,15 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
             V->cut[V->ncut++] = 2;
         return;
     }
-    /* the sizes of a reshape's list with a -1 (the -1 is a block the program does not
-       write), a chunk's count that is a size */
+    /* the sizes of a reshape's list (it cuts the product of the sizes it splits: [B, S, NH,
+       HD] of [B, S, NH*HD] cuts by NH), a chunk's count that is a size */
     for (size_t i = 1; i < e->nargs; i++) {
         const sp_ast_expr_t *x = e->args[i].value;
         int64_t t;
         size_t n = x->kind == SP_AST_LIST ? x->nargs : 1;
-        int inferred = 0;
-        for (size_t k = 0; x->kind == SP_AST_LIST && k < n; k++)
-            inferred |= x->args[k].value->kind == SP_AST_NEG &&
-                        x->args[k].value->a->kind == SP_AST_NUM;
-        if (x->kind == SP_AST_LIST ? !inferred : !(i == 1 && strncmp(e->name, "chunk", 5) == 0))
+        const char *key = e->args[i].key.str;
+        if (x->kind != SP_AST_LIST &&
+            !((i == 1 || (key && strcmp(key, "chunks") == 0)) && strncmp(e->name, "chunk", 5) == 0))
             continue;
         for (size_t k = 0; k < n; k++) {
             const sp_ast_expr_t *y = x->kind == SP_AST_LIST ? x->args[k].value : x;
@@ -1344,13 +1352,14 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
    index, an exponent), 1 a fixed point (an integer position: attribute, index, bound, list),
    2 a tensor expression's constant (avoided, a factor), 3 one added or subtracted, or an eps
    (avoided, no factor), 4 like 1 but added or subtracted (a non-integer is no factor), 5 like
-   1 but a count or an extent (sv_lit()). */
+   1 but a count or an extent (sv_lit()), 6 like 1 but neither a position nor a count (a
+   top-k's k). */
 static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
                          int lit, svals_t *V)
 {
     if (e == NULL)
         return;
-    int count = lit == 5;
+    int count = lit == 5 ? 1 : lit == 6 ? 2 : 0;
     if (count)
         lit = 1;
     int64_t v;
@@ -1413,6 +1422,9 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                          : value ? 2
                          : e->args[i].key.str && strcmp(e->args[i].key.str, "eps") == 0 ? 3
                          : counts_blocks(e, i)                                            ? 5
+                         : strcmp(e->name, "topk_mask") == 0 &&
+                                 (e->args[i].key.str ? strcmp(e->args[i].key.str, "k") == 0
+                                                     : i == 1)                            ? 6
                                                                                           : 1,
                          V);
             /* a repetition count multiplies an extent: a factor (the review of 2026-12-04) */
@@ -1455,7 +1467,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
         if (e->b)
             collect_expr(C, mesh, e->b, 1, V);
         for (size_t i = 0; i < e->nargs; i++)
-            collect_expr(C, mesh, e->args[i].value, count ? 5 : 1, V);
+            collect_expr(C, mesh, e->args[i].value, count == 1 ? 5 : count == 2 ? 6 : 1, V);
         return;
     default:
         return;
@@ -2229,7 +2241,7 @@ static int64_t blocks_literal(const svals_t *V)
     int64_t L = 0;
     for (int f = 0; f < V->len; f++) {
         const sval_t *l = &V->v[f];
-        if (l->e == NULL && l->avoid == 0 && l->count != 1 && l->fix > L)
+        if (l->e == NULL && l->avoid == 0 && ((l->count & 2) || l->count == 0) && l->fix > L)
             L = l->fix;
     }
     return V->unbounded ? SP_DIM_MAX : L;
@@ -2280,6 +2292,10 @@ static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t
         for (int j = 0; j < nm; j++) {
             int64_t mR = M[j][0], mr = M[j][1], bR = R / mR, br = r / mr;
             if (bR > L ? br > L : r % mr == 0 && br == bR)
+                continue;
+            /* a cut by a size that does not divide at the reduced sizes makes no block there
+               (the run would stop at it): no position can land in it */
+            if (Me[j] && r % mr != 0)
                 continue;
             char by[40] = "";
             if (mR > 1)
@@ -3551,8 +3567,15 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
     if (C->model)
         collect_block(C, &mesh, &C->model->body, &V);
     /* a user function's body with its integer parameters in scope, taking the values its
-       calls pass (twice: calls in functions collected after their callee) */
-    for (int pass = 0; pass < 2; pass++)
+       calls pass */
+    for (int pass = 0, seen = -1; pass <= C->nfuncs + 1; pass++) {
+        /* until no call passes a new value (a chain of calls takes one pass per level) */
+        int now = 0;
+        for (int j = 0; j < V.npv; j++)
+            now += V.pv[j].n + V.pv[j].unknown;
+        if (now == seen)
+            break;
+        seen = now;
         for (int i = 0; i < C->nfuncs; i++) {
             const sp_ast_stmt_t *f = C->funcs[i];
             int pushed = 0;
@@ -3566,6 +3589,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
             while (pushed-- > 0)
                 pop_var(&V);
         }
+    }
     for (int j = 0; j < V.npv; j++)
         flint_free(V.pv[j].vals);
     flint_free(V.pv);
