@@ -528,6 +528,11 @@ typedef struct {
     int ncut, cutsites; /* and how many such operators the program writes */
     const sp_ast_expr_t *cutx[32]; /* size expressions they cut by (reshape(x, [NM, -1, H])) */
     int ncutx;
+    struct {
+        const sp_ast_expr_t *e;
+        int split;                 /* 0 a chunk count, 1 a split's piece size */
+    } szc[16];                     /* chunk counts and split sizes that are sizes (NC, K) */
+    int nszc;
 } svals_t;
 
 static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, int part)
@@ -1313,6 +1318,21 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
             V->cut[V->ncut++] = 2;
         return;
     }
+    /* a chunk count or a split size that is a size: how it cuts is kept (size_cuts_kept) */
+    if (strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0)
+        for (size_t i = 1; i < e->nargs; i++) {
+            const sp_ast_expr_t *x = e->args[i].value;
+            const char *key = e->args[i].key.str;
+            int64_t t;
+            if ((key ? strcmp(key, "chunks") == 0 || strcmp(key, "sizes") == 0 ||
+                           strcmp(key, "size") == 0
+                     : i == 1) &&
+                x->kind != SP_AST_LIST && has_dim(C, x) && ival(C, mesh, x, 0, &t) > 0 &&
+                V->nszc < 16) {
+                V->szc[V->nszc].e = x;
+                V->szc[V->nszc++].split = strcmp(e->name, "split") == 0;
+            }
+        }
     /* the sizes of a reshape's list (it cuts the product of the sizes it splits: [B, S, NH,
        HD] of [B, S, NH*HD] cuts by NH), a chunk's count that is a size */
     for (size_t i = 1; i < e->nargs; i++) {
@@ -2247,6 +2267,54 @@ static int64_t blocks_literal(const svals_t *V)
     return V->unbounded ? SP_DIM_MAX : L;
 }
 
+/*
+ * A chunk count or a split's piece size that is a size (chunk(x, NC, 0, 2), split(x, K, 0, 1))
+ * cuts whatever size it meets into pieces the program does not write: every size of the program
+ * keeps, against it, its number of pieces and whether the last is partial, so a piece that is
+ * whole (or there) at the reduced sizes is so at the real ones (the fifth review of 2026-12-04,
+ * helper-30: --dims B=15 made chunk 2 of B = 80 by NC = 3 whole, 26 rows standing for B/NC).
+ */
+static int size_cuts_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+                          const svv_t *w, int n, const uint8_t *have, uint8_t *grow, char *why,
+                          size_t whylen)
+{
+    for (int c = 0; c < V->nszc; c++) {
+        int64_t cR, cr;
+        if ((have && !sv_ready(C, &(sval_t){.e = V->szc[c].e}, have)) ||
+            ival(C, mesh, V->szc[c].e, 0, &cR) <= 0 || ival(C, mesh, V->szc[c].e, 1, &cr) <= 0)
+            continue;
+        for (int k = 0; k < n; k++) {
+            const sval_t *x = w[k].idx >= 0 ? &V->v[w[k].idx] : NULL;
+            if (x == NULL || x->e == NULL || x->scalar || w[k].real <= 0 || w[k].red <= 0)
+                continue;
+            int64_t R = w[k].real, r = w[k].red, pR, pr, lR, lr;
+            int partR, partr;
+            if (V->szc[c].split) { /* pieces of cR: ceil(R/cR) of them */
+                pR = (R + cR - 1) / cR;
+                pr = (r + cr - 1) / cr;
+                partR = R % cR != 0;
+                partr = r % cr != 0;
+            } else {
+                pR = chunks(R, cR, &lR);
+                pr = chunks(r, cr, &lr);
+                partR = lR < (R + cR - 1) / cR;
+                partr = lr < (r + cr - 1) / cr;
+            }
+            if (pR == pr && partR == partr)
+                continue;
+            deps(C, x->e, grow, 0);
+            deps(C, V->szc[c].e, grow, 0);
+            snprintf(why, whylen, "a size of %lld at the real sizes (line %u) makes %lld %s of "
+                     "%lld there, the last %s, and %lld at the reduced ones, the last %s",
+                     (long long)R, x->e->loc.line, (long long)pR,
+                     V->szc[c].split ? "pieces" : "chunks", (long long)cR,
+                     partR ? "partial" : "whole", (long long)pr, partr ? "partial" : "whole");
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
                        const svv_t *w, int n, uint8_t *grow, char *why, size_t whylen)
 {
@@ -2468,6 +2536,8 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
         ok = blocks_kept(C, mesh, V, w, n, grow, why, whylen);
     if (ok)
         ok = valuations_kept(C, mesh, V, have, grow, why, whylen);
+    if (ok)
+        ok = size_cuts_kept(C, mesh, V, w, n, have, grow, why, whylen);
     /* sizes of different real values reduce to different values */
     if (ok) {
         for (int k = 0; k < n; k++) { /* sort by reduced value */
