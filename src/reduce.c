@@ -1264,6 +1264,19 @@ static int value_arg(const sp_ast_expr_t *e, size_t i)
     return name_in(e->name, ops) || (e->args[i].key.str && name_in(e->args[i].key.str, keys));
 }
 
+/* Is argument i of call e a number that neither cuts nor indexes elements: a top-k's k, the
+   index of a chunk or split piece (the piece's elements are at k * s + p, and blocks_kept()
+   keeps s above every literal p)? */
+static int counts_only(const sp_ast_expr_t *e, size_t i)
+{
+    const char *k = e->args[i].key.str;
+    if (strcmp(e->name, "topk_mask") == 0)
+        return k ? strcmp(k, "k") == 0 : i == 1;
+    if (strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0)
+        return k ? strcmp(k, "index") == 0 : i == 3;
+    return 0;
+}
+
 /* Does argument i of call e count or measure blocks of a size (chunk(x, 2), split(x, 3),
    repeat counts, the literal extents of reshape(x, [2, -1]))? */
 static int counts_blocks(const sp_ast_expr_t *e, size_t i)
@@ -1433,7 +1446,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                (eps = 1/(100000 + rank.tp)): its literals are constants, not sizes */
             int value = (x->kind == SP_AST_BINOP || x->kind == SP_AST_NEG) && has_name(x) &&
                         ival(C, mesh, x, 0, &t) == 0;
-            if (!arg_is_axis(e, i) && !value_arg(e, i))
+            if (!arg_is_axis(e, i) && !value_arg(e, i) && !counts_only(e, i))
                 var_positions(C, mesh, x, V);
             collect_expr(C, mesh, x,
                          arg_is_axis(e, i) || strcmp(e->name, "pow") == 0 ||
@@ -1442,9 +1455,7 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                          : value ? 2
                          : e->args[i].key.str && strcmp(e->args[i].key.str, "eps") == 0 ? 3
                          : counts_blocks(e, i)                                            ? 5
-                         : strcmp(e->name, "topk_mask") == 0 &&
-                                 (e->args[i].key.str ? strcmp(e->args[i].key.str, "k") == 0
-                                                     : i == 1)                            ? 6
+                         : counts_only(e, i)                                              ? 6
                                                                                           : 1,
                          V);
             /* a repetition count multiplies an extent: a factor (the review of 2026-12-04) */
