@@ -1369,8 +1369,21 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
         int64_t g = 0;
         if (coll)
             g = axes_group(mesh, x);
-        else if ((i == 1 && !k) || (k && strcmp(k, "chunks") == 0))
+        else if ((i == 1 && !k) || (k && strcmp(k, "chunks") == 0)) {
             g = x->kind == SP_AST_NAME ? axes_group(mesh, x) : 0; /* chunks = tp */
+            /* a count written with rank coordinates or loop variables (2 + rank.dp): each
+               value it takes (the fuzzer's find, seed 2424) */
+            int64_t vals[64];
+            int nv = 0;
+            if (g == 0 && of_variables(mesh, V, x) > 0 && var_values(mesh, V, x, vals, &nv, 64))
+                for (int t = 0; t < nv; t++) {
+                    int have = 0;
+                    for (int j = 0; j < V->ncut; j++)
+                        have |= V->cut[j] == vals[t];
+                    if (!have && vals[t] >= 2 && V->ncut < 32)
+                        V->cut[V->ncut++] = vals[t];
+                }
+        }
         if (g >= 2 && V->ncut < 32) {
             int have = 0;
             for (int j = 0; j < V->ncut; j++)
