@@ -274,9 +274,9 @@ typedef struct sp_check {
     int ninfer_drop;
     int64_t lit_positions;    /* the largest literal position of the program (src/reduce.c
                                  blocks_kept; SP_DIM_MAX-like when not followed) */
-    int64_t div_min;          /* ... the smallest multiple of div_by it may grow to */
     int64_t div_size, div_by; /* the last run's collective failed: a dim of this reduced size
                                  not divisible by this group size (src/check.c run_exact) */
+    int64_t div_min;          /* ... and it may grow to div_by times div_min or more */
     struct {
         char name[64];        /* a base dim (a copy: each run parses the file again) */
         int64_t mult;         /* its reduced size is a multiple of this */

@@ -1050,16 +1050,6 @@ static int names_var(const sp_ast_expr_t *e, const char *name)
     return names_var(e->a, name) || names_var(e->b, name);
 }
 
-/*
- * A position written with rank coordinates or loop variables and literals (an offset
- * `rank.cp + rank.cp*2`, a bound `i*3` in `for i in 1..4`): its values on every combination of
- * the first four ranks of every axis and the first four and the last iterations of every loop
- * are literal positions (rank 1's offset 3 stands for a shard size of 3).  One the evaluation
- * cannot follow (another operator, an inexact division, too many combinations) has its
- * literals as positions; a loop variable whose bounds are sizes takes every value up to them,
- * so those sizes keep their real values (V->v[].keep).  A position that holds a size
- * (`rank.cp*(S/cp)`) is a size, not a literal.
- */
 /* The values of e on every combination of the values of the variables it names (rank
    coordinates, V->var), into out[0..*n) (at most max): 0 if they are not known. */
 static int var_values(const sp_mesh_t *mesh, svals_t *V, const sp_ast_expr_t *e, int64_t *out,
@@ -1115,6 +1105,14 @@ static int var_values(const sp_mesh_t *mesh, svals_t *V, const sp_ast_expr_t *e,
     return 1;
 }
 
+/*
+ * A position written with rank coordinates, loop variables or integer parameters and literals
+ * (an offset `rank.cp + rank.cp*2`, a bound `i*3` in `for i in 1..4`): its value on every
+ * combination of the values of its variables is a literal position (rank 1's offset 3 stands
+ * for a shard size of 3).  One whose values are not followed (too many, inexact arithmetic)
+ * keeps every size real (V->unbounded); a loop whose bounds are sizes keeps them real
+ * (V->v[].keep).  A position that holds a size (`rank.cp*(S/cp)`) is a size, not a literal.
+ */
 static void var_positions(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
                           svals_t *V)
 {
@@ -1145,11 +1143,11 @@ static void var_positions(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
 }
 
 /* A variable in scope (a loop's, or a user function's integer parameter) with its values. */
-static void push_var(svals_t *V, const char *name, const int64_t *vals, int n, int unknown)
+static int push_var(svals_t *V, const char *name, const int64_t *vals, int n, int unknown)
 {
     if (V->nvar == 16) {
         V->unbounded = 1; /* (not followed: no position of it is known) */
-        return;
+        return 0;
     }
     svar_t *x = &V->var[V->nvar++];
     x->name = name;
@@ -1159,6 +1157,7 @@ static void push_var(svals_t *V, const char *name, const int64_t *vals, int n, i
     if (n > 0)
         memcpy(x->vals, vals, (size_t)n * sizeof(int64_t));
     x->keep[0] = x->keep[1] = NULL;
+    return 1;
 }
 
 static void pop_var(svals_t *V)
@@ -1169,8 +1168,8 @@ static void pop_var(svals_t *V)
 /* The loop `for name in lo..hi` comes into scope: its values at the real sizes, from bounds
    that are literals, sizes (kept real where it is a position) or arithmetic of outer
    variables (their range). */
-static void push_loop(const sp_check_t *C, const sp_mesh_t *mesh, svals_t *V,
-                      const sp_ast_stmt_t *s)
+static int push_loop(const sp_check_t *C, const sp_mesh_t *mesh, svals_t *V,
+                     const sp_ast_stmt_t *s)
 {
     enum { MAXV = 1024 };
     int64_t lo = 0, hi = 0, b[MAXV];
@@ -1202,10 +1201,11 @@ static void push_loop(const sp_check_t *C, const sp_mesh_t *mesh, svals_t *V,
     if (ok && hi - lo <= MAXV)
         for (int64_t v = lo; v < hi; v++)
             b[n++] = v;
-    push_var(V, s->name.str, b, n, !(ok && hi - lo <= MAXV));
-    if (V->var[V->nvar - 1].name == s->name.str)
-        for (int k = 0; k < 2; k++)
-            V->var[V->nvar - 1].keep[k] = bound[k] && has_dim(C, bound[k]) ? bound[k] : NULL;
+    if (!push_var(V, s->name.str, b, n, !(ok && hi - lo <= MAXV)))
+        return 0;
+    for (int k = 0; k < 2; k++)
+        V->var[V->nvar - 1].keep[k] = bound[k] && has_dim(C, bound[k]) ? bound[k] : NULL;
+    return 1;
 }
 
 /* A call of a user function: the values of its integer arguments (literals, arithmetic of
@@ -1312,6 +1312,26 @@ static int64_t axes_group(const sp_mesh_t *mesh, const sp_ast_expr_t *x)
     return g;
 }
 
+/* m into V->cut, once */
+static void add_cut(svals_t *V, int64_t m)
+{
+    for (int j = 0; j < V->ncut; j++)
+        if (V->cut[j] == m)
+            return;
+    if (m >= 2 && V->ncut < 32)
+        V->cut[V->ncut++] = m;
+}
+
+/* Is argument i of chunk or split e its count or piece size (chunk(x, 2), chunks = tp,
+   split(x, size = K))? */
+static int count_arg(const sp_ast_expr_t *e, size_t i)
+{
+    static const char *const keys[] = {"chunks", "size", "sizes", "split_size", NULL};
+    const char *k = e->args[i].key.str;
+    return (strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0) &&
+           (k ? name_in(k, keys) : i == 1);
+}
+
 /* An operator that cuts a size into blocks (a chunk or split, a reshape or view to literal
    extents, a reduce_scatter or all_to_all over a group): one more cut site, and what it cuts
    by when that is no count literal (those are V's counts). */
@@ -1324,37 +1344,26 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
         return;
     V->cutsites++;
     if (strncmp(e->name, "rope", 4) == 0) { /* halves of the last dim (or pairs) */
-        int have = 0;
-        for (int j = 0; j < V->ncut; j++)
-            have |= V->cut[j] == 2;
-        if (!have && V->ncut < 32)
-            V->cut[V->ncut++] = 2;
+        add_cut(V, 2);
         return;
     }
     /* a chunk count or a split size that is a size: how it cuts is kept (size_cuts_kept) */
-    if (strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0)
-        for (size_t i = 1; i < e->nargs; i++) {
-            const sp_ast_expr_t *x = e->args[i].value;
-            const char *key = e->args[i].key.str;
-            int64_t t;
-            if ((key ? strcmp(key, "chunks") == 0 || strcmp(key, "sizes") == 0 ||
-                           strcmp(key, "size") == 0
-                     : i == 1) &&
-                x->kind != SP_AST_LIST && has_dim(C, x) && ival(C, mesh, x, 0, &t) > 0 &&
-                V->nszc < 16) {
-                V->szc[V->nszc].e = x;
-                V->szc[V->nszc++].split = strcmp(e->name, "split") == 0;
-            }
+    for (size_t i = 1; i < e->nargs; i++) {
+        const sp_ast_expr_t *x = e->args[i].value;
+        int64_t t;
+        if (count_arg(e, i) && x->kind != SP_AST_LIST && has_dim(C, x) &&
+            ival(C, mesh, x, 0, &t) > 0 && V->nszc < 16) {
+            V->szc[V->nszc].e = x;
+            V->szc[V->nszc++].split = strcmp(e->name, "split") == 0;
         }
+    }
     /* the sizes of a reshape's list (it cuts the product of the sizes it splits: [B, S, NH,
        HD] of [B, S, NH*HD] cuts by NH), a chunk's count that is a size */
     for (size_t i = 1; i < e->nargs; i++) {
         const sp_ast_expr_t *x = e->args[i].value;
         int64_t t;
         size_t n = x->kind == SP_AST_LIST ? x->nargs : 1;
-        const char *key = e->args[i].key.str;
-        if (x->kind != SP_AST_LIST &&
-            !((i == 1 || (key && strcmp(key, "chunks") == 0)) && strncmp(e->name, "chunk", 5) == 0))
+        if (x->kind != SP_AST_LIST && !(count_arg(e, i) && strcmp(e->name, "chunk") == 0))
             continue;
         for (size_t k = 0; k < n; k++) {
             const sp_ast_expr_t *y = x->kind == SP_AST_LIST ? x->args[k].value : x;
@@ -1365,32 +1374,20 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
     int coll = strcmp(e->name, "reduce_scatter") == 0 || strcmp(e->name, "all_to_all") == 0;
     for (size_t i = 1; i < e->nargs; i++) {
         const sp_ast_expr_t *x = e->args[i].value;
-        const char *k = e->args[i].key.str;
         int64_t g = 0;
         if (coll)
             g = axes_group(mesh, x);
-        else if ((i == 1 && !k) || (k && strcmp(k, "chunks") == 0)) {
+        else if (count_arg(e, i) && strcmp(e->name, "chunk") == 0) {
             g = x->kind == SP_AST_NAME ? axes_group(mesh, x) : 0; /* chunks = tp */
             /* a count written with rank coordinates or loop variables (2 + rank.dp): each
                value it takes (the fuzzer's find, seed 2424) */
             int64_t vals[64];
             int nv = 0;
             if (g == 0 && of_variables(mesh, V, x) > 0 && var_values(mesh, V, x, vals, &nv, 64))
-                for (int t = 0; t < nv; t++) {
-                    int have = 0;
-                    for (int j = 0; j < V->ncut; j++)
-                        have |= V->cut[j] == vals[t];
-                    if (!have && vals[t] >= 2 && V->ncut < 32)
-                        V->cut[V->ncut++] = vals[t];
-                }
+                for (int t = 0; t < nv; t++)
+                    add_cut(V, vals[t]);
         }
-        if (g >= 2 && V->ncut < 32) {
-            int have = 0;
-            for (int j = 0; j < V->ncut; j++)
-                have |= V->cut[j] == g;
-            if (!have)
-                V->cut[V->ncut++] = g;
-        }
+        add_cut(V, g);
     }
 }
 
@@ -1556,7 +1553,6 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
             const sp_ast_expr_t *a = s->value->a, *b2 = s->value->b;
             collect_expr(C, mesh, a, has_dim(C, b2) ? 1 : 0, V);
             collect_expr(C, mesh, b2, has_dim(C, a) ? 1 : 0, V);
-
         } else {
             collect_expr(C, mesh, s->value, s->kind == SP_STMT_IF ? 1 : 2, V);
         }
@@ -1612,9 +1608,7 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
                 collect_expr(C, mesh, s->lineage->rows, 1, V);
             collect_layout(C, mesh, s->lineage->layout, V);
         }
-        int pushed = s->kind == SP_STMT_FOR && s->name.str;
-        if (pushed)
-            push_loop(C, mesh, V, s);
+        int pushed = s->kind == SP_STMT_FOR && s->name.str && push_loop(C, mesh, V, s);
         if (s->kind == SP_STMT_ON || s->kind == SP_STMT_FOR || s->kind == SP_STMT_IF ||
             s->kind == SP_STMT_FUNC) {
             collect_block(C, mesh, &s->body, V);
@@ -2193,19 +2187,6 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
  * (dims that must keep their real size) and describe it in why.  Returns 1 if admissible.
  */
 /*
- * Block sizes keep their order relative to the literal positions, in every mode.  A literal
- * index into a block is a position there, and position p of block k is p + k * s of the whole,
- * so a literal of the model (row 40) and one of a block (its row 19) name the same element when
- * 40 = 19 + s.  The blocks are the shards of sharded layouts and every piece a size of the
- * program can be cut into without the program writing the piece's size: by a chunk or split
- * count, a collective's group, a reshape's literal extent (chunk(x, 2, 0, 1), reduce_scatter,
- * all_to_all, reshape(x, [2, -1, H])), that is every size divided by one or two of the literals
- * and mesh sizes of the program where that is whole at the real sizes.  With every block above
- * the largest literal L at both sizes no such relation holds at either (p + s > L >= p'); a
- * block at or below L keeps its real size.  (The reviews of 2026-12-04: a shard of B/dp = 3 for
- * the model's row 5; then chunk(x, 2, 0, 1) of B = 42 for a real 64, whose row 19 is row 40.)
- */
-/*
  * A count or extent m of the program (chunk(x, 4), reshape(x, [S, 4, -1, D])) cuts a product of
  * dims, or a shard of it, into m parts, and the run stops where m does not divide it.  For a
  * prime p of m, let E be v_p(m) plus v_p of the mesh's size (a shard divides by part of it at
@@ -2339,11 +2320,21 @@ static int size_cuts_kept(const sp_check_t *C, const sp_mesh_t *mesh, const sval
     return 1;
 }
 
+/*
+ * Block sizes keep their order relative to the literal positions, in every mode.  A literal
+ * index into a block is a position there, and position p of block k is p + k * s of the whole,
+ * so a literal of the model (row 40) and one of a block (its row 19) name the same element when
+ * 40 = 19 + s.  The blocks are every size of the program and every piece it can be cut into by
+ * up to three of the program's cuts (note_cut: chunk and split counts, reshape extents, rope's
+ * halves, collectives' groups) where that is whole at the real sizes.  With every block above
+ * the largest literal position L (C->lit_positions) at both sizes no such relation holds at
+ * either (p + s > L >= p'); a block at or below L keeps its real size.
+ */
 static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
                        const svv_t *w, int n, uint8_t *grow, char *why, size_t whylen)
 {
     enum { QMAX = 48, MMAX = 512 };
-    int64_t L = blocks_literal(V), q[QMAX][2], M[MMAX][2];
+    int64_t L = C->lit_positions, q[QMAX][2], M[MMAX][2];
     const sp_ast_expr_t *qe[QMAX], *Me[MMAX];
     int nq = 0;
     if (L < 2)
@@ -3676,8 +3667,8 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
             for (size_t k = 0; k < f->nparams; k++)
                 for (int j = 0; j < V.npv; j++)
                     if (V.pv[j].param == k && strcmp(V.pv[j].func, f->name.str) == 0) {
-                        push_var(&V, f->params[k].str, V.pv[j].vals, V.pv[j].n, V.pv[j].unknown);
-                        pushed++;
+                        pushed += push_var(&V, f->params[k].str, V.pv[j].vals, V.pv[j].n,
+                                           V.pv[j].unknown);
                     }
             collect_block(C, &mesh, &f->body, &V);
             while (pushed-- > 0)
