@@ -526,6 +526,10 @@ typedef struct {
     int64_t cut[32];  /* what the operators that cut a size into blocks cut by, beyond count
                          literals: mesh sizes of chunk counts, collectives' group sizes */
     int ncut, cutsites; /* and how many such operators the program writes */
+    int repeat;         /* > 0: collecting a loop's or a user function's body */
+    int cut_repeated;   /* such an operator in a loop or a function: it may cut its own
+                           blocks again, any number of times */
+    int cut_over;       /* more divisors than cut[] and cutx[] hold */
     const sp_ast_expr_t *cutx[32]; /* size expressions they cut by (reshape(x, [NM, -1, H])) */
     int ncutx;
     struct {
@@ -1264,6 +1268,23 @@ static int value_arg(const sp_ast_expr_t *e, size_t i)
     return name_in(e->name, ops) || (e->args[i].key.str && name_in(e->args[i].key.str, keys));
 }
 
+/* Is argument i of call e a tensor operand of a builtin operator that computes with its
+   values (the 1 of minimum(1, x)): no integer position.  Ids and targets (embedding,
+   cross_entropy) are positions; a concatenated part is an extent. */
+static int tensor_operand(const sp_ast_expr_t *e, size_t i)
+{
+    static const char *const indexed[] = {"embedding", "embedding_grad", "cross_entropy",
+                                          "cross_entropy_grad", "concat", "cat", NULL};
+    if (e->args[i].key.str || name_in(e->name, indexed))
+        return 0;
+    for (int k = 0, n = sp_ops_count(); k < n; k++) {
+        sp_op_info_t o;
+        if (sp_ops_info(k, &o) && strcmp(o.name, e->name) == 0)
+            return o.npos == 0 || (int64_t)i < o.min_in;
+    }
+    return 0;
+}
+
 /* Is argument i of call e a number that neither cuts nor indexes elements: a top-k's k, the
    index of a chunk or split piece (the piece's elements are at k * s + p, and blocks_kept()
    keeps s above every literal p)? */
@@ -1320,6 +1341,8 @@ static void add_cut(svals_t *V, int64_t m)
             return;
     if (m >= 2 && V->ncut < 32)
         V->cut[V->ncut++] = m;
+    else if (m >= 2)
+        V->cut_over = 1;
 }
 
 /* Is argument i of chunk or split e its count or piece size (chunk(x, 2), chunks = tp,
@@ -1343,6 +1366,7 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
     if (!name_in(e->name, cuts))
         return;
     V->cutsites++;
+    V->cut_repeated |= V->repeat > 0;
     if (strncmp(e->name, "rope", 4) == 0) { /* halves of the last dim (or pairs) */
         add_cut(V, 2);
         return;
@@ -1352,42 +1376,58 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
         const sp_ast_expr_t *x = e->args[i].value;
         int64_t t;
         if (count_arg(e, i) && x->kind != SP_AST_LIST && has_dim(C, x) &&
-            ival(C, mesh, x, 0, &t) > 0 && V->nszc < 16) {
+            ival(C, mesh, x, 0, &t) > 0) {
+            int seen = 0;
+            for (int j = 0; j < V->nszc && !seen; j++)
+                seen = expr_equal(V->szc[j].e, x) && V->szc[j].split == (e->name[0] == 's');
+            if (seen)
+                continue;
+            if (V->nszc == 16) { /* not followed: every size keeps its real size */
+                V->unbounded = 1;
+                continue;
+            }
             V->szc[V->nszc].e = x;
             V->szc[V->nszc++].split = strcmp(e->name, "split") == 0;
         }
     }
-    /* the sizes of a reshape's list (it cuts the product of the sizes it splits: [B, S, NH,
-       HD] of [B, S, NH*HD] cuts by NH), a chunk's count that is a size */
-    for (size_t i = 1; i < e->nargs; i++) {
-        const sp_ast_expr_t *x = e->args[i].value;
-        int64_t t;
-        size_t n = x->kind == SP_AST_LIST ? x->nargs : 1;
-        if (x->kind != SP_AST_LIST && !(count_arg(e, i) && strcmp(e->name, "chunk") == 0))
-            continue;
-        for (size_t k = 0; k < n; k++) {
-            const sp_ast_expr_t *y = x->kind == SP_AST_LIST ? x->args[k].value : x;
-            if (has_dim(C, y) && ival(C, mesh, y, 0, &t) > 0 && V->ncutx < 32)
-                V->cutx[V->ncutx++] = y;
-        }
-    }
+    /* what a reshape's list (it cuts the product of the sizes it splits: [B, S, NH, HD] of
+       [B, S, NH*HD] cuts by NH) and a chunk's count cut by, beyond literals (the counts of
+       sv_lit()): a size (a (real, reduced) divisor), a mesh axis (`chunks = tp`), each value
+       of arithmetic in rank coordinates and loop variables (`2 + rank.dp`: the fuzzer's finds,
+       seeds 2424 and 2500); anything else is not followed (cut_over) */
     int coll = strcmp(e->name, "reduce_scatter") == 0 || strcmp(e->name, "all_to_all") == 0;
     for (size_t i = 1; i < e->nargs; i++) {
         const sp_ast_expr_t *x = e->args[i].value;
-        int64_t g = 0;
-        if (coll)
-            g = axes_group(mesh, x);
-        else if (count_arg(e, i) && strcmp(e->name, "chunk") == 0) {
-            g = x->kind == SP_AST_NAME ? axes_group(mesh, x) : 0; /* chunks = tp */
-            /* a count written with rank coordinates or loop variables (2 + rank.dp): each
-               value it takes (the fuzzer's find, seed 2424) */
-            int64_t vals[64];
-            int nv = 0;
-            if (g == 0 && of_variables(mesh, V, x) > 0 && var_values(mesh, V, x, vals, &nv, 64))
-                for (int t = 0; t < nv; t++)
-                    add_cut(V, vals[t]);
+        if (coll) {
+            add_cut(V, axes_group(mesh, x));
+            continue;
         }
-        add_cut(V, g);
+        if (x->kind != SP_AST_LIST && !(count_arg(e, i) && strcmp(e->name, "chunk") == 0))
+            continue;
+        size_t n = x->kind == SP_AST_LIST ? x->nargs : 1;
+        for (size_t k = 0; k < n; k++) {
+            const sp_ast_expr_t *y = x->kind == SP_AST_LIST ? x->args[k].value : x;
+            int64_t t, vals[64];
+            int nv = 0;
+            if (literal_only(y))
+                continue;
+            if (y->kind == SP_AST_NAME && axes_group(mesh, y) > 0) {
+                add_cut(V, axes_group(mesh, y));
+            } else if (has_dim(C, y) && ival(C, mesh, y, 0, &t) > 0) {
+                int seen = 0;
+                for (int j = 0; j < V->ncutx && !seen; j++)
+                    seen = expr_equal(V->cutx[j], y);
+                if (!seen && V->ncutx < 32)
+                    V->cutx[V->ncutx++] = y;
+                else if (!seen)
+                    V->cut_over = 1;
+            } else if (of_variables(mesh, V, y) > 0 && var_values(mesh, V, y, vals, &nv, 64)) {
+                for (int v = 0; v < nv; v++)
+                    add_cut(V, vals[v] < 0 ? -vals[v] : vals[v]);
+            } else {
+                V->cut_over = 1;
+            }
+        }
     }
 }
 
@@ -1396,15 +1436,15 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
    2 a tensor expression's constant (avoided, a factor), 3 one added or subtracted, or an eps
    (avoided, no factor), 4 like 1 but added or subtracted (a non-integer is no factor), 5 like
    1 but a count or an extent (sv_lit()), 6 like 1 but neither a position nor a count (a
-   top-k's k). */
+   top-k's k, a builtin's tensor operand, train's hyperparameters), 7 like 4 but neither. */
 static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e,
                          int lit, svals_t *V)
 {
     if (e == NULL)
         return;
-    int count = lit == 5 ? 1 : lit == 6 ? 2 : 0;
+    int count = lit == 5 ? 1 : lit == 6 || lit == 7 ? 2 : 0;
     if (count)
-        lit = 1;
+        lit = lit == 7 ? 4 : 1;
     int64_t v;
     int r = ival(C, mesh, e, 0, &v);
     if (r != 0 && has_name(e)) {
@@ -1435,12 +1475,16 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
     }
     switch (e->kind) {
     case SP_AST_NEG:
-        collect_expr(C, mesh, e->a, lit, V);
+        collect_expr(C, mesh, e->a, count == 2 ? 6 : lit, V);
         return;
     case SP_AST_BINOP: {
-        /* a literal added or subtracted is no factor (lit 3, 4); one multiplied is again */
+        /* a literal added or subtracted is no factor (lit 3, 4); one multiplied is again; the
+           literals of arithmetic that is no position are none either */
         int add = e->op == SP_BIN_ADD || e->op == SP_BIN_SUB;
-        int l = lit == 2 || lit == 3 ? (add ? 3 : 2) : lit == 1 || lit == 4 ? (add ? 4 : 1) : lit;
+        int l = count == 2                ? (add ? 7 : 6)
+                : lit == 2 || lit == 3   ? (add ? 3 : 2)
+                : lit == 1 || lit == 4   ? (add ? 4 : 1)
+                                         : lit;
         collect_expr(C, mesh, e->a, l, V);
         collect_expr(C, mesh, e->b, e->op == SP_BIN_POW ? 0 : l, V);
         return;
@@ -1456,16 +1500,17 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                (eps = 1/(100000 + rank.tp)): its literals are constants, not sizes */
             int value = (x->kind == SP_AST_BINOP || x->kind == SP_AST_NEG) && has_name(x) &&
                         ival(C, mesh, x, 0, &t) == 0;
-            if (!arg_is_axis(e, i) && !value_arg(e, i) && !counts_only(e, i))
+            int peer = e->args[i].key.str && sp_mesh_axis(mesh, e->args[i].key.str) >= 0;
+            int operand = tensor_operand(e, i);
+            if (!arg_is_axis(e, i) && !value_arg(e, i) && !counts_only(e, i) && !peer && !operand)
                 var_positions(C, mesh, x, V);
             collect_expr(C, mesh, x,
-                         arg_is_axis(e, i) || strcmp(e->name, "pow") == 0 ||
-                                 (e->args[i].key.str && sp_mesh_axis(mesh, e->args[i].key.str) >= 0)
+                         arg_is_axis(e, i) || strcmp(e->name, "pow") == 0 || peer
                              ? 0
                          : value ? 2
                          : e->args[i].key.str && strcmp(e->args[i].key.str, "eps") == 0 ? 3
                          : counts_blocks(e, i)                                            ? 5
-                         : counts_only(e, i)                                              ? 6
+                         : counts_only(e, i) || operand                                   ? 6
                                                                                           : 1,
                          V);
             /* a repetition count multiplies an extent: a factor (the review of 2026-12-04) */
@@ -1522,9 +1567,10 @@ static void collect_layout(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
         return;
     for (size_t i = 0; i < l->ndims; i++) {
         const sp_ast_ldim_t *ld = &l->dims[i];
-        collect_expr(C, mesh, ld->size, 1, V);
+        /* extents, not positions (an unsqueezed dim's 1) */
+        collect_expr(C, mesh, ld->size, 6, V);
         for (size_t k = 0; k < ld->nsplit; k++)
-            collect_expr(C, mesh, ld->split[k], 1, V);
+            collect_expr(C, mesh, ld->split[k], 6, V);
         if (ld->naxes == 0 || ld->nsplit)
             continue;
         int64_t n = 1, nr = 1;
@@ -1589,8 +1635,8 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
             collect_expr(C, mesh, s->values[k], 2, V);
         for (size_t k = 0; k < s->ncount; k++)
             collect_expr(C, mesh, s->count[k], 0, V);
-        for (size_t k = 0; k < s->nargs; k++)
-            collect_expr(C, mesh, s->args[k].value, 1, V);
+        for (size_t k = 0; k < s->nargs; k++) /* train's hyperparameters: no positions */
+            collect_expr(C, mesh, s->args[k].value, 6, V);
         /* mesh sizes are fixed points of their own (sp_reduce_dims adds them); `on` values
            are rank coordinates, compared with coordinates only (never reduced) */
         for (size_t k = 0; k < s->nbinds; k++)
@@ -1609,11 +1655,13 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
             collect_layout(C, mesh, s->lineage->layout, V);
         }
         int pushed = s->kind == SP_STMT_FOR && s->name.str && push_loop(C, mesh, V, s);
-        if (s->kind == SP_STMT_ON || s->kind == SP_STMT_FOR || s->kind == SP_STMT_IF ||
-            s->kind == SP_STMT_FUNC) {
+        int rep = s->kind == SP_STMT_FOR || s->kind == SP_STMT_FUNC;
+        if (s->kind == SP_STMT_ON || rep || s->kind == SP_STMT_IF) {
+            V->repeat += rep;
             collect_block(C, mesh, &s->body, V);
             if (s->has_else)
                 collect_block(C, mesh, &s->else_body, V);
+            V->repeat -= rep;
         }
         if (pushed)
             pop_var(V);
@@ -2325,10 +2373,12 @@ static int size_cuts_kept(const sp_check_t *C, const sp_mesh_t *mesh, const sval
  * index into a block is a position there, and position p of block k is p + k * s of the whole,
  * so a literal of the model (row 40) and one of a block (its row 19) name the same element when
  * 40 = 19 + s.  The blocks are every size of the program and every piece it can be cut into by
- * up to three of the program's cuts (note_cut: chunk and split counts, reshape extents, rope's
- * halves, collectives' groups) where that is whole at the real sizes.  With every block above
- * the largest literal position L (C->lit_positions) at both sizes no such relation holds at
- * either (p + s > L >= p'); a block at or below L keeps its real size.
+ * the program's cuts (note_cut: chunk and split counts, reshape extents, rope's halves,
+ * collectives' groups) where that is whole at the real sizes: by as many as the program has
+ * cutting operators, or any number when one is in a loop or a function.  With every block
+ * above the largest literal position L >= 1 (C->lit_positions) at both sizes no such relation
+ * holds at either (p + s > L >= p'); a block at or below L keeps its real size.  (With L = 0
+ * only position 0 is written, which is p + k * s for no k >= 1.)
  */
 static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
                        const svv_t *w, int n, uint8_t *grow, char *why, size_t whylen)
@@ -2337,7 +2387,7 @@ static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t
     int64_t L = C->lit_positions, q[QMAX][2], M[MMAX][2];
     const sp_ast_expr_t *qe[QMAX], *Me[MMAX];
     int nq = 0;
-    if (L < 2)
+    if (L < 1)
         return 1;
     /* the divisors: (real, reduced) pairs, with the size expression behind one */
     for (int f = 0; f < V->len; f++) {
@@ -2358,19 +2408,30 @@ static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t
         if (x == NULL || x->e == NULL || x->scalar || w[k].real <= 0)
             continue;
         int64_t R = w[k].real, r = w[k].red;
-        /* M: the products of up to three divisors that divide R (no more than the program
-           has operators that cut) */
-        int nm = 1, from = 0;
+        /* M: the products of divisors that divide R, of as many as the program has
+           operators that cut, or of any number when one of them is in a loop or a function
+           (it may cut its own blocks again); the products are kept once each, so they end
+           when no divisor divides further */
+        int nm = 1, from = 0, full = 0;
         M[0][0] = M[0][1] = 1;
         Me[0] = NULL;
-        for (int depth = 0; depth < 3 && depth < V->cutsites; depth++) {
+        for (int depth = 0; from < nm && (V->cut_repeated || depth < V->cutsites); depth++) {
             int to = nm;
             for (int j = from; j < to; j++)
                 for (int i = 0; i < nq; i++)
-                    if (R / M[j][0] % q[i][0] == 0 && M[j][1] <= SP_DIM_MAX / q[i][1])
+                    if (R / M[j][0] % q[i][0] == 0 && M[j][1] <= SP_DIM_MAX / q[i][1]) {
+                        int had = nm;
                         nm = add_divisor(M, Me, nm, MMAX, M[j][0] * q[i][0], M[j][1] * q[i][1],
                                          qe[i] ? qe[i] : Me[j]);
+                        full |= nm == had && nm == MMAX;
+                    }
             from = to;
+        }
+        if (full || nq == QMAX || V->cut_over) { /* more than followed: the real size */
+            deps(C, x->e, grow, 0);
+            snprintf(why, whylen, "a size (line %u) keeps its real size: it can be cut into "
+                     "more kinds of blocks than the reduction follows", x->e->loc.line);
+            return 0;
         }
         for (int j = 0; j < nm; j++) {
             int64_t mR = M[j][0], mr = M[j][1], bR = R / mR, br = r / mr;
@@ -3670,7 +3731,9 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
                         pushed += push_var(&V, f->params[k].str, V.pv[j].vals, V.pv[j].n,
                                            V.pv[j].unknown);
                     }
+            V.repeat++;
             collect_block(C, &mesh, &f->body, &V);
+            V.repeat--;
             while (pushed-- > 0)
                 pop_var(&V);
         }
