@@ -2427,7 +2427,7 @@ static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t
                     }
             from = to;
         }
-        if (full || nq == QMAX || V->cut_over) { /* more than followed: the real size */
+        if (r != R && (full || nq == QMAX || V->cut_over)) { /* more than followed: real */
             deps(C, x->e, grow, 0);
             snprintf(why, whylen, "a size (line %u) keeps its real size: it can be cut into "
                      "more kinds of blocks than the reduction follows", x->e->loc.line);
