@@ -203,7 +203,7 @@ static void cut_grad(interp_t *I, const char *name, sp_tensor_t *g, char ***done
     o->t = pval_dup(g, 1);
     sp_tensor_t f;
     sp_tensor_init(&f);
-    fresh_tensor(C, nm, g->shape, g->ndim, &f);
+    fresh_like(C, nm, g, &f);
     sp_tensor_clear(g);
     *g = f;
 }
@@ -315,6 +315,9 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             if (din[j].ndim < 0 || din[j].v == NULL)
                 continue;
             int v = tp->in[j];
+            /* an adjoint sits where its value does (src/ops_pos.c) */
+            if (din[j].ndim == I->tv[v].ndim)
+                memcpy(din[j].pos, I->tv[v].pos, sizeof din[j].pos);
             if (g[v].ndim < 0) {
                 g[v] = din[j];
                 sp_tensor_init(&din[j]);
@@ -345,6 +348,7 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             sp_tensor_copy(&gt, &g[v]);
         } else {
             sp_tensor_alloc(&gt, b->t[0].ndim, b->t[0].shape);
+            memcpy(gt.pos, b->t[0].pos, sizeof gt.pos);
             for (int64_t e = 0; e < sp_tensor_numel(&gt); e++)
                 gt.v[e] = sp_expr_const_si(E, 0, 1);
         }

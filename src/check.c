@@ -830,6 +830,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->unproved[0] = '\0';
     C->limit_note[0] = '\0';
     C->clamped = SP_CLAMP_NONE;
+    C->pos_exact_sum = C->pos_size_on_exact = 0;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
     if (v == SHARDPROOF_BAD_INPUT && !C->opt.strict_shapes && element_limit(C, &dm)) {
         /* at least two elements per shard made a tensor too large: the reduction that lets a
@@ -880,9 +881,11 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                  C->clamped == SP_CLAMP_BOUND ? "an operator's bound" : "an operator",
                  C->clamp_loc.file ? C->clamp_loc.file : "?", C->clamp_loc.line, C->clamp_loc.col,
                  C->clamped == SP_CLAMP_BOUND   ? "was beyond its dim at the reduced sizes"
-                 : C->clamped == SP_CLAMP_GROUP ? "cut a size into groups the program does not "
-                                                  "write, which literal positions may index"
-                                                : "made an extent that is a sum of sizes");
+                 : C->clamped == SP_CLAMP_GROUP  ? "cut a size into groups the program does not "
+                                                   "write, which literal positions may index"
+                 : C->clamped == SP_CLAMP_OFFSET ? "made a position that is a sum of sizes (an "
+                                                   "offset added to an offset of another size)"
+                                                 : "made an extent that is a sum of sizes");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {

@@ -213,6 +213,11 @@ typedef struct sp_check {
     sp_loc_t *sum_read;      /* concatenations whose extent the reduction read (src/reduce_sums.c) */
     int nsum_read;
     struct sp_recv_read *recv_read; /* extents read for received tensors (src/reduce_sums.c) */
+    struct sp_pos_rt *pos_rt;  /* monomials of offsets read while executing (src/reduce_sums.c) */
+    int32_t pos_next;          /* the next fresh monomial id (an extent or offset not read) */
+    int pos_exact_sum;         /* a position was a sum of exact terms (src/exec.c sp_note_clamped) */
+    int pos_size_on_exact;     /* a size term or reduced extent met a dim of exact extent */
+    sp_loc_t pos_exact_loc;
     int nrecv_read;
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
@@ -346,6 +351,14 @@ int sp_reduce_sum_read(const sp_check_t *C, sp_loc_t loc);
 /* does tensor t received at loc have the extents src/reduce_sums.c read for it (if any)? */
 int sp_reduce_recv_holds(const sp_check_t *C, sp_loc_t loc, const sp_tensor_t *t);
 void sp_reduce_sums_free(sp_check_t *C);
+/* The monomial of hi - lo (lo NULL: 0) as an offset id (src/ops_pos.c): 1 if it names no dim,
+   an interned id >= 2 if it is one monomial in the dims, 0 if not (or not a size expression). */
+int32_t sp_pos_monomial(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi);
+/* The monomial id's value at the real sizes over its value at the reduced ones, in out; 0 if
+   the id is not an interned monomial. */
+int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out);
+/* A fresh id for an extent or offset whose monomial is not known (equal to no other). */
+int32_t sp_pos_fresh(sp_check_t *C);
 /* src/exec.c: an operator or a collective at loc did what the shape reduction does not keep
    (kind, an sp_clamp_t): the first one, for src/check.c's re-check at the real sizes */
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc);

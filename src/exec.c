@@ -76,6 +76,14 @@ void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndi
     fresh_symbols(C, base, '@', shape, ndim, t);
 }
 
+/* A cut point's fresh value: a new source (no offset) with t's extents (src/ops_pos.c) */
+void fresh_like(sp_check_t *C, const char *base, const sp_tensor_t *t, sp_tensor_t *f)
+{
+    fresh_tensor(C, base, t->shape, t->ndim, f);
+    for (int d = 0; d < f->ndim; d++)
+        f->pos[d].ext = t->pos[d].ext;
+}
+
 /* ---- bindings ------------------------------------------------------------------------------- */
 
 static const char *name_at(const void *base, size_t stride, int i)
@@ -674,7 +682,7 @@ void cut_model_value(sp_check_t *C, sp_binding_t *b, const char *name, sp_tensor
     o->t = pval_dup(b->t, 1);
     sp_tensor_t f;
     sp_tensor_init(&f);
-    fresh_tensor(C, name, b->t[0].shape, b->t[0].ndim, &f);
+    fresh_like(C, name, &b->t[0], &f);
     sp_tensor_clear(&b->t[0]);
     b->t[0] = f;
     if (fresh)
@@ -964,8 +972,9 @@ static int same_tensors(pval_t *in, int n, int64_t a, int64_t b)
     for (int k = 0; k < n; k++) {
         const sp_tensor_t *x = &in[k][a], *y = &in[k][b];
         if (x->ndim != y->ndim || x->ndim < 0 ||
-            memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof(int64_t)) != 0)
-            return 0;
+            memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof(int64_t)) != 0 ||
+            memcmp(x->pos, y->pos, (size_t)x->ndim * sizeof(sp_pos_t)) != 0)
+            return 0; /* offsets too (src/ops_pos.c): hollow elements agree where they do not */
         int64_t ne = sp_tensor_numel(x);
         if (ne > 0 && memcmp(x->v, y->v, (size_t)ne * sizeof(sp_expr_t)) != 0)
             return 0;
@@ -1008,14 +1017,163 @@ void sp_note_divisible(sp_check_t *C, const sp_op_err_t *err)
     }
 }
 
+/*
+ * SP_CLAMP_EXACT: a position that is a sum of exact terms (literals, sizes kept at their real
+ * size) is exact, unless a size term or a reduced extent sits on a dim of exact extent too:
+ * then the sum could equal that size at the reduced sizes only, and the real sizes decide
+ * (src/ops_pos.c; docs/soundness.md "Offsets").
+ */
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
 {
+    if (kind == SP_CLAMP_EXACT) {
+        if (!C->pos_exact_sum) {
+            C->pos_exact_sum = 1;
+            C->pos_exact_loc = loc;
+        }
+        if (!C->pos_size_on_exact)
+            return;
+        kind = SP_CLAMP_OFFSET;
+        loc = C->pos_exact_loc;
+    }
     if (kind != SP_CLAMP_NONE && C->clamped == SP_CLAMP_NONE &&
         !(kind == SP_CLAMP_SUM_READ && sp_reduce_sum_read(C, loc)) &&
         !(kind == SP_CLAMP_GROUP && C->lit_positions < 2)) {
         C->clamped = kind;
         C->clamp_loc = loc;
     }
+}
+
+int32_t sp_pos_fresh(sp_check_t *C)
+{
+    if (C->pos_next < (1 << 24))
+        C->pos_next = 1 << 24;
+    return C->pos_next++;
+}
+
+/* The index among a call's attribute arguments of the one named by keys ('|' aliases) or at
+   positional index pos, or -1 */
+static int attr_at(const sp_ast_arg_t *const *args, int na, const char *keys, int pos)
+{
+    int p = 0;
+    for (int k = 0; k < na; k++) {
+        const char *key = args[k]->key.str;
+        if (key == NULL) {
+            if (p++ == pos)
+                return k;
+            continue;
+        }
+        size_t n = strlen(key);
+        for (const char *q = keys; *q;) {
+            size_t m = strcspn(q, "|");
+            if (m == n && strncmp(q, key, n) == 0)
+                return k;
+            q += m + (q[m] == '|');
+        }
+    }
+    return -1;
+}
+
+static int64_t attr_value(const sp_attr_t *attrs, int k, int64_t dflt)
+{
+    if (k < 0 || attrs[k].kind != SP_ATTR_NUM || !fmpz_is_one(fmpq_denref(attrs[k].num)) ||
+        !fmpz_fits_si(fmpq_numref(attrs[k].num)))
+        return dflt;
+    return fmpz_get_si(fmpq_numref(attrs[k].num));
+}
+
+/*
+ * Is slice [s, s + e) of x's dim d (start and extent of monomial id) piece s/e of x's dim cut
+ * into equal pieces, at the reduced sizes and at the real ones (the monomials' values scaled:
+ * sp_pos_scale)?  Then its start is a block term (src/ops_pos.c): a micro-batch's rows
+ * `mb*(B/dp/2)` of a rank's block of B.
+ */
+static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y, int64_t d,
+                       int64_t s, int32_t id, int32_t ext)
+{
+    int64_t E = x->shape[d], e = y->shape[d];
+    if (ext != id || e <= 0 || E % e != 0 || s % e != 0 || x->pos[d].ext < 1)
+        return 0;
+    fmpq_t a, b;
+    fmpq_init(a);
+    fmpq_init(b);
+    /* the number of pieces at the real sizes: (E * scale(E)) / (e * scale(e)) */
+    int ok = sp_pos_scale(C, x->pos[d].ext, a) && sp_pos_scale(C, id, b);
+    if (ok) {
+        fmpq_mul_si(a, a, E);
+        fmpq_mul_si(b, b, e);
+        fmpq_div(a, a, b);
+        ok = fmpz_is_one(fmpq_denref(a));
+    }
+    fmpq_clear(a);
+    fmpq_clear(b);
+    return ok;
+}
+
+/*
+ * A slice's, chunk's or split's output axis: its offset is the operand's plus the start, whose
+ * monomial the program's text gives (src/reduce_sums.c sp_pos_monomial: a slice's start is a
+ * size term, a piece's a block of the operand's extent); a sum of sizes is reported and the
+ * check runs at the real sizes (src/ops_pos.c, docs/soundness.md "Offsets").
+ */
+static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
+                       const sp_ast_arg_t *const *args, const sp_attr_t *attrs, int na,
+                       const sp_tensor_t *x, sp_tensor_t *y)
+{
+    sp_check_t *C = I->C;
+    if (strcmp(name, "reshape") == 0 || strcmp(name, "view") == 0) {
+        /* a new dim's extent: the monomial of its entry in the shape list */
+        int k = attr_at(args, na, "shape", 0);
+        const sp_ast_expr_t *l = k >= 0 ? args[k]->value : NULL;
+        if (l && l->kind == SP_AST_LIST && l->nargs == (size_t)y->ndim)
+            for (int j = 0; j < y->ndim; j++)
+                if (y->pos[j].ext == 0)
+                    y->pos[j].ext = sp_pos_monomial(C, NULL, l->args[j].value);
+        return;
+    }
+    int slice = strcmp(name, "slice") == 0, chunk = strcmp(name, "chunk") == 0;
+    if ((!slice && !chunk && strcmp(name, "split") != 0) || x->ndim <= 0 || y->ndim != x->ndim)
+        return;
+    int64_t d = attr_value(attrs, attr_at(args, na, "dim", slice ? 0 : 1), 0);
+    if (d < 0)
+        d += x->ndim;
+    if (d < 0 || d >= x->ndim)
+        return;
+    sp_pos_t p = x->pos[d];
+    int32_t term = 0;
+    if (slice) {
+        int ks = attr_at(args, na, "start", 1), ke = attr_at(args, na, "end", 2);
+        if (attr_value(attrs, attr_at(args, na, "step", 3), 1) != 1)
+            return; /* a step: the operator's report (SP_CLAMP_SUM) and a mixed offset */
+        int64_t s = attr_value(attrs, ks, 0);
+        const sp_ast_expr_t *sa = ks >= 0 ? args[ks]->value : NULL;
+        const sp_ast_expr_t *ea = ke >= 0 ? args[ke]->value : NULL;
+        p.ext = ea ? sp_pos_monomial(C, s != 0 ? sa : NULL, ea)
+                   : s == 0 && y->shape[d] == x->shape[d] ? p.ext : 0;
+        if (s != 0) {
+            int32_t id = sp_pos_monomial(C, NULL, sa);
+            term = sp_pos_term(id ? id : sp_pos_fresh(C), id > 1 && block_slice(C, x, y, d, s, id, p.ext));
+        }
+    } else {
+        int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);
+        if (x->shape[d] % (y->shape[d] ? y->shape[d] : 1) != 0)
+            return; /* unequal pieces: reported (SP_CLAMP_SUM), the offset mixed */
+        if (k != 0 && y->shape[d] != 0) {
+            if (p.ext == 0)
+                p.ext = sp_pos_fresh(C);
+            term = sp_pos_term(p.ext, 1);
+        }
+    }
+    if (x->pos[d].ext == 1 && ((term >> 2) > 1 || p.ext != 1)) {
+        /* a size term or a size's extent on a dim of exact extent: exact sums there are
+           relations the reduction does not keep (sp_note_clamped) */
+        if (!C->pos_size_on_exact)
+            C->pos_size_on_exact = 1;
+        if (C->pos_exact_sum)
+            sp_note_clamped(C, SP_CLAMP_OFFSET, e->loc);
+    }
+    int k = sp_pos_compose(&p, term);
+    sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, e->loc);
+    y->pos[d] = p;
 }
 
 static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
@@ -1114,6 +1272,8 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                                            &res[r], &err);
                 C->E->force_hollow = 0;
                 sp_note_clamped(C, err.clamped, e->loc);
+                if (applied && nt > 0)
+                    refine_pos(I, e, name, attr_args, attrs, na, &ins[0], &res[r]);
                 if (!applied) {
                     /* an unknown attribute: at its keyword */
                     sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
@@ -1452,6 +1612,12 @@ static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
         pval_t v = pval_new(1);
         sp_tensor_alloc(&v[0], L.ndim, L.size);
         sp_source_symbols(I->C, &v[0], nm);
+        for (int d = 0; d < v[0].ndim; d++) { /* extents as written (src/ops_pos.c) */
+            int32_t id = (size_t)d < s->layout->ndims
+                             ? sp_pos_monomial(I->C, NULL, s->layout->dims[d].size)
+                             : 0;
+            v[0].pos[d].ext = id ? id : sp_pos_fresh(I->C);
+        }
         int vid = tv_add(I, &v[0]);
         bind(I, nm, s->name.loc, v, vid);
     }

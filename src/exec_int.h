@@ -121,6 +121,10 @@ pval_t pval_dup(const sp_tensor_t *p, int64_t n) SP_EXEC_LINK(pval_dup);
    from them; so do the parts of a pending reduction). */
 void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
                   sp_tensor_t *t) SP_EXEC_LINK(fresh_tensor);
+/* f (initialized) := fresh symbols base@N[...] in t's shape, with t's extents and no offset (a
+   new source: src/ops_pos.c). */
+void fresh_like(sp_check_t *C, const char *base, const sp_tensor_t *t, sp_tensor_t *f)
+    SP_EXEC_LINK(fresh_like);
 /* The same named base SEP N (fresh_tensor's SEP is '@', a cut's; '#' names inputs of the plan,
    the parts of a partial input, which a counterexample may name: src/crosscheck.c). */
 void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,

@@ -98,8 +98,11 @@ static void mark_passed(interp_t *I, const char *name, int64_t nrows, int64_t lo
                 C->passed_on[k][r * nrows + row] = 1;
 }
 
-/* rows [lo, hi) of dim 0 of t, into out (initialized) */
-static void tensor_rows(sp_tensor_t *out, const sp_tensor_t *t, int64_t lo, int64_t hi)
+/* rows [lo, hi) of dim 0 of t, into out (initialized); rows (NULL: inferred) gives their
+   offset's and extent's monomials (src/ops_pos.c); as sp_pos_compose: 0 when the offset
+   became a sum of sizes, 2 an exact sum */
+static int tensor_rows(sp_check_t *C, sp_tensor_t *out, const sp_tensor_t *t, int64_t lo,
+                       int64_t hi, const sp_ast_expr_t *rows)
 {
     int64_t shape[SP_MAX_DIMS], inner = 1;
     memcpy(shape, t->shape, sizeof shape);
@@ -109,6 +112,14 @@ static void tensor_rows(sp_tensor_t *out, const sp_tensor_t *t, int64_t lo, int6
     sp_tensor_alloc(out, t->ndim, shape);
     for (int64_t i = 0; i < (hi - lo) * inner; i++)
         out->v[i] = t->v[lo * inner + i];
+    memcpy(out->pos, t->pos, sizeof out->pos);
+    int32_t id = rows && lo != 0 ? sp_pos_monomial(C, NULL, rows->a) : 0;
+    int k = sp_pos_compose(&out->pos[0], lo == 0 ? 0 : sp_pos_term(id ? id : sp_pos_fresh(C), 0));
+    if (hi - lo != t->shape[0]) {
+        id = rows ? sp_pos_monomial(C, rows->a, rows->b) : 0;
+        out->pos[0].ext = id ? id : sp_pos_fresh(C);
+    }
+    return k;
 }
 
 /*
@@ -174,8 +185,11 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
     /* the model value compared with: the tensor, or its rows [lo, hi) */
     sp_tensor_t mslice;
     sp_tensor_init(&mslice);
-    if (sliced)
-        tensor_rows(&mslice, &mb->t[0], lo, hi);
+    if (sliced) {
+        int k = tensor_rows(C, &mslice, &mb->t[0], lo, hi, rows);
+        sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0,
+                        rows ? rows->loc : mloc);
+    }
     const sp_tensor_t *mt = sliced ? &mslice : &mb->t[0];
     sp_status_t st = SP_ERR_INPUT;
     sp_layout_t L;
@@ -216,6 +230,27 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
             goto cleanup;
         }
     }
+    /* the model's elements each rank's value is compared with: its block of the model tensor,
+       whose offset adds a block term to the tensor's (src/ops_pos.c) */
+    sp_tensor_t mtx = *mt;
+    sp_pos_fill_ext(&mtx, &C->pos_next);
+    for (int64_t r = 0; r < I->nranks; r++) {
+        if (!I->active[r])
+            continue;
+        sp_tensor_t blk;
+        memset(&blk, 0, sizeof blk);
+        blk.ndim = L.ndim;
+        int64_t start[SP_MAX_DIMS], end;
+        for (int d = 0; d < L.ndim; d++) {
+            sp_layout_range(&C->mesh, &L, d, r, &start[d], &end);
+            blk.shape[d] = end - start[d];
+        }
+        int k = sp_pos_block(&blk, &mtx, start, &C->pos_next);
+        sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0,
+                        al ? al->loc : ploc);
+        if (k == 0)
+            break;
+    }
     if (!C->collect_only) {
         if (C->nstages == C->astages) {
             C->astages = C->astages ? 2 * C->astages : 32;
@@ -248,8 +283,11 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
             /* continue from the model's (fresh) value, or its rows [lo, hi) */
             sp_tensor_t fresh;
             sp_tensor_init(&fresh);
-            if (sliced)
-                tensor_rows(&fresh, &cur0->t[0], lo, hi);
+            if (sliced) {
+                int k = tensor_rows(C, &fresh, &cur0->t[0], lo, hi, rows);
+                sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0,
+                                rows ? rows->loc : mloc);
+            }
             pval_t nv = distribute(I, &L, sliced ? &fresh : &cur0->t[0], mname,
                                    al ? al->loc : ploc, 0);
             sp_tensor_clear(&fresh);

@@ -114,6 +114,7 @@ int sp_tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape)
     t->v = v;
     t->ndim = ndim;
     memcpy(t->shape, sh, sizeof(sh));
+    memset(t->pos, 0, sizeof(t->pos));
     return 1;
 }
 
@@ -135,6 +136,7 @@ void sp_tensor_copy(sp_tensor_t *dst, const sp_tensor_t *src)
         return;
     }
     memcpy(dst->v, src->v, (size_t)sp_tensor_numel(src) * sizeof(sp_expr_t));
+    memcpy(dst->pos, src->pos, sizeof(dst->pos));
 }
 
 void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx)
@@ -958,6 +960,7 @@ static int hollow_copy(sp_ectx_t E, const sp_tensor_t *t, sp_tensor_t *h)
     }
     if (!sp_tensor_alloc(h, t->ndim, t->shape))
         return 0;
+    memcpy(h->pos, t->pos, sizeof(h->pos));
     int64_t n = sp_tensor_numel(t);
     for (int64_t e = 0; e < n; e++)
         h->v[e] = t->v[e] != SP_EXPR_NONE && sp_expr_op(E, t->v[e]) == SP_OP_CONST ? t->v[e]
@@ -1046,11 +1049,13 @@ static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int n
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err, 0, 0};
+    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err, 0, 0, 0, 0, 0};
     attrbuf_t ab;
     sp_tensor_t res;
     sp_tensor_init(&res);
     int ok = prepare(&c, &ab) && def->fwd(&c, &res) && check_built(&c, &res);
+    if (ok)
+        pos_op(&c, &res);
     attrbuf_clear(&ab);
     if (!ok) {
         sp_tensor_clear(&res);
@@ -1137,7 +1142,7 @@ static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err, 0, 0};
+    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err, 0, 0, 0, 0, 0};
     if (din == NULL && nin > 0)
         return fail(&c, "no gradient storage");
     attrbuf_t ab;

@@ -16,11 +16,44 @@
  */
 #define SP_MAX_DIMS 8
 
+/*
+ * Where an axis's positions sit in the tensors it was cut from (src/ops_pos.c; docs/soundness.md
+ * "Offsets"): off[] holds up to three offset descriptors, one per kind of source it reads (0: none),
+ * or SP_POS_MIX in off[0] when the offset is not known to be one monomial in the sizes; ext is
+ * the id of its extent's monomial (0: not known).  A descriptor is (monomial id << 2) | (the size
+ * term comes from blocks only << 1) | (a literal term).
+ */
+#define SP_POS_MIX (-1)
+#define SP_POS_NOFF 3
+typedef struct {
+    int32_t off[SP_POS_NOFF];
+    int32_t ext;
+} sp_pos_t;
+
 typedef struct {
     int ndim;
     int64_t shape[SP_MAX_DIMS];
     sp_expr_t *v;
+    sp_pos_t pos[SP_MAX_DIMS];
 } sp_tensor_t;
+
+/* src/ops_pos.c: offset descriptors.  A term is a descriptor: sp_pos_term(id, blk) for a size
+   term of monomial id (id 1: the constant monomial, a literal term), 0 for no term. */
+int32_t sp_pos_term(int32_t id, int blk);
+/* Add term to every descriptor of p; 0 (and p mixed) when a sum of sizes results, 2 when a
+   sum of exact terms (literals) does, else 1.  So sp_pos_block, _concat and _piece. */
+int sp_pos_compose(sp_pos_t *p, int32_t term);
+/* dst's offsets become the union of dst's and src's. */
+void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src);
+/* The local part of full that starts at start[] (a layout's or a collective's block): 0 when an
+   offset became a sum of sizes.  *next gives fresh monomial ids for extents not known. */
+int sp_pos_block(sp_tensor_t *local, const sp_tensor_t *full, const int64_t *start, int32_t *next);
+/* Give every dim of t whose extent's monomial is not known a fresh id (*next). */
+void sp_pos_fill_ext(sp_tensor_t *t, int32_t *next);
+/* out, the concatenation of parts[0..n) along dim (n < 0: too many to read), or piece k of n
+   equal pieces of t along d: 0 when an offset became a sum of sizes (or is not known not to). */
+int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int dim);
+int sp_pos_piece(sp_tensor_t *out, const sp_tensor_t *t, int d, int64_t k);
 
 void sp_tensor_init(sp_tensor_t *t);
 void sp_tensor_clear(sp_tensor_t *t);
@@ -67,8 +100,12 @@ typedef enum {
     SP_CLAMP_SUM,      /* an extent that is a sum of sizes: a padding, a slice counted from the
                           end or with a step, a partial chunk or split part, unequal split
                           sizes, unequal members of a collective, a recv read otherwise */
-    SP_CLAMP_GROUP     /* blocks of a size the program does not write (attention's query heads
+    SP_CLAMP_GROUP,    /* blocks of a size the program does not write (attention's query heads
                           per key/value head): only in a program with literal positions */
+    SP_CLAMP_OFFSET,   /* a position that is a sum of sizes: offsets of different monomials
+                          composed along one axis (src/ops_pos.c) */
+    SP_CLAMP_EXACT     /* a position that is a sum of exact terms (literals, sizes at their real
+                          sizes): real sizes only with a size term on an exact dim (src/exec.c) */
 } sp_clamp_t;
 
 /*

@@ -28,15 +28,29 @@ typedef struct {
     sp_op_err_t *err;
     int nconv; /* attr[0..nconv) were made from trailing literal tensors (prepare) */
     unsigned want; /* VJP: the inputs whose gradients are asked for (bit k: in[k]); 0 = all */
+    unsigned red_mask; /* a reduction's dims (bit d), set by its forward with red_set */
+    int red_keep, red_set;
 } opc_t;
 
+enum { DM_AFFINE = 0, DM_MOD, DM_DIV, DM_PAD };
+
+/* Output dim d reads input dim `dim` (or none if dim < 0) at index a*o+b, o%a, o/a or o-b. */
+typedef struct {
+    int dim;
+    int kind;
+    int64_t a, b;
+} dmap_t;
+
 /* A gather: output element i is element src[i] of the inputs' element arrays laid end to end,
-   or fill when src[i] < 0; src NULL means src[i] = i. */
+   or fill when src[i] < 0; src NULL means src[i] = i (a reshape).  dm[0..ndm): the dim maps of
+   a gather made by dims (src/ops_pos.c reads them); cat: 1 + the dim of a concatenation. */
 typedef struct {
     int ndim;
     int64_t shape[SP_MAX_DIMS];
     int64_t *src;
     sp_expr_t fill;
+    dmap_t dm[SP_MAX_DIMS];
+    int ndm, cat;
 } gather_t;
 
 typedef int (*fwd_fn)(opc_t *c, sp_tensor_t *out);
@@ -150,6 +164,9 @@ int g_repeat(opc_t *c, gather_t *g);
 int g_repeat_interleave(opc_t *c, gather_t *g);
 int g_concat(opc_t *c, gather_t *g);
 int fwd_gather(opc_t *c, sp_tensor_t *out);
+/* src/ops_pos.c: the offsets of a gather's output, and of any other operator's */
+void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out);
+void pos_op(opc_t *c, sp_tensor_t *out);
 int vjp_gather(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_t *din);
 
 /* ops_reduce.c */

@@ -44,6 +44,11 @@ static int red_setup(opc_t *c, int code, red_t *r)
     if (!present || n == 0) /* torch: an empty dim list reduces over all dims */
         for (int d = 0; d < x->ndim; d++)
             mask[d] = 1;
+    c->red_mask = 0;
+    for (int d = 0; d < x->ndim; d++)
+        c->red_mask |= (unsigned)mask[d] << d;
+    c->red_keep = (int)keep;
+    c->red_set = 1;
     int64_t *map;
     if (!reduce_map(c, x, mask, (int)keep, &r->ondim, r->oshape, &map, &r->nout))
         return 0;

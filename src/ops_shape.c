@@ -7,15 +7,6 @@
 
 /* ---- shape operators (gathers) -------------------------------------------------------------- */
 
-enum { DM_AFFINE = 0, DM_MOD, DM_DIV, DM_PAD };
-
-/* Output dim d reads input dim `dim` (or none if dim < 0) at index a*o+b, o%a, o/a or o-b. */
-typedef struct {
-    int dim;
-    int kind;
-    int64_t a, b;
-} dmap_t;
-
 int check_numel(opc_t *c, int ndim, const int64_t *shape)
 {
     if (ndim > SP_MAX_DIMS)
@@ -37,6 +28,8 @@ static int gather_dims(opc_t *c, const sp_tensor_t *x, gather_t *g, const dmap_t
     g->src = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (g->src == NULL)
         return fail(c, "out of memory");
+    memcpy(g->dm, dm, (size_t)g->ndim * sizeof(*dm));
+    g->ndm = g->ndim;
     for (int64_t i = 0; i < n; i++) {
         unravel(i, g->ndim, g->shape, idx);
         int64_t off = 0;
@@ -595,6 +588,7 @@ int g_concat(opc_t *c, gather_t *g)
     g->ndim = x->ndim;
     memcpy(g->shape, x->shape, sizeof(g->shape));
     g->shape[dim] = total;
+    g->cat = dim + 1;
     if (!check_numel(c, g->ndim, g->shape))
         return 0;
     int64_t n = shape_numel(g->ndim, g->shape), idx[SP_MAX_DIMS], st[SP_MAX_DIMS];
@@ -642,6 +636,8 @@ int fwd_gather(opc_t *c, sp_tensor_t *out)
         int64_t s = g.src ? g.src[i] : i;
         out->v[i] = s < 0 ? g.fill : gather_elem(c, s);
     }
+    if (ok)
+        pos_gather(c, &g, out);
     flint_free(g.src);
     return ok;
 }

@@ -107,9 +107,18 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             }
         }
     pval_t out = pval_new(I->nranks);
+    sp_tensor_t fullx = *full; /* the same elements; an extent not known gets one fresh id for
+                                  every rank's block (src/ops_pos.c) */
+    sp_pos_fill_ext(&fullx, &C->pos_next);
     for (int64_t r = 0; r < I->nranks; r++)
-        if (I->active[r])
+        if (I->active[r]) {
             sp_layout_project(&C->mesh, L, r, full, &out[r]);
+            int64_t start[SP_MAX_DIMS], end;
+            for (int d = 0; d < L->ndim; d++)
+                sp_layout_range(&C->mesh, L, d, r, &start[d], &end);
+            int k = sp_pos_block(&out[r], &fullx, start, &C->pos_next);
+            sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, loc);
+        }
     for (int k = 0; k < L->npartial; k++) {
         const sp_axes_t *a = &L->paxes[k];
         int64_t n = sp_axes_count(&C->mesh, a);
@@ -141,6 +150,7 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
                 sp_tensor_t part;
                 sp_tensor_init(&part);
                 fresh_symbols(C, nm, input ? '#' : '@', sum.shape, sum.ndim, &part);
+                memcpy(part.pos, sum.pos, sizeof part.pos); /* the group's block (src/ops_pos.c) */
                 for (int64_t i = 0; i < numel; i++)
                     sum.v[i] = sp_expr_sub(C->E, sum.v[i], part.v[i]);
                 sp_tensor_clear(&out[q]);

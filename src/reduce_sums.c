@@ -368,8 +368,180 @@ int sp_reduce_recv_holds(const sp_check_t *C, sp_loc_t loc, const sp_tensor_t *t
     return ok;
 }
 
+/* ---- monomials of offsets and extents while executing (src/ops_pos.c, src/exec.c) --------- */
+
+static void loops_of(sums_t *S, const sp_ast_block_t *b);
+
+struct sp_pos_rt {
+    sums_t S;                /* variables: mesh axes, rank coordinates, loop variables */
+    int (*mono)[LP_VARS];    /* interned exponent vectors over the dims; id = index + 2 */
+    int nmono, capmono;
+    struct pos_memo {
+        const void *lo, *hi;
+        int32_t id;
+    } *memo;                 /* open addressing, a power of two */
+    size_t nmemo, capmemo;
+};
+
+static void pos_rt_free(sp_check_t *C)
+{
+    struct sp_pos_rt *R = C->pos_rt;
+    if (R == NULL)
+        return;
+    flint_free(R->S.loops);
+    flint_free(R->S.seen);
+    flint_free(R->mono);
+    flint_free(R->memo);
+    flint_free(R);
+    C->pos_rt = NULL;
+}
+
+static struct sp_pos_rt *pos_rt_get(sp_check_t *C)
+{
+    if (C->pos_rt)
+        return C->pos_rt;
+    struct sp_pos_rt *R = flint_calloc(1, sizeof(*R));
+    R->S.C = C;
+    R->S.mesh = &C->mesh;
+    R->S.nd = C->ndims;
+    R->S.seen = flint_calloc((size_t)(C->ndims ? C->ndims : 1), 1);
+    const sp_ast_block_t *blocks[2] = {C->plan ? &C->plan->body : NULL,
+                                       C->model ? &C->model->body : NULL};
+    for (int k = 0; k < 2; k++)
+        if (blocks[k])
+            loops_of(&R->S, blocks[k]);
+    for (int i = 0; i < C->nfuncs; i++)
+        loops_of(&R->S, &C->funcs[i]->body);
+    R->capmemo = 256;
+    R->memo = flint_calloc(R->capmemo, sizeof(*R->memo));
+    C->pos_rt = R;
+    return R;
+}
+
+static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi)
+{
+    sums_t *S = &R->S;
+    if (S->nd >= LP_VARS)
+        return 0;
+    lpoly_t a, b;
+    lp_init(&a);
+    lp_init(&b);
+    S->nnames = 0; /* the names are the same in every reading: mesh axes, ranks, loops */
+    int ra = lo ? lp_read(S, lo, &a, 0) : 1, rb = lp_read(S, hi, &b, 0);
+    int32_t id = 0;
+    if (ra == 1 && rb == 1 && lp_add(&b, &a, -1) && b.n > 0 && lp_dim_monomial(&b, S->nd)) {
+        int zero = 1;
+        for (int v = 0; v < S->nd; v++)
+            zero &= b.e[0][v] == 0;
+        if (zero) {
+            id = 1;
+        } else {
+            int i = 0;
+            while (i < R->nmono && memcmp(R->mono[i], b.e[0], (size_t)S->nd * sizeof(int)) != 0)
+                i++;
+            if (i == R->nmono) {
+                if (R->nmono == R->capmono) {
+                    R->capmono = R->capmono ? 2 * R->capmono : 16;
+                    R->mono = flint_realloc(R->mono, (size_t)R->capmono * sizeof(*R->mono));
+                }
+                memcpy(R->mono[R->nmono++], b.e[0], sizeof(*R->mono));
+            }
+            id = i + 2;
+        }
+    }
+    lp_clear(&a);
+    lp_clear(&b);
+    return id;
+}
+
+static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi);
+
+/* A monomial whose dims all keep their real sizes is exact: the literal one (id 1) */
+int32_t sp_pos_monomial(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi)
+{
+    int32_t id = pos_lookup(C, lo, hi);
+    const struct sp_pos_rt *R = C->pos_rt;
+    if (id < 2 || R == NULL || id - 2 >= R->nmono)
+        return id;
+    for (int v = 0; v < R->S.nd; v++)
+        if (R->mono[id - 2][v] != 0 && C->dims[v].red != C->dims[v].real)
+            return id;
+    return 1;
+}
+
+static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi)
+{
+    if (hi == NULL)
+        return 0;
+    struct sp_pos_rt *R = pos_rt_get(C);
+    size_t h = ((uintptr_t)lo * 0x9E3779B97F4A7C15u ^ (uintptr_t)hi * 0xC2B2AE3D27D4EB4Fu) >> 7;
+    for (size_t i = h & (R->capmemo - 1);; i = (i + 1) & (R->capmemo - 1)) {
+        struct pos_memo *m = &R->memo[i];
+        if (m->hi == NULL) {
+            int32_t id = pos_read(R, lo, hi);
+            if (2 * (R->nmemo + 1) > R->capmemo) { /* grow, then insert */
+                struct pos_memo *old = R->memo;
+                size_t cap = R->capmemo;
+                R->capmemo *= 2;
+                R->memo = flint_calloc(R->capmemo, sizeof(*R->memo));
+                R->nmemo = 0;
+                for (size_t k = 0; k < cap; k++)
+                    if (old[k].hi) {
+                        size_t g = ((uintptr_t)old[k].lo * 0x9E3779B97F4A7C15u ^
+                                    (uintptr_t)old[k].hi * 0xC2B2AE3D27D4EB4Fu) >> 7;
+                        size_t j = g & (R->capmemo - 1);
+                        while (R->memo[j].hi)
+                            j = (j + 1) & (R->capmemo - 1);
+                        R->memo[j] = old[k];
+                        R->nmemo++;
+                    }
+                flint_free(old);
+                for (i = h & (R->capmemo - 1); R->memo[i].hi; i = (i + 1) & (R->capmemo - 1))
+                    ;
+                m = &R->memo[i];
+            }
+            *m = (struct pos_memo){lo, hi, id};
+            R->nmemo++;
+            return id;
+        }
+        if (m->lo == lo && m->hi == hi)
+            return m->id;
+    }
+}
+
+int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out)
+{
+    struct sp_pos_rt *R = C->pos_rt;
+    fmpq_one(out);
+    if (id == 1)
+        return 1;
+    if (R == NULL || id < 2 || id - 2 >= R->nmono)
+        return 0;
+    fmpq_t q;
+    fmpq_init(q);
+    for (int v = 0; v < R->S.nd; v++) {
+        int e = R->mono[id - 2][v];
+        if (e == 0)
+            continue;
+        if (C->dims[v].red <= 0 || C->dims[v].real <= 0) {
+            fmpq_clear(q);
+            return 0;
+        }
+        fmpq_set_si(q, C->dims[v].real, (ulong)C->dims[v].red);
+        for (int k = 0; k < (e < 0 ? -e : e); k++) {
+            if (e > 0)
+                fmpq_mul(out, out, q);
+            else
+                fmpq_div(out, out, q);
+        }
+    }
+    fmpq_clear(q);
+    return 1;
+}
+
 void sp_reduce_sums_free(sp_check_t *C)
 {
+    pos_rt_free(C);
     for (int i = 0; i < C->nrecv_read; i++)
         lp_clear(&C->recv_read[i].f);
     flint_free(C->recv_read);

@@ -1,0 +1,252 @@
+/* test_ops_pos.c: offsets along axes (src/ops_pos.c): composition, unions, operators' rules. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine_fixture.h"
+#include "ops.h"
+#include "solver.h"
+
+#define LIT sp_pos_term(1, 0)
+#define SIZE(id) sp_pos_term(id, 0)
+#define BLK(id) sp_pos_term(id, 1)
+
+static sp_pos_t zero(void)
+{
+    sp_pos_t p;
+    memset(&p, 0, sizeof p);
+    return p;
+}
+
+/* The claim's forms compose; a sum of two monomials, a size start plus a literal, a literal
+   past a literal inside blocks do not. */
+static void test_pos_compose_rules(void **state)
+{
+    (void)state;
+    sp_pos_t p = zero();
+    assert_int_equal(sp_pos_compose(&p, SIZE(5)), 1);
+    assert_int_equal(sp_pos_compose(&p, SIZE(5)), 1);  /* Q + Q: one monomial */
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);   /* a block of Q's monomial */
+    assert_int_equal(sp_pos_compose(&p, SIZE(6)), 0);  /* Q1 + Q2 */
+    assert_int_equal(p.off[0], SP_POS_MIX);
+    assert_int_equal(sp_pos_compose(&p, SIZE(5)), 0);  /* mixed stays a report */
+
+    p = zero();
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(sp_pos_compose(&p, BLK(7)), 1);   /* nested blocks */
+    assert_int_equal(sp_pos_compose(&p, LIT), 1);      /* a literal inside blocks */
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* past the block rule's literal */
+
+    p = zero();
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(sp_pos_compose(&p, SIZE(5)), 0);  /* a block then a size start */
+
+    p = zero();
+    assert_int_equal(sp_pos_compose(&p, SIZE(5)), 1);
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* Q + 1 */
+
+    p = zero();
+    assert_int_equal(sp_pos_compose(&p, LIT), 1);
+    assert_int_equal(sp_pos_compose(&p, LIT), 2);      /* exact terms: an exact sum */
+    assert_int_equal(sp_pos_compose(&p, 0), 1);        /* no term: unchanged */
+}
+
+/* Unions keep up to three kinds; blocks merge whatever their monomials; a fourth is mixed. */
+static void test_pos_union(void **state)
+{
+    (void)state;
+    sp_pos_t a = zero(), b = zero();
+    sp_pos_compose(&a, BLK(5));
+    sp_pos_compose(&b, BLK(9));
+    sp_pos_union(&a, &b);
+    assert_int_equal(a.off[1], 0); /* one block descriptor */
+    assert_int_equal(sp_pos_compose(&a, BLK(3)), 1);
+    sp_pos_t c = zero(), d = zero(), e = zero();
+    sp_pos_compose(&c, SIZE(5));
+    sp_pos_compose(&d, SIZE(6));
+    sp_pos_compose(&e, SIZE(7));
+    sp_pos_union(&a, &c);
+    sp_pos_union(&a, &d);
+    assert_int_not_equal(a.off[0], SP_POS_MIX);
+    sp_pos_union(&a, &e);
+    assert_int_equal(a.off[0], SP_POS_MIX);
+}
+
+/* A layout's block adds a block term of the full tensor's extent; rank 0's block adds none;
+   an extent not known gets a fresh monomial. */
+static void test_pos_block(void **state)
+{
+    (void)state;
+    sp_tensor_t full, local;
+    memset(&full, 0, sizeof full);
+    memset(&local, 0, sizeof local);
+    full.ndim = local.ndim = 2;
+    full.shape[0] = 8;
+    full.shape[1] = 4;
+    local.shape[0] = 4;
+    local.shape[1] = 4;
+    full.pos[0].ext = 5;
+    int32_t next = 0;
+    int64_t start0[2] = {0, 0}, start1[2] = {4, 0};
+    assert_int_equal(sp_pos_block(&local, &full, start0, &next), 1);
+    assert_int_equal(local.pos[0].off[0], 0);
+    assert_int_equal(sp_pos_block(&local, &full, start1, &next), 1);
+    assert_int_equal(local.pos[0].off[0], BLK(5));
+    assert_int_equal(local.pos[0].ext, 5);
+    /* a sliced model tensor (a size start) compared block-wise: a sum */
+    sp_pos_compose(&full.pos[0], SIZE(6));
+    assert_int_equal(sp_pos_block(&local, &full, start1, &next), 0);
+    /* an unknown extent: a fresh id above the interned ones */
+    memset(full.pos, 0, sizeof full.pos);
+    int64_t start2[2] = {0, 2};
+    local.shape[1] = 2;
+    assert_int_equal(sp_pos_block(&local, &full, start2, &next), 1);
+    assert_true(local.pos[1].ext >= (1 << 24));
+}
+
+/* Concatenation: part k at k times the parts' extent, a block term; with offsets and no known
+   extent, a report. */
+static void test_pos_concat_piece(void **state)
+{
+    (void)state;
+    sp_tensor_t a, b, out;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&out, 0, sizeof out);
+    a.ndim = b.ndim = out.ndim = 1;
+    a.shape[0] = b.shape[0] = 3;
+    out.shape[0] = 6;
+    a.pos[0].ext = b.pos[0].ext = 5;
+    sp_pos_compose(&a.pos[0], BLK(5));
+    sp_pos_compose(&b.pos[0], BLK(5));
+    const sp_tensor_t *parts[2] = {&a, &b};
+    assert_int_equal(sp_pos_concat(&out, parts, 2, 0), 1);
+    assert_int_equal(out.pos[0].ext, 5);
+    a.pos[0].ext = b.pos[0].ext = 0;
+    assert_int_equal(sp_pos_concat(&out, parts, 2, 0), 0);
+    assert_int_equal(out.pos[0].off[0], SP_POS_MIX);
+    /* a piece of a dim of a size start's monomial: one monomial; of another, a sum */
+    sp_tensor_t x, y;
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    x.ndim = y.ndim = 1;
+    x.shape[0] = 6;
+    y.shape[0] = 3;
+    x.pos[0].ext = 5;
+    sp_pos_compose(&x.pos[0], SIZE(5));
+    assert_int_equal(sp_pos_piece(&y, &x, 0, 1), 1);
+    x.pos[0].ext = 6;
+    assert_int_equal(sp_pos_piece(&y, &x, 0, 1), 0);
+    assert_int_equal(sp_pos_piece(&y, &x, 0, 0), 1); /* piece 0: no term */
+}
+
+static void symbols(fx_t *f, sp_tensor_t *t, int ndim, const int64_t *shape, const char *name)
+{
+    sp_tensor_init(t);
+    assert_true(sp_tensor_alloc(t, ndim, shape));
+    assert_true(sp_tensor_symbols(f->E, t, name));
+}
+
+static void num_attr(sp_attr_t *a, const char *key, long v)
+{
+    memset(a, 0, sizeof *a);
+    fmpq_init(a->num);
+    a->key = key;
+    a->kind = SP_ATTR_NUM;
+    fmpq_set_si(a->num, v, 1);
+}
+
+/* Operators carry offsets: elementwise by broadcasting, matmul M from a and N from b (K
+   dropped), a reduction drops its dim, a transpose swaps, a slice's shift is mixed until the
+   interpreter reads its start (src/exec.c), a reshape keeps blocks. */
+static void test_pos_operators(void **state)
+{
+    fx_t *f = *state;
+    sp_tensor_t a, b, y;
+    int64_t sa[2] = {4, 3}, sb[2] = {3, 5};
+    symbols(f, &a, 2, sa, "a");
+    symbols(f, &b, 2, sb, "b");
+    sp_tensor_init(&y);
+    sp_pos_compose(&a.pos[0], BLK(7));
+    sp_pos_compose(&a.pos[1], SIZE(8));
+    sp_pos_compose(&b.pos[1], SIZE(9));
+    sp_op_err_t err;
+    assert_true(sp_ops_apply(f->E, "matmul", (sp_tensor_t[]){a, b}, 2, NULL, 0, 0, &y, &err));
+    assert_int_equal(y.pos[0].off[0], BLK(7));
+    assert_int_equal(y.pos[1].off[0], SIZE(9));
+    assert_int_equal(y.pos[1].off[1], 0); /* a's K (SIZE 8) is not N's */
+    sp_tensor_t t;
+    sp_tensor_init(&t);
+    assert_true(sp_ops_apply(f->E, "transpose", &a, 1, NULL, 0, 0, &t, &err));
+    assert_int_equal(t.pos[0].off[0], SIZE(8));
+    assert_int_equal(t.pos[1].off[0], BLK(7));
+    sp_tensor_t s;
+    sp_tensor_init(&s);
+    sp_attr_t at[1];
+    num_attr(&at[0], "dim", 1);
+    assert_true(sp_ops_apply(f->E, "sum", &a, 1, at, 1, 0, &s, &err));
+    assert_int_equal(s.ndim, 1);
+    assert_int_equal(s.pos[0].off[0], BLK(7));
+    fmpq_clear(at[0].num);
+    sp_tensor_t e;
+    sp_tensor_init(&e);
+    assert_true(sp_ops_apply(f->E, "mul", (sp_tensor_t[]){a, a}, 2, NULL, 0, 0, &e, &err));
+    assert_int_equal(e.pos[0].off[0], BLK(7));
+    sp_tensor_t sl;
+    sp_tensor_init(&sl);
+    sp_attr_t sat[3];
+    num_attr(&sat[0], "dim", 0);
+    num_attr(&sat[1], "start", 1);
+    num_attr(&sat[2], "end", 3);
+    assert_true(sp_ops_apply(f->E, "slice", &a, 1, sat, 3, 0, &sl, &err));
+    assert_int_equal(sl.pos[0].off[0], SP_POS_MIX);
+    assert_int_equal(sl.pos[1].off[0], SIZE(8));
+    for (int i = 0; i < 3; i++)
+        fmpq_clear(sat[i].num);
+    sp_tensor_t r;
+    sp_tensor_init(&r);
+    sp_attr_t rat[1];
+    memset(rat, 0, sizeof rat);
+    fmpq_init(rat[0].num);
+    rat[0].key = "shape";
+    rat[0].kind = SP_ATTR_LIST;
+    int64_t shp[1] = {12};
+    rat[0].list = shp;
+    rat[0].nlist = 1;
+    sp_tensor_t ab; /* a with blocks only: merged stays a block */
+    sp_tensor_init(&ab);
+    sp_tensor_copy(&ab, &a);
+    memset(&ab.pos[1], 0, sizeof ab.pos[1]);
+    assert_true(sp_ops_apply(f->E, "reshape", &ab, 1, rat, 1, 0, &r, &err));
+    assert_int_equal(r.pos[0].off[0] & 2, 2);
+    assert_true(sp_ops_apply(f->E, "reshape", &a, 1, rat, 1, 0, &r, &err));
+    assert_int_equal(err.clamped, SP_CLAMP_OFFSET); /* two shifted dims merged */
+    fmpq_clear(rat[0].num);
+    sp_tensor_clear(&a);
+    sp_tensor_clear(&b);
+    sp_tensor_clear(&y);
+    sp_tensor_clear(&t);
+    sp_tensor_clear(&s);
+    sp_tensor_clear(&e);
+    sp_tensor_clear(&sl);
+    sp_tensor_clear(&r);
+    sp_tensor_clear(&ab);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pos_compose_rules),
+        cmocka_unit_test(test_pos_union),
+        cmocka_unit_test(test_pos_block),
+        cmocka_unit_test(test_pos_concat_piece),
+        cmocka_unit_test_setup_teardown(test_pos_operators, fx_setup, fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
