@@ -1110,6 +1110,57 @@ static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y
 }
 
 /*
+ * A reshape's -1 (dim inferred) found whole at the reduced sizes: is it whole at the real
+ * ones?  The operand's real element count over the other entries' real product, each dim's
+ * real extent its reduced one times its monomial's scale (sp_pos_scale); not whole, or an
+ * extent whose monomial is not known: 0, and the real sizes decide (`reshape(x, [S, NH, -1])`
+ * of [S, H] with NH not dividing H at the real sizes fails there, as the real program does).
+ */
+static int inferred_whole_real(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y, int inf)
+{
+    fmpq_t a, b, q;
+    fmpq_init(a);
+    fmpq_init(b);
+    fmpq_init(q);
+    fmpq_one(a);
+    fmpq_one(b);
+    int ok = 1;
+    for (int d = 0; ok && d < x->ndim; d++) {
+        ok = x->shape[d] == 1 || sp_pos_scale(C, x->pos[d].ext, q);
+        fmpq_mul_si(q, q, x->shape[d]);
+        fmpq_mul(a, a, q);
+    }
+    for (int j = 0; ok && j < y->ndim; j++) {
+        if (j == inf)
+            continue;
+        ok = y->shape[j] == 1 || sp_pos_scale(C, y->pos[j].ext, q);
+        fmpq_mul_si(q, q, y->shape[j]);
+        fmpq_mul(b, b, q);
+    }
+    if (ok && !fmpq_is_zero(b)) {
+        fmpq_div(a, a, b);
+        ok = fmpz_is_one(fmpq_denref(a));
+    }
+    fmpq_clear(a);
+    fmpq_clear(b);
+    fmpq_clear(q);
+    return ok;
+}
+
+/* Is x's dim d, whole in n equal chunks at the reduced sizes, whole in n at the real ones (its
+   real extent through its monomial; not known: 0)? */
+static int pieces_whole_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int64_t n)
+{
+    fmpq_t q;
+    fmpq_init(q);
+    int ok = sp_pos_scale(C, x->pos[d].ext, q);
+    fmpq_mul_si(q, q, x->shape[d]);
+    ok = ok && fmpz_is_one(fmpq_denref(q)) && fmpz_divisible_si(fmpq_numref(q), n);
+    fmpq_clear(q);
+    return ok;
+}
+
+/*
  * A slice's, chunk's or split's output axis: its offset is the operand's plus the start, whose
  * monomial the program's text gives (src/reduce_sums.c sp_pos_monomial: a slice's start is a
  * size term, a piece's a block of the operand's extent); a sum of sizes is reported and the
@@ -1117,17 +1168,52 @@ static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y
  */
 static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
                        const sp_ast_arg_t *const *args, const sp_attr_t *attrs, int na,
-                       const sp_tensor_t *x, sp_tensor_t *y)
+                       const sp_tensor_t *in, int nin, sp_tensor_t *y)
 {
     sp_check_t *C = I->C;
-    if (strcmp(name, "reshape") == 0 || strcmp(name, "view") == 0) {
+    const sp_tensor_t *x = &in[0];
+    if (strncmp(name, "attention", 9) == 0 && nin >= 2 && in[0].ndim >= 3 && in[1].ndim >= 3) {
+        /* query heads per key/value head: a split no layout writes, whole at the real sizes
+           too (the heads' real extents through their monomials), else the real sizes */
+        fmpq_t a, b;
+        fmpq_init(a);
+        fmpq_init(b);
+        const sp_tensor_t *q = &in[0], *k = &in[1];
+        int hq = q->ndim - 3, hk = k->ndim - 3;
+        int known = sp_pos_scale(C, q->pos[hq].ext, a) && sp_pos_scale(C, k->pos[hk].ext, b);
+        int whole = q->shape[hq] == k->shape[hk]; /* one head each: equal real counts */
+        if (known) {
+            fmpq_mul_si(a, a, q->shape[hq]);
+            fmpq_mul_si(b, b, k->shape[hk]);
+            fmpq_div(a, a, b);
+            whole = fmpz_is_one(fmpq_denref(a));
+        }
+        if (!whole)
+            sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
+        fmpq_clear(a);
+        fmpq_clear(b);
+        return;
+    }
+    if (strcmp(name, "reshape") == 0 || strcmp(name, "view") == 0 ||
+        strcmp(name, "expand") == 0 || strcmp(name, "broadcast_to") == 0) {
         /* a new dim's extent: the monomial of its entry in the shape list */
-        int k = attr_at(args, na, "shape", 0);
+        int k = attr_at(args, na, "shape|size", 0);
         const sp_ast_expr_t *l = k >= 0 ? args[k]->value : NULL;
         if (l && l->kind == SP_AST_LIST && l->nargs == (size_t)y->ndim)
-            for (int j = 0; j < y->ndim; j++)
-                if (y->pos[j].ext == 0)
-                    y->pos[j].ext = sp_pos_monomial(C, NULL, l->args[j].value);
+        {
+            int inferred = -1;
+            for (int j = 0; j < y->ndim; j++) {
+                const sp_ast_expr_t *v = l->args[j].value;
+                int keep = v->kind == SP_AST_NEG ||
+                           (v->kind == SP_AST_NUM && fmpq_sgn(v->value) <= 0); /* -1: inferred */
+                if (keep)
+                    inferred = j;
+                if (y->pos[j].ext == 0 && !keep)
+                    y->pos[j].ext = sp_pos_monomial(C, NULL, v);
+            }
+            if (inferred >= 0 && name[0] != 'e' && !inferred_whole_real(C, x, y, inferred))
+                sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
+        }
         return;
     }
     int slice = strcmp(name, "slice") == 0, chunk = strcmp(name, "chunk") == 0;
@@ -1157,6 +1243,8 @@ static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);
         if (x->shape[d] % (y->shape[d] ? y->shape[d] : 1) != 0)
             return; /* unequal pieces: reported (SP_CLAMP_SUM), the offset mixed */
+        if (chunk && y->shape[d] > 0 && !pieces_whole_real(C, x, d, x->shape[d] / y->shape[d]))
+            sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
         if (k != 0 && y->shape[d] != 0) {
             if (p.ext == 0)
                 p.ext = sp_pos_fresh(C);
@@ -1273,7 +1361,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 C->E->force_hollow = 0;
                 sp_note_clamped(C, err.clamped, e->loc);
                 if (applied && nt > 0)
-                    refine_pos(I, e, name, attr_args, attrs, na, &ins[0], &res[r]);
+                    refine_pos(I, e, name, attr_args, attrs, na, ins, nt, &res[r]);
                 if (!applied) {
                     /* an unknown attribute: at its keyword */
                     sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str

@@ -264,6 +264,38 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
     sp_layout_clear(&L);
     return SP_OK;
 }
+/*
+ * A collective that splits a dim over its group (`all_to_all`'s split dim, `reduce_scatter`'s
+ * dim) found it whole at the reduced sizes (src/mesh.c).  Is it whole at the real ones?  The
+ * dim's real extent is its reduced one times its monomial's scale (src/ops_pos.c ext,
+ * sp_pos_scale); where that is not whole, or the monomial is not known, the real sizes decide
+ * (the split fails there as the real program does).  docs/soundness.md, "Collective splits".
+ */
+static void split_whole_real(sp_check_t *C, const sp_axes_t *axes, const sp_tensor_t *in,
+                             int64_t dim, sp_loc_t loc)
+{
+    int64_t n = sp_axes_count(&C->mesh, axes);
+    fmpq_t q;
+    fmpq_init(q);
+    for (int64_t r = 0; r < C->mesh.nranks && n > 1; r++) {
+        const sp_tensor_t *t = &in[r];
+        int64_t d = dim < 0 ? dim + t->ndim : dim;
+        if (t->ndim < 0 || d < 0 || d >= t->ndim)
+            continue;
+        int32_t ext = t->pos[d].ext;
+        int whole = ext == 1; /* exact: whole at both sizes */
+        if (!whole && ext > 1 && sp_pos_scale(C, ext, q)) {
+            fmpq_mul_si(q, q, t->shape[d]);
+            whole = fmpz_is_one(fmpq_denref(q)) && fmpz_divisible_si(fmpq_numref(q), n);
+        }
+        if (!whole) {
+            sp_note_clamped(C, SP_CLAMP_SUM, loc);
+            break;
+        }
+    }
+    fmpq_clear(q);
+}
+
 
 /* ---- collectives and send/recv -------------------------------------------------------------- */
 
@@ -543,6 +575,8 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
             }
         }
     }
+    if (ok && in && (!strcmp(name, "all_to_all") || !strcmp(name, "reduce_scatter")))
+        split_whole_real(C, &axes, in, !strcmp(name, "all_to_all") ? split : dim, e->loc);
     pval_free(x, I->nranks);
     sp_note_clamped(C, err.clamped, e->loc);
     if (!ok) {
