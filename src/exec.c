@@ -1224,8 +1224,9 @@ static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
         d += x->ndim;
     if (d < 0 || d >= x->ndim)
         return;
-    sp_pos_t p = x->pos[d];
-    int32_t term = 0;
+    sp_pos_t p = x->pos[d]; /* composed with the operand's extent (exact or not), then the
+                               output's */
+    int32_t term = 0, ext = p.ext;
     if (slice) {
         int ks = attr_at(args, na, "start", 1), ke = attr_at(args, na, "end", 2);
         if (attr_value(attrs, attr_at(args, na, "step", 3), 1) != 1)
@@ -1233,11 +1234,11 @@ static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
         int64_t s = attr_value(attrs, ks, 0);
         const sp_ast_expr_t *sa = ks >= 0 ? args[ks]->value : NULL;
         const sp_ast_expr_t *ea = ke >= 0 ? args[ke]->value : NULL;
-        p.ext = ea ? sp_pos_monomial(C, s != 0 ? sa : NULL, ea)
-                   : s == 0 && y->shape[d] == x->shape[d] ? p.ext : 0;
+        ext = ea ? sp_pos_monomial(C, s != 0 ? sa : NULL, ea)
+                 : s == 0 && y->shape[d] == x->shape[d] ? p.ext : 0;
         if (s != 0) {
             int32_t id = sp_pos_monomial(C, NULL, sa);
-            term = sp_pos_term(id ? id : sp_pos_fresh(C), id > 1 && block_slice(C, x, y, d, s, id, p.ext));
+            term = sp_pos_term(id ? id : sp_pos_fresh(C), id > 1 && block_slice(C, x, y, d, s, id, ext));
         }
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);
@@ -1247,11 +1248,11 @@ static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
             sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
         if (k != 0 && y->shape[d] != 0) {
             if (p.ext == 0)
-                p.ext = sp_pos_fresh(C);
+                ext = p.ext = sp_pos_fresh(C); /* the pieces' extent is of the same monomial */
             term = sp_pos_term(p.ext, 1);
         }
     }
-    if (x->pos[d].ext == 1 && ((term >> 2) > 1 || p.ext != 1)) {
+    if (x->pos[d].ext == 1 && ((term >> 2) > 1 || ext != 1)) {
         /* a size term or a size's extent on a dim of exact extent: exact sums there are
            relations the reduction does not keep (sp_note_clamped) */
         if (!C->pos_size_on_exact)
@@ -1261,6 +1262,7 @@ static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
     }
     int k = sp_pos_compose(&p, term);
     sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, e->loc);
+    p.ext = ext;
     y->pos[d] = p;
 }
 

@@ -117,6 +117,9 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
     for (int i = 0; i < SP_POS_NOFF && p->off[i] != 0; i++) {
         int32_t d;
         int k = desc_add(p->off[i], term, &d);
+        if (k == 2 && p->ext != 1)
+            k = 0; /* literals added on a dim a reduced size reaches: a sum the block rule and
+                      the order rule did not see */
         if (k == 0) {
             set_mix(p);
             return 0;

@@ -52,9 +52,13 @@ static void test_pos_compose_rules(void **state)
     assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* Q + 1 */
 
     p = zero();
+    p.ext = 1;                                         /* a dim of exact extent */
     assert_int_equal(sp_pos_compose(&p, LIT), 1);
     assert_int_equal(sp_pos_compose(&p, LIT), 2);      /* exact terms: an exact sum */
     assert_int_equal(sp_pos_compose(&p, 0), 1);        /* no term: unchanged */
+    p = zero();                                        /* a dim a reduced size reaches */
+    assert_int_equal(sp_pos_compose(&p, LIT), 1);
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* 1 + 1 past the literals the rules saw */
 }
 
 /* Unions keep up to three kinds; blocks merge whatever their monomials; a fourth is mixed. */
