@@ -217,6 +217,7 @@ typedef struct sp_check {
     int32_t pos_next;          /* the next fresh monomial id (an extent or offset not read) */
     int pos_exact_sum;         /* a position was a sum of exact terms (src/exec.c sp_note_clamped) */
     int pos_size_on_exact;     /* a size term or reduced extent met a dim of exact extent */
+    int pos_forms;             /* the kinds of offsets met (sp_pos_forms), sp_pos_note */
     sp_loc_t pos_exact_loc;
     int nrecv_read;
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
@@ -362,6 +363,7 @@ int32_t sp_pos_fresh(sp_check_t *C);
 /* src/exec.c: an operator or a collective at loc did what the shape reduction does not keep
    (kind, an sp_clamp_t): the first one, for src/check.c's re-check at the real sizes */
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc);
+void sp_pos_note(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc);
 void sp_note_divisible(sp_check_t *C, const sp_op_err_t *err);
 
 /* execution (exec.c, the interpreter's core; autodiff.c, the model; lineage.c, cut points and

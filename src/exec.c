@@ -1043,6 +1043,23 @@ void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
     }
 }
 
+/*
+ * A block position plus a literal (`k*s + p`: a literal slice of a chunk, a literal id of a
+ * vocabulary shard) and a size term (a slice at `A`) in one run: the block rule keeps the first
+ * apart from the literals and the products rule the second from other monomials, but neither
+ * keeps `B/4 + 3` apart from `A` (helper-33: equal at B = 28, A = 10 only), so the real sizes
+ * decide.  Called on every value an operator, a collective, a layout or a lineage makes.
+ */
+void sp_pos_note(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
+{
+    int f = C->pos_forms | sp_pos_forms(t);
+    if (f == C->pos_forms)
+        return;
+    C->pos_forms = f;
+    if (f == (SP_POS_SIZE | SP_POS_BLKLIT))
+        sp_note_clamped(C, SP_CLAMP_OFFSET, loc);
+}
+
 int32_t sp_pos_fresh(sp_check_t *C)
 {
     if (C->pos_next < (1 << 24))
@@ -1083,9 +1100,11 @@ static int64_t attr_value(const sp_attr_t *attrs, int k, int64_t dflt)
 
 /*
  * Is slice [s, s + e) of x's dim d (start and extent of monomial id) piece s/e of x's dim cut
- * into equal pieces, at the reduced sizes and at the real ones (the monomials' values scaled:
- * sp_pos_scale)?  Then its start is a block term (src/ops_pos.c): a micro-batch's rows
- * `mb*(B/dp/2)` of a rank's block of B.
+ * into equal pieces, as many at the reduced sizes as at the real ones (the monomials' values
+ * scaled: sp_pos_scale)?  Then its start is a block term (src/ops_pos.c): a micro-batch's rows
+ * `mb*(B/dp/2)` of a rank's block of B.  Whole at both sizes is not enough: a block inside
+ * blocks is at (count * k1 + k2) pieces, a multiple the products rule keeps only when the count
+ * is the same (helper-33: 6 pieces of M = 5 in B/4 = 30, 5 of M = 50 in 250).
  */
 static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y, int64_t d,
                        int64_t s, int32_t id, int32_t ext)
@@ -1102,7 +1121,7 @@ static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y
         fmpq_mul_si(a, a, E);
         fmpq_mul_si(b, b, e);
         fmpq_div(a, a, b);
-        ok = fmpz_is_one(fmpq_denref(a));
+        ok = fmpz_is_one(fmpq_denref(a)) && fmpz_cmp_si(fmpq_numref(a), E / e) == 0;
     }
     fmpq_clear(a);
     fmpq_clear(b);
@@ -1226,6 +1245,7 @@ static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
         return;
     sp_pos_t p = x->pos[d]; /* composed with the operand's extent (exact or not), then the
                                output's */
+    p.inexact |= p.ext != 1;
     int32_t term = 0, ext = p.ext;
     if (slice) {
         int ks = attr_at(args, na, "start", 1), ke = attr_at(args, na, "end", 2);
@@ -1252,9 +1272,11 @@ static void refine_pos(interp_t *I, const sp_ast_expr_t *e, const char *name,
             term = sp_pos_term(p.ext, 1);
         }
     }
-    if (x->pos[d].ext == 1 && ((term >> 2) > 1 || ext != 1)) {
-        /* a size term or a size's extent on a dim of exact extent: exact sums there are
-           relations the reduction does not keep (sp_note_clamped) */
+    if ((x->pos[d].ext == 1 || (x->pos[d].ext == 0 && !x->pos[d].inexact)) &&
+        ((term >> 2) > 1 || ext != 1)) {
+        /* a size term or a size's extent on a dim of exact extent (or of an extent not known,
+           cut from exact ones only): exact sums there are relations the reduction does not
+           keep (sp_note_clamped) */
         if (!C->pos_size_on_exact)
             C->pos_size_on_exact = 1;
         if (C->pos_exact_sum)
@@ -1364,6 +1386,8 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 sp_note_clamped(C, err.clamped, e->loc);
                 if (applied && nt > 0)
                     refine_pos(I, e, name, attr_args, attrs, na, ins, nt, &res[r]);
+                if (applied)
+                    sp_pos_note(C, &res[r], e->loc);
                 if (!applied) {
                     /* an unknown attribute: at its keyword */
                     sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
@@ -1443,6 +1467,8 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         int applied = sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements,
                                    &res[r], &err);
         sp_note_clamped(I->C, err.clamped, loc);
+        if (applied)
+            sp_pos_note(I->C, &res[r], loc);
         if (!applied) {
             errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, loc, "%s", err.msg);
             sp_note_divisible(I->C, &err);

@@ -113,6 +113,7 @@ static int tensor_rows(sp_check_t *C, sp_tensor_t *out, const sp_tensor_t *t, in
     for (int64_t i = 0; i < (hi - lo) * inner; i++)
         out->v[i] = t->v[lo * inner + i];
     memcpy(out->pos, t->pos, sizeof out->pos);
+    out->pos[0].inexact |= t->pos[0].ext != 1;
     int32_t id = rows && lo != 0 ? sp_pos_monomial(C, NULL, rows->a) : 0;
     int k = sp_pos_compose(&out->pos[0], lo == 0 ? 0 : sp_pos_term(id ? id : sp_pos_fresh(C), 0));
     if (hi - lo != t->shape[0]) {
@@ -189,6 +190,7 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
         int k = tensor_rows(C, &mslice, &mb->t[0], lo, hi, rows);
         sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0,
                         rows ? rows->loc : mloc);
+        sp_pos_note(C, &mslice, rows ? rows->loc : mloc);
     }
     const sp_tensor_t *mt = sliced ? &mslice : &mb->t[0];
     sp_status_t st = SP_ERR_INPUT;
@@ -248,6 +250,7 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
         int k = sp_pos_block(&blk, &mtx, start, &C->pos_next);
         sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0,
                         al ? al->loc : ploc);
+        sp_pos_note(C, &blk, al ? al->loc : ploc);
         if (k == 0)
             break;
     }

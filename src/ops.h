@@ -20,14 +20,18 @@
  * Where an axis's positions sit in the tensors it was cut from (src/ops_pos.c; docs/soundness.md
  * "Offsets"): off[] holds up to three offset descriptors, one per kind of source it reads (0: none),
  * or SP_POS_MIX in off[0] when the offset is not known to be one monomial in the sizes; ext is
- * the id of its extent's monomial (0: not known).  A descriptor is (monomial id << 2) | (the size
- * term comes from blocks only << 1) | (a literal term).
+ * the id of its extent's monomial (0: not known); inexact is 1 when an axis it was derived from
+ * (a slice's operand, a reshape's merged dims, an embedding's table rows) had an extent that is
+ * not exact, so its positions may lie in a dim a reduced size reaches even where its own extent
+ * is exact.  A descriptor is (monomial id << 2) | (the size term comes from blocks only << 1) |
+ * (a literal term).
  */
 #define SP_POS_MIX (-1)
 #define SP_POS_NOFF 3
 typedef struct {
     int32_t off[SP_POS_NOFF];
     int32_t ext;
+    int32_t inexact;
 } sp_pos_t;
 
 typedef struct {
@@ -54,6 +58,11 @@ void sp_pos_fill_ext(sp_tensor_t *t, int32_t *next);
    equal pieces of t along d: 0 when an offset became a sum of sizes (or is not known not to). */
 int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int dim);
 int sp_pos_piece(sp_tensor_t *out, const sp_tensor_t *t, int d, int64_t k);
+/* The kinds of offsets t's axes carry: SP_POS_SIZE (a size term: a monomial that is not
+   exact, not a block) and SP_POS_BLKLIT (blocks plus a literal) */
+#define SP_POS_SIZE 1
+#define SP_POS_BLKLIT 2
+int sp_pos_forms(const sp_tensor_t *t);
 
 void sp_tensor_init(sp_tensor_t *t);
 void sp_tensor_clear(sp_tensor_t *t);

@@ -112,14 +112,15 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
         p->off[0] = term;
         return 1;
     }
-    sp_pos_t q = {{0}, p->ext};
+    sp_pos_t q = {{0}, p->ext, 0};
     int r = 1;
     for (int i = 0; i < SP_POS_NOFF && p->off[i] != 0; i++) {
         int32_t d;
         int k = desc_add(p->off[i], term, &d);
-        if (k == 2 && p->ext != 1)
-            k = 0; /* literals added on a dim a reduced size reaches: a sum the block rule and
-                      the order rule did not see */
+        if (k == 2 && (p->ext != 1 || p->inexact))
+            k = 0; /* literals added on a dim a reduced size reaches (this one, or one it was
+                      cut from: helper-33's slice at NKV of a slice at NH of a reduced D): a sum
+                      the block rule and the order rule did not see */
         if (k == 0) {
             set_mix(p);
             return 0;
@@ -134,6 +135,7 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
 
 void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src)
 {
+    dst->inexact |= src->inexact;
     if (src->off[0] == SP_POS_MIX)
         set_mix(dst);
     for (int i = 0; i < SP_POS_NOFF && src->off[0] != SP_POS_MIX; i++)
@@ -185,7 +187,7 @@ int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int 
     }
     const sp_tensor_t *x = parts[0];
     for (int d = 0; d < out->ndim && d < x->ndim; d++) {
-        sp_pos_t p = {{0}, x->pos[d].ext};
+        sp_pos_t p = {{0}, x->pos[d].ext, 0};
         for (int k = 0; k < n; k++) {
             sp_pos_union(&p, &parts[k]->pos[d]);
             if (parts[k]->pos[d].ext != x->pos[d].ext ||
@@ -221,6 +223,20 @@ int sp_pos_piece(sp_tensor_t *out, const sp_tensor_t *t, int d, int64_t k)
     return sp_pos_compose(p, sp_pos_term(p->ext, 1));
 }
 
+int sp_pos_forms(const sp_tensor_t *t)
+{
+    int f = 0;
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++)
+        for (int i = 0; i < SP_POS_NOFF && t->pos[d].off[0] != SP_POS_MIX; i++) {
+            int32_t e = t->pos[d].off[i];
+            if (D_ID(e) > 1 && !(e & D_BLK))
+                f |= SP_POS_SIZE;
+            if (D_ID(e) > 1 && (e & D_BLK) && (e & D_LIT))
+                f |= SP_POS_BLKLIT;
+        }
+    return f;
+}
+
 static void report(opc_t *c)
 {
     if (c->err && (c->err->clamped == SP_CLAMP_NONE || c->err->clamped == SP_CLAMP_EXACT))
@@ -236,7 +252,7 @@ static void report_exact(opc_t *c)
 /* Every output axis reads every operand axis (an operator without a finer rule). */
 static void pos_all(opc_t *c, sp_tensor_t *out)
 {
-    sp_pos_t u = {{0}, 0};
+    sp_pos_t u = {{0}, 0, 0};
     for (int k = 0; k < c->nin; k++)
         for (int d = 0; d < c->in[k].ndim; d++)
             sp_pos_union(&u, &c->in[k].pos[d]);
@@ -258,7 +274,7 @@ static void pos_aligned(opc_t *c, sp_tensor_t *out)
                 return;
             }
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0};
+        sp_pos_t p = {{0}, 0, 0};
         int k0 = out->ndim - 1 - j;
         for (int k = 0; k < c->nin; k++) {
             const sp_tensor_t *t = &c->in[k];
@@ -310,9 +326,8 @@ static int aligned_op(const char *name)
         "softmax", "log_softmax", "causal_softmax", "layernorm", "rmsnorm", "rope", "topk_mask",
         "matmul", "embedding", "attention", "relu_grad", "silu_grad", "gelu_grad", "sigmoid_grad",
         "tanh_grad", "exp_grad", "log_grad", "sqrt_grad", "rsqrt_grad", "erf_grad", "abs_grad",
-        "rmsnorm_grad_x", "layernorm_grad_x", "attention_grad_q", "attention_grad_k",
-        "attention_grad_v", "softmax_grad", "log_softmax_grad", "rope_grad",
-        "cross_entropy_grad", NULL};
+        "rmsnorm_grad_x", "layernorm_grad_x", "softmax_grad", "log_softmax_grad", "rope_grad",
+        NULL};
     for (int i = 0; ops[i]; i++)
         if (strcmp(ops[i], name) == 0)
             return 1;
@@ -333,7 +348,7 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
     /* batch axes: out axes from the right at index >= nbatch_skip, aligned over every operand
        (an operand's axes beyond its own last nbatch_skip ones) */
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0};
+        sp_pos_t p = {{0}, 0, 0};
         int k0 = out->ndim - 1 - j;
         for (int k = 0; k < c->nin && k0 >= nbatch_skip; k++) {
             const sp_tensor_t *t = &c->in[k];
@@ -405,8 +420,9 @@ static int pos_attention(opc_t *c, sp_tensor_t *out)
     for (int k = 0; k < 3; k++)
         if (c->in[k].ndim < 3)
             return 0;
-    static const pmap_t m[] = {{2, 0, 2}, {2, 1, 2}, {2, 2, 2}, {1, 0, 1}, {1, 3, 1}, {0, 2, 0}};
-    pos_listed(c, out, m, 6, 3);
+    static const pmap_t m[] = {{2, 0, 2}, {2, 1, 2}, {2, 2, 2}, {2, 3, 2},
+                               {1, 0, 1}, {1, 3, 1}, {0, 2, 0}};
+    pos_listed(c, out, m, 7, 3);
     return 1;
 }
 
@@ -453,6 +469,96 @@ static int pos_matmul_grad(opc_t *c, sp_tensor_t *out)
     return 1;
 }
 
+/* embedding(table [V, H], ids = [..], shape = [..]): each ids axis reads the table's rows at
+   the table's offset plus a literal id (a literal term, when an id is not 0; the ids' count is
+   a literal extent), the last axis the table's H */
+static void pos_embedding_ids(opc_t *c, sp_tensor_t *out)
+{
+    const sp_tensor_t *t = &c->in[0];
+    int64_t one;
+    const int64_t *ids = NULL;
+    int n = 0, present = 0;
+    memset(out->pos, 0, sizeof(out->pos));
+    if (out->ndim < 1 || t->ndim != 2)
+        return;
+    out->pos[out->ndim - 1] = t->pos[1];
+    sp_pos_t rows = t->pos[0];
+    rows.inexact |= rows.ext != 1;
+    int lit = 0;
+    if (!attr_list(c, "ids", &one, &ids, &n, &present) || !present)
+        lit = 1; /* not read: as if an id were not 0 */
+    for (int i = 0; i < n && !lit; i++)
+        lit = ids[i] != 0;
+    int k = lit ? sp_pos_compose(&rows, sp_pos_term(1, 0)) : 1;
+    if (k == 0)
+        report(c);
+    else if (k == 2)
+        report_exact(c);
+    rows.ext = 1;
+    for (int d = 0; d + 1 < out->ndim; d++)
+        out->pos[d] = rows;
+}
+
+/* attention_grad_q|k|v(q, k, v, [mask], dy): the shape of q, k or v.  Heads read the heads of
+   every operand; the rows (Sq for q's gradient, Sk for k's and v's) q's rows, the mask's and
+   dy's (Sq), or k's and v's and the mask's columns (Sk); the last axis D (q's and k's) or Dv
+   (v's and dy's).  The other axes are contracted. */
+static int pos_attention_grad(opc_t *c, sp_tensor_t *out)
+{
+    const char *n = c->def->name;
+    if (strncmp(n, "attention_grad_", 15) != 0 || (c->nin != 4 && c->nin != 5) || out->ndim < 3)
+        return 0;
+    for (int k = 0; k < c->nin; k++)
+        if (c->in[k].ndim < (k == 3 && c->nin == 5 ? 2 : 3))
+            return 0;
+    int mask = c->nin == 5 ? 3 : -1, dy = c->nin - 1, w = n[15];
+    pmap_t m[16];
+    int nm = 0;
+    for (int k = 0; k < c->nin; k++)
+        if (k != mask || c->in[k].ndim >= 3)
+            m[nm++] = (pmap_t){2, k, 2}; /* heads */
+    if (w == 'q') {
+        m[nm++] = (pmap_t){1, 0, 1};
+        m[nm++] = (pmap_t){1, dy, 1};
+        if (mask >= 0)
+            m[nm++] = (pmap_t){1, mask, 1};
+        m[nm++] = (pmap_t){0, 0, 0};
+        m[nm++] = (pmap_t){0, 1, 0};
+    } else {
+        m[nm++] = (pmap_t){1, 1, 1};
+        m[nm++] = (pmap_t){1, 2, 1};
+        if (mask >= 0)
+            m[nm++] = (pmap_t){1, mask, 0};
+        if (w == 'k') {
+            m[nm++] = (pmap_t){0, 0, 0};
+            m[nm++] = (pmap_t){0, 1, 0};
+        } else {
+            m[nm++] = (pmap_t){0, 2, 0};
+            m[nm++] = (pmap_t){0, dy, 0};
+        }
+    }
+    pos_listed(c, out, m, nm, 3);
+    return 1;
+}
+
+/* cross_entropy_grad(logits [.., V], target [.., V], [mask, [dloss]]): the logits' shape; the
+   mask and dloss broadcast to the positions [..], aligned from the right with the axes before V */
+static int pos_ce_grad(opc_t *c, sp_tensor_t *out)
+{
+    if (strcmp(c->def->name, "cross_entropy_grad") != 0 || out->ndim < 1)
+        return 0;
+    pmap_t m[2 * SP_MAX_DIMS + 2];
+    int nm = 0;
+    for (int k = 0; k < c->nin && k < 2; k++)
+        for (int a = 0; a < c->in[k].ndim && a < out->ndim; a++)
+            m[nm++] = (pmap_t){a, k, a};
+    for (int k = 2; k < c->nin; k++)
+        for (int a = 0; a < c->in[k].ndim && a + 1 < out->ndim; a++)
+            m[nm++] = (pmap_t){a + 1, k, a};
+    pos_listed(c, out, m, nm, SP_MAX_DIMS + 1);
+    return 1;
+}
+
 void pos_op(opc_t *c, sp_tensor_t *out)
 {
     if (c->def->fwd == fwd_gather)
@@ -462,10 +568,7 @@ void pos_op(opc_t *c, sp_tensor_t *out)
         return;
     }
     if (strcmp(c->def->name, "embedding") == 0 && c->nin == 1) {
-        /* rows of the table by literal ids: the ids' axes are new, the last is the table's */
-        memset(out->pos, 0, sizeof(out->pos));
-        if (out->ndim > 0 && c->in[0].ndim > 0)
-            out->pos[out->ndim - 1] = c->in[0].pos[c->in[0].ndim - 1];
+        pos_embedding_ids(c, out);
         return;
     }
     if ((strcmp(c->def->name, "matmul") == 0 || strcmp(c->def->name, "embedding") == 0) &&
@@ -474,6 +577,8 @@ void pos_op(opc_t *c, sp_tensor_t *out)
     if (strcmp(c->def->name, "attention") == 0 && pos_attention(c, out))
         return;
     if (strcmp(c->def->name, "embedding_grad") == 0 && pos_embedding_grad(c, out))
+        return;
+    if (pos_attention_grad(c, out) || pos_ce_grad(c, out))
         return;
     int aligned = c->def->fwd == fwd_ew || c->def->fwd == fwd_reduce || aligned_op(c->def->name);
     for (int k = 0; aligned && k < c->nin; k++)
@@ -512,7 +617,7 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
     for (int d = out->ndim - 1; d >= 0; d--)
         so[d] = so[d + 1] * out->shape[d];
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0};
+        sp_pos_t p = {{0}, 0, 0};
         int same = 0, shifted = 0, blocks = 1;
         for (int i = 0; i < x->ndim; i++) {
             if (x->shape[i] == 1 || out->shape[j] == 1)
@@ -525,6 +630,7 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
                 same = 1;
                 break;
             }
+            p.inexact |= x->pos[i].inexact || x->pos[i].ext != 1;
             if (x->pos[i].off[0] != 0) {
                 shifted++;
                 blocks &= blocks_only(&x->pos[i]);
@@ -567,7 +673,7 @@ void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out)
     unsigned used = 0;
     for (int d = 0; d < out->ndim && d < g->ndm; d++) {
         const dmap_t *m = &g->dm[d];
-        sp_pos_t p = {{0}, 0};
+        sp_pos_t p = {{0}, 0, 0};
         if (m->dim >= 0 && m->dim < x->ndim) {
             const sp_pos_t *q = &x->pos[m->dim];
             used |= 1u << m->dim;

@@ -118,6 +118,7 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
                 sp_layout_range(&C->mesh, L, d, r, &start[d], &end);
             int k = sp_pos_block(&out[r], &fullx, start, &C->pos_next);
             sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, loc);
+            sp_pos_note(C, &out[r], loc);
         }
     for (int k = 0; k < L->npartial; k++) {
         const sp_axes_t *a = &L->paxes[k];
@@ -579,6 +580,9 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
         split_whole_real(C, &axes, in, !strcmp(name, "all_to_all") ? split : dim, e->loc);
     pval_free(x, I->nranks);
     sp_note_clamped(C, err.clamped, e->loc);
+    for (int64_t r = 0; ok && r < I->nranks; r++)
+        if (I->active[r])
+            sp_pos_note(C, &res[r], e->loc);
     if (!ok) {
         errat(I, SP_DIAG_LAYOUT, e->loc, "%s", err.msg);
         sp_note_divisible(I->C, &err); /* src/check.c may grow the sizes and run again */

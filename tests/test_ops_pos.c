@@ -59,6 +59,31 @@ static void test_pos_compose_rules(void **state)
     p = zero();                                        /* a dim a reduced size reaches */
     assert_int_equal(sp_pos_compose(&p, LIT), 1);
     assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* 1 + 1 past the literals the rules saw */
+    p = zero();                                        /* exact, cut from a reduced dim */
+    p.ext = 1;
+    p.inexact = 1;
+    assert_int_equal(sp_pos_compose(&p, LIT), 1);
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* NH + NKV in a reduced D */
+}
+
+/* The kinds of offsets a tensor carries (src/exec.c sp_pos_note sends a run holding both a
+   block plus a literal and a size term to the real sizes) */
+static void test_pos_forms(void **state)
+{
+    (void)state;
+    sp_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.ndim = 2;
+    assert_int_equal(sp_pos_forms(&t), 0);
+    sp_pos_compose(&t.pos[0], BLK(5));
+    assert_int_equal(sp_pos_forms(&t), 0);             /* blocks alone */
+    sp_pos_compose(&t.pos[0], LIT);
+    assert_int_equal(sp_pos_forms(&t), SP_POS_BLKLIT); /* B/4 + 3 */
+    sp_pos_compose(&t.pos[1], LIT);
+    assert_int_equal(sp_pos_forms(&t), SP_POS_BLKLIT); /* a literal alone is none */
+    memset(&t.pos[1], 0, sizeof t.pos[1]);
+    sp_pos_compose(&t.pos[1], SIZE(6));
+    assert_int_equal(sp_pos_forms(&t), SP_POS_BLKLIT | SP_POS_SIZE);
 }
 
 /* Unions keep up to three kinds; blocks merge whatever their monomials; a fourth is mixed. */
@@ -243,6 +268,71 @@ static void test_pos_operators(void **state)
     sp_tensor_clear(&ab);
 }
 
+static int has_desc(const sp_pos_t *p, int32_t d)
+{
+    for (int i = 0; i < SP_POS_NOFF; i++)
+        if (p->off[i] == d)
+            return 1;
+    return 0;
+}
+
+/* Operands that are not aligned from the right: attention_grad_k's mask [Sq, Sk] gives its Sk
+   to the gradient's Sk (not to D); cross_entropy_grad's mask [R] to the rows (not to V); an
+   embedding's literal ids read the table's rows at its offset plus a literal (a size start
+   plus a literal is reported). */
+static void test_pos_gradient_operands(void **state)
+{
+    fx_t *f = *state;
+    sp_tensor_t q, k, v, m, dy, g;
+    int64_t sq[3] = {1, 2, 4}, sk[3] = {1, 3, 4}, sm[2] = {2, 3};
+    symbols(f, &q, 3, sq, "q");
+    symbols(f, &k, 3, sk, "k");
+    symbols(f, &v, 3, sk, "v");
+    symbols(f, &m, 2, sm, "m");
+    symbols(f, &dy, 3, sq, "dy");
+    sp_tensor_init(&g);
+    sp_pos_compose(&m.pos[1], SIZE(11));
+    sp_op_err_t err;
+    assert_true(sp_ops_apply(f->E, "attention_grad_k", (sp_tensor_t[]){q, k, v, m, dy}, 5, NULL, 0,
+                             0, &g, &err));
+    assert_true(has_desc(&g.pos[1], SIZE(11)));
+    assert_false(has_desc(&g.pos[2], SIZE(11)));
+
+    sp_tensor_t l, t, mk, ce;
+    int64_t sl[2] = {3, 5}, sr[1] = {3};
+    symbols(f, &l, 2, sl, "l");
+    symbols(f, &t, 2, sl, "t");
+    symbols(f, &mk, 1, sr, "mk");
+    sp_tensor_init(&ce);
+    sp_pos_compose(&mk.pos[0], SIZE(12));
+    assert_true(sp_ops_apply(f->E, "cross_entropy_grad", (sp_tensor_t[]){l, t, mk}, 3, NULL, 0, 0,
+                             &ce, &err));
+    assert_true(has_desc(&ce.pos[0], SIZE(12)));
+    assert_false(has_desc(&ce.pos[1], SIZE(12)));
+
+    sp_tensor_t e;
+    sp_tensor_init(&e);
+    sp_attr_t ids;
+    memset(&ids, 0, sizeof ids);
+    fmpq_init(ids.num);
+    ids.key = "ids";
+    ids.kind = SP_ATTR_LIST;
+    int64_t two[1] = {2}, zero_id[1] = {0};
+    ids.list = zero_id;
+    ids.nlist = 1;
+    sp_pos_compose(&l.pos[0], SIZE(13));
+    assert_true(sp_ops_apply(f->E, "embedding", &l, 1, &ids, 1, 0, &e, &err));
+    assert_int_equal(err.clamped, SP_CLAMP_NONE);
+    assert_true(has_desc(&e.pos[0], SIZE(13))); /* row Q + 0 */
+    ids.list = two;
+    assert_true(sp_ops_apply(f->E, "embedding", &l, 1, &ids, 1, 0, &e, &err));
+    assert_int_equal(err.clamped, SP_CLAMP_OFFSET); /* row Q + 2 */
+    fmpq_clear(ids.num);
+    sp_tensor_t *all[] = {&q, &k, &v, &m, &dy, &g, &l, &t, &mk, &ce, &e};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sp_tensor_clear(all[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,7 +340,9 @@ int main(void)
         cmocka_unit_test(test_pos_union),
         cmocka_unit_test(test_pos_block),
         cmocka_unit_test(test_pos_concat_piece),
+        cmocka_unit_test(test_pos_forms),
         cmocka_unit_test_setup_teardown(test_pos_operators, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_pos_gradient_operands, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
