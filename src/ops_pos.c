@@ -149,6 +149,17 @@ static int32_t ext_join(int32_t a, int32_t b)
     return a == 0 ? b : b == 0 ? a : a < b ? a : b;
 }
 
+/* Output axis p reads operand axis q (of extent n; the output's m): the extents agree where the
+   shapes do, and an operand axis whose extent is not exact makes p's positions reach a dim a
+   reduced size may reach, whatever extent p is given (a broadcast axis of one reads none) */
+static void ext_read(sp_pos_t *p, const sp_pos_t *q, int64_t n, int64_t m)
+{
+    if (n == m)
+        p->ext = ext_join(p->ext, q->ext);
+    if (n == m || n != 1)
+        p->inexact |= q->ext != 1;
+}
+
 void sp_pos_fill_ext(sp_tensor_t *t, int32_t *next)
 {
     if (*next < (1 << 24))
@@ -282,8 +293,7 @@ static void pos_aligned(opc_t *c, sp_tensor_t *out)
             if (a < 0)
                 continue;
             sp_pos_union(&p, &t->pos[a]);
-            if (t->shape[a] == out->shape[j])
-                p.ext = ext_join(p.ext, t->pos[a].ext);
+            ext_read(&p, &t->pos[a], t->shape[a], out->shape[j]);
         }
         out->pos[j] = p;
     }
@@ -358,8 +368,7 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
             if (k < 8)
                 used[k][a] = 1;
             sp_pos_union(&p, &t->pos[a]);
-            if (t->shape[a] == out->shape[j])
-                p.ext = ext_join(p.ext, t->pos[a].ext);
+            ext_read(&p, &t->pos[a], t->shape[a], out->shape[j]);
         }
         out->pos[j] = p;
     }
@@ -373,8 +382,7 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
             continue; /* contracted: dropped below */
         used[m[i].k][a] = 1;
         sp_pos_union(&out->pos[j], &t->pos[a]);
-        if (t->shape[a] == out->shape[j])
-            out->pos[j].ext = ext_join(out->pos[j].ext, t->pos[a].ext);
+        ext_read(&out->pos[j], &t->pos[a], t->shape[a], out->shape[j]);
     }
     /* an operand axis no output axis reads is contracted or reduced: its offsets are dropped
        (each of the claim's form, compared as such), unless mixed */
@@ -449,13 +457,12 @@ static int pos_matmul_grad(opc_t *c, sp_tensor_t *out)
     const sp_tensor_t *a = &c->in[0], *b = &c->in[1], *dy = &c->in[2];
     const sp_tensor_t *own = ga ? a : b;
     sp_pos_t rows = own->pos[own->ndim - 2], cols = own->pos[own->ndim - 1];
-    if (ga) {
-        sp_pos_union(&rows, &dy->pos[dy->ndim - 2]);
-        sp_pos_union(&cols, &b->pos[b->ndim - 2]);
-    } else {
-        sp_pos_union(&rows, &a->pos[a->ndim - 1]);
-        sp_pos_union(&cols, &dy->pos[dy->ndim - 1]);
-    }
+    const sp_pos_t *r2 = ga ? &dy->pos[dy->ndim - 2] : &a->pos[a->ndim - 1];
+    const sp_pos_t *c2 = ga ? &b->pos[b->ndim - 2] : &dy->pos[dy->ndim - 1];
+    sp_pos_union(&rows, r2);
+    sp_pos_union(&cols, c2);
+    rows.inexact |= r2->ext != 1;
+    cols.inexact |= c2->ext != 1;
     /* the contracted axes (a's and dy's rows for b's gradient, b's and dy's columns for a's)
        are dropped, unless mixed */
     const sp_pos_t *dropped[2] = {ga ? &b->pos[b->ndim - 1] : &a->pos[a->ndim - 2],

@@ -328,6 +328,20 @@ static void test_pos_gradient_operands(void **state)
     assert_true(sp_ops_apply(f->E, "embedding", &l, 1, &ids, 1, 0, &e, &err));
     assert_int_equal(err.clamped, SP_CLAMP_OFFSET); /* row Q + 2 */
     fmpq_clear(ids.num);
+
+    /* an exact extent joined with one that is not: positions that may reach a reduced dim */
+    sp_tensor_t s;
+    sp_tensor_init(&s);
+    memset(l.pos, 0, sizeof l.pos);
+    memset(t.pos, 0, sizeof t.pos);
+    l.pos[0].ext = 1;
+    t.pos[0].ext = 7;
+    assert_true(sp_ops_apply(f->E, "add", (sp_tensor_t[]){l, t}, 2, NULL, 0, 0, &s, &err));
+    assert_int_equal(s.pos[0].ext, 1);
+    assert_int_equal(s.pos[0].inexact, 1);
+    assert_int_equal(sp_pos_compose(&s.pos[0], LIT), 1);
+    assert_int_equal(sp_pos_compose(&s.pos[0], LIT), 0); /* no exact sum there */
+    sp_tensor_clear(&s);
     sp_tensor_t *all[] = {&q, &k, &v, &m, &dy, &g, &l, &t, &mk, &ce, &e};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sp_tensor_clear(all[i]);
