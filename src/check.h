@@ -215,7 +215,7 @@ typedef struct sp_check {
     struct sp_recv_read *recv_read; /* extents read for received tensors (src/reduce_sums.c) */
     struct sp_pos_rt *pos_rt;  /* monomials of offsets read while executing (src/reduce_sums.c) */
     int32_t pos_next;          /* the next fresh monomial id (an extent or offset not read) */
-    int pos_exact_sum;         /* a position was a sum of exact terms (src/exec.c sp_note_clamped) */
+    int pos_exact_sum;         /* a position was a sum of exact terms (src/exec_pos.c sp_note_clamped) */
     int pos_size_on_exact;     /* a size term or reduced extent met a dim of exact extent */
     int pos_forms;             /* the kinds of offsets met (sp_pos_forms), sp_pos_note */
     sp_loc_t pos_exact_loc;

@@ -1,4 +1,5 @@
-/* exec_int.h: internals of execution shared by exec.c, autodiff.c, lineage.c and plan.c. */
+/* exec_int.h: internals of execution shared by exec.c, autodiff.c, lineage.c, plan.c and
+   exec_pos.c. */
 #ifndef SP_EXEC_INT_H
 #define SP_EXEC_INT_H
 
@@ -229,5 +230,15 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s) SP_EXEC_LINK(p
 /* A collective or send/recv call across the active ranks. */
 sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     SP_EXEC_LINK(call_collective);
+
+/* ---- exec_pos.c: shape reduction while executing ------------------------------------------ */
+
+/* y = name(in..) at e: the offsets and extents its text gives (a slice's start and extent, a
+   chunk's piece, a reshape's new extents: src/ops_pos.c carried the rest), and the splits no
+   layout writes (attention's groups, a reshape's -1, a chunk's count) checked at the real
+   sizes; what is not of the claim's form is reported (sp_note_clamped). */
+void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
+                   const sp_ast_arg_t *const *args, const sp_attr_t *attrs, int na,
+                   const sp_tensor_t *in, int nin, sp_tensor_t *y);
 
 #endif

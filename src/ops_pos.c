@@ -163,7 +163,7 @@ static void ext_read(sp_pos_t *p, const sp_pos_t *q, int64_t n, int64_t m)
 void sp_pos_fill_ext(sp_tensor_t *t, int32_t *next)
 {
     if (*next < (1 << 24))
-        *next = 1 << 24; /* fresh ids above the interned ones (src/exec.c sp_pos_fresh) */
+        *next = 1 << 24; /* fresh ids above the interned ones (src/exec_pos.c sp_pos_fresh) */
     for (int d = 0; d < t->ndim; d++)
         if (t->pos[d].ext == 0)
             t->pos[d].ext = (*next)++;
@@ -173,7 +173,7 @@ int sp_pos_block(sp_tensor_t *local, const sp_tensor_t *full, const int64_t *sta
 {
     int ok = 1, exact = 0;
     if (*next < (1 << 24))
-        *next = 1 << 24; /* fresh ids above the interned ones (src/exec.c sp_pos_fresh) */
+        *next = 1 << 24; /* fresh ids above the interned ones (src/exec_pos.c sp_pos_fresh) */
     for (int d = 0; d < local->ndim && d < full->ndim; d++) {
         sp_pos_t p = full->pos[d];
         if (start[d] != 0) {

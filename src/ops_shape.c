@@ -99,7 +99,7 @@ static void inferred_divisor(opc_t *c, const sp_tensor_t *x, const int64_t *l, i
  * consecutive dims of equal product has one dim on one side)?  Otherwise ([B, H] into [H, B]) it
  * reads rows of one size as rows of another: the flat position k*B + p of one is k'*H + p' of
  * the other, an additive relation of sizes that the reduction does not keep, so a program with
- * literal positions is checked at the real sizes (src/exec.c sp_note_clamped).
+ * literal positions is checked at the real sizes (src/exec_pos.c sp_note_clamped).
  */
 static int aligned(const int64_t *a, int na, const int64_t *b, int nb)
 {

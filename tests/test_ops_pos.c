@@ -66,7 +66,7 @@ static void test_pos_compose_rules(void **state)
     assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* NH + NKV in a reduced D */
 }
 
-/* The kinds of offsets a tensor carries (src/exec.c sp_pos_note sends a run holding both a
+/* The kinds of offsets a tensor carries (src/exec_pos.c sp_pos_note sends a run holding both a
    block plus a literal and a size term to the real sizes) */
 static void test_pos_forms(void **state)
 {

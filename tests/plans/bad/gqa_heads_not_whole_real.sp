@@ -3,7 +3,7 @@
 # Query heads per key/value head, a split no layout writes (session 26): 60 query heads over 8
 # key/value heads cannot run; at the reduced NH = 24 they were 3 per group and the plan (and
 # the model) EQUIVALENT. The heads' real counts are read through their extents' monomials
-# (src/exec.c refine_pos): not whole there, the real sizes are checked, where attention fails.
+# (src/exec_pos.c sp_refine_pos): not whole there, the real sizes are checked, where attention fails.
 dim B = 1, NH = 60, NKV = 8, S = 16, D = 256
 model att {
   input q : [B, NH, S, D]

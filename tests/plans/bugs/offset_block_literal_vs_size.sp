@@ -5,7 +5,7 @@
 # block rule keeps B/4 + 3 apart from the literals and the products rule A from other
 # monomials, but neither keeps them apart from each other: at --dims B=28, A=10 they were equal
 # and the plan EQUIVALENT; real rows 253 and 110. Both kinds in one run: the real sizes are
-# checked (src/exec.c sp_pos_note).
+# checked (src/exec_pos.c sp_pos_note).
 dim B = 1000, H = 127, A = 110
 model m {
   input x : [B, H]

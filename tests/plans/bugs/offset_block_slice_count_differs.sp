@@ -5,7 +5,7 @@
 # at --dims B=120, M=5 and 5 at the real B = 1000, M = 50; the nested block B/4 + M is 7*M
 # reduced and 6*M real, which the products rule does not relate. At A=35 the plan was
 # EQUIVALENT; real rows 300 and 110. A block slice needs the same count at both sizes now
-# (src/exec.c block_slice).
+# (src/exec_pos.c block_slice).
 dim B = 1000, H = 127, M = 50, A = 110
 model m {
   input x : [B, H]

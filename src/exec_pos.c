@@ -1,0 +1,278 @@
+/* exec_pos.c: shape reduction while executing: offsets read from the text, implicit splits
+   checked at the real sizes, and the reports that send a check to the real sizes. */
+#include <flint/flint.h>
+#include <flint/fmpq.h>
+#include <string.h>
+
+#include "exec_int.h"
+
+/*
+ * SP_CLAMP_EXACT: a position that is a sum of exact terms (literals, sizes kept at their real
+ * size) is exact, unless a size term or a reduced extent sits on a dim of exact extent too:
+ * then the sum could equal that size at the reduced sizes only, and the real sizes decide
+ * (src/ops_pos.c; docs/soundness.md "Offsets").
+ */
+void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
+{
+    if (kind == SP_CLAMP_EXACT) {
+        if (!C->pos_exact_sum) {
+            C->pos_exact_sum = 1;
+            C->pos_exact_loc = loc;
+        }
+        if (!C->pos_size_on_exact)
+            return;
+        kind = SP_CLAMP_OFFSET;
+        loc = C->pos_exact_loc;
+    }
+    if (kind != SP_CLAMP_NONE && C->clamped == SP_CLAMP_NONE &&
+        !(kind == SP_CLAMP_SUM_READ && sp_reduce_sum_read(C, loc)) &&
+        !(kind == SP_CLAMP_GROUP && C->lit_positions < 2)) {
+        C->clamped = kind;
+        C->clamp_loc = loc;
+    }
+}
+
+/*
+ * A block position plus a literal (`k*s + p`: a literal slice of a chunk, a literal id of a
+ * vocabulary shard) and a size term (a slice at `A`) in one run: the block rule keeps the first
+ * apart from the literals and the products rule the second from other monomials, but neither
+ * keeps `B/4 + 3` apart from `A` (helper-33: equal at B = 28, A = 10 only), so the real sizes
+ * decide.  Called on every value an operator, a collective, a layout or a lineage makes.
+ */
+void sp_pos_note(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
+{
+    int f = C->pos_forms | sp_pos_forms(t);
+    if (f == C->pos_forms)
+        return;
+    C->pos_forms = f;
+    if (f == (SP_POS_SIZE | SP_POS_BLKLIT))
+        sp_note_clamped(C, SP_CLAMP_OFFSET, loc);
+}
+
+int32_t sp_pos_fresh(sp_check_t *C)
+{
+    if (C->pos_next < (1 << 24))
+        C->pos_next = 1 << 24;
+    return C->pos_next++;
+}
+
+/* The index among a call's attribute arguments of the one named by keys ('|' aliases) or at
+   positional index pos, or -1 */
+static int attr_at(const sp_ast_arg_t *const *args, int na, const char *keys, int pos)
+{
+    int p = 0;
+    for (int k = 0; k < na; k++) {
+        const char *key = args[k]->key.str;
+        if (key == NULL) {
+            if (p++ == pos)
+                return k;
+            continue;
+        }
+        size_t n = strlen(key);
+        for (const char *q = keys; *q;) {
+            size_t m = strcspn(q, "|");
+            if (m == n && strncmp(q, key, n) == 0)
+                return k;
+            q += m + (q[m] == '|');
+        }
+    }
+    return -1;
+}
+
+static int64_t attr_value(const sp_attr_t *attrs, int k, int64_t dflt)
+{
+    if (k < 0 || attrs[k].kind != SP_ATTR_NUM || !fmpz_is_one(fmpq_denref(attrs[k].num)) ||
+        !fmpz_fits_si(fmpq_numref(attrs[k].num)))
+        return dflt;
+    return fmpz_get_si(fmpq_numref(attrs[k].num));
+}
+
+/*
+ * Is slice [s, s + e) of x's dim d (start and extent of monomial id) piece s/e of x's dim cut
+ * into equal pieces, as many at the reduced sizes as at the real ones (the monomials' values
+ * scaled: sp_pos_scale)?  Then its start is a block term (src/ops_pos.c): a micro-batch's rows
+ * `mb*(B/dp/2)` of a rank's block of B.  Whole at both sizes is not enough: a block inside
+ * blocks is at (count * k1 + k2) pieces, a multiple the products rule keeps only when the count
+ * is the same (helper-33: 6 pieces of M = 5 in B/4 = 30, 5 of M = 50 in 250).
+ */
+static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y, int64_t d,
+                       int64_t s, int32_t id, int32_t ext)
+{
+    int64_t E = x->shape[d], e = y->shape[d];
+    if (ext != id || e <= 0 || E % e != 0 || s % e != 0 || x->pos[d].ext < 1)
+        return 0;
+    fmpq_t a, b;
+    fmpq_init(a);
+    fmpq_init(b);
+    /* the number of pieces at the real sizes: (E * scale(E)) / (e * scale(e)) */
+    int ok = sp_pos_scale(C, x->pos[d].ext, a) && sp_pos_scale(C, id, b);
+    if (ok) {
+        fmpq_mul_si(a, a, E);
+        fmpq_mul_si(b, b, e);
+        fmpq_div(a, a, b);
+        ok = fmpz_is_one(fmpq_denref(a)) && fmpz_cmp_si(fmpq_numref(a), E / e) == 0;
+    }
+    fmpq_clear(a);
+    fmpq_clear(b);
+    return ok;
+}
+
+/*
+ * A reshape's -1 (dim inferred) found whole at the reduced sizes: is it whole at the real
+ * ones?  The operand's real element count over the other entries' real product, each dim's
+ * real extent its reduced one times its monomial's scale (sp_pos_scale); not whole, or an
+ * extent whose monomial is not known: 0, and the real sizes decide (`reshape(x, [S, NH, -1])`
+ * of [S, H] with NH not dividing H at the real sizes fails there, as the real program does).
+ */
+static int inferred_whole_real(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y, int inf)
+{
+    fmpq_t a, b, q;
+    fmpq_init(a);
+    fmpq_init(b);
+    fmpq_init(q);
+    fmpq_one(a);
+    fmpq_one(b);
+    int ok = 1;
+    for (int d = 0; ok && d < x->ndim; d++) {
+        ok = x->shape[d] == 1 || sp_pos_scale(C, x->pos[d].ext, q);
+        fmpq_mul_si(q, q, x->shape[d]);
+        fmpq_mul(a, a, q);
+    }
+    for (int j = 0; ok && j < y->ndim; j++) {
+        if (j == inf)
+            continue;
+        ok = y->shape[j] == 1 || sp_pos_scale(C, y->pos[j].ext, q);
+        fmpq_mul_si(q, q, y->shape[j]);
+        fmpq_mul(b, b, q);
+    }
+    if (ok && !fmpq_is_zero(b)) {
+        fmpq_div(a, a, b);
+        ok = fmpz_is_one(fmpq_denref(a));
+    }
+    fmpq_clear(a);
+    fmpq_clear(b);
+    fmpq_clear(q);
+    return ok;
+}
+
+/* Is x's dim d, whole in n equal chunks at the reduced sizes, whole in n at the real ones (its
+   real extent through its monomial; not known: 0)? */
+static int pieces_whole_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int64_t n)
+{
+    fmpq_t q;
+    fmpq_init(q);
+    int ok = sp_pos_scale(C, x->pos[d].ext, q);
+    fmpq_mul_si(q, q, x->shape[d]);
+    ok = ok && fmpz_is_one(fmpq_denref(q)) && fmpz_divisible_si(fmpq_numref(q), n);
+    fmpq_clear(q);
+    return ok;
+}
+
+/*
+ * A slice's, chunk's or split's output axis: its offset is the operand's plus the start, whose
+ * monomial the program's text gives (src/reduce_sums.c sp_pos_monomial: a slice's start is a
+ * size term, a piece's a block of the operand's extent); a sum of sizes is reported and the
+ * check runs at the real sizes (src/ops_pos.c, docs/soundness.md "Offsets").
+ */
+void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
+                   const sp_ast_arg_t *const *args, const sp_attr_t *attrs, int na,
+                   const sp_tensor_t *in, int nin, sp_tensor_t *y)
+{
+    const sp_tensor_t *x = &in[0];
+    if (strncmp(name, "attention", 9) == 0 && nin >= 2 && in[0].ndim >= 3 && in[1].ndim >= 3) {
+        /* query heads per key/value head: a split no layout writes, whole at the real sizes
+           too (the heads' real extents through their monomials), else the real sizes */
+        fmpq_t a, b;
+        fmpq_init(a);
+        fmpq_init(b);
+        const sp_tensor_t *q = &in[0], *k = &in[1];
+        int hq = q->ndim - 3, hk = k->ndim - 3;
+        int known = sp_pos_scale(C, q->pos[hq].ext, a) && sp_pos_scale(C, k->pos[hk].ext, b);
+        int whole = q->shape[hq] == k->shape[hk]; /* one head each: equal real counts */
+        if (known) {
+            fmpq_mul_si(a, a, q->shape[hq]);
+            fmpq_mul_si(b, b, k->shape[hk]);
+            fmpq_div(a, a, b);
+            whole = fmpz_is_one(fmpq_denref(a));
+        }
+        if (!whole)
+            sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
+        fmpq_clear(a);
+        fmpq_clear(b);
+        return;
+    }
+    if (strcmp(name, "reshape") == 0 || strcmp(name, "view") == 0 ||
+        strcmp(name, "expand") == 0 || strcmp(name, "broadcast_to") == 0) {
+        /* a new dim's extent: the monomial of its entry in the shape list */
+        int k = attr_at(args, na, "shape|size", 0);
+        const sp_ast_expr_t *l = k >= 0 ? args[k]->value : NULL;
+        if (l && l->kind == SP_AST_LIST && l->nargs == (size_t)y->ndim)
+        {
+            int inferred = -1;
+            for (int j = 0; j < y->ndim; j++) {
+                const sp_ast_expr_t *v = l->args[j].value;
+                int keep = v->kind == SP_AST_NEG ||
+                           (v->kind == SP_AST_NUM && fmpq_sgn(v->value) <= 0); /* -1: inferred */
+                if (keep)
+                    inferred = j;
+                if (y->pos[j].ext == 0 && !keep)
+                    y->pos[j].ext = sp_pos_monomial(C, NULL, v);
+            }
+            if (inferred >= 0 && name[0] != 'e' && !inferred_whole_real(C, x, y, inferred))
+                sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
+        }
+        return;
+    }
+    int slice = strcmp(name, "slice") == 0, chunk = strcmp(name, "chunk") == 0;
+    if ((!slice && !chunk && strcmp(name, "split") != 0) || x->ndim <= 0 || y->ndim != x->ndim)
+        return;
+    int64_t d = attr_value(attrs, attr_at(args, na, "dim", slice ? 0 : 1), 0);
+    if (d < 0)
+        d += x->ndim;
+    if (d < 0 || d >= x->ndim)
+        return;
+    sp_pos_t p = x->pos[d]; /* composed with the operand's extent (exact or not), then the
+                               output's */
+    p.inexact |= p.ext != 1;
+    int32_t term = 0, ext = p.ext;
+    if (slice) {
+        int ks = attr_at(args, na, "start", 1), ke = attr_at(args, na, "end", 2);
+        if (attr_value(attrs, attr_at(args, na, "step", 3), 1) != 1)
+            return; /* a step: the operator's report (SP_CLAMP_SUM) and a mixed offset */
+        int64_t s = attr_value(attrs, ks, 0);
+        const sp_ast_expr_t *sa = ks >= 0 ? args[ks]->value : NULL;
+        const sp_ast_expr_t *ea = ke >= 0 ? args[ke]->value : NULL;
+        ext = ea ? sp_pos_monomial(C, s != 0 ? sa : NULL, ea)
+                 : s == 0 && y->shape[d] == x->shape[d] ? p.ext : 0;
+        if (s != 0) {
+            int32_t id = sp_pos_monomial(C, NULL, sa);
+            term = sp_pos_term(id ? id : sp_pos_fresh(C), id > 1 && block_slice(C, x, y, d, s, id, ext));
+        }
+    } else {
+        int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);
+        if (x->shape[d] % (y->shape[d] ? y->shape[d] : 1) != 0)
+            return; /* unequal pieces: reported (SP_CLAMP_SUM), the offset mixed */
+        if (chunk && y->shape[d] > 0 && !pieces_whole_real(C, x, d, x->shape[d] / y->shape[d]))
+            sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
+        if (k != 0 && y->shape[d] != 0) {
+            if (p.ext == 0)
+                ext = p.ext = sp_pos_fresh(C); /* the pieces' extent is of the same monomial */
+            term = sp_pos_term(p.ext, 1);
+        }
+    }
+    if ((x->pos[d].ext == 1 || (x->pos[d].ext == 0 && !x->pos[d].inexact)) &&
+        ((term >> 2) > 1 || ext != 1)) {
+        /* a size term or a size's extent on a dim of exact extent (or of an extent not known,
+           cut from exact ones only): exact sums there are relations the reduction does not
+           keep (sp_note_clamped) */
+        if (!C->pos_size_on_exact)
+            C->pos_size_on_exact = 1;
+        if (C->pos_exact_sum)
+            sp_note_clamped(C, SP_CLAMP_OFFSET, e->loc);
+    }
+    int k = sp_pos_compose(&p, term);
+    sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, e->loc);
+    p.ext = ext;
+    y->pos[d] = p;
+}
+
