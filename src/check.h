@@ -363,7 +363,7 @@ int32_t sp_pos_fresh(sp_check_t *C);
 /* src/exec.c: an operator or a collective at loc did what the shape reduction does not keep
    (kind, an sp_clamp_t): the first one, for src/check.c's re-check at the real sizes */
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc);
-void sp_pos_note(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc);
+void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc);
 void sp_note_divisible(sp_check_t *C, const sp_op_err_t *err);
 
 /* execution (exec.c, the interpreter's core; autodiff.c, the model; lineage.c, cut points and

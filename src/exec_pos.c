@@ -39,8 +39,35 @@ void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
  * keeps `B/4 + 3` apart from `A` (helper-33: equal at B = 28, A = 10 only), so the real sizes
  * decide.  Called on every value an operator, a collective, a layout or a lineage makes.
  */
-void sp_pos_note(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
+void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
 {
+    /* a block just added on a merge (SP_VIEW_BLOCKED, src/ops_pos.c): whole rows of the merge
+       at both sizes, its extent a multiple of the inner axes' (inner_r, inner_id), else the
+       flat positions of the block are other source positions at either size; t's extent on d
+       is the block's (a layout's, a chunk's, a block slice's, a collective's piece) */
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++) {
+        sp_pos_t *p = &t->pos[d];
+        if (!(p->view & SP_VIEW_BLOCKED))
+            continue;
+        p->view &= ~SP_VIEW_BLOCKED;
+        int ok = p->inner_r > 0 && p->inner_id != 0 && t->shape[d] % p->inner_r == 0;
+        if (ok) {
+            fmpq_t a, b;
+            fmpq_init(a);
+            fmpq_init(b);
+            ok = sp_pos_scale(C, p->ext, a) && sp_pos_scale(C, p->inner_id, b);
+            if (ok) {
+                fmpq_mul_si(a, a, t->shape[d]);
+                fmpq_mul_si(b, b, p->inner_r);
+                fmpq_div(a, a, b);
+                ok = fmpz_is_one(fmpq_denref(a));
+            }
+            fmpq_clear(a);
+            fmpq_clear(b);
+        }
+        if (!ok)
+            sp_note_clamped(C, SP_CLAMP_OFFSET, loc);
+    }
     int f = C->pos_forms | sp_pos_forms(t);
     if (f == C->pos_forms)
         return;
@@ -174,11 +201,83 @@ static int pieces_whole_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int
  * size term, a piece's a block of the operand's extent); a sum of sizes is reported and the
  * check runs at the real sizes (src/ops_pos.c, docs/soundness.md "Offsets").
  */
+/*
+ * Positions an operator relates without an axis carrying them: a causal mask keeps key j for
+ * query i when j <= i + offset, in the local coordinates of the queries' and the keys' axes, so
+ * the queries' offset, the keys' and the `offset` attribute add up (helper-34: queries at
+ * S/4 + 3, a block plus a literal, with `offset = A`, right at S/4 + 3 = A only).  Their sum is
+ * composed as one position (a report where it is a sum of sizes) and its kinds noted.
+ */
+static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const sp_pos_t *q,
+                       const sp_pos_t *k, sp_loc_t loc)
+{
+    sp_pos_t p = {{0}, q->ext == 1 && k->ext == 1 ? 1 : 0, q->inexact | k->inexact,
+                  (q->view | k->view) & SP_VIEW_MERGED ? SP_VIEW_INNER : q->view | k->view,
+                  0, 0}; /* blocks only on a merge's positions */
+    int r = 1;
+    if (oe != NULL && !(oe->kind == SP_AST_NUM && ov == 0)) {
+        int32_t id = sp_pos_monomial(C, NULL, oe);
+        r = sp_pos_compose(&p, sp_pos_term(id ? id : sp_pos_fresh(C), 0));
+    }
+    const sp_pos_t *two[2] = {q, k};
+    for (int s = 0; s < 2 && r != 0; s++) {
+        if (two[s]->off[0] == SP_POS_MIX) {
+            r = 0;
+            break;
+        }
+        for (int i = 0; i < SP_POS_NOFF && two[s]->off[i] != 0 && r != 0; i++) {
+            int k2 = sp_pos_compose(&p, two[s]->off[i]);
+            r = k2 == 0 ? 0 : k2 == 2 ? 2 : r;
+        }
+    }
+    sp_note_clamped(C, r == 0 ? SP_CLAMP_OFFSET : r == 2 ? SP_CLAMP_EXACT : 0, loc);
+    sp_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.ndim = 1;
+    t.pos[0] = p;
+    sp_pos_note(C, &t, loc);
+}
+
+/* Ids written with sizes (`ids = [C]`): a size term at each ids axis of an embedding, at the
+   rows of an embedding's gradient (src/ops_pos.c composed the literal ones) */
+static void size_ids(sp_check_t *C, const sp_ast_expr_t *l, sp_tensor_t *y, int grad, sp_loc_t loc)
+{
+    int n = l->kind == SP_AST_LIST ? (int)l->nargs : 1;
+    for (int i = 0; i < n; i++) {
+        const sp_ast_expr_t *v = l->kind == SP_AST_LIST ? l->args[i].value : l;
+        if (v->kind == SP_AST_NUM || (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM))
+            continue;
+        int32_t id = sp_pos_monomial(C, NULL, v);
+        if (id == 1)
+            continue; /* exact: a literal, composed as one */
+        int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), 0);
+        for (int d = 0; d < (grad ? 1 : y->ndim - 1); d++) {
+            int k = sp_pos_compose(&y->pos[d], term);
+            sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, loc);
+        }
+    }
+}
+
 void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
                    const sp_ast_arg_t *const *args, const sp_attr_t *attrs, int na,
                    const sp_tensor_t *in, int nin, sp_tensor_t *y)
 {
     const sp_tensor_t *x = &in[0];
+    int cs = strcmp(name, "causal_softmax") == 0;
+    if ((cs && x->ndim >= 2) ||
+        (strncmp(name, "attention", 9) == 0 && nin >= 3 && in[0].ndim >= 2 && in[1].ndim >= 2 &&
+         attr_value(attrs, attr_at(args, na, "causal", -1), 0) != 0)) {
+        int ko = attr_at(args, na, "offset", cs ? 0 : -1);
+        relate_pos(C, ko >= 0 ? args[ko]->value : NULL, attr_value(attrs, ko, 0),
+                   &x->pos[x->ndim - 2], cs ? &x->pos[x->ndim - 1] : &in[1].pos[in[1].ndim - 2],
+                   e->loc);
+    }
+    if ((strcmp(name, "embedding") == 0 && nin == 1) ||
+        (strcmp(name, "embedding_grad") == 0 && nin == 2)) {
+        int ki = attr_at(args, na, "ids", -1);
+        if (ki >= 0 && y->ndim >= 1)
+            size_ids(C, args[ki]->value, y, name[9] == '_', e->loc);
+    }
     if (strncmp(name, "attention", 9) == 0 && nin >= 2 && in[0].ndim >= 3 && in[1].ndim >= 3) {
         /* query heads per key/value head: a split no layout writes, whole at the real sizes
            too (the heads' real extents through their monomials), else the real sizes */

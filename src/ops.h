@@ -23,15 +23,27 @@
  * the id of its extent's monomial (0: not known); inexact is 1 when an axis it was derived from
  * (a slice's operand, a reshape's merged dims, an embedding's table rows) had an extent that is
  * not exact, so its positions may lie in a dim a reduced size reaches even where its own extent
- * is exact.  A descriptor is (monomial id << 2) | (the size term comes from blocks only << 1) |
- * (a literal term).
+ * is exact; view is nonzero when the axis is a merge of several axes or a part of a split axis
+ * (a reshape): a position on it is a combination of positions of several axes (a flat position
+ * A of [S, S] is row A div S, column A mod S; row 3 of the inner part of [4, N/4] is a literal
+ * after a block), so only blocks may be added to it, and literals to the outer part of a split
+ * into a count that keeps its real size (SP_VIEW_OUTER: k of its pieces are a block of the axis
+ * split).  A descriptor is
+ * (monomial id << 2) | (the size term comes from blocks only << 1) | (a literal term).
  */
 #define SP_POS_MIX (-1)
 #define SP_POS_NOFF 3
+#define SP_VIEW_MERGED 1  /* view bits: a merge of axes */
+#define SP_VIEW_OUTER 2   /* the outer part of a split axis */
+#define SP_VIEW_INNER 4   /* another part of a split axis */
+#define SP_VIEW_BLOCKED 8 /* with a merge: a block was added, not yet checked (src/exec_pos.c) */
 typedef struct {
     int32_t off[SP_POS_NOFF];
     int32_t ext;
     int32_t inexact;
+    int32_t view;
+    int32_t inner_r, inner_id; /* a merge: the extent of the axes inside its outermost one (0:
+                                  not one product of whole axes) and its monomial's id */
 } sp_pos_t;
 
 typedef struct {

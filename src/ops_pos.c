@@ -108,11 +108,20 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
         return 1;
     if (p->off[0] == SP_POS_MIX)
         return 0;
+    int exact_view = p->ext == 1 && !p->inexact;
+    if ((p->view & ~SP_VIEW_BLOCKED) && !exact_view && !((term & D_BLK) && !(term & D_LIT)) &&
+        !((p->view & ~SP_VIEW_BLOCKED) == SP_VIEW_OUTER && p->ext == 1 && term == D_LIT)) {
+        set_mix(p); /* a literal or a size on a reshaped axis: positions of several axes (where
+                       every size they are made of keeps its real size, all are exact) */
+        return 0;
+    }
+    if ((p->view & SP_VIEW_MERGED) && !exact_view)
+        p->view |= SP_VIEW_BLOCKED; /* a block of a merge: whole rows? (src/exec_pos.c) */
     if (p->off[0] == 0) {
         p->off[0] = term;
         return 1;
     }
-    sp_pos_t q = {{0}, p->ext, 0};
+    sp_pos_t q = {{0}, p->ext, 0, 0, 0, 0};
     int r = 1;
     for (int i = 0; i < SP_POS_NOFF && p->off[i] != 0; i++) {
         int32_t d;
@@ -136,6 +145,14 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
 void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src)
 {
     dst->inexact |= src->inexact;
+    int dm = dst->view & SP_VIEW_MERGED, sm = src->view & SP_VIEW_MERGED;
+    if (sm && !dm) {
+        dst->inner_r = src->inner_r;
+        dst->inner_id = src->inner_id;
+    } else if (sm && (dst->inner_r != src->inner_r || dst->inner_id != src->inner_id)) {
+        dst->inner_r = dst->inner_id = 0; /* merges of different inner extents */
+    }
+    dst->view |= src->view;
     if (src->off[0] == SP_POS_MIX)
         set_mix(dst);
     for (int i = 0; i < SP_POS_NOFF && src->off[0] != SP_POS_MIX; i++)
@@ -198,7 +215,7 @@ int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int 
     }
     const sp_tensor_t *x = parts[0];
     for (int d = 0; d < out->ndim && d < x->ndim; d++) {
-        sp_pos_t p = {{0}, x->pos[d].ext, 0};
+        sp_pos_t p = {{0}, x->pos[d].ext, 0, 0, 0, 0};
         for (int k = 0; k < n; k++) {
             sp_pos_union(&p, &parts[k]->pos[d]);
             if (parts[k]->pos[d].ext != x->pos[d].ext ||
@@ -206,6 +223,11 @@ int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int 
                 p.ext = 0; /* parts of unequal exact extents: an exact extent (id 1) */
         }
         int k = d == dim && n > 1 && p.ext != 0 ? sp_pos_compose(&p, sp_pos_term(p.ext, 1)) : 1;
+        if (d == dim && n > 1 && (p.view & SP_VIEW_BLOCKED) && k != 0) {
+            k = 0; /* parts along a merge: whole rows of it or not, which the part's extent
+                      (not the whole's) decides: not followed */
+            set_mix(&p);
+        }
         if (d == dim && n > 1 && (p.ext == 0 || k == 0)) {
             /* part k at k times the parts' extent: a block term of its monomial, which must
                be known when an offset is there to add it to */
@@ -263,7 +285,7 @@ static void report_exact(opc_t *c)
 /* Every output axis reads every operand axis (an operator without a finer rule). */
 static void pos_all(opc_t *c, sp_tensor_t *out)
 {
-    sp_pos_t u = {{0}, 0, 0};
+    sp_pos_t u = {{0}, 0, 0, 0, 0, 0};
     for (int k = 0; k < c->nin; k++)
         for (int d = 0; d < c->in[k].ndim; d++)
             sp_pos_union(&u, &c->in[k].pos[d]);
@@ -285,7 +307,7 @@ static void pos_aligned(opc_t *c, sp_tensor_t *out)
                 return;
             }
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0};
+        sp_pos_t p = {{0}, 0, 0, 0, 0, 0};
         int k0 = out->ndim - 1 - j;
         for (int k = 0; k < c->nin; k++) {
             const sp_tensor_t *t = &c->in[k];
@@ -358,7 +380,7 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
     /* batch axes: out axes from the right at index >= nbatch_skip, aligned over every operand
        (an operand's axes beyond its own last nbatch_skip ones) */
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0};
+        sp_pos_t p = {{0}, 0, 0, 0, 0, 0};
         int k0 = out->ndim - 1 - j;
         for (int k = 0; k < c->nin && k0 >= nbatch_skip; k++) {
             const sp_tensor_t *t = &c->in[k];
@@ -396,9 +418,41 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
 }
 
 /* embedding_grad(onehot [.., V], table [V, H], dy [.., H]): the table's [V, H], V from the
-   one-hot ids and the table, H from the table and dy */
+   one-hot ids and the table, H from the table and dy; with literal ids, below */
 static int pos_embedding_grad(opc_t *c, sp_tensor_t *out)
 {
+    if (c->nin == 2 && out->ndim == 2 && c->in[0].ndim == 2 && c->in[1].ndim >= 1) {
+        /* embedding_grad(table, dy, ids = [..]): row ids[i] of the table's shape gets dy's
+           element i: the table's rows and dy's ids axes, each plus a literal term where an id
+           is not 0 (src/exec_pos.c adds a size term for an id written with sizes) */
+        const sp_tensor_t *t = &c->in[0], *dy = &c->in[1];
+        int64_t one;
+        const int64_t *ids = NULL;
+        int n = 0, present = 0, lit = 0;
+        if (!attr_list(c, "ids", &one, &ids, &n, &present) || !present)
+            lit = 1;
+        for (int i = 0; i < n && !lit; i++)
+            lit = ids[i] != 0;
+        sp_pos_t rows = t->pos[0], from = {{0}, 1, 0, 0, 0, 0};
+        for (int d = 0; d + 1 < dy->ndim; d++) {
+            sp_pos_union(&from, &dy->pos[d]);
+            from.inexact |= dy->pos[d].ext != 1;
+        }
+        rows.inexact |= rows.ext != 1;
+        int k1 = lit ? sp_pos_compose(&rows, sp_pos_term(1, 0)) : 1;
+        int k2 = lit ? sp_pos_compose(&from, sp_pos_term(1, 0)) : 1;
+        if (k1 == 0 || k2 == 0)
+            report(c);
+        else if (k1 == 2 || k2 == 2)
+            report_exact(c);
+        sp_pos_union(&rows, &from);
+        rows.ext = t->pos[0].ext;
+        out->pos[0] = rows;
+        out->pos[1] = t->pos[1];
+        sp_pos_union(&out->pos[1], &dy->pos[dy->ndim - 1]);
+        ext_read(&out->pos[1], &dy->pos[dy->ndim - 1], dy->shape[dy->ndim - 1], out->shape[1]);
+        return 1;
+    }
     if (c->nin != 3 || out->ndim != 2 || c->in[0].ndim < 1 || c->in[1].ndim != 2 ||
         c->in[2].ndim < 1)
         return 0;
@@ -624,7 +678,7 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
     for (int d = out->ndim - 1; d >= 0; d--)
         so[d] = so[d + 1] * out->shape[d];
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0};
+        sp_pos_t p = {{0}, 0, 0, 0, 0, 0};
         int same = 0, shifted = 0, blocks = 1;
         for (int i = 0; i < x->ndim; i++) {
             if (x->shape[i] == 1 || out->shape[j] == 1)
@@ -637,6 +691,25 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
                 same = 1;
                 break;
             }
+            int merged = 0; /* a merge: another axis of extent > 1 overlaps j */
+            for (int i2 = 0; i2 < x->ndim; i2++)
+                merged |= i2 != i && x->shape[i2] != 1 && sx[i2 + 1] < so[j] && so[j + 1] < sx[i2];
+            if (merged && p.view == 0 && so[j] == sx[i] && so[j + 1] < sx[i + 1]) {
+                /* i is the merge's outermost axis: the inner ones' extent, and its monomial
+                   when they are one axis or exact, for a block's check (sp_pos_t.inner) */
+                int32_t id = 1;
+                int64_t n = 1;
+                for (int i2 = i + 1; i2 < x->ndim && sx[i2] > so[j + 1]; i2++) {
+                    n *= x->shape[i2];
+                    if (x->shape[i2] != 1 && x->pos[i2].ext != 1)
+                        id = id == 1 ? x->pos[i2].ext : 0;
+                }
+                p.inner_r = sx[i + 1] == n * so[j + 1] && n <= INT32_MAX ? (int32_t)n : 0;
+                p.inner_id = id;
+            }
+            p.view |= merged ? SP_VIEW_MERGED
+                      : so[j] == sx[i] && so[j + 1] != sx[i + 1] ? SP_VIEW_OUTER
+                                                                  : SP_VIEW_INNER;
             p.inexact |= x->pos[i].inexact || x->pos[i].ext != 1;
             if (x->pos[i].off[0] != 0) {
                 shifted++;
@@ -680,7 +753,7 @@ void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out)
     unsigned used = 0;
     for (int d = 0; d < out->ndim && d < g->ndm; d++) {
         const dmap_t *m = &g->dm[d];
-        sp_pos_t p = {{0}, 0, 0};
+        sp_pos_t p = {{0}, 0, 0, 0, 0, 0};
         if (m->dim >= 0 && m->dim < x->ndim) {
             const sp_pos_t *q = &x->pos[m->dim];
             used |= 1u << m->dim;
@@ -694,6 +767,8 @@ void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out)
             case DM_MOD: /* tiles: tile k at k times the extent */
                 if (out->shape[d] > x->shape[m->dim]) {
                     int k = q->ext != 0 ? sp_pos_compose(&p, sp_pos_term(q->ext, 1)) : 0;
+                    if (p.view & SP_VIEW_BLOCKED)
+                        k = 0; /* tiles along a merge: as a concatenation's parts */
                     if (k == 0) {
                         if (q->off[0] != 0)
                             report(c);

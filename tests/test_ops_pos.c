@@ -347,6 +347,62 @@ static void test_pos_gradient_operands(void **state)
         sp_tensor_clear(all[i]);
 }
 
+/* A reshape's merged axis takes blocks only; a split's outer part literals too where its count
+   keeps its real size, its inner part blocks only (a flat position A of [S, S] is A div S,
+   A mod S; row 3 of the inner part of [4, N/4] adds to the outer part's block). */
+static void test_pos_reshape_views(void **state)
+{
+    fx_t *f = *state;
+    sp_tensor_t x, m, s;
+    int64_t sx[2] = {4, 6};
+    symbols(f, &x, 2, sx, "x");
+    sp_tensor_init(&m);
+    sp_tensor_init(&s);
+    x.pos[0].ext = x.pos[1].ext = 5; /* extents of reduced sizes */
+    sp_attr_t a;
+    memset(&a, 0, sizeof a);
+    fmpq_init(a.num);
+    a.key = "shape";
+    a.kind = SP_ATTR_LIST;
+    int64_t flat[1] = {24}, split[3] = {2, 2, 6};
+    a.list = flat;
+    a.nlist = 1;
+    sp_op_err_t err;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
+    assert_int_equal(m.pos[0].view, SP_VIEW_MERGED);
+    m.pos[0].ext = 6;
+    sp_pos_t p = m.pos[0];
+    assert_int_equal(m.pos[0].inner_r, 6);              /* x's columns inside its rows */
+    assert_int_equal(m.pos[0].inner_id, 5);
+    assert_int_equal(sp_pos_compose(&p, BLK(6)), 1);  /* a block of the merge */
+    assert_true(p.view & SP_VIEW_BLOCKED);            /* whole rows? src/exec_pos.c */
+    p = m.pos[0];
+    assert_int_equal(sp_pos_compose(&p, SIZE(7)), 0); /* A: row A div S, column A mod S */
+    p = m.pos[0];
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);
+    a.list = split;
+    a.nlist = 3;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].view, SP_VIEW_OUTER);
+    assert_int_equal(s.pos[1].view, SP_VIEW_INNER);
+    assert_int_equal(s.pos[2].view, 0);               /* x's columns, kept */
+    s.pos[0].ext = 1;                                 /* a count of real size */
+    p = s.pos[0];
+    assert_int_equal(sp_pos_compose(&p, LIT), 1);     /* k pieces: a block of x's rows */
+    s.pos[0].ext = 9;
+    p = s.pos[0];
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);     /* k pieces of a reduced count */
+    s.pos[1].ext = 9;
+    p = s.pos[1];
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);     /* a literal after the outer block */
+    p = s.pos[1];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    fmpq_clear(a.num);
+    sp_tensor_clear(&x);
+    sp_tensor_clear(&m);
+    sp_tensor_clear(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_pos_forms),
         cmocka_unit_test_setup_teardown(test_pos_operators, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_pos_gradient_operands, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_pos_reshape_views, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
