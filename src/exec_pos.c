@@ -49,15 +49,17 @@ void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
         sp_pos_t *p = &t->pos[d];
         if (!(p->view & SP_VIEW_BLOCKED))
             continue;
+        int64_t e = p->blk_r > 0 ? p->blk_r : t->shape[d];
         p->view &= ~SP_VIEW_BLOCKED;
-        int ok = p->inner_r > 0 && p->inner_id != 0 && t->shape[d] % p->inner_r == 0;
+        p->blk_r = 0;
+        int ok = p->inner_r > 0 && p->inner_id != 0 && e % p->inner_r == 0;
         if (ok) {
             fmpq_t a, b;
             fmpq_init(a);
             fmpq_init(b);
             ok = sp_pos_scale(C, p->ext, a) && sp_pos_scale(C, p->inner_id, b);
             if (ok) {
-                fmpq_mul_si(a, a, t->shape[d]);
+                fmpq_mul_si(a, a, e);
                 fmpq_mul_si(b, b, p->inner_r);
                 fmpq_div(a, a, b);
                 ok = fmpz_is_one(fmpq_denref(a));
@@ -213,7 +215,7 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
 {
     sp_pos_t p = {{0}, q->ext == 1 && k->ext == 1 ? 1 : 0, q->inexact | k->inexact,
                   (q->view | k->view) & SP_VIEW_MERGED ? SP_VIEW_INNER : q->view | k->view,
-                  0, 0}; /* blocks only on a merge's positions */
+                  0, 0, 0}; /* blocks only on a merge's positions */
     int r = 1;
     if (oe != NULL && !(oe->kind == SP_AST_NUM && ov == 0)) {
         int32_t id = sp_pos_monomial(C, NULL, oe);

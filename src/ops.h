@@ -44,6 +44,8 @@ typedef struct {
     int32_t view;
     int32_t inner_r, inner_id; /* a merge: the extent of the axes inside its outermost one (0:
                                   not one product of whole axes) and its monomial's id */
+    int32_t blk_r;             /* SP_VIEW_BLOCKED: the block's reduced extent where it is not
+                                  the axis's (a concatenation's part, a tile), else 0 */
 } sp_pos_t;
 
 typedef struct {

@@ -121,7 +121,7 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
         p->off[0] = term;
         return 1;
     }
-    sp_pos_t q = {{0}, p->ext, 0, 0, 0, 0};
+    sp_pos_t q = {{0}, p->ext, 0, 0, 0, 0, 0};
     int r = 1;
     for (int i = 0; i < SP_POS_NOFF && p->off[i] != 0; i++) {
         int32_t d;
@@ -215,7 +215,7 @@ int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int 
     }
     const sp_tensor_t *x = parts[0];
     for (int d = 0; d < out->ndim && d < x->ndim; d++) {
-        sp_pos_t p = {{0}, x->pos[d].ext, 0, 0, 0, 0};
+        sp_pos_t p = {{0}, x->pos[d].ext, 0, 0, 0, 0, 0};
         for (int k = 0; k < n; k++) {
             sp_pos_union(&p, &parts[k]->pos[d]);
             if (parts[k]->pos[d].ext != x->pos[d].ext ||
@@ -223,11 +223,8 @@ int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int 
                 p.ext = 0; /* parts of unequal exact extents: an exact extent (id 1) */
         }
         int k = d == dim && n > 1 && p.ext != 0 ? sp_pos_compose(&p, sp_pos_term(p.ext, 1)) : 1;
-        if (d == dim && n > 1 && (p.view & SP_VIEW_BLOCKED) && k != 0) {
-            k = 0; /* parts along a merge: whole rows of it or not, which the part's extent
-                      (not the whole's) decides: not followed */
-            set_mix(&p);
-        }
+        if (d == dim && n > 1 && (p.view & SP_VIEW_BLOCKED))
+            p.blk_r = x->shape[d] <= INT32_MAX ? (int32_t)x->shape[d] : 0; /* the parts' */
         if (d == dim && n > 1 && (p.ext == 0 || k == 0)) {
             /* part k at k times the parts' extent: a block term of its monomial, which must
                be known when an offset is there to add it to */
@@ -285,7 +282,7 @@ static void report_exact(opc_t *c)
 /* Every output axis reads every operand axis (an operator without a finer rule). */
 static void pos_all(opc_t *c, sp_tensor_t *out)
 {
-    sp_pos_t u = {{0}, 0, 0, 0, 0, 0};
+    sp_pos_t u = {{0}, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < c->nin; k++)
         for (int d = 0; d < c->in[k].ndim; d++)
             sp_pos_union(&u, &c->in[k].pos[d]);
@@ -307,7 +304,7 @@ static void pos_aligned(opc_t *c, sp_tensor_t *out)
                 return;
             }
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0, 0, 0, 0};
+        sp_pos_t p = {{0}, 0, 0, 0, 0, 0, 0};
         int k0 = out->ndim - 1 - j;
         for (int k = 0; k < c->nin; k++) {
             const sp_tensor_t *t = &c->in[k];
@@ -380,7 +377,7 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
     /* batch axes: out axes from the right at index >= nbatch_skip, aligned over every operand
        (an operand's axes beyond its own last nbatch_skip ones) */
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0, 0, 0, 0};
+        sp_pos_t p = {{0}, 0, 0, 0, 0, 0, 0};
         int k0 = out->ndim - 1 - j;
         for (int k = 0; k < c->nin && k0 >= nbatch_skip; k++) {
             const sp_tensor_t *t = &c->in[k];
@@ -433,7 +430,7 @@ static int pos_embedding_grad(opc_t *c, sp_tensor_t *out)
             lit = 1;
         for (int i = 0; i < n && !lit; i++)
             lit = ids[i] != 0;
-        sp_pos_t rows = t->pos[0], from = {{0}, 1, 0, 0, 0, 0};
+        sp_pos_t rows = t->pos[0], from = {{0}, 1, 0, 0, 0, 0, 0};
         for (int d = 0; d + 1 < dy->ndim; d++) {
             sp_pos_union(&from, &dy->pos[d]);
             from.inexact |= dy->pos[d].ext != 1;
@@ -678,7 +675,7 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
     for (int d = out->ndim - 1; d >= 0; d--)
         so[d] = so[d + 1] * out->shape[d];
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0, 0, 0, 0};
+        sp_pos_t p = {{0}, 0, 0, 0, 0, 0, 0};
         int same = 0, shifted = 0, blocks = 1;
         for (int i = 0; i < x->ndim; i++) {
             if (x->shape[i] == 1 || out->shape[j] == 1)
@@ -753,7 +750,7 @@ void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out)
     unsigned used = 0;
     for (int d = 0; d < out->ndim && d < g->ndm; d++) {
         const dmap_t *m = &g->dm[d];
-        sp_pos_t p = {{0}, 0, 0, 0, 0, 0};
+        sp_pos_t p = {{0}, 0, 0, 0, 0, 0, 0};
         if (m->dim >= 0 && m->dim < x->ndim) {
             const sp_pos_t *q = &x->pos[m->dim];
             used |= 1u << m->dim;
@@ -767,8 +764,8 @@ void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out)
             case DM_MOD: /* tiles: tile k at k times the extent */
                 if (out->shape[d] > x->shape[m->dim]) {
                     int k = q->ext != 0 ? sp_pos_compose(&p, sp_pos_term(q->ext, 1)) : 0;
-                    if (p.view & SP_VIEW_BLOCKED)
-                        k = 0; /* tiles along a merge: as a concatenation's parts */
+                    if (p.view & SP_VIEW_BLOCKED) /* tiles along a merge: the tile's extent */
+                        p.blk_r = x->shape[m->dim] <= INT32_MAX ? (int32_t)x->shape[m->dim] : 0;
                     if (k == 0) {
                         if (q->off[0] != 0)
                             report(c);
