@@ -363,6 +363,9 @@ int32_t sp_pos_fresh(sp_check_t *C);
 /* src/exec.c: an operator or a collective at loc did what the shape reduction does not keep
    (kind, an sp_clamp_t): the first one, for src/check.c's re-check at the real sizes */
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc);
+/* k from a composition of offsets (sp_pos_compose and its callers): 0 a sum of sizes
+   (SP_CLAMP_OFFSET), 2 an exact sum (SP_CLAMP_EXACT), else nothing */
+void sp_note_composed(sp_check_t *C, int k, sp_loc_t loc);
 void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc);
 void sp_note_divisible(sp_check_t *C, const sp_op_err_t *err);
 

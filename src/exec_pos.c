@@ -32,19 +32,50 @@ void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
     }
 }
 
-/*
- * A block position plus a literal (`k*s + p`: a literal slice of a chunk, a literal id of a
- * vocabulary shard) and a size term (a slice at `A`) in one run: the block rule keeps the first
- * apart from the literals and the products rule the second from other monomials, but neither
- * keeps `B/4 + 3` apart from `A` (helper-33: equal at B = 28, A = 10 only), so the real sizes
- * decide.  Called on every value an operator, a collective, a layout or a lineage makes.
- */
-void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
+void sp_note_composed(sp_check_t *C, int k, sp_loc_t loc)
 {
-    /* a block just added on a merge (SP_VIEW_BLOCKED, src/ops_pos.c): whole rows of the merge
-       at both sizes, its extent a multiple of the inner axes' (inner_r, inner_id), else the
-       flat positions of the block are other source positions at either size; t's extent on d
-       is the block's (a layout's, a chunk's, a block slice's, a collective's piece) */
+    sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : SP_CLAMP_NONE, loc);
+}
+
+/* Extents a and b (reduced) of monomials ida and idb: a/b at the real sizes into q (each extent
+   times its monomial's scale, sp_pos_scale); 0 when a monomial is not known */
+static int real_ratio(sp_check_t *C, int32_t ida, int64_t a, int32_t idb, int64_t b, fmpq_t q)
+{
+    fmpq_t s;
+    fmpq_init(s);
+    int ok = b != 0 && sp_pos_scale(C, ida, q) && sp_pos_scale(C, idb, s);
+    if (ok) {
+        fmpq_mul_si(q, q, a);
+        fmpq_mul_si(s, s, b);
+        fmpq_div(q, q, s);
+    }
+    fmpq_clear(s);
+    return ok;
+}
+
+/* a/b whole at the real sizes (see real_ratio)?  *count: the quotient, when it fits */
+static int real_whole(sp_check_t *C, int32_t ida, int64_t a, int32_t idb, int64_t b,
+                      int64_t *count)
+{
+    fmpq_t q;
+    fmpq_init(q);
+    int ok = real_ratio(C, ida, a, idb, b, q) && fmpz_is_one(fmpq_denref(q)) &&
+             fmpz_fits_si(fmpq_numref(q));
+    if (ok && count)
+        *count = fmpz_get_si(fmpq_numref(q));
+    fmpq_clear(q);
+    return ok;
+}
+
+/*
+ * A block just added on a merge (SP_VIEW_BLOCKED, src/ops_pos.c) must be whole rows of it at
+ * both sizes, its extent a multiple of the inner axes' (inner_r, inner_id): else its flat
+ * positions are other source positions at either size.  t's extent on d is the block's (a
+ * layout's, a chunk's, a block slice's, a collective's piece) unless blk_r gives it (a
+ * concatenation's part, a tile).
+ */
+static void merged_blocks(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
+{
     for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++) {
         sp_pos_t *p = &t->pos[d];
         if (!(p->view & SP_VIEW_BLOCKED))
@@ -52,24 +83,23 @@ void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
         int64_t e = p->blk_r > 0 ? p->blk_r : t->shape[d];
         p->view &= ~SP_VIEW_BLOCKED;
         p->blk_r = 0;
-        int ok = p->inner_r > 0 && p->inner_id != 0 && e % p->inner_r == 0;
-        if (ok) {
-            fmpq_t a, b;
-            fmpq_init(a);
-            fmpq_init(b);
-            ok = sp_pos_scale(C, p->ext, a) && sp_pos_scale(C, p->inner_id, b);
-            if (ok) {
-                fmpq_mul_si(a, a, e);
-                fmpq_mul_si(b, b, p->inner_r);
-                fmpq_div(a, a, b);
-                ok = fmpz_is_one(fmpq_denref(a));
-            }
-            fmpq_clear(a);
-            fmpq_clear(b);
-        }
-        if (!ok)
+        if (!(p->inner_r > 0 && p->inner_id != 0 && e % p->inner_r == 0 &&
+              real_whole(C, p->ext, e, p->inner_id, p->inner_r, NULL)))
             sp_note_clamped(C, SP_CLAMP_OFFSET, loc);
     }
+}
+
+/*
+ * A block position plus a literal (`k*s + p`: a literal slice of a chunk, a literal id of a
+ * vocabulary shard) and a size term (a slice at `A`) in one run: the block rule keeps the first
+ * apart from the literals and the products rule the second from other monomials, but neither
+ * keeps `B/4 + 3` apart from `A` (helper-33: equal at B = 28, A = 10 only), so the real sizes
+ * decide.  Called on every value an operator, a collective, a layout or a lineage makes, which
+ * also checks the blocks just added on merges (merged_blocks).
+ */
+void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
+{
+    merged_blocks(C, t, loc);
     int f = C->pos_forms | sp_pos_forms(t);
     if (f == C->pos_forms)
         return;
@@ -127,23 +157,10 @@ static int64_t attr_value(const sp_attr_t *attrs, int k, int64_t dflt)
 static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y, int64_t d,
                        int64_t s, int32_t id, int32_t ext)
 {
-    int64_t E = x->shape[d], e = y->shape[d];
+    int64_t E = x->shape[d], e = y->shape[d], n;
     if (ext != id || e <= 0 || E % e != 0 || s % e != 0 || x->pos[d].ext < 1)
         return 0;
-    fmpq_t a, b;
-    fmpq_init(a);
-    fmpq_init(b);
-    /* the number of pieces at the real sizes: (E * scale(E)) / (e * scale(e)) */
-    int ok = sp_pos_scale(C, x->pos[d].ext, a) && sp_pos_scale(C, id, b);
-    if (ok) {
-        fmpq_mul_si(a, a, E);
-        fmpq_mul_si(b, b, e);
-        fmpq_div(a, a, b);
-        ok = fmpz_is_one(fmpq_denref(a)) && fmpz_cmp_si(fmpq_numref(a), E / e) == 0;
-    }
-    fmpq_clear(a);
-    fmpq_clear(b);
-    return ok;
+    return real_whole(C, x->pos[d].ext, E, id, e, &n) && n == E / e; /* the real count */
 }
 
 /*
@@ -188,13 +205,7 @@ static int inferred_whole_real(sp_check_t *C, const sp_tensor_t *x, const sp_ten
    real extent through its monomial; not known: 0)? */
 static int pieces_whole_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int64_t n)
 {
-    fmpq_t q;
-    fmpq_init(q);
-    int ok = sp_pos_scale(C, x->pos[d].ext, q);
-    fmpq_mul_si(q, q, x->shape[d]);
-    ok = ok && fmpz_is_one(fmpq_denref(q)) && fmpz_divisible_si(fmpq_numref(q), n);
-    fmpq_clear(q);
-    return ok;
+    return real_whole(C, x->pos[d].ext, x->shape[d], 1, n, NULL);
 }
 
 /*
@@ -213,9 +224,10 @@ static int pieces_whole_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int
 static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const sp_pos_t *q,
                        const sp_pos_t *k, sp_loc_t loc)
 {
-    sp_pos_t p = {{0}, q->ext == 1 && k->ext == 1 ? 1 : 0, q->inexact | k->inexact,
-                  (q->view | k->view) & SP_VIEW_MERGED ? SP_VIEW_INNER : q->view | k->view,
-                  0, 0, 0}; /* blocks only on a merge's positions */
+    sp_pos_t p = {.ext = q->ext == 1 && k->ext == 1,
+                  .inexact = q->inexact | k->inexact,
+                  .view = (q->view | k->view) & SP_VIEW_MERGED ? SP_VIEW_INNER /* blocks only */
+                                                                : q->view | k->view};
     int r = 1;
     if (oe != NULL && !(oe->kind == SP_AST_NUM && ov == 0)) {
         int32_t id = sp_pos_monomial(C, NULL, oe);
@@ -232,7 +244,7 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
             r = k2 == 0 ? 0 : k2 == 2 ? 2 : r;
         }
     }
-    sp_note_clamped(C, r == 0 ? SP_CLAMP_OFFSET : r == 2 ? SP_CLAMP_EXACT : 0, loc);
+    sp_note_composed(C, r, loc);
     sp_tensor_t t;
     memset(&t, 0, sizeof t);
     t.ndim = 1;
@@ -255,7 +267,7 @@ static void size_ids(sp_check_t *C, const sp_ast_expr_t *l, sp_tensor_t *y, int 
         int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), 0);
         for (int d = 0; d < (grad ? 1 : y->ndim - 1); d++) {
             int k = sp_pos_compose(&y->pos[d], term);
-            sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, loc);
+            sp_note_composed(C, k, loc);
         }
     }
 }
@@ -283,23 +295,16 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
     if (strncmp(name, "attention", 9) == 0 && nin >= 2 && in[0].ndim >= 3 && in[1].ndim >= 3) {
         /* query heads per key/value head: a split no layout writes, whole at the real sizes
            too (the heads' real extents through their monomials), else the real sizes */
-        fmpq_t a, b;
-        fmpq_init(a);
-        fmpq_init(b);
         const sp_tensor_t *q = &in[0], *k = &in[1];
         int hq = q->ndim - 3, hk = k->ndim - 3;
-        int known = sp_pos_scale(C, q->pos[hq].ext, a) && sp_pos_scale(C, k->pos[hk].ext, b);
-        int whole = q->shape[hq] == k->shape[hk]; /* one head each: equal real counts */
-        if (known) {
-            fmpq_mul_si(a, a, q->shape[hq]);
-            fmpq_mul_si(b, b, k->shape[hk]);
-            fmpq_div(a, a, b);
-            whole = fmpz_is_one(fmpq_denref(a));
-        }
+        fmpq_t g;
+        fmpq_init(g);
+        int whole = real_ratio(C, q->pos[hq].ext, q->shape[hq], k->pos[hk].ext, k->shape[hk], g)
+                        ? fmpz_is_one(fmpq_denref(g))
+                        : q->shape[hq] == k->shape[hk]; /* one head each: equal real counts */
+        fmpq_clear(g);
         if (!whole)
             sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
-        fmpq_clear(a);
-        fmpq_clear(b);
         return;
     }
     if (strcmp(name, "reshape") == 0 || strcmp(name, "view") == 0 ||
@@ -372,7 +377,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             sp_note_clamped(C, SP_CLAMP_OFFSET, e->loc);
     }
     int k = sp_pos_compose(&p, term);
-    sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, e->loc);
+    sp_note_composed(C, k, e->loc);
     p.ext = ext;
     y->pos[d] = p;
 }

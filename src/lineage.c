@@ -188,8 +188,7 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
     sp_tensor_init(&mslice);
     if (sliced) {
         int k = tensor_rows(C, &mslice, &mb->t[0], lo, hi, rows);
-        sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0,
-                        rows ? rows->loc : mloc);
+        sp_note_composed(C, k, rows ? rows->loc : mloc);
         sp_pos_note(C, &mslice, rows ? rows->loc : mloc);
     }
     const sp_tensor_t *mt = sliced ? &mslice : &mb->t[0];
@@ -248,8 +247,7 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
             blk.shape[d] = end - start[d];
         }
         int k = sp_pos_block(&blk, &mtx, start, &C->pos_next);
-        sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0,
-                        al ? al->loc : ploc);
+        sp_note_composed(C, k, al ? al->loc : ploc);
         sp_pos_note(C, &blk, al ? al->loc : ploc);
         if (k == 0)
             break;
@@ -288,8 +286,7 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
             sp_tensor_init(&fresh);
             if (sliced) {
                 int k = tensor_rows(C, &fresh, &cur0->t[0], lo, hi, rows);
-                sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0,
-                                rows ? rows->loc : mloc);
+                sp_note_composed(C, k, rows ? rows->loc : mloc);
             }
             pval_t nv = distribute(I, &L, sliced ? &fresh : &cur0->t[0], mname,
                                    al ? al->loc : ploc, 0);

@@ -108,20 +108,23 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
         return 1;
     if (p->off[0] == SP_POS_MIX)
         return 0;
-    int exact_view = p->ext == 1 && !p->inexact;
-    if ((p->view & ~SP_VIEW_BLOCKED) && !exact_view && !((term & D_BLK) && !(term & D_LIT)) &&
-        !((p->view & ~SP_VIEW_BLOCKED) == SP_VIEW_OUTER && p->ext == 1 && term == D_LIT)) {
-        set_mix(p); /* a literal or a size on a reshaped axis: positions of several axes (where
-                       every size they are made of keeps its real size, all are exact) */
+    /* on a reshape's view (where every size it is made of keeps its real size, all is exact):
+       blocks only, and literals on a split's outer part of exact count; a block of a merge is
+       checked for whole rows of it (src/exec_pos.c sp_pos_note) */
+    int view = p->view & ~SP_VIEW_BLOCKED, exact = p->ext == 1 && !p->inexact;
+    int block = (term & D_BLK) && !(term & D_LIT);
+    int outer_lit = view == SP_VIEW_OUTER && p->ext == 1 && term == D_LIT;
+    if (view && !exact && !block && !outer_lit) {
+        set_mix(p);
         return 0;
     }
-    if ((p->view & SP_VIEW_MERGED) && !exact_view)
-        p->view |= SP_VIEW_BLOCKED; /* a block of a merge: whole rows? (src/exec_pos.c) */
+    if ((view & SP_VIEW_MERGED) && !exact)
+        p->view |= SP_VIEW_BLOCKED;
     if (p->off[0] == 0) {
         p->off[0] = term;
         return 1;
     }
-    sp_pos_t q = {{0}, p->ext, 0, 0, 0, 0, 0};
+    sp_pos_t q = {.ext = p->ext};
     int r = 1;
     for (int i = 0; i < SP_POS_NOFF && p->off[i] != 0; i++) {
         int32_t d;
@@ -166,11 +169,13 @@ static int32_t ext_join(int32_t a, int32_t b)
     return a == 0 ? b : b == 0 ? a : a < b ? a : b;
 }
 
-/* Output axis p reads operand axis q (of extent n; the output's m): the extents agree where the
-   shapes do, and an operand axis whose extent is not exact makes p's positions reach a dim a
-   reduced size may reach, whatever extent p is given (a broadcast axis of one reads none) */
-static void ext_read(sp_pos_t *p, const sp_pos_t *q, int64_t n, int64_t m)
+/* Output axis p reads operand axis q (of extent n; the output's m, or -1 when p keeps an extent
+   of its own): q's offsets; the extents agree where the shapes do, and an operand axis whose
+   extent is not exact makes p's positions reach a dim a reduced size may reach, whatever
+   extent p is given (a broadcast axis of one reads none) */
+static void read_axis(sp_pos_t *p, const sp_pos_t *q, int64_t n, int64_t m)
 {
+    sp_pos_union(p, q);
     if (n == m)
         p->ext = ext_join(p->ext, q->ext);
     if (n == m || n != 1)
@@ -215,7 +220,7 @@ int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int 
     }
     const sp_tensor_t *x = parts[0];
     for (int d = 0; d < out->ndim && d < x->ndim; d++) {
-        sp_pos_t p = {{0}, x->pos[d].ext, 0, 0, 0, 0, 0};
+        sp_pos_t p = {.ext = x->pos[d].ext};
         for (int k = 0; k < n; k++) {
             sp_pos_union(&p, &parts[k]->pos[d]);
             if (parts[k]->pos[d].ext != x->pos[d].ext ||
@@ -279,10 +284,33 @@ static void report_exact(opc_t *c)
         c->err->clamped = SP_CLAMP_EXACT;
 }
 
+/* A composition's result k (sp_pos_compose): 0 a sum of sizes, 2 an exact sum */
+static void report_k(opc_t *c, int k)
+{
+    if (k == 0)
+        report(c);
+    else if (k == 2)
+        report_exact(c);
+}
+
+/* Does embedding's or its gradient's `ids` hold an id that is not 0 (not read: as if it did)? */
+static int ids_nonzero(opc_t *c)
+{
+    int64_t one;
+    const int64_t *ids = NULL;
+    int n = 0, present = 0;
+    if (!attr_list(c, "ids", &one, &ids, &n, &present) || !present)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (ids[i] != 0)
+            return 1;
+    return 0;
+}
+
 /* Every output axis reads every operand axis (an operator without a finer rule). */
 static void pos_all(opc_t *c, sp_tensor_t *out)
 {
-    sp_pos_t u = {{0}, 0, 0, 0, 0, 0, 0};
+    sp_pos_t u = {.ext = 0};
     for (int k = 0; k < c->nin; k++)
         for (int d = 0; d < c->in[k].ndim; d++)
             sp_pos_union(&u, &c->in[k].pos[d]);
@@ -304,15 +332,14 @@ static void pos_aligned(opc_t *c, sp_tensor_t *out)
                 return;
             }
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0, 0, 0, 0, 0};
+        sp_pos_t p = {.ext = 0};
         int k0 = out->ndim - 1 - j;
         for (int k = 0; k < c->nin; k++) {
             const sp_tensor_t *t = &c->in[k];
             int a = t->ndim - 1 - k0;
             if (a < 0)
                 continue;
-            sp_pos_union(&p, &t->pos[a]);
-            ext_read(&p, &t->pos[a], t->shape[a], out->shape[j]);
+            read_axis(&p, &t->pos[a], t->shape[a], out->shape[j]);
         }
         out->pos[j] = p;
     }
@@ -377,7 +404,7 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
     /* batch axes: out axes from the right at index >= nbatch_skip, aligned over every operand
        (an operand's axes beyond its own last nbatch_skip ones) */
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0, 0, 0, 0, 0};
+        sp_pos_t p = {.ext = 0};
         int k0 = out->ndim - 1 - j;
         for (int k = 0; k < c->nin && k0 >= nbatch_skip; k++) {
             const sp_tensor_t *t = &c->in[k];
@@ -386,8 +413,7 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
                 continue;
             if (k < 8)
                 used[k][a] = 1;
-            sp_pos_union(&p, &t->pos[a]);
-            ext_read(&p, &t->pos[a], t->shape[a], out->shape[j]);
+            read_axis(&p, &t->pos[a], t->shape[a], out->shape[j]);
         }
         out->pos[j] = p;
     }
@@ -400,8 +426,7 @@ static void pos_listed(opc_t *c, sp_tensor_t *out, const pmap_t *m, int nm, int 
         if (m[i].out < 0 || j < 0)
             continue; /* contracted: dropped below */
         used[m[i].k][a] = 1;
-        sp_pos_union(&out->pos[j], &t->pos[a]);
-        ext_read(&out->pos[j], &t->pos[a], t->shape[a], out->shape[j]);
+        read_axis(&out->pos[j], &t->pos[a], t->shape[a], out->shape[j]);
     }
     /* an operand axis no output axis reads is contracted or reduced: its offsets are dropped
        (each of the claim's form, compared as such), unless mixed */
@@ -423,18 +448,10 @@ static int pos_embedding_grad(opc_t *c, sp_tensor_t *out)
            element i: the table's rows and dy's ids axes, each plus a literal term where an id
            is not 0 (src/exec_pos.c adds a size term for an id written with sizes) */
         const sp_tensor_t *t = &c->in[0], *dy = &c->in[1];
-        int64_t one;
-        const int64_t *ids = NULL;
-        int n = 0, present = 0, lit = 0;
-        if (!attr_list(c, "ids", &one, &ids, &n, &present) || !present)
-            lit = 1;
-        for (int i = 0; i < n && !lit; i++)
-            lit = ids[i] != 0;
-        sp_pos_t rows = t->pos[0], from = {{0}, 1, 0, 0, 0, 0, 0};
-        for (int d = 0; d + 1 < dy->ndim; d++) {
-            sp_pos_union(&from, &dy->pos[d]);
-            from.inexact |= dy->pos[d].ext != 1;
-        }
+        int lit = ids_nonzero(c);
+        sp_pos_t rows = t->pos[0], from = {.ext = 1};
+        for (int d = 0; d + 1 < dy->ndim; d++)
+            read_axis(&from, &dy->pos[d], dy->shape[d], -1);
         rows.inexact |= rows.ext != 1;
         int k1 = lit ? sp_pos_compose(&rows, sp_pos_term(1, 0)) : 1;
         int k2 = lit ? sp_pos_compose(&from, sp_pos_term(1, 0)) : 1;
@@ -446,8 +463,7 @@ static int pos_embedding_grad(opc_t *c, sp_tensor_t *out)
         rows.ext = t->pos[0].ext;
         out->pos[0] = rows;
         out->pos[1] = t->pos[1];
-        sp_pos_union(&out->pos[1], &dy->pos[dy->ndim - 1]);
-        ext_read(&out->pos[1], &dy->pos[dy->ndim - 1], dy->shape[dy->ndim - 1], out->shape[1]);
+        read_axis(&out->pos[1], &dy->pos[dy->ndim - 1], dy->shape[dy->ndim - 1], out->shape[1]);
         return 1;
     }
     if (c->nin != 3 || out->ndim != 2 || c->in[0].ndim < 1 || c->in[1].ndim != 2 ||
@@ -510,10 +526,8 @@ static int pos_matmul_grad(opc_t *c, sp_tensor_t *out)
     sp_pos_t rows = own->pos[own->ndim - 2], cols = own->pos[own->ndim - 1];
     const sp_pos_t *r2 = ga ? &dy->pos[dy->ndim - 2] : &a->pos[a->ndim - 1];
     const sp_pos_t *c2 = ga ? &b->pos[b->ndim - 2] : &dy->pos[dy->ndim - 1];
-    sp_pos_union(&rows, r2);
-    sp_pos_union(&cols, c2);
-    rows.inexact |= r2->ext != 1;
-    cols.inexact |= c2->ext != 1;
+    read_axis(&rows, r2, ga ? dy->shape[dy->ndim - 2] : a->shape[a->ndim - 1], -1);
+    read_axis(&cols, c2, ga ? b->shape[b->ndim - 2] : dy->shape[dy->ndim - 1], -1);
     /* the contracted axes (a's and dy's rows for b's gradient, b's and dy's columns for a's)
        are dropped, unless mixed */
     const sp_pos_t *dropped[2] = {ga ? &b->pos[b->ndim - 1] : &a->pos[a->ndim - 2],
@@ -533,25 +547,13 @@ static int pos_matmul_grad(opc_t *c, sp_tensor_t *out)
 static void pos_embedding_ids(opc_t *c, sp_tensor_t *out)
 {
     const sp_tensor_t *t = &c->in[0];
-    int64_t one;
-    const int64_t *ids = NULL;
-    int n = 0, present = 0;
     memset(out->pos, 0, sizeof(out->pos));
     if (out->ndim < 1 || t->ndim != 2)
         return;
     out->pos[out->ndim - 1] = t->pos[1];
     sp_pos_t rows = t->pos[0];
     rows.inexact |= rows.ext != 1;
-    int lit = 0;
-    if (!attr_list(c, "ids", &one, &ids, &n, &present) || !present)
-        lit = 1; /* not read: as if an id were not 0 */
-    for (int i = 0; i < n && !lit; i++)
-        lit = ids[i] != 0;
-    int k = lit ? sp_pos_compose(&rows, sp_pos_term(1, 0)) : 1;
-    if (k == 0)
-        report(c);
-    else if (k == 2)
-        report_exact(c);
+    report_k(c, ids_nonzero(c) ? sp_pos_compose(&rows, sp_pos_term(1, 0)) : 1);
     rows.ext = 1;
     for (int d = 0; d + 1 < out->ndim; d++)
         out->pos[d] = rows;
@@ -675,7 +677,7 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
     for (int d = out->ndim - 1; d >= 0; d--)
         so[d] = so[d + 1] * out->shape[d];
     for (int j = 0; j < out->ndim; j++) {
-        sp_pos_t p = {{0}, 0, 0, 0, 0, 0, 0};
+        sp_pos_t p = {.ext = 0};
         int same = 0, shifted = 0, blocks = 1;
         for (int i = 0; i < x->ndim; i++) {
             if (x->shape[i] == 1 || out->shape[j] == 1)
@@ -736,11 +738,7 @@ void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out)
         int n = c->nin < 64 ? c->nin : 64;
         for (int k = 0; k < n; k++)
             parts[k] = &c->in[k];
-        int k = sp_pos_concat(out, parts, c->nin <= 64 ? n : -1, g->cat - 1);
-        if (k == 0)
-            report(c);
-        else if (k == 2)
-            report_exact(c);
+        report_k(c, sp_pos_concat(out, parts, c->nin <= 64 ? n : -1, g->cat - 1));
         return;
     }
     if (g->ndm == 0) {
@@ -750,7 +748,7 @@ void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out)
     unsigned used = 0;
     for (int d = 0; d < out->ndim && d < g->ndm; d++) {
         const dmap_t *m = &g->dm[d];
-        sp_pos_t p = {{0}, 0, 0, 0, 0, 0, 0};
+        sp_pos_t p = {.ext = 0};
         if (m->dim >= 0 && m->dim < x->ndim) {
             const sp_pos_t *q = &x->pos[m->dim];
             used |= 1u << m->dim;

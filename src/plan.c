@@ -117,7 +117,7 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             for (int d = 0; d < L->ndim; d++)
                 sp_layout_range(&C->mesh, L, d, r, &start[d], &end);
             int k = sp_pos_block(&out[r], &fullx, start, &C->pos_next);
-            sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : 0, loc);
+            sp_note_composed(C, k, loc);
             sp_pos_note(C, &out[r], loc);
         }
     for (int k = 0; k < L->npartial; k++) {
