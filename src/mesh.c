@@ -275,15 +275,6 @@ int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int
     return 1;
 }
 
-/* k from sp_pos_concat or _piece (src/ops_pos.c): 0 a sum of sizes, 2 an exact sum */
-static void report_offset(sp_op_err_t *err, int k)
-{
-    if (k == 0 && (err->clamped == SP_CLAMP_NONE || err->clamped == SP_CLAMP_EXACT))
-        err->clamped = SP_CLAMP_OFFSET;
-    else if (k == 2 && err->clamped == SP_CLAMP_NONE)
-        err->clamped = SP_CLAMP_EXACT;
-}
-
 /* Gather the group of rank r in order; 0 (with a message) if a member does not participate. */
 static int group(const sp_mesh_t *m, const sp_axes_t *a, int64_t r, const sp_tensor_t *in,
                  const sp_tensor_t **g, sp_op_err_t *err)
@@ -380,7 +371,7 @@ int sp_coll_all_gather(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
             place_box(&out[r], g[k], off);
             off[d] += g[k]->shape[d];
         }
-        report_offset(err, sp_pos_concat(&out[r], g, n <= 1 << 30 ? (int)n : -1, d));
+        sp_pos_report(err, sp_pos_concat(&out[r], g, n <= 1 << 30 ? (int)n : -1, d));
     }
     flint_free(g);
     return ok;
@@ -406,7 +397,7 @@ static int even_chunk(const sp_tensor_t *t, int d, int64_t n, int64_t k, sp_tens
         return 0;
     }
     copy_box(out, t, off);
-    report_offset(err, sp_pos_piece(out, t, d, k));
+    sp_pos_report(err, sp_pos_piece(out, t, d, k));
     return 1;
 }
 
@@ -503,7 +494,7 @@ int sp_coll_all_to_all(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int 
             for (int64_t j = 0; pp && j < n; j++)
                 pp[j] = &parts[j];
             if (pp)
-                report_offset(err, sp_pos_concat(&out[r], pp, n <= 1 << 30 ? (int)n : -1, cd));
+                sp_pos_report(err, sp_pos_concat(&out[r], pp, n <= 1 << 30 ? (int)n : -1, cd));
             flint_free(pp);
         }
         for (int64_t j = 0; j < got; j++)

@@ -113,6 +113,11 @@ typedef struct {
                                  run at reduced sizes at the real ones) */
 } sp_op_err_t;
 
+/* A composition's result k (src/ops_pos.c sp_pos_compose, _concat, _piece) into err: 0 a sum of
+   sizes (SP_CLAMP_OFFSET), 2 an exact sum (SP_CLAMP_EXACT, unless a sum was reported), else
+   nothing */
+void sp_pos_report(sp_op_err_t *err, int k);
+
 /* What an operator or a collective did that the shape reduction does not keep. */
 typedef enum {
     SP_CLAMP_NONE = 0,

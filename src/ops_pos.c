@@ -272,25 +272,24 @@ int sp_pos_forms(const sp_tensor_t *t)
     return f;
 }
 
+void sp_pos_report(sp_op_err_t *err, int k)
+{
+    if (err == NULL)
+        return;
+    if (k == 0 && (err->clamped == SP_CLAMP_NONE || err->clamped == SP_CLAMP_EXACT))
+        err->clamped = SP_CLAMP_OFFSET;
+    else if (k == 2 && err->clamped == SP_CLAMP_NONE)
+        err->clamped = SP_CLAMP_EXACT;
+}
+
 static void report(opc_t *c)
 {
-    if (c->err && (c->err->clamped == SP_CLAMP_NONE || c->err->clamped == SP_CLAMP_EXACT))
-        c->err->clamped = SP_CLAMP_OFFSET;
+    sp_pos_report(c->err, 0);
 }
 
-static void report_exact(opc_t *c)
-{
-    if (c->err && c->err->clamped == SP_CLAMP_NONE)
-        c->err->clamped = SP_CLAMP_EXACT;
-}
-
-/* A composition's result k (sp_pos_compose): 0 a sum of sizes, 2 an exact sum */
 static void report_k(opc_t *c, int k)
 {
-    if (k == 0)
-        report(c);
-    else if (k == 2)
-        report_exact(c);
+    sp_pos_report(c->err, k);
 }
 
 /* Does embedding's or its gradient's `ids` hold an id that is not 0 (not read: as if it did)? */
@@ -458,7 +457,7 @@ static int pos_embedding_grad(opc_t *c, sp_tensor_t *out)
         if (k1 == 0 || k2 == 0)
             report(c);
         else if (k1 == 2 || k2 == 2)
-            report_exact(c);
+            report_k(c, 2);
         sp_pos_union(&rows, &from);
         rows.ext = t->pos[0].ext;
         out->pos[0] = rows;
@@ -769,7 +768,7 @@ void pos_gather(opc_t *c, const gather_t *g, sp_tensor_t *out)
                             report(c);
                         set_mix(&p);
                     } else if (k == 2) {
-                        report_exact(c);
+                        report_k(c, 2);
                     }
                 }
                 break;
