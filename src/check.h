@@ -218,6 +218,13 @@ typedef struct sp_check {
     int pos_exact_sum;         /* a position was a sum of exact terms (src/exec_pos.c sp_note_clamped) */
     int pos_size_on_exact;     /* a size term or reduced extent met a dim of exact extent */
     int pos_forms;             /* the kinds of offsets met (sp_pos_forms), sp_pos_note */
+    struct sp_pos_seen {
+        int32_t d;             /* a descriptor of sizes (src/ops_pos.c) */
+        int named;             /* a size term of a coefficient not literal (note_terms) */
+    } pos_terms[256];          /* the distinct ones met (sp_pos_note) */
+    int npos_terms;
+    int32_t pos_named[16];     /* size terms of a coefficient not literal (sp_pos_named) */
+    int npos_named;            /* ... past the room: every one (-1) */
     sp_loc_t pos_exact_loc;
     int nrecv_read;
     char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
@@ -366,6 +373,16 @@ void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc);
 /* k from a composition of offsets (sp_pos_compose and its callers): 0 a sum of sizes
    (SP_CLAMP_OFFSET), 2 an exact sum (SP_CLAMP_EXACT), else nothing */
 void sp_note_composed(sp_check_t *C, int k, sp_loc_t loc);
+/* src/reduce_sums.c: 1 when size expression e (an offset) is a monomial times a coefficient of
+   rank coordinates or loop variables, or no monomial; 2 for rank.X * (M / X), a block; else 0 */
+int sp_pos_named(sp_check_t *C, const sp_ast_expr_t *e);
+/* src/exec_pos.c: size term id was made by e (sp_pos_named: kept for note_terms) */
+void sp_pos_note_named(sp_check_t *C, int32_t id, const sp_ast_expr_t *e);
+/* src/exec_pos.c: monomials a and b known and scaled alike from the reduced sizes to the real
+   ones (sp_pos_scale) */
+int sp_pos_same_scale(sp_check_t *C, int32_t a, int32_t b);
+/* src/exec_pos.c: a size term or a reduced extent made on axis a (NULL: an axis not known) */
+void sp_size_on_exact(sp_check_t *C, const sp_pos_t *a, sp_loc_t loc);
 void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc);
 void sp_note_divisible(sp_check_t *C, const sp_op_err_t *err);
 

@@ -37,6 +37,38 @@ void sp_note_composed(sp_check_t *C, int k, sp_loc_t loc)
     sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : SP_CLAMP_NONE, loc);
 }
 
+/*
+ * A size term or a reduced extent made on axis a (NULL: positions anywhere, such as a table's
+ * rows): where a's positions may lie in a dim of exact extent, exact sums there are relations
+ * the reduction does not keep (sp_note_clamped).  They may unless a's extent is known and not
+ * exact: an extent not known is a union's or a join's, which may hold an exact axis whatever
+ * else it holds (helper-36: cross_entropy's rows, exact V, beside its classes, a slice of a
+ * reduced D); an axis of a known reduced extent was cut from an exact dim only through a call
+ * of this function.
+ */
+void sp_size_on_exact(sp_check_t *C, const sp_pos_t *a, sp_loc_t loc)
+{
+    if (a != NULL && a->ext > 1)
+        return;
+    if (!C->pos_size_on_exact)
+        C->pos_size_on_exact = 1;
+    if (C->pos_exact_sum)
+        sp_note_clamped(C, SP_CLAMP_OFFSET, loc);
+}
+
+int sp_pos_same_scale(sp_check_t *C, int32_t a, int32_t b)
+{
+    if (a == b)
+        return a != 0;
+    fmpq_t qa, qb;
+    fmpq_init(qa);
+    fmpq_init(qb);
+    int ok = sp_pos_scale(C, a, qa) && sp_pos_scale(C, b, qb) && fmpq_equal(qa, qb);
+    fmpq_clear(qa);
+    fmpq_clear(qb);
+    return ok;
+}
+
 /* Extents a and b (reduced) of monomials ida and idb: a/b at the real sizes into q (each extent
    times its monomial's scale, sp_pos_scale); 0 when a monomial is not known */
 static int real_ratio(sp_check_t *C, int32_t ida, int64_t a, int32_t idb, int64_t b, fmpq_t q)
@@ -89,17 +121,95 @@ static void merged_blocks(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
     }
 }
 
+void sp_pos_note_named(sp_check_t *C, int32_t id, const sp_ast_expr_t *e)
+{
+    if (C->npos_named < 0 || sp_pos_named(C, e) != 1)
+        return;
+    for (int i = 0; i < C->npos_named; i++)
+        if (C->pos_named[i] == id)
+            return;
+    if (C->npos_named == (int)(sizeof C->pos_named / sizeof *C->pos_named))
+        C->npos_named = -1;
+    else
+        C->pos_named[C->npos_named++] = id;
+}
+
+/* Was a size term of monomial id made with a coefficient that is not literal? */
+static int named(const sp_check_t *C, int32_t id)
+{
+    if (C->npos_named < 0)
+        return 1;
+    for (int i = 0; i < C->npos_named; i++)
+        if (C->pos_named[i] == id)
+            return 1;
+    return 0;
+}
+
+/* Descriptors a and b of two monomials that may meet: a block's coefficient (a rank coordinate,
+   a loop variable, the indices of nested cuts) is no factor of the products rule, so only
+   monomials scaled alike from the reduced sizes to the real ones keep k*a = j*b; with a
+   literal added (`k*a + p`) not even those (helper-36: N/4 + 1 = M/2 + 3 at N = 52, M = 22;
+   3*N/8 = A at N = 88, A = 33) */
+static int terms_apart(sp_check_t *C, struct sp_pos_seen x, struct sp_pos_seen y)
+{
+    int32_t a = x.d, b = y.d;
+    if (((a | b) & 3) == 0 && !x.named && !y.named)
+        return 1; /* two size terms with literal coefficients: the products rule */
+    if ((((a >> 2) >= (1 << 24) && (a & 3) == 0) || ((b >> 2) >= (1 << 24) && (b & 3) == 0)) &&
+        ((a | b) & 1) == 0)
+        return 1; /* a size term of a fresh monomial: a start that no size expression gives,
+                     such as a function's parameter, whose values the reduction reads at the
+                     calls (src/reduce.c); a block of an extent not known is compared */
+    if (((a & 3) == 2 && (b & 3) == 2))
+        return 1; /* two blocks: a block keeps its count at both sizes, so it is scaled as
+                     the axis it was cut from, and one of a window scaled otherwise is a size
+                     term (sp_pos_t.rescaled): blocks of different scales sit on different
+                     axes, of one scale they keep k*a = j*b */
+    if ((a & 1) || (b & 1))
+        return 0;
+    return sp_pos_same_scale(C, a >> 2, b >> 2);
+}
+
+/* The descriptors of t's axes against those met before in the run (terms_apart); a new one
+   past the table's room goes real.  A size term is named when it was made with a coefficient
+   that is not literal, or sits on a rescaled window (a block made a size term there: its
+   coefficient a rank coordinate or a piece's index) */
+static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
+{
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++)
+        for (int i = 0; i < SP_POS_NOFF && t->pos[d].off[0] != SP_POS_MIX; i++) {
+            struct sp_pos_seen e = {t->pos[d].off[i], 0};
+            if ((e.d >> 2) <= 1)
+                continue;
+            e.named = (e.d & 3) == 0 && (t->pos[d].rescaled || named(C, e.d >> 2));
+            int j = 0, apart = 1;
+            while (j < C->npos_terms && (C->pos_terms[j].d != e.d || C->pos_terms[j].named != e.named))
+                j++;
+            if (j < C->npos_terms)
+                continue;
+            for (j = 0; j < C->npos_terms && apart; j++)
+                apart = (C->pos_terms[j].d >> 2) == (e.d >> 2) || terms_apart(C, C->pos_terms[j], e);
+            if (!apart || C->npos_terms == (int)(sizeof C->pos_terms / sizeof *C->pos_terms)) {
+                sp_note_clamped(C, SP_CLAMP_OFFSET, loc);
+                continue;
+            }
+            C->pos_terms[C->npos_terms++] = e;
+        }
+}
+
 /*
  * A block position plus a literal (`k*s + p`: a literal slice of a chunk, a literal id of a
  * vocabulary shard) and a size term (a slice at `A`) in one run: the block rule keeps the first
  * apart from the literals and the products rule the second from other monomials, but neither
  * keeps `B/4 + 3` apart from `A` (helper-33: equal at B = 28, A = 10 only), so the real sizes
- * decide.  Called on every value an operator, a collective, a layout or a lineage makes, which
- * also checks the blocks just added on merges (merged_blocks).
+ * decide; so do descriptors of different monomials that no rule keeps apart (note_terms).
+ * Called on every value an operator, a collective, a layout or a lineage makes, which also
+ * checks the blocks just added on merges (merged_blocks).
  */
 void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
 {
     merged_blocks(C, t, loc);
+    note_terms(C, t, loc);
     int f = C->pos_forms | sp_pos_forms(t);
     if (f == C->pos_forms)
         return;
@@ -231,7 +341,14 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
     int r = 1;
     if (oe != NULL && !(oe->kind == SP_AST_NUM && ov == 0)) {
         int32_t id = sp_pos_monomial(C, NULL, oe);
-        r = sp_pos_compose(&p, sp_pos_term(id ? id : sp_pos_fresh(C), 0));
+        /* rank.cp * (S/cp): block rank.cp of S, else a size term */
+        int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), id > 1 && sp_pos_named(C, oe) == 2);
+        sp_pos_note_named(C, term >> 2, oe);
+        r = sp_pos_compose(&p, term);
+        if (id != 1) { /* a size term on the queries' and the keys' axes (helper-36) */
+            sp_size_on_exact(C, q, loc);
+            sp_size_on_exact(C, k, loc);
+        }
     }
     const sp_pos_t *two[2] = {q, k};
     for (int s = 0; s < 2 && r != 0; s++) {
@@ -265,6 +382,8 @@ static void size_ids(sp_check_t *C, const sp_ast_expr_t *l, sp_tensor_t *y, int 
         if (id == 1)
             continue; /* exact: a literal, composed as one */
         int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), 0);
+        sp_pos_note_named(C, term >> 2, v);
+        sp_size_on_exact(C, NULL, loc); /* on the table's rows */
         for (int d = 0; d < (grad ? 1 : y->ndim - 1); d++) {
             int k = sp_pos_compose(&y->pos[d], term);
             sp_note_composed(C, k, loc);
@@ -350,10 +469,16 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         const sp_ast_expr_t *ea = ke >= 0 ? args[ke]->value : NULL;
         ext = ea ? sp_pos_monomial(C, s != 0 ? sa : NULL, ea)
                  : s == 0 && y->shape[d] == x->shape[d] ? p.ext : 0;
+        int block = 0;
         if (s != 0) {
             int32_t id = sp_pos_monomial(C, NULL, sa);
-            term = sp_pos_term(id ? id : sp_pos_fresh(C), id > 1 && block_slice(C, x, y, d, s, id, ext));
+            block = id > 1 && block_slice(C, x, y, d, s, id, ext);
+            term = sp_pos_term(id ? id : sp_pos_fresh(C), block);
+            if (!block)
+                sp_pos_note_named(C, term >> 2, sa);
         }
+        if (!block && !sp_pos_same_scale(C, ext, p.ext))
+            p.rescaled = 1;
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);
         if (x->shape[d] % (y->shape[d] ? y->shape[d] : 1) != 0)
@@ -366,16 +491,8 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             term = sp_pos_term(p.ext, 1);
         }
     }
-    if ((x->pos[d].ext == 1 || (x->pos[d].ext == 0 && !x->pos[d].inexact)) &&
-        ((term >> 2) > 1 || ext != 1)) {
-        /* a size term or a size's extent on a dim of exact extent (or of an extent not known,
-           cut from exact ones only): exact sums there are relations the reduction does not
-           keep (sp_note_clamped) */
-        if (!C->pos_size_on_exact)
-            C->pos_size_on_exact = 1;
-        if (C->pos_exact_sum)
-            sp_note_clamped(C, SP_CLAMP_OFFSET, e->loc);
-    }
+    if ((term >> 2) > 1 || ext != 1)
+        sp_size_on_exact(C, &x->pos[d], e->loc);
     int k = sp_pos_compose(&p, term);
     sp_note_composed(C, k, e->loc);
     p.ext = ext;

@@ -102,7 +102,7 @@ static void mark_passed(interp_t *I, const char *name, int64_t nrows, int64_t lo
    offset's and extent's monomials (src/ops_pos.c); as sp_pos_compose: 0 when the offset
    became a sum of sizes, 2 an exact sum */
 static int tensor_rows(sp_check_t *C, sp_tensor_t *out, const sp_tensor_t *t, int64_t lo,
-                       int64_t hi, const sp_ast_expr_t *rows)
+                       int64_t hi, const sp_ast_expr_t *rows, sp_loc_t loc)
 {
     int64_t shape[SP_MAX_DIMS], inner = 1;
     memcpy(shape, t->shape, sizeof shape);
@@ -115,11 +115,20 @@ static int tensor_rows(sp_check_t *C, sp_tensor_t *out, const sp_tensor_t *t, in
     memcpy(out->pos, t->pos, sizeof out->pos);
     out->pos[0].inexact |= t->pos[0].ext != 1;
     int32_t id = rows && lo != 0 ? sp_pos_monomial(C, NULL, rows->a) : 0;
-    int k = sp_pos_compose(&out->pos[0], lo == 0 ? 0 : sp_pos_term(id ? id : sp_pos_fresh(C), 0));
+    int32_t term = lo == 0 ? 0 : sp_pos_term(id ? id : sp_pos_fresh(C), 0);
+    if (rows && term > 3)
+        sp_pos_note_named(C, term >> 2, rows->a);
+    int k = sp_pos_compose(&out->pos[0], term);
+    int size = lo != 0 && id != 1;
     if (hi - lo != t->shape[0]) {
         id = rows ? sp_pos_monomial(C, rows->a, rows->b) : 0;
         out->pos[0].ext = id ? id : sp_pos_fresh(C);
+        size |= id != 1;
+        if (!sp_pos_same_scale(C, out->pos[0].ext, t->pos[0].ext))
+            out->pos[0].rescaled = 1;
     }
+    if (size)
+        sp_size_on_exact(C, &t->pos[0], loc);
     return k;
 }
 
@@ -187,7 +196,7 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
     sp_tensor_t mslice;
     sp_tensor_init(&mslice);
     if (sliced) {
-        int k = tensor_rows(C, &mslice, &mb->t[0], lo, hi, rows);
+        int k = tensor_rows(C, &mslice, &mb->t[0], lo, hi, rows, rows ? rows->loc : mloc);
         sp_note_composed(C, k, rows ? rows->loc : mloc);
         sp_pos_note(C, &mslice, rows ? rows->loc : mloc);
     }
@@ -285,7 +294,7 @@ sp_status_t relate_l(interp_t *I, sp_stage_kind_t kind, const char *pname, sp_lo
             sp_tensor_t fresh;
             sp_tensor_init(&fresh);
             if (sliced) {
-                int k = tensor_rows(C, &fresh, &cur0->t[0], lo, hi, rows);
+                int k = tensor_rows(C, &fresh, &cur0->t[0], lo, hi, rows, rows ? rows->loc : mloc);
                 sp_note_composed(C, k, rows ? rows->loc : mloc);
             }
             pval_t nv = distribute(I, &L, sliced ? &fresh : &cur0->t[0], mname,

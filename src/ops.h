@@ -46,6 +46,11 @@ typedef struct {
                                   not one product of whole axes) and its monomial's id */
     int32_t blk_r;             /* SP_VIEW_BLOCKED: the block's reduced extent where it is not
                                   the axis's (a concatenation's part, a tile), else 0 */
+    int32_t rescaled;          /* 1: a window of an axis it was cut from whose extent is scaled
+                                  otherwise from the reduced sizes to the real ones (a slice at
+                                  0..M of N): a block cut from it is no block of that axis, its
+                                  coefficient times another scale (sp_pos_compose makes it a
+                                  size term) */
 } sp_pos_t;
 
 typedef struct {

@@ -111,6 +111,9 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
     /* on a reshape's view (where every size it is made of keeps its real size, all is exact):
        blocks only, and literals on a split's outer part of exact count; a block of a merge is
        checked for whole rows of it (src/exec_pos.c sp_pos_note) */
+    if (p->rescaled && (term & D_BLK))
+        term &= ~D_BLK; /* a block of a window scaled otherwise: a size term (helper-36's
+                           rank 3 of N@8 at 3*N/8 against chunk 1 of a slice 0..M of N) */
     int view = p->view & ~SP_VIEW_BLOCKED, exact = p->ext == 1 && !p->inexact;
     int block = (term & D_BLK) && !(term & D_LIT);
     int outer_lit = view == SP_VIEW_OUTER && p->ext == 1 && term == D_LIT;
@@ -148,6 +151,7 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
 void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src)
 {
     dst->inexact |= src->inexact;
+    dst->rescaled |= src->rescaled;
     int dm = dst->view & SP_VIEW_MERGED, sm = src->view & SP_VIEW_MERGED;
     if (sm && !dm) {
         dst->inner_r = src->inner_r;

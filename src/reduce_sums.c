@@ -379,6 +379,7 @@ struct sp_pos_rt {
     struct pos_memo {
         const void *lo, *hi;
         int32_t id;
+        int named; /* hi - lo has a coefficient of rank coordinates or loop variables */
     } *memo;                 /* open addressing, a power of two */
     size_t nmemo, capmemo;
 };
@@ -418,7 +419,8 @@ static struct sp_pos_rt *pos_rt_get(sp_check_t *C)
     return R;
 }
 
-static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi)
+static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi,
+                        int *named)
 {
     sums_t *S = &R->S;
     if (S->nd >= LP_VARS)
@@ -433,6 +435,28 @@ static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_a
         int zero = 1;
         for (int v = 0; v < S->nd; v++)
             zero &= b.e[0][v] == 0;
+        /* a coefficient made of rank coordinates or loop variables (a mesh size is one of the
+           products rule's factors): 1, or 2 for rank.X * (M / X), block rank.X of an equal cut
+           of M into the size of X (the reduction keeps M / X whole) */
+        for (int i = 0; i < b.n; i++)
+            for (int v = S->nd; v < S->nd + S->nnames; v++)
+                *named |= b.e[i][v] != 0 &&
+                          !(S->mesh && sp_mesh_axis(S->mesh, S->names[v - S->nd]) >= 0);
+        if (*named && b.n == 1 && fmpq_is_one(&b.c[0]) && S->mesh) {
+            int rank = -1, axis = -1, other = 0;
+            for (int v = S->nd; v < S->nd + S->nnames; v++) {
+                const char *nm = S->names[v - S->nd];
+                if (b.e[0][v] == 1 && strncmp(nm, "rank.", 5) == 0 && rank < 0)
+                    rank = v;
+                else if (b.e[0][v] == -1 && sp_mesh_axis(S->mesh, nm) >= 0 && axis < 0)
+                    axis = v;
+                else
+                    other |= b.e[0][v] != 0;
+            }
+            if (rank >= 0 && axis >= 0 && !other &&
+                strcmp(S->names[rank - S->nd] + 5, S->names[axis - S->nd]) == 0)
+                *named = 2;
+        }
         if (zero) {
             id = 1;
         } else {
@@ -454,12 +478,14 @@ static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_a
     return id;
 }
 
-static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi);
+static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi,
+                          int *named);
 
 /* A monomial whose dims all keep their real sizes is exact: the literal one (id 1) */
 int32_t sp_pos_monomial(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi)
 {
-    int32_t id = pos_lookup(C, lo, hi);
+    int named;
+    int32_t id = pos_lookup(C, lo, hi, &named);
     const struct sp_pos_rt *R = C->pos_rt;
     if (id < 2 || R == NULL || id - 2 >= R->nmono)
         return id;
@@ -469,8 +495,10 @@ int32_t sp_pos_monomial(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_exp
     return 1;
 }
 
-static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi)
+static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi,
+                          int *named)
 {
+    *named = 0;
     if (hi == NULL)
         return 0;
     struct sp_pos_rt *R = pos_rt_get(C);
@@ -478,7 +506,7 @@ static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_e
     for (size_t i = h & (R->capmemo - 1);; i = (i + 1) & (R->capmemo - 1)) {
         struct pos_memo *m = &R->memo[i];
         if (m->hi == NULL) {
-            int32_t id = pos_read(R, lo, hi);
+            int32_t id = pos_read(R, lo, hi, named);
             if (2 * (R->nmemo + 1) > R->capmemo) { /* grow, then insert */
                 struct pos_memo *old = R->memo;
                 size_t cap = R->capmemo;
@@ -500,12 +528,14 @@ static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_e
                     ;
                 m = &R->memo[i];
             }
-            *m = (struct pos_memo){lo, hi, id};
+            *m = (struct pos_memo){lo, hi, id, *named};
             R->nmemo++;
             return id;
         }
-        if (m->lo == lo && m->hi == hi)
+        if (m->lo == lo && m->hi == hi) {
+            *named = m->named;
             return m->id;
+        }
     }
 }
 
@@ -537,6 +567,13 @@ int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out)
     }
     fmpq_clear(q);
     return 1;
+}
+
+int sp_pos_named(sp_check_t *C, const sp_ast_expr_t *e)
+{
+    int named;
+    int32_t id = pos_lookup(C, NULL, e, &named);
+    return id == 0 ? 1 : named;
 }
 
 void sp_reduce_sums_free(sp_check_t *C)

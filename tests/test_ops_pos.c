@@ -87,6 +87,31 @@ static void test_pos_forms(void **state)
 }
 
 /* Unions keep up to three kinds; blocks merge whatever their monomials; a fourth is mixed. */
+/* A block cut from a rescaled window (a slice 0..M of N) is a size term of the window's
+   monomial; unions keep the mark. */
+static void test_pos_rescaled(void **state)
+{
+    (void)state;
+    sp_pos_t p = zero(), q = zero();
+    p.rescaled = 1;
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(p.off[0], SIZE(5));               /* no D_BLK */
+    assert_int_equal(sp_pos_compose(&p, BLK(7)), 0);   /* M/2 + another monomial: a sum */
+    p = zero();
+    p.rescaled = 1;
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* a size start plus a literal */
+    q.rescaled = 1;
+    p = zero();
+    sp_pos_union(&p, &q);
+    assert_int_equal(p.rescaled, 1);
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(p.off[0], SIZE(5));
+    p = zero();                                        /* not rescaled: a block */
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(p.off[0], BLK(5));
+}
+
 static void test_pos_union(void **state)
 {
     (void)state;
@@ -407,6 +432,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pos_compose_rules),
+        cmocka_unit_test(test_pos_rescaled),
         cmocka_unit_test(test_pos_union),
         cmocka_unit_test(test_pos_block),
         cmocka_unit_test(test_pos_concat_piece),
