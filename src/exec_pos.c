@@ -56,19 +56,6 @@ void sp_size_on_exact(sp_check_t *C, const sp_pos_t *a, sp_loc_t loc)
         sp_note_clamped(C, SP_CLAMP_OFFSET, loc);
 }
 
-int sp_pos_same_scale(sp_check_t *C, int32_t a, int32_t b)
-{
-    if (a == b)
-        return a != 0;
-    fmpq_t qa, qb;
-    fmpq_init(qa);
-    fmpq_init(qb);
-    int ok = sp_pos_scale(C, a, qa) && sp_pos_scale(C, b, qb) && fmpq_equal(qa, qb);
-    fmpq_clear(qa);
-    fmpq_clear(qb);
-    return ok;
-}
-
 /* Extents a and b (reduced) of monomials ida and idb: a/b at the real sizes into q (each extent
    times its monomial's scale, sp_pos_scale); 0 when a monomial is not known */
 static int real_ratio(sp_check_t *C, int32_t ida, int64_t a, int32_t idb, int64_t b, fmpq_t q)
@@ -82,6 +69,17 @@ static int real_ratio(sp_check_t *C, int32_t ida, int64_t a, int32_t idb, int64_
         fmpq_div(q, q, s);
     }
     fmpq_clear(s);
+    return ok;
+}
+
+int sp_pos_same_scale(sp_check_t *C, int32_t a, int32_t b)
+{
+    if (a == b)
+        return a != 0;
+    fmpq_t q;
+    fmpq_init(q);
+    int ok = real_ratio(C, a, 1, b, 1, q) && fmpq_is_one(q);
+    fmpq_clear(q);
     return ok;
 }
 
@@ -121,19 +119,6 @@ static void merged_blocks(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
     }
 }
 
-void sp_pos_note_named(sp_check_t *C, int32_t id, const sp_ast_expr_t *e)
-{
-    if (C->npos_named < 0 || sp_pos_named(C, e) != 1)
-        return;
-    for (int i = 0; i < C->npos_named; i++)
-        if (C->pos_named[i] == id)
-            return;
-    if (C->npos_named == (int)(sizeof C->pos_named / sizeof *C->pos_named))
-        C->npos_named = -1;
-    else
-        C->pos_named[C->npos_named++] = id;
-}
-
 /* Was a size term of monomial id made with a coefficient that is not literal? */
 static int named(const sp_check_t *C, int32_t id)
 {
@@ -145,6 +130,16 @@ static int named(const sp_check_t *C, int32_t id)
     return 0;
 }
 
+void sp_pos_note_named(sp_check_t *C, int32_t id, const sp_ast_expr_t *e)
+{
+    if (id <= 1 || named(C, id) || sp_pos_named(C, e) != 1)
+        return; /* a literal, known already, or a literal coefficient */
+    if (C->npos_named == (int)(sizeof C->pos_named / sizeof *C->pos_named))
+        C->npos_named = -1;
+    else
+        C->pos_named[C->npos_named++] = id;
+}
+
 /* Descriptors a and b of two monomials that may meet: a block's coefficient (a rank coordinate,
    a loop variable, the indices of nested cuts) is no factor of the products rule, so only
    monomials scaled alike from the reduced sizes to the real ones keep k*a = j*b; with a
@@ -152,20 +147,23 @@ static int named(const sp_check_t *C, int32_t id)
    3*N/8 = A at N = 88, A = 33) */
 static int terms_apart(sp_check_t *C, struct sp_pos_seen x, struct sp_pos_seen y)
 {
+    const int32_t kinds = SP_POS_LIT | SP_POS_BLK;
     int32_t a = x.d, b = y.d;
-    if (((a | b) & 3) == 0 && !x.named && !y.named)
+    int size_a = (a & kinds) == 0, size_b = (b & kinds) == 0;
+    if (size_a && size_b && !x.named && !y.named)
         return 1; /* two size terms with literal coefficients: the products rule */
-    if ((((a >> 2) >= (1 << 24) && (a & 3) == 0) || ((b >> 2) >= (1 << 24) && (b & 3) == 0)) &&
-        ((a | b) & 1) == 0)
+    if (((size_a && (a >> 2) >= SP_POS_FRESH) || (size_b && (b >> 2) >= SP_POS_FRESH)) &&
+        !((a | b) & SP_POS_LIT))
         return 1; /* a size term of a fresh monomial: a start that no size expression gives,
                      such as a function's parameter, whose values the reduction reads at the
                      calls (src/reduce.c); a block of an extent not known is compared */
-    if (((a & 3) == 2 && (b & 3) == 2))
+    if ((a & kinds) == SP_POS_BLK && (b & kinds) == SP_POS_BLK)
         return 1; /* two blocks: a block keeps its count at both sizes, so it is scaled as
                      the axis it was cut from, and one of a window scaled otherwise is a size
                      term (sp_pos_t.rescaled): blocks of different scales sit on different
-                     axes, of one scale they keep k*a = j*b */
-    if ((a & 1) || (b & 1))
+                     axes, of one scale they keep k*a = j*b (not through reshape views:
+                     docs/soundness.md, "Open") */
+    if ((a | b) & SP_POS_LIT)
         return 0;
     return sp_pos_same_scale(C, a >> 2, b >> 2);
 }
@@ -181,7 +179,8 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
             struct sp_pos_seen e = {t->pos[d].off[i], 0};
             if ((e.d >> 2) <= 1)
                 continue;
-            e.named = (e.d & 3) == 0 && (t->pos[d].rescaled || named(C, e.d >> 2));
+            e.named = (e.d & (SP_POS_LIT | SP_POS_BLK)) == 0 &&
+                      (t->pos[d].rescaled || named(C, e.d >> 2));
             int j = 0, apart = 1;
             while (j < C->npos_terms && (C->pos_terms[j].d != e.d || C->pos_terms[j].named != e.named))
                 j++;
@@ -220,8 +219,8 @@ void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
 
 int32_t sp_pos_fresh(sp_check_t *C)
 {
-    if (C->pos_next < (1 << 24))
-        C->pos_next = 1 << 24;
+    if (C->pos_next < SP_POS_FRESH)
+        C->pos_next = SP_POS_FRESH;
     return C->pos_next++;
 }
 

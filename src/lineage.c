@@ -116,7 +116,7 @@ static int tensor_rows(sp_check_t *C, sp_tensor_t *out, const sp_tensor_t *t, in
     out->pos[0].inexact |= t->pos[0].ext != 1;
     int32_t id = rows && lo != 0 ? sp_pos_monomial(C, NULL, rows->a) : 0;
     int32_t term = lo == 0 ? 0 : sp_pos_term(id ? id : sp_pos_fresh(C), 0);
-    if (rows && term > 3)
+    if (rows)
         sp_pos_note_named(C, term >> 2, rows->a);
     int k = sp_pos_compose(&out->pos[0], term);
     int size = lo != 0 && id != 1;

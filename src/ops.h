@@ -32,6 +32,10 @@
  * (monomial id << 2) | (the size term comes from blocks only << 1) | (a literal term).
  */
 #define SP_POS_MIX (-1)
+#define SP_POS_LIT 1            /* descriptor bits: a literal term is added */
+#define SP_POS_BLK 2            /* ... the size term comes from blocks only */
+#define SP_POS_FRESH (1 << 24)  /* monomial ids from here on are fresh (src/exec_pos.c
+                                   sp_pos_fresh): equal to no other, their scale not known */
 #define SP_POS_NOFF 3
 #define SP_VIEW_MERGED 1  /* view bits: a merge of axes */
 #define SP_VIEW_OUTER 2   /* the outer part of a split axis */

@@ -23,8 +23,8 @@
  * and chunks, whose offsets it reads from the program's text.  docs/soundness.md, "Offsets".
  */
 
-#define D_LIT 1
-#define D_BLK 2
+#define D_LIT SP_POS_LIT
+#define D_BLK SP_POS_BLK
 #define D_ID(d) ((d) >> 2)
 
 int32_t sp_pos_term(int32_t id, int blk)
@@ -188,8 +188,8 @@ static void read_axis(sp_pos_t *p, const sp_pos_t *q, int64_t n, int64_t m)
 
 void sp_pos_fill_ext(sp_tensor_t *t, int32_t *next)
 {
-    if (*next < (1 << 24))
-        *next = 1 << 24; /* fresh ids above the interned ones (src/exec_pos.c sp_pos_fresh) */
+    if (*next < SP_POS_FRESH)
+        *next = SP_POS_FRESH; /* fresh ids above the interned ones (src/exec_pos.c sp_pos_fresh) */
     for (int d = 0; d < t->ndim; d++)
         if (t->pos[d].ext == 0)
             t->pos[d].ext = (*next)++;
@@ -198,8 +198,8 @@ void sp_pos_fill_ext(sp_tensor_t *t, int32_t *next)
 int sp_pos_block(sp_tensor_t *local, const sp_tensor_t *full, const int64_t *start, int32_t *next)
 {
     int ok = 1, exact = 0;
-    if (*next < (1 << 24))
-        *next = 1 << 24; /* fresh ids above the interned ones (src/exec_pos.c sp_pos_fresh) */
+    if (*next < SP_POS_FRESH)
+        *next = SP_POS_FRESH; /* fresh ids above the interned ones (src/exec_pos.c sp_pos_fresh) */
     for (int d = 0; d < local->ndim && d < full->ndim; d++) {
         sp_pos_t p = full->pos[d];
         if (start[d] != 0) {
