@@ -885,6 +885,9 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                                                    "write, which literal positions may index"
                  : C->clamped == SP_CLAMP_OFFSET ? "made a position that is a sum of sizes (an "
                                                    "offset added to an offset of another size)"
+                 : C->clamped == SP_CLAMP_PAIR   ? "made a position that another one, of sizes "
+                                                   "scaled otherwise, may equal at the reduced "
+                                                   "sizes only"
                                                  : "made an extent that is a sum of sizes");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }

@@ -189,7 +189,7 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
             for (j = 0; j < C->npos_terms && apart; j++)
                 apart = (C->pos_terms[j].d >> 2) == (e.d >> 2) || terms_apart(C, C->pos_terms[j], e);
             if (!apart || C->npos_terms == (int)(sizeof C->pos_terms / sizeof *C->pos_terms)) {
-                sp_note_clamped(C, SP_CLAMP_OFFSET, loc);
+                sp_note_clamped(C, SP_CLAMP_PAIR, loc);
                 continue;
             }
             C->pos_terms[C->npos_terms++] = e;

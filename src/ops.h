@@ -141,8 +141,10 @@ typedef enum {
                           per key/value head): only in a program with literal positions */
     SP_CLAMP_OFFSET,   /* a position that is a sum of sizes: offsets of different monomials
                           composed along one axis (src/ops_pos.c) */
-    SP_CLAMP_EXACT     /* a position that is a sum of exact terms (literals, sizes at their real
+    SP_CLAMP_EXACT,    /* a position that is a sum of exact terms (literals, sizes at their real
                           sizes): real sizes only with a size term on an exact dim (src/exec.c) */
+    SP_CLAMP_PAIR      /* positions of two monomials no rule keeps apart (src/exec_pos.c
+                          note_terms) */
 } sp_clamp_t;
 
 /*

@@ -108,12 +108,12 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
         return 1;
     if (p->off[0] == SP_POS_MIX)
         return 0;
+    if (p->rescaled && (term & D_BLK))
+        term &= ~D_BLK; /* a block of a window scaled otherwise: a size term (rank 3 of N@8
+                           at 3*N/8 against chunk 1 of a slice 0..M of N, M/2) */
     /* on a reshape's view (where every size it is made of keeps its real size, all is exact):
        blocks only, and literals on a split's outer part of exact count; a block of a merge is
        checked for whole rows of it (src/exec_pos.c sp_pos_note) */
-    if (p->rescaled && (term & D_BLK))
-        term &= ~D_BLK; /* a block of a window scaled otherwise: a size term (helper-36's
-                           rank 3 of N@8 at 3*N/8 against chunk 1 of a slice 0..M of N) */
     int view = p->view & ~SP_VIEW_BLOCKED, exact = p->ext == 1 && !p->inexact;
     int block = (term & D_BLK) && !(term & D_LIT);
     int outer_lit = view == SP_VIEW_OUTER && p->ext == 1 && term == D_LIT;
