@@ -593,15 +593,7 @@ static int ce_forward(opc_t *c, ce_t *ce, sp_tensor_t *out)
     fmpq_sub(q, q, ce->eps);
     sp_expr_t one_m_eps = sp_expr_const_fmpq(E, q);
     ce_eps_v(c, ce, q);
-    sp_expr_t eps_v = sp_expr_const_fmpq(E, q), eps = sp_expr_const_fmpq(E, ce->eps);
-    /* with V the real count: eps * lse - eps/V * sum_v x_v, the smoothing term at the real
-       sizes (sum_v over all V classes of lse / V is lse), where eps/V * sum_v -lsm_v over the
-       classes seen would count lse V_seen/V times (docs/soundness.md "Sizes as values") */
-    fmpz_t vz;
-    fmpz_init_set_si(vz, (slong)ce->V);
-    fmpq_mul_fmpz(q, q, vz);
-    fmpz_clear(vz);
-    int scaled = !fmpq_equal(q, ce->eps);
+    sp_expr_t eps_v = sp_expr_const_fmpq(E, q);
     fmpq_clear(q);
     for (int64_t p = 0; ok && p < ce->P; p++) {
         sp_expr_t lse = sp_expr_unary(E, SP_OP_LOG, ce_z(c, ce, p, tmp));
@@ -610,13 +602,10 @@ static int ce_forward(opc_t *c, ce_t *ce, sp_tensor_t *out)
             int64_t i = ce->g.idx[j];
             sp_expr_t lsm = sp_expr_sub(E, ce->x->v[i], lse);
             tmp[m] = sp_expr_mul(E, ce->t->v[i], lsm);
-            t2[m++] = scaled ? ce->x->v[i] : lsm;
+            t2[m++] = lsm;
         }
         sp_expr_t nll = sp_expr_unary(E, SP_OP_NEG, addv(E, tmp, m));
-        if (!fmpq_is_zero(ce->eps) && scaled)
-            nll = sp_expr_add(E, mul2(E, one_m_eps, nll),
-                              sp_expr_sub(E, mul2(E, eps, lse), mul2(E, eps_v, addv(E, t2, m))));
-        else if (!fmpq_is_zero(ce->eps))
+        if (!fmpq_is_zero(ce->eps))
             nll = sp_expr_add(E, mul2(E, one_m_eps, nll),
                               mul2(E, eps_v, sp_expr_unary(E, SP_OP_NEG, addv(E, t2, m))));
         msk[p] = ce->m ? ce->m->v[ce->mmap[p]] : K(E, 1, 1);
@@ -660,8 +649,14 @@ static int ce_backward(opc_t *c, ce_t *ce, const sp_tensor_t *dy, sp_tensor_t *d
     fmpq_sub(q, q, ce->eps);
     sp_expr_t one_m_eps = sp_expr_const_fmpq(E, q);
     ce_eps_v(c, ce, q);
-    /* the derivative of eps * lse - eps/V * sum_v x_v (ce_forward) */
-    sp_expr_t eps_v = sp_expr_const_fmpq(E, q), eps = sp_expr_const_fmpq(E, ce->eps);
+    sp_expr_t eps_v = sp_expr_const_fmpq(E, q);
+    /* the smoothing term's weights summed over the classes seen: eps at the real sizes, and
+       eps * V/V_real where only V of them are there (d/dx_j of sum_v -lsm_v is V sm_j - 1) */
+    fmpz_t vz;
+    fmpz_init_set_si(vz, (slong)ce->V);
+    fmpq_mul_fmpz(q, q, vz);
+    fmpz_clear(vz);
+    sp_expr_t eps = sp_expr_const_fmpq(E, q);
     fmpq_clear(q);
     sp_expr_t inv_p = ce_inv_p(c, ce);
     int smooth = !fmpq_is_zero(ce->eps);
