@@ -807,10 +807,8 @@ static shardproof_verdict_t run_real_sizes(shardproof_t *C, const char *path, co
  * - A difference over inputs only at reduced sizes that the reference executor does not show at
  *   the real sizes (sizes equal at the real sizes reduced apart, so `x * (H/2)` for `x * K` with
  *   H = 8, K = 4 differs only at the checked sizes) is checked again at the real sizes, where a
- *   counterexample is one of the plan as written; so is one that the reference executor, unable
- *   to run the real sizes, does not show at the checked sizes either (src/crosscheck.c lift: the
- *   checked program takes sizes used as values at their real sizes, the reference executor at
- *   the checked ones).
+ *   counterexample is one of the plan as written.  The reference executor could run the real
+ *   sizes, so they are small.
  * - A run at reduced sizes in which an operator's bound was past its dim (a clamped slice, a
  *   top-k k above its lane) or an operator made an extent that is a sum of sizes (src/ops.h
  *   sp_clamp_t) is checked again at the real sizes: the reduction keeps neither the order of
@@ -867,19 +865,17 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                 snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%s=%lld",
                          dims[0] ? " " : "", C->dims[i].name, (long long)C->dims[i].red);
         char note[192];
-        snprintf(note, sizeof note, "with %s the difference found was not reproduced by the "
-                                    "reference executor, so the real sizes are checked", dims);
+        snprintf(note, sizeof note, "with %s the difference found was not reproduced at the real "
+                                    "sizes, so the real sizes are checked", dims);
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
-    if (C->clamped && !C->opt.real_sizes && (v != SHARDPROOF_UNKNOWN || C->unlifted) &&
-        reduced_any(C)) {
+    if (C->clamped && !C->opt.real_sizes && v != SHARDPROOF_UNKNOWN && reduced_any(C)) {
         /* an operator clamped a bound (a slice past its dim) or refused one (a top-k k above
            its lane) at the reduced sizes: the reduction keeps sizes' order against 0, 1, the
            literals and the mesh, not against each other, so the bound may be inside the dim
            at the real sizes; or it made an extent that is a sum of sizes (unequal concatenated
            parts, a padding), whose additive relations the reduction does not keep
-           (docs/soundness.md, "Shape reduction"): the real sizes decide, also after a
-           difference there that could not be lifted (it may be one of those sizes only) */
+           (docs/soundness.md, "Shape reduction"): the real sizes decide */
         char note[256];
         snprintf(note, sizeof note, "%s at %s:%u:%u %s, so the real sizes are checked",
                  C->clamped == SP_CLAMP_BOUND ? "an operator's bound" : "an operator",
