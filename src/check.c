@@ -888,6 +888,8 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                  : C->clamped == SP_CLAMP_PAIR   ? "made a position that another one, of sizes "
                                                    "scaled otherwise, may equal at the reduced "
                                                    "sizes only"
+                 : C->clamped == SP_CLAMP_BOUND_REAL ? "has a bound beyond its dim at the real "
+                                                       "sizes only"
                                                  : "made an extent that is a sum of sizes");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }

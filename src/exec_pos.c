@@ -390,6 +390,55 @@ static void size_ids(sp_check_t *C, const sp_ast_expr_t *l, sp_tensor_t *y, int 
     }
 }
 
+/*
+ * A slice's bounds at the real sizes (helper-39, session 29).  The reduction keeps a bound's
+ * order against the whole dim only where it clamps at the reduced sizes (src/ops_shape.c), so:
+ * - a bound that is a size and lies past its dim at the real sizes only (the real bound is the
+ *   reduced one times its monomial's scale, the dim's extent likewise, sp_pos_scale) sends the
+ *   check to the real sizes (SP_CLAMP_BOUND_REAL), as one past it at the reduced sizes does: a
+ *   rank's slice(w_local, 0, 0, K) of a shard of A clamps at K = 96 > A = 64 and reads all of
+ *   K = 3 < A = 5, and a sum after it gives both outputs one shape;
+ * - a bound that is a size (not a literal: the literal rules keep blocks above every literal)
+ *   on an axis made of blocks (a concatenation, a gather: a block term in its offsets) selects
+ *   the same blocks at both sizes only when it scales as the blocks do; else the real sizes
+ *   decide (SP_CLAMP_PAIR): the first K rows of an all_gather of blocks of A are one rank's at
+ *   K = 3 <= A = 64 and two ranks' at K = 96.
+ */
+static void slice_bounds_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int64_t s,
+                              const sp_ast_expr_t *sa, const sp_ast_expr_t *ea, int64_t end,
+                              sp_loc_t loc)
+{
+    const sp_ast_expr_t *b[2] = {s != 0 ? sa : NULL, ea};
+    int64_t v[2] = {s, end};
+    fmpq_t q, ext;
+    fmpq_init(q);
+    fmpq_init(ext);
+    int ext_known = sp_pos_scale(C, x->pos[d].ext, ext);
+    fmpz_mul_si(fmpq_numref(ext), fmpq_numref(ext), (slong)x->shape[d]);
+    fmpq_canonicalise(ext);
+    for (int i = 0; i < 2; i++) {
+        if (b[i] == NULL || v[i] < 0 || v[i] > x->shape[d])
+            continue; /* none, from the end (reported), or clamped here (reported) */
+        int32_t id = sp_pos_monomial(C, NULL, b[i]);
+        if (id <= 1)
+            continue; /* a literal, or no monomial (a sum of sizes keeps its dims real) */
+        if (ext_known && sp_pos_scale(C, id, q)) {
+            fmpz_mul_si(fmpq_numref(q), fmpq_numref(q), (slong)v[i]);
+            fmpq_canonicalise(q);
+            if (fmpq_cmp(q, ext) > 0)
+                sp_note_clamped(C, SP_CLAMP_BOUND_REAL, loc);
+        }
+        const sp_pos_t *p = &x->pos[d];
+        for (int k = 0; k < SP_POS_NOFF && p->off[0] != SP_POS_MIX && p->off[k] != 0; k++)
+            if (((p->off[k] & SP_POS_BLK) && (p->off[k] >> 2) > 1 &&
+                 !sp_pos_same_scale(C, id, p->off[k] >> 2)) ||
+                ((p->off[k] & SP_POS_LIT) && !sp_pos_same_scale(C, id, 1)))
+                sp_note_clamped(C, SP_CLAMP_PAIR, loc);
+    }
+    fmpq_clear(q);
+    fmpq_clear(ext);
+}
+
 void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
                    const sp_ast_arg_t *const *args, const sp_attr_t *attrs, int na,
                    const sp_tensor_t *in, int nin, sp_tensor_t *y)
@@ -478,6 +527,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         }
         if (!block && !sp_pos_same_scale(C, ext, p.ext))
             p.rescaled = 1;
+        slice_bounds_real(C, x, d, s, sa, ea, attr_value(attrs, ke, x->shape[d]), e->loc);
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);
         if (x->shape[d] % (y->shape[d] ? y->shape[d] : 1) != 0)

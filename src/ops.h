@@ -143,8 +143,10 @@ typedef enum {
                           composed along one axis (src/ops_pos.c) */
     SP_CLAMP_EXACT,    /* a position that is a sum of exact terms (literals, sizes at their real
                           sizes): real sizes only with a size term on an exact dim (src/exec.c) */
-    SP_CLAMP_PAIR      /* positions of two monomials no rule keeps apart (src/exec_pos.c
-                          note_terms) */
+    SP_CLAMP_PAIR,     /* positions of two monomials no rule keeps apart (src/exec_pos.c
+                          note_terms, slice_bounds_real) */
+    SP_CLAMP_BOUND_REAL /* a slice's bound past its dim at the real sizes only (src/exec_pos.c
+                           slice_bounds_real) */
 } sp_clamp_t;
 
 /*
