@@ -119,6 +119,27 @@ static void merged_blocks(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
     }
 }
 
+/*
+ * Views of several scales joined on one axis (src/ops_pos.c sp_pos_union: an operator reading
+ * a split's part and another axis, such as attention's heads from q's [.., NH, HD] and k's
+ * [.., NKV, HD]): a block added on it is one of each, so one scale serves only where they scale
+ * alike from the reduced sizes to the real ones (an axis no view: its extent's); else a block
+ * there is reported (sp_pos_t.src SP_POS_MIX).
+ */
+static void resolve_src(sp_check_t *C, sp_pos_t *p)
+{
+    if (p->src2 == 0)
+        return;
+    if (p->src <= 0) { /* no view joined, or not known */
+        p->src2 = 0;
+        return;
+    }
+    int32_t other = p->src2 > 0 ? p->src2 : p->ext;
+    if (!(p->src > 0 && other > 0 && sp_pos_same_scale(C, p->src, other)))
+        p->src = SP_POS_MIX;
+    p->src2 = 0;
+}
+
 /* Was a size term of monomial id made with a coefficient that is not literal? */
 static int named(const sp_check_t *C, int32_t id)
 {
@@ -159,10 +180,12 @@ static int terms_apart(sp_check_t *C, struct sp_pos_seen x, struct sp_pos_seen y
                      calls (src/reduce.c); a block of an extent not known is compared */
     if ((a & kinds) == SP_POS_BLK && (b & kinds) == SP_POS_BLK)
         return 1; /* two blocks: a block keeps its count at both sizes, so it is scaled as
-                     the axis it was cut from, and one of a window scaled otherwise is a size
+                     the axis it was cut from; one on a reshape's view has the scale of the
+                     axis the view was cut from (sp_pos_t.src: a split's outer part, a
+                     merge), and one of a window or an inner part scaled otherwise is a size
                      term (sp_pos_t.rescaled): blocks of different scales sit on different
-                     axes, of one scale they keep k*a = j*b (not through reshape views:
-                     docs/soundness.md, "Open") */
+                     axes, of one scale they keep k*a = j*b (a causal offset's block: not yet
+                     tied to the queries' axis, docs/soundness.md) */
     if ((a | b) & SP_POS_LIT)
         return 0;
     return sp_pos_same_scale(C, a >> 2, b >> 2);
@@ -203,10 +226,13 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
  * keeps `B/4 + 3` apart from `A` (helper-33: equal at B = 28, A = 10 only), so the real sizes
  * decide; so do descriptors of different monomials that no rule keeps apart (note_terms).
  * Called on every value an operator, a collective, a layout or a lineage makes, which also
- * checks the blocks just added on merges (merged_blocks).
+ * compares the scales of views joined on an axis (resolve_src) and checks the blocks just
+ * added on merges (merged_blocks).
  */
 void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
 {
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++)
+        resolve_src(C, &t->pos[d]);
     merged_blocks(C, t, loc);
     note_terms(C, t, loc);
     int f = C->pos_forms | sp_pos_forms(t);
@@ -270,6 +296,61 @@ static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y
     if (ext != id || e <= 0 || E % e != 0 || s % e != 0 || x->pos[d].ext < 1)
         return 0;
     return real_whole(C, x->pos[d].ext, E, id, e, &n) && n == E / e; /* the real count */
+}
+
+/*
+ * A reshape's split parts other than the outermost (src/ops_pos.c pos_reshape leaves their
+ * scale not known): a block on part j of x's axis i is at k times j's extent times the extents
+ * of the parts inside it, in i (chunk 5 of 8 of K in [N/K, K] is row 5*K/8 of N): of i's scale
+ * where those scales multiply to i's, then a block as on i (sp_pos_blk_scale); else, on the
+ * innermost part of an axis that is no view, a window of another scale (rescaled: its blocks
+ * are size terms of its extent's monomial, compared with every other, helper-37); else not
+ * known (SP_POS_MIX: a block there is reported).
+ */
+static void view_scales(sp_check_t *C, const sp_tensor_t *x, sp_tensor_t *y, sp_loc_t loc)
+{
+    int64_t sx[SP_MAX_DIMS + 1], so[SP_MAX_DIMS + 1];
+    if (x->ndim > SP_MAX_DIMS || y->ndim > SP_MAX_DIMS)
+        return;
+    sx[x->ndim] = so[y->ndim] = 1;
+    for (int d = x->ndim - 1; d >= 0; d--)
+        sx[d] = sx[d + 1] * x->shape[d];
+    for (int d = y->ndim - 1; d >= 0; d--)
+        so[d] = so[d + 1] * y->shape[d];
+    fmpq_t a, b;
+    fmpq_init(a);
+    fmpq_init(b);
+    for (int j = 0; j < y->ndim; j++) {
+        int i = 0;
+        while (i < x->ndim && (x->shape[i] == 1 || sx[i + 1] >= so[j] || so[j + 1] >= sx[i]))
+            i++;
+        if (y->shape[j] == 1 || i == x->ndim || so[j] > sx[i] || so[j + 1] < sx[i + 1] ||
+            (so[j] == sx[i] && so[j + 1] == sx[i + 1]))
+            continue; /* no part of one axis: the same axis, or a merge */
+        sp_pos_t *p = &y->pos[j];
+        if (so[j] == sx[i])
+            continue; /* the outer part: of i's scale (pos_reshape) */
+        int ok = sp_pos_scale(C, p->ext, a), innermost = so[j + 1] == sx[i + 1];
+        for (int j2 = j + 1; ok && j2 < y->ndim && so[j2] > sx[i + 1]; j2++) {
+            if (y->shape[j2] == 1)
+                continue;
+            ok = sp_pos_scale(C, y->pos[j2].ext, b);
+            fmpq_mul(a, a, b);
+        }
+        ok = ok && sp_pos_scale(C, x->pos[i].ext, b);
+        int32_t e = sp_pos_blk_scale(&x->pos[i]);
+        p->src2 = 0;
+        if (ok && fmpq_equal(a, b) && e > 0) {
+            p->src = e == 1 ? 0 : e;
+        } else if (ok && innermost && x->pos[i].src == 0 && x->pos[i].src2 == 0) {
+            p->src = 0;
+            p->rescaled = 1;
+        } else {
+            p->src = SP_POS_MIX;
+        }
+    }
+    fmpq_clear(a);
+    fmpq_clear(b);
 }
 
 /*
@@ -445,6 +526,8 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             if (inferred >= 0 && name[0] != 'e' && !inferred_whole_real(C, x, y, inferred))
                 sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
         }
+        if (name[0] == 'r' || name[0] == 'v')
+            view_scales(C, x, y, e->loc);
         return;
     }
     int slice = strcmp(name, "slice") == 0, chunk = strcmp(name, "chunk") == 0;

@@ -55,6 +55,16 @@ typedef struct {
                                   0..M of N): a block cut from it is no block of that axis, its
                                   coefficient times another scale (sp_pos_compose makes it a
                                   size term) */
+    int32_t src;               /* a view: the monomial whose scale its blocks' positions have in
+                                  the axis it was cut from (a split's outer part and a merge:
+                                  that axis's block scale, A*(N/A) rows of N; another part of
+                                  that axis's scale: the same), 0 where it is the axis's own
+                                  extent's (no view; an inner part scaled otherwise is rescaled),
+                                  SP_POS_MIX where not known: a block added there is reported */
+    int32_t src2;              /* sp_pos_union: a second view's scale joined, or -1: an axis
+                                  that is no view joined (its blocks of its extent's scale);
+                                  src/exec_pos.c sp_pos_note keeps src where they scale alike,
+                                  else makes it SP_POS_MIX, and clears src2 */
 } sp_pos_t;
 
 typedef struct {
@@ -72,6 +82,8 @@ int32_t sp_pos_term(int32_t id, int blk);
 int sp_pos_compose(sp_pos_t *p, int32_t term);
 /* dst's offsets become the union of dst's and src's. */
 void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src);
+/* The scale a block added on p has (p->src, else its extent's monomial id; 0 not known) */
+int32_t sp_pos_blk_scale(const sp_pos_t *p);
 /* The local part of full that starts at start[] (a layout's or a collective's block): 0 when an
    offset became a sum of sizes.  *next gives fresh monomial ids for extents not known. */
 int sp_pos_block(sp_tensor_t *local, const sp_tensor_t *full, const int64_t *start, int32_t *next);

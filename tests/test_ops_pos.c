@@ -421,11 +421,111 @@ static void test_pos_reshape_views(void **state)
     p = s.pos[1];
     assert_int_equal(sp_pos_compose(&p, LIT), 0);     /* a literal after the outer block */
     p = s.pos[1];
+    assert_int_equal(p.src, SP_POS_MIX);              /* its scale: src/exec_pos.c */
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 0);
+    p = s.pos[1];
+    p.src = 5;                                        /* scaled as x's rows */
     assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], BLK(5));
     fmpq_clear(a.num);
     sp_tensor_clear(&x);
     sp_tensor_clear(&m);
     sp_tensor_clear(&s);
+}
+
+/* helper-37: a block on a split's outer part or a merge is a block of the axis it was cut
+   from (A/2 rows of N/A: N/2); a window stays one through a reshape without an offset; views
+   of several scales joined keep them for src/exec_pos.c to compare, an axis of one broadcast
+   does not count. */
+static void test_pos_view_scales(void **state)
+{
+    fx_t *f = *state;
+    sp_tensor_t x, s, m;
+    int64_t sx[2] = {4, 6};
+    symbols(f, &x, 2, sx, "x");
+    sp_tensor_init(&s);
+    sp_tensor_init(&m);
+    x.pos[0].ext = 5;
+    x.pos[1].ext = 7;
+    x.pos[0].rescaled = 1;                            /* a window 0..M of N, no offset */
+    sp_attr_t a;
+    memset(&a, 0, sizeof a);
+    fmpq_init(a.num);
+    a.key = "shape";
+    a.kind = SP_ATTR_LIST;
+    int64_t split[3] = {2, 2, 6}, flat[1] = {24};
+    a.list = split;
+    a.nlist = 3;
+    sp_op_err_t err;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].src, 5);                /* x's rows' scale */
+    assert_int_equal(s.pos[0].rescaled, 1);           /* kept without an offset */
+    assert_int_equal(s.pos[2].src, 0);                /* x's columns, the same axis */
+    s.pos[0].ext = 9;
+    s.pos[0].rescaled = 0;
+    sp_pos_t p = s.pos[0];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], BLK(5));               /* a block of x's rows, not of A */
+    s.pos[0].rescaled = 1;
+    p = s.pos[0];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], SIZE(5));              /* of a window: a size term of M */
+    x.pos[0].rescaled = 0;
+    x.pos[0].ext = 1;                                 /* exact rows: the outer part's own */
+    sp_tensor_clear(&s);
+    sp_tensor_init(&s);
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].src, 0);
+    x.pos[0].ext = 0;                                 /* not known: a block is reported */
+    sp_tensor_clear(&s);
+    sp_tensor_init(&s);
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].src, SP_POS_MIX);
+    x.pos[0].ext = 5;
+    a.list = flat;
+    a.nlist = 1;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
+    assert_int_equal(m.pos[0].src, 5);                /* a merge: its outermost axis's */
+
+    sp_pos_t v = zero(), w = zero(), plain = zero(), one = zero();
+    v.view = w.view = SP_VIEW_OUTER;
+    v.src = 5;
+    w.src = 6;
+    plain.ext = 8;
+    p = zero();
+    sp_pos_union(&p, &v);
+    assert_int_equal(p.src, 5);
+    assert_int_equal(p.src2, 0);
+    sp_pos_union(&p, &w);                             /* q's heads and k's */
+    assert_int_equal(p.src2, 6);
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 0);  /* not compared yet: reported */
+    p = zero();
+    sp_pos_union(&p, &plain);
+    sp_pos_union(&p, &v);                             /* an axis no view, then a view */
+    assert_int_equal(p.src, 5);
+    assert_int_equal(p.src2, -1);
+    sp_pos_union(&p, &w);                             /* three scales */
+    assert_int_equal(p.src, SP_POS_MIX);
+    assert_int_equal(p.src2, 0);
+    int64_t sh1[2] = {1, 4}, sh4[2] = {4, 4};
+    sp_tensor_t b1, b4, o;
+    symbols(f, &b1, 2, sh1, "b");
+    symbols(f, &b4, 2, sh4, "c");
+    sp_tensor_init(&o);
+    b4.pos[0] = v;
+    b1.pos[0] = one;
+    b1.pos[0].ext = 1;
+    sp_tensor_t in[2] = {b4, b1};
+    assert_true(sp_ops_apply(f->E, "add", in, 2, NULL, 0, 0, &o, &err));
+    assert_int_equal(o.pos[0].src, 5);                /* a broadcast axis of one: not read */
+    assert_int_equal(o.pos[0].src2, 0);
+    fmpq_clear(a.num);
+    sp_tensor_clear(&x);
+    sp_tensor_clear(&s);
+    sp_tensor_clear(&m);
+    sp_tensor_clear(&b1);
+    sp_tensor_clear(&b4);
+    sp_tensor_clear(&o);
 }
 
 int main(void)
@@ -440,6 +540,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pos_operators, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_pos_gradient_operands, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_pos_reshape_views, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_pos_view_scales, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
