@@ -153,8 +153,9 @@ static int named(const sp_check_t *C, int32_t id)
 
 void sp_pos_note_named(sp_check_t *C, int32_t id, const sp_ast_expr_t *e)
 {
-    if (id <= 1 || named(C, id) || sp_pos_named(C, e) != 1)
-        return; /* a literal, known already, or a literal coefficient */
+    if (id <= 1 || named(C, id) || sp_pos_named(C, e) == 0)
+        return; /* a literal, known already, or a literal coefficient (rank.X * (M/X) is
+                   not one: a size term unless relate_pos ties it to a block) */
     if (C->npos_named == (int)(sizeof C->pos_named / sizeof *C->pos_named))
         C->npos_named = -1;
     else
@@ -183,9 +184,9 @@ static int terms_apart(sp_check_t *C, struct sp_pos_seen x, struct sp_pos_seen y
                      the axis it was cut from; one on a reshape's view has the scale of the
                      axis the view was cut from (sp_pos_t.src: a split's outer part, a
                      merge), and one of a window or an inner part scaled otherwise is a size
-                     term (sp_pos_t.rescaled): blocks of different scales sit on different
-                     axes, of one scale they keep k*a = j*b (a causal offset's block: not yet
-                     tied to the queries' axis, docs/soundness.md) */
+                     term (sp_pos_t.rescaled); a causal offset is a block only of the
+                     queries' and keys' scale (relate_pos): blocks of different scales sit
+                     on different axes, of one scale they keep k*a = j*b */
     if ((a | b) & SP_POS_LIT)
         return 0;
     return sp_pos_same_scale(C, a >> 2, b >> 2);
@@ -421,8 +422,13 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
     int r = 1;
     if (oe != NULL && !(oe->kind == SP_AST_NUM && ov == 0)) {
         int32_t id = sp_pos_monomial(C, NULL, oe);
-        /* rank.cp * (S/cp): block rank.cp of S, else a size term */
-        int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), id > 1 && sp_pos_named(C, oe) == 2);
+        /* rank.cp * (S/cp): block rank.cp of S where the queries' and the keys' blocks are of
+           S's scale (a block of another scale on their axes, rank.cp*(M/cp) with queries of S,
+           is at positions scaled as M: a size term, helper-37), else a size term */
+        int blk = id > 1 && sp_pos_named(C, oe) == 2 &&
+                  sp_pos_same_scale(C, id, sp_pos_blk_scale(q)) &&
+                  sp_pos_same_scale(C, id, sp_pos_blk_scale(k)) && !q->rescaled && !k->rescaled;
+        int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), blk);
         sp_pos_note_named(C, term >> 2, oe);
         r = sp_pos_compose(&p, term);
         if (id != 1) { /* a size term on the queries' and the keys' axes (helper-36) */
