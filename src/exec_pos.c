@@ -306,7 +306,9 @@ static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y
  * where those scales multiply to i's, then a block as on i (sp_pos_blk_scale); else, on the
  * innermost part of an axis that is no view, a window of another scale (rescaled: its blocks
  * are size terms of its extent's monomial, compared with every other, helper-37); else not
- * known (SP_POS_MIX: a block there is reported).
+ * known (SP_POS_MIX: a block there is reported).  Every part of a reduced extent cut from an
+ * exact axis makes reduced positions in an exact dim (sp_size_on_exact: helper-37's inner part
+ * V/A of an exact V, its chunk at (V/A)/2 = 6 rows at A = 35 only, against 5 + 1).
  */
 static void view_scales(sp_check_t *C, const sp_tensor_t *x, sp_tensor_t *y, sp_loc_t loc)
 {
@@ -329,6 +331,8 @@ static void view_scales(sp_check_t *C, const sp_tensor_t *x, sp_tensor_t *y, sp_
             (so[j] == sx[i] && so[j + 1] == sx[i + 1]))
             continue; /* no part of one axis: the same axis, or a merge */
         sp_pos_t *p = &y->pos[j];
+        if (p->ext != 1)
+            sp_size_on_exact(C, &x->pos[i], loc);
         if (so[j] == sx[i])
             continue; /* the outer part: of i's scale (pos_reshape) */
         int ok = sp_pos_scale(C, p->ext, a), innermost = so[j + 1] == sx[i + 1];
