@@ -204,7 +204,7 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
             if ((e.d >> 2) <= 1)
                 continue;
             e.named = (e.d & (SP_POS_LIT | SP_POS_BLK)) == 0 &&
-                      (t->pos[d].rescaled || named(C, e.d >> 2));
+                      ((t->pos[d].rescaled & SP_RESCALED) || named(C, e.d >> 2));
             int j = 0, apart = 1;
             while (j < C->npos_terms && (C->pos_terms[j].d != e.d || C->pos_terms[j].named != e.named))
                 j++;
@@ -349,7 +349,7 @@ static void view_scales(sp_check_t *C, const sp_tensor_t *x, sp_tensor_t *y, sp_
             p->src = e == 1 ? 0 : e;
         } else if (ok && innermost && x->pos[i].src == 0 && x->pos[i].src2 == 0) {
             p->src = 0;
-            p->rescaled = 1;
+            p->rescaled = SP_RESCALED;
         } else {
             p->src = SP_POS_MIX;
         }
@@ -431,7 +431,8 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
            is at positions scaled as M: a size term, helper-37), else a size term */
         int blk = id > 1 && sp_pos_named(C, oe) == 2 &&
                   sp_pos_same_scale(C, id, sp_pos_blk_scale(q)) &&
-                  sp_pos_same_scale(C, id, sp_pos_blk_scale(k)) && !q->rescaled && !k->rescaled;
+                  sp_pos_same_scale(C, id, sp_pos_blk_scale(k)) && !(q->rescaled & SP_RESCALED) &&
+                  !(k->rescaled & SP_RESCALED);
         int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), blk);
         sp_pos_note_named(C, term >> 2, oe);
         r = sp_pos_compose(&p, term);
@@ -570,7 +571,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
                 sp_pos_note_named(C, term >> 2, sa);
         }
         if (!block && !sp_pos_same_scale(C, ext, p.ext))
-            p.rescaled = 1;
+            p.rescaled = SP_RESCALED;
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);
         if (x->shape[d] % (y->shape[d] ? y->shape[d] : 1) != 0)

@@ -41,6 +41,8 @@
 #define SP_VIEW_OUTER 2   /* the outer part of a split axis */
 #define SP_VIEW_INNER 4   /* another part of a split axis */
 #define SP_VIEW_BLOCKED 8 /* with a merge: a block was added, not yet checked (src/exec_pos.c) */
+#define SP_RESCALED 1       /* rescaled bits (below) */
+#define SP_RESCALED_INNER 2
 typedef struct {
     int32_t off[SP_POS_NOFF];
     int32_t ext;
@@ -50,11 +52,14 @@ typedef struct {
                                   not one product of whole axes) and its monomial's id */
     int32_t blk_r;             /* SP_VIEW_BLOCKED: the block's reduced extent where it is not
                                   the axis's (a concatenation's part, a tile), else 0 */
-    int32_t rescaled;          /* 1: a window of an axis it was cut from whose extent is scaled
-                                  otherwise from the reduced sizes to the real ones (a slice at
-                                  0..M of N): a block cut from it is no block of that axis, its
-                                  coefficient times another scale (sp_pos_compose makes it a
-                                  size term) */
+    int32_t rescaled;          /* SP_RESCALED: a window of an axis it was cut from whose extent
+                                  is scaled otherwise from the reduced sizes to the real ones (a
+                                  slice at 0..M of N): a block cut from it is no block of that
+                                  axis, its coefficient times another scale (sp_pos_compose
+                                  makes it a size term); SP_RESCALED_INNER: a merge with such a
+                                  window inside its outermost axis (a block on the merge is
+                                  whole rows of it, src/exec_pos.c merged_blocks, so only a part
+                                  a reshape splits from the merge is one) */
     int32_t src;               /* a view: the monomial whose scale its blocks' positions have in
                                   the axis it was cut from (a split's outer part and a merge:
                                   that axis's block scale, A*(N/A) rows of N; another part of

@@ -118,7 +118,10 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
         cut = (scale << 2) | (term & (D_BLK | D_LIT)); /* a block on a split's outer part or a
                            merge: a block of the axis it was cut from (chunk 1 of 2 of A in
                            [A, N/A] is at A/2 rows of N/A, N/2: of N's scale, not A's) */
-    if (p->rescaled && (cut & D_BLK))
+    int rescaled = (p->rescaled & SP_RESCALED) ||
+                   (p->rescaled && !(p->view & SP_VIEW_MERGED)); /* an inner window counts on
+                                                                    a merge only */
+    if (rescaled && (cut & D_BLK))
         cut &= ~D_BLK; /* a block of a window scaled otherwise: a size term (rank 3 of N@8
                           at 3*N/8 against chunk 1 of a slice 0..M of N, M/2; an inner part K
                           of [N/K, K] at 5*K/8 against N/16) */
@@ -241,10 +244,14 @@ static int32_t ext_join(int32_t a, int32_t b)
 /* Output axis p reads operand axis q (of extent n; the output's m, or -1 when p keeps an extent
    of its own): q's offsets; the extents agree where the shapes do, and an operand axis whose
    extent is not exact makes p's positions reach a dim a reduced size may reach, whatever
-   extent p is given (a broadcast axis of one reads none) */
+   extent p is given (a broadcast axis of one reads none).  The scale of blocks on p (src)
+   joins q's only where q is read whole (n == m, or p's extent its own): a grouped read
+   (attention's NKV key heads for NH query heads, rope's tables' HD/2 for HD) is at p's
+   positions divided by the group or modulo n, no offset added, so a block on p is one of
+   the axes read whole */
 static void read_axis(sp_pos_t *p, const sp_pos_t *q, int64_t n, int64_t m)
 {
-    pos_union(p, q, n == m || n != 1);
+    pos_union(p, q, n == m || (n != 1 && m < 0));
     if (n == m)
         p->ext = ext_join(p->ext, q->ext);
     if (n == m || n != 1)
@@ -793,7 +800,12 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
                       : so[j] == sx[i] && so[j + 1] != sx[i + 1] ? SP_VIEW_OUTER
                                                                   : SP_VIEW_INNER;
             p.inexact |= x->pos[i].inexact || x->pos[i].ext != 1;
-            p.rescaled |= x->pos[i].rescaled; /* a window, with or without an offset */
+            /* a window, with or without an offset, on every part of a split and on a merge
+               whose outermost axis it is (or holds one); an inner axis of a merge only for a
+               part a further split cuts out of it: a block on the merge is whole rows of its
+               inner axes (src/exec_pos.c merged_blocks) */
+            if (x->pos[i].rescaled)
+                p.rescaled |= merged && i != from ? SP_RESCALED_INNER : SP_RESCALED;
             if (x->pos[i].off[0] != 0) {
                 shifted++;
                 blocks &= blocks_only(&x->pos[i]);

@@ -528,6 +528,84 @@ static void test_pos_view_scales(void **state)
     sp_tensor_clear(&o);
 }
 
+/* A grouped read (attention's key heads, NKV of them for NH query heads) joins no scale into
+   the output's heads: a block there is one of the query heads, of their scale; a merge takes
+   the rescaled window of its outermost axis only, and keeps an inner one's for the parts a
+   further reshape splits from it */
+static void test_pos_grouped_merged(void **state)
+{
+    fx_t *f = *state;
+    int64_t sq[3] = {4, 2, 3}, sk[3] = {2, 2, 3}, sx[2] = {2, 3}, flat[1] = {6};
+    sp_tensor_t q, k, v, o, x, m, s;
+    symbols(f, &q, 3, sq, "q");
+    symbols(f, &k, 3, sk, "k");
+    symbols(f, &v, 3, sk, "v");
+    sp_tensor_init(&o);
+    sp_tensor_init(&m);
+    sp_tensor_init(&s);
+    q.pos[0].view = k.pos[0].view = v.pos[0].view = SP_VIEW_OUTER;
+    q.pos[0].ext = 7;
+    k.pos[0].ext = v.pos[0].ext = 8;
+    q.pos[0].src = 5;                                 /* QD's scale */
+    k.pos[0].src = v.pos[0].src = 6;                  /* KD's */
+    sp_op_err_t err;
+    assert_true(sp_ops_apply(f->E, "attention", (sp_tensor_t[]){q, k, v}, 3, NULL, 0, 0, &o, &err));
+    assert_int_equal(o.pos[0].src, 5);
+    assert_int_equal(o.pos[0].src2, 0);               /* k's and v's heads: grouped */
+    sp_tensor_clear(&o);
+    sp_tensor_init(&o);
+    sp_tensor_t k4, v4;
+    symbols(f, &k4, 3, sq, "k");
+    symbols(f, &v4, 3, sq, "v");
+    k4.pos[0] = v4.pos[0] = k.pos[0];
+    assert_true(
+        sp_ops_apply(f->E, "attention", (sp_tensor_t[]){q, k4, v4}, 3, NULL, 0, 0, &o, &err));
+    assert_int_equal(o.pos[0].src, 5);
+    assert_int_equal(o.pos[0].src2, 6);               /* as many heads: joined, compared */
+
+    symbols(f, &x, 2, sx, "x");
+    x.pos[0].ext = 7;
+    x.pos[1].ext = 9;
+    x.pos[1].rescaled = SP_RESCALED;                  /* the inner part HD of QD */
+    sp_attr_t a;
+    memset(&a, 0, sizeof a);
+    fmpq_init(a.num);
+    a.key = "shape";
+    a.kind = SP_ATTR_LIST;
+    a.list = flat;
+    a.nlist = 1;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
+    assert_int_equal(m.pos[0].rescaled, SP_RESCALED_INNER);
+    sp_pos_t p = m.pos[0];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], BLK(7));               /* whole heads: a block of them */
+    a.list = sx;
+    a.nlist = 2;
+    assert_true(sp_ops_apply(f->E, "reshape", &m, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].rescaled, SP_RESCALED); /* a part split from the merge */
+    assert_int_equal(s.pos[1].rescaled, SP_RESCALED);
+    x.pos[0].rescaled = SP_RESCALED;                  /* the outermost axis a window */
+    sp_tensor_clear(&m);
+    sp_tensor_init(&m);
+    a.list = flat;
+    a.nlist = 1;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
+    assert_int_equal(m.pos[0].rescaled, SP_RESCALED | SP_RESCALED_INNER);
+    p = m.pos[0];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], SIZE(7));              /* a block of a window: a size term */
+    fmpq_clear(a.num);
+    sp_tensor_clear(&q);
+    sp_tensor_clear(&k);
+    sp_tensor_clear(&v);
+    sp_tensor_clear(&k4);
+    sp_tensor_clear(&v4);
+    sp_tensor_clear(&o);
+    sp_tensor_clear(&x);
+    sp_tensor_clear(&m);
+    sp_tensor_clear(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +619,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pos_gradient_operands, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_pos_reshape_views, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_pos_view_scales, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_pos_grouped_merged, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
