@@ -162,6 +162,44 @@ void sp_pos_note_named(sp_check_t *C, int32_t id, const sp_ast_expr_t *e)
         C->pos_named[C->npos_named++] = id;
 }
 
+/* Are monomials a and b of scales known to differ from the reduced sizes to the real ones? */
+static int scales_differ(sp_check_t *C, int32_t a, int32_t b)
+{
+    fmpq_t q;
+    fmpq_init(q);
+    int d = a != b && real_ratio(C, a, 1, b, 1, q) && !fmpq_is_one(q);
+    fmpq_clear(q);
+    return d;
+}
+
+/*
+ * Blocks of monomials a and b (no literal): a block keeps its count at both sizes, so on an
+ * axis of its own scale it is scaled as that axis, and blocks of one scale keep k*a = j*b.
+ * A block on an inner part of a split scaled otherwise (sp_pos_t.host: chunk 1 of 2 of K in
+ * [N/K, K, H] is row K/2 of N) is of its own scale on an axis of the host's, where blocks of
+ * the host's scale and of other inner parts sit too: those of a scale other than its own are
+ * kept apart only where no axis of one may be an axis of the other (every host each may sit
+ * on, C->pos_host, of a scale known to differ).  Two blocks neither of which sits on an inner
+ * part of another scale: apart (different scales, different axes).
+ */
+static int blocks_apart(sp_check_t *C, int32_t a, int32_t b)
+{
+    if (sp_pos_same_scale(C, a, b))
+        return 1;
+    for (int i = -1; i < C->npos_host; i++) {
+        if (i >= 0 && C->pos_host[i].blk != a)
+            continue;
+        int32_t ha = i < 0 ? a : C->pos_host[i].host;
+        for (int j = -1; j < C->npos_host; j++) {
+            if ((j >= 0 && C->pos_host[j].blk != b) || (i < 0 && j < 0))
+                continue;
+            if (!scales_differ(C, ha, j < 0 ? b : C->pos_host[j].host))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 /* Descriptors a and b of two monomials that may meet: a block's coefficient (a rank coordinate,
    a loop variable, the indices of nested cuts) is no factor of the products rule, so only
    monomials scaled alike from the reduced sizes to the real ones keep k*a = j*b; with a
@@ -180,16 +218,48 @@ static int terms_apart(sp_check_t *C, struct sp_pos_seen x, struct sp_pos_seen y
                      such as a function's parameter, whose values the reduction reads at the
                      calls (src/reduce.c); a block of an extent not known is compared */
     if ((a & kinds) == SP_POS_BLK && (b & kinds) == SP_POS_BLK)
-        return 1; /* two blocks: a block keeps its count at both sizes, so it is scaled as
-                     the axis it was cut from; one on a reshape's view has the scale of the
-                     axis the view was cut from (sp_pos_t.src: a split's outer part, a
-                     merge), and one of a window or an inner part scaled otherwise is a size
-                     term (sp_pos_t.rescaled); a causal offset is a block only of the
-                     queries' and keys' scale (relate_pos): blocks of different scales sit
-                     on different axes, of one scale they keep k*a = j*b */
+        return blocks_apart(C, a >> 2, b >> 2); /* two blocks: a block keeps its count at
+                     both sizes, so it is scaled as the axis it was cut from; one on a
+                     reshape's view has the scale of the axis the view was cut from
+                     (sp_pos_t.src: a split's outer part, a merge), one of a window is a size
+                     term (sp_pos_t.rescaled), one of an inner part scaled otherwise sits on
+                     an axis of its host's scale (sp_pos_t.host); a causal offset is a block
+                     only of the queries' and keys' scale (relate_pos): blocks of different
+                     scales sit on different axes but there, of one scale they keep
+                     k*a = j*b */
     if ((a | b) & SP_POS_LIT)
         return 0;
     return sp_pos_same_scale(C, a >> 2, b >> 2);
+}
+
+/* Blocks of monomial blk (a block on an inner part scaled otherwise, noted with the value
+   that carries it when it is made) may sit on an axis of host's extent (sp_pos_t.host):
+   noted, and the blocks met before compared again with blk's (blocks_apart); past the
+   table's room, the real sizes */
+static void note_host(sp_check_t *C, int32_t blk, int32_t host, sp_loc_t loc)
+{
+    const int32_t kinds = SP_POS_LIT | SP_POS_BLK;
+    if (blk <= 1 || sp_pos_same_scale(C, blk, host))
+        return; /* a literal, or a block of the host's scale */
+    for (int i = 0; i < C->npos_host; i++)
+        if (C->pos_host[i].blk == blk && C->pos_host[i].host == host)
+            return;
+    if (C->npos_host == (int)(sizeof C->pos_host / sizeof *C->pos_host)) {
+        sp_note_clamped(C, SP_CLAMP_PAIR, loc);
+        return;
+    }
+    C->pos_host[C->npos_host].blk = blk;
+    C->pos_host[C->npos_host++].host = host;
+    int met = 0;
+    for (int j = 0; j < C->npos_terms; j++)
+        met |= C->pos_terms[j].d == ((blk << 2) | SP_POS_BLK);
+    for (int j = 0; met && j < C->npos_terms; j++) {
+        int32_t d = C->pos_terms[j].d;
+        if ((d & kinds) == SP_POS_BLK && (d >> 2) != blk && !blocks_apart(C, blk, d >> 2)) {
+            sp_note_clamped(C, SP_CLAMP_PAIR, loc);
+            return;
+        }
+    }
 }
 
 /* The descriptors of t's axes against those met before in the run (terms_apart); a new one
@@ -198,7 +268,10 @@ static int terms_apart(sp_check_t *C, struct sp_pos_seen x, struct sp_pos_seen y
    coefficient a rank coordinate or a piece's index) */
 static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
 {
-    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++)
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++) {
+        const sp_pos_t *p = &t->pos[d];
+        if (p->host > 1 && p->hblk != 0)
+            note_host(C, p->hblk, p->host, loc);
         for (int i = 0; i < SP_POS_NOFF && t->pos[d].off[0] != SP_POS_MIX; i++) {
             struct sp_pos_seen e = {t->pos[d].off[i], 0};
             if ((e.d >> 2) <= 1)
@@ -218,6 +291,7 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
             }
             C->pos_terms[C->npos_terms++] = e;
         }
+    }
 }
 
 /*
@@ -349,7 +423,10 @@ static void view_scales(sp_check_t *C, const sp_tensor_t *x, sp_tensor_t *y, sp_
             p->src = e == 1 ? 0 : e;
         } else if (ok && innermost && x->pos[i].src == 0 && x->pos[i].src2 == 0) {
             p->src = 0;
-            p->rescaled = SP_RESCALED;
+            if (p->rescaled == 0 && x->pos[i].host == 0 && x->pos[i].ext > 1 && p->ext > 0)
+                p->host = x->pos[i].ext; /* blocks of p's scale in an axis of x's extent's */
+            else
+                p->rescaled = SP_RESCALED;
         } else {
             p->src = SP_POS_MIX;
         }
@@ -432,7 +509,7 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
         int blk = id > 1 && sp_pos_named(C, oe) == 2 &&
                   sp_pos_same_scale(C, id, sp_pos_blk_scale(q)) &&
                   sp_pos_same_scale(C, id, sp_pos_blk_scale(k)) && !(q->rescaled & SP_RESCALED) &&
-                  !(k->rescaled & SP_RESCALED);
+                  !(k->rescaled & SP_RESCALED) && q->host == 0 && k->host == 0;
         int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), blk);
         sp_pos_note_named(C, term >> 2, oe);
         r = sp_pos_compose(&p, term);
@@ -448,7 +525,10 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
             break;
         }
         for (int i = 0; i < SP_POS_NOFF && two[s]->off[i] != 0 && r != 0; i++) {
-            int k2 = sp_pos_compose(&p, two[s]->off[i]);
+            /* a block on an inner part scaled otherwise (sp_pos_t.host) sits in an axis of
+               another scale than the other axis's blocks: a size term here, as a window's */
+            int32_t d = two[s]->host != 0 ? two[s]->off[i] & ~SP_POS_BLK : two[s]->off[i];
+            int k2 = sp_pos_compose(&p, d);
             r = k2 == 0 ? 0 : k2 == 2 ? 2 : r;
         }
     }

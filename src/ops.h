@@ -64,8 +64,18 @@ typedef struct {
                                   the axis it was cut from (a split's outer part and a merge:
                                   that axis's block scale, A*(N/A) rows of N; another part of
                                   that axis's scale: the same), 0 where it is the axis's own
-                                  extent's (no view; an inner part scaled otherwise is rescaled),
+                                  extent's (no view; an inner part scaled otherwise has a host),
                                   SP_POS_MIX where not known: a block added there is reported */
+    int32_t host;              /* an inner part of a split scaled otherwise than the axis it was
+                                  cut from, which is no view nor window (src/exec_pos.c
+                                  view_scales): that axis's extent's monomial id, whose scale the
+                                  axis holding this one's positions has.  A block on it stays a
+                                  block of its own scale (positions k*K/c of N), compared with the
+                                  blocks of other scales that may sit on an axis of the host's
+                                  scale (src/exec_pos.c sp_check_t.pos_host); 0: none */
+    int32_t hblk;              /* host: the monomial of the last block composed on it while it
+                                  had one (sp_pos_compose), which src/exec_pos.c sp_pos_note
+                                  records with the host; blocks there before keep their scale */
     int32_t src2;              /* sp_pos_union: a second view's scale joined, or -1: an axis
                                   that is no view joined (its blocks of its extent's scale);
                                   src/exec_pos.c sp_pos_note keeps src where they scale alike,

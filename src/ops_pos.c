@@ -137,6 +137,8 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
     }
     if ((view & SP_VIEW_MERGED) && !exact)
         p->view |= SP_VIEW_BLOCKED;
+    if (p->host != 0 && (cut & D_BLK))
+        p->hblk = D_ID(cut); /* a block of its own scale in the host's axis */
     if (p->off[0] == 0) {
         p->off[0] = cut;
         return 1;
@@ -158,6 +160,13 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
             r = 2;
         add_desc(&q, d);
     }
+    for (int i = 0; i < SP_POS_NOFF && p->host != 0; i++)
+        if ((q.off[i] & D_BLK) && (q.off[i] & D_LIT)) {
+            set_mix(p); /* a literal with blocks of an inner part scaled otherwise: k*K/c + p
+                           in N, which the block rule does not cover (a view takes no literal
+                           there anyway) */
+            return 0;
+        }
     memcpy(p->off, q.off, sizeof p->off);
     return r;
 }
@@ -172,7 +181,8 @@ int32_t sp_pos_blk_scale(const sp_pos_t *p)
 /* Does p say anything of an axis (not the empty start of a union)? */
 static int pos_known(const sp_pos_t *p)
 {
-    return p->off[0] != 0 || p->ext != 0 || p->view != 0 || p->inexact || p->rescaled;
+    return p->off[0] != 0 || p->ext != 0 || p->view != 0 || p->inexact || p->rescaled ||
+           p->host;
 }
 
 /*
@@ -215,6 +225,12 @@ static void pos_union(sp_pos_t *dst, const sp_pos_t *src, int counts)
     join_src(dst, src, counts);
     dst->inexact |= src->inexact;
     dst->rescaled |= src->rescaled;
+    if (dst->hblk == 0)
+        dst->hblk = src->hblk;
+    if (dst->host == 0)
+        dst->host = src->host;
+    else if (src->host != 0 && src->host != dst->host)
+        dst->rescaled |= SP_RESCALED; /* inner parts of two hosts: blocks are size terms */
     int dm = dst->view & SP_VIEW_MERGED, sm = src->view & SP_VIEW_MERGED;
     if (sm && !dm) {
         dst->inner_r = src->inner_r;
@@ -804,7 +820,8 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
                whose outermost axis it is (or holds one); an inner axis of a merge only for a
                part a further split cuts out of it: a block on the merge is whole rows of its
                inner axes (src/exec_pos.c merged_blocks) */
-            if (x->pos[i].rescaled)
+            if (x->pos[i].rescaled || x->pos[i].host) /* an inner part scaled otherwise,
+                                                         reshaped again: a window */
                 p.rescaled |= merged && i != from ? SP_RESCALED_INNER : SP_RESCALED;
             if (x->pos[i].off[0] != 0) {
                 shifted++;

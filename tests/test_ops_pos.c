@@ -112,6 +112,35 @@ static void test_pos_rescaled(void **state)
     assert_int_equal(p.off[0], BLK(5));
 }
 
+/* A block on an inner part of a split scaled otherwise (sp_pos_t.host) stays a block of its
+   own monomial (src/exec_pos.c compares it with the blocks that may sit on the host's axes);
+   a literal with it is a report; unions keep the host, and two hosts joined are a window. */
+static void test_pos_host(void **state)
+{
+    (void)state;
+    sp_pos_t p = zero(), q = zero();
+    p.host = 9;
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(p.off[0], BLK(5));                /* K/2 in N: a block of K */
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);   /* a chunk of the chunk */
+    assert_int_equal(p.off[0], BLK(5));
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* k*K/c + 1 in N */
+    p = zero();
+    p.host = 9;
+    assert_int_equal(sp_pos_compose(&p, LIT), 1);
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 0);   /* 1 + k*K/c in N */
+    q.host = 9;
+    p = zero();
+    sp_pos_union(&p, &q);
+    assert_int_equal(p.host, 9);
+    assert_int_equal(p.rescaled, 0);
+    q.host = 11;                                       /* inner parts of two hosts */
+    sp_pos_union(&p, &q);
+    assert_int_equal(p.rescaled, SP_RESCALED);
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(p.off[0], SIZE(5));
+}
+
 static void test_pos_union(void **state)
 {
     (void)state;
@@ -611,6 +640,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pos_compose_rules),
         cmocka_unit_test(test_pos_rescaled),
+        cmocka_unit_test(test_pos_host),
         cmocka_unit_test(test_pos_union),
         cmocka_unit_test(test_pos_block),
         cmocka_unit_test(test_pos_concat_piece),
