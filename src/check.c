@@ -830,7 +830,8 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->unproved[0] = '\0';
     C->limit_note[0] = '\0';
     C->clamped = SP_CLAMP_NONE;
-    C->pos_exact_sum = C->pos_size_on_exact = C->pos_forms = C->npos_terms = C->npos_named = 0;
+    C->pos_exact_sum = C->pos_size_on_exact = C->pos_forms = C->npos_terms = C->npos_named =
+        C->npos_host = 0;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
     if (v == SHARDPROOF_BAD_INPUT && !C->opt.strict_shapes && element_limit(C, &dm)) {
         /* at least two elements per shard made a tensor too large: the reduction that lets a

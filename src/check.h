@@ -223,6 +223,12 @@ typedef struct sp_check {
         int named;             /* a size term of a coefficient not literal (note_terms) */
     } pos_terms[256];          /* the distinct ones met (sp_pos_note) */
     int npos_terms;
+    struct sp_pos_host {
+        int32_t blk;           /* a block's monomial id */
+        int32_t host;          /* the extent id of an axis it may sit on scaled otherwise */
+    } pos_host[16];            /* blocks on inner parts of splits scaled otherwise (sp_pos_t.host;
+                                  src/exec_pos.c note_terms); past the room: the real sizes */
+    int npos_host;
     int32_t pos_named[16];     /* size terms of a coefficient not literal (sp_pos_named) */
     int npos_named;            /* ... past the room: every one (-1) */
     sp_loc_t pos_exact_loc;

@@ -119,6 +119,27 @@ static void merged_blocks(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
     }
 }
 
+/*
+ * Views of several scales joined on one axis (src/ops_pos.c sp_pos_union: an operator reading
+ * a split's part and another axis, such as attention's heads from q's [.., NH, HD] and k's
+ * [.., NKV, HD]): a block added on it is one of each, so one scale serves only where they scale
+ * alike from the reduced sizes to the real ones (an axis no view: its extent's); else a block
+ * there is reported (sp_pos_t.src SP_POS_MIX).
+ */
+static void resolve_src(sp_check_t *C, sp_pos_t *p)
+{
+    if (p->src2 == 0)
+        return;
+    if (p->src <= 0) { /* no view joined, or not known */
+        p->src2 = 0;
+        return;
+    }
+    int32_t other = p->src2 > 0 ? p->src2 : p->ext;
+    if (!(p->src > 0 && other > 0 && sp_pos_same_scale(C, p->src, other)))
+        p->src = SP_POS_MIX;
+    p->src2 = 0;
+}
+
 /* Was a size term of monomial id made with a coefficient that is not literal? */
 static int named(const sp_check_t *C, int32_t id)
 {
@@ -132,12 +153,51 @@ static int named(const sp_check_t *C, int32_t id)
 
 void sp_pos_note_named(sp_check_t *C, int32_t id, const sp_ast_expr_t *e)
 {
-    if (id <= 1 || named(C, id) || sp_pos_named(C, e) != 1)
-        return; /* a literal, known already, or a literal coefficient */
+    if (id <= 1 || named(C, id) || sp_pos_named(C, e) == 0)
+        return; /* a literal, known already, or a literal coefficient (rank.X * (M/X) is
+                   not one: a size term unless relate_pos ties it to a block) */
     if (C->npos_named == (int)(sizeof C->pos_named / sizeof *C->pos_named))
         C->npos_named = -1;
     else
         C->pos_named[C->npos_named++] = id;
+}
+
+/* Are monomials a and b of scales known to differ from the reduced sizes to the real ones? */
+static int scales_differ(sp_check_t *C, int32_t a, int32_t b)
+{
+    fmpq_t q;
+    fmpq_init(q);
+    int d = a != b && real_ratio(C, a, 1, b, 1, q) && !fmpq_is_one(q);
+    fmpq_clear(q);
+    return d;
+}
+
+/*
+ * Blocks of monomials a and b (no literal): a block keeps its count at both sizes, so on an
+ * axis of its own scale it is scaled as that axis, and blocks of one scale keep k*a = j*b.
+ * A block on an inner part of a split scaled otherwise (sp_pos_t.host: chunk 1 of 2 of K in
+ * [N/K, K, H] is row K/2 of N) is of its own scale on an axis of the host's, where blocks of
+ * the host's scale and of other inner parts sit too: those of a scale other than its own are
+ * kept apart only where no axis of one may be an axis of the other (every host each may sit
+ * on, C->pos_host, of a scale known to differ).  Two blocks neither of which sits on an inner
+ * part of another scale: apart (different scales, different axes).
+ */
+static int blocks_apart(sp_check_t *C, int32_t a, int32_t b)
+{
+    if (sp_pos_same_scale(C, a, b))
+        return 1;
+    for (int i = -1; i < C->npos_host; i++) {
+        if (i >= 0 && C->pos_host[i].blk != a)
+            continue;
+        int32_t ha = i < 0 ? a : C->pos_host[i].host;
+        for (int j = -1; j < C->npos_host; j++) {
+            if ((j >= 0 && C->pos_host[j].blk != b) || (i < 0 && j < 0))
+                continue;
+            if (!scales_differ(C, ha, j < 0 ? b : C->pos_host[j].host))
+                return 0;
+        }
+    }
+    return 1;
 }
 
 /* Descriptors a and b of two monomials that may meet: a block's coefficient (a rank coordinate,
@@ -158,14 +218,48 @@ static int terms_apart(sp_check_t *C, struct sp_pos_seen x, struct sp_pos_seen y
                      such as a function's parameter, whose values the reduction reads at the
                      calls (src/reduce.c); a block of an extent not known is compared */
     if ((a & kinds) == SP_POS_BLK && (b & kinds) == SP_POS_BLK)
-        return 1; /* two blocks: a block keeps its count at both sizes, so it is scaled as
-                     the axis it was cut from, and one of a window scaled otherwise is a size
-                     term (sp_pos_t.rescaled): blocks of different scales sit on different
-                     axes, of one scale they keep k*a = j*b (not through reshape views:
-                     docs/soundness.md, "Open") */
+        return blocks_apart(C, a >> 2, b >> 2); /* two blocks: a block keeps its count at
+                     both sizes, so it is scaled as the axis it was cut from; one on a
+                     reshape's view has the scale of the axis the view was cut from
+                     (sp_pos_t.src: a split's outer part, a merge), one of a window is a size
+                     term (sp_pos_t.rescaled), one of an inner part scaled otherwise sits on
+                     an axis of its host's scale (sp_pos_t.host); a causal offset is a block
+                     only of the queries' and keys' scale (relate_pos): blocks of different
+                     scales sit on different axes but there, of one scale they keep
+                     k*a = j*b */
     if ((a | b) & SP_POS_LIT)
         return 0;
     return sp_pos_same_scale(C, a >> 2, b >> 2);
+}
+
+/* Blocks of monomial blk (a block on an inner part scaled otherwise, noted with the value
+   that carries it when it is made) may sit on an axis of host's extent (sp_pos_t.host):
+   noted, and the blocks met before compared again with blk's (blocks_apart); past the
+   table's room, the real sizes */
+static void note_host(sp_check_t *C, int32_t blk, int32_t host, sp_loc_t loc)
+{
+    const int32_t kinds = SP_POS_LIT | SP_POS_BLK;
+    if (blk <= 1 || sp_pos_same_scale(C, blk, host))
+        return; /* a literal, or a block of the host's scale */
+    for (int i = 0; i < C->npos_host; i++)
+        if (C->pos_host[i].blk == blk && C->pos_host[i].host == host)
+            return;
+    if (C->npos_host == (int)(sizeof C->pos_host / sizeof *C->pos_host)) {
+        sp_note_clamped(C, SP_CLAMP_PAIR, loc);
+        return;
+    }
+    C->pos_host[C->npos_host].blk = blk;
+    C->pos_host[C->npos_host++].host = host;
+    int met = 0;
+    for (int j = 0; j < C->npos_terms; j++)
+        met |= C->pos_terms[j].d == ((blk << 2) | SP_POS_BLK);
+    for (int j = 0; met && j < C->npos_terms; j++) {
+        int32_t d = C->pos_terms[j].d;
+        if ((d & kinds) == SP_POS_BLK && (d >> 2) != blk && !blocks_apart(C, blk, d >> 2)) {
+            sp_note_clamped(C, SP_CLAMP_PAIR, loc);
+            return;
+        }
+    }
 }
 
 /* The descriptors of t's axes against those met before in the run (terms_apart); a new one
@@ -174,13 +268,16 @@ static int terms_apart(sp_check_t *C, struct sp_pos_seen x, struct sp_pos_seen y
    coefficient a rank coordinate or a piece's index) */
 static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
 {
-    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++)
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++) {
+        const sp_pos_t *p = &t->pos[d];
+        if (p->host > 1 && p->hblk != 0)
+            note_host(C, p->hblk, p->host, loc);
         for (int i = 0; i < SP_POS_NOFF && t->pos[d].off[0] != SP_POS_MIX; i++) {
             struct sp_pos_seen e = {t->pos[d].off[i], 0};
             if ((e.d >> 2) <= 1)
                 continue;
             e.named = (e.d & (SP_POS_LIT | SP_POS_BLK)) == 0 &&
-                      (t->pos[d].rescaled || named(C, e.d >> 2));
+                      ((t->pos[d].rescaled & SP_RESCALED) || named(C, e.d >> 2));
             int j = 0, apart = 1;
             while (j < C->npos_terms && (C->pos_terms[j].d != e.d || C->pos_terms[j].named != e.named))
                 j++;
@@ -194,6 +291,7 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
             }
             C->pos_terms[C->npos_terms++] = e;
         }
+    }
 }
 
 /*
@@ -203,10 +301,13 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
  * keeps `B/4 + 3` apart from `A` (helper-33: equal at B = 28, A = 10 only), so the real sizes
  * decide; so do descriptors of different monomials that no rule keeps apart (note_terms).
  * Called on every value an operator, a collective, a layout or a lineage makes, which also
- * checks the blocks just added on merges (merged_blocks).
+ * compares the scales of views joined on an axis (resolve_src) and checks the blocks just
+ * added on merges (merged_blocks).
  */
 void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
 {
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++)
+        resolve_src(C, &t->pos[d]);
     merged_blocks(C, t, loc);
     note_terms(C, t, loc);
     int f = C->pos_forms | sp_pos_forms(t);
@@ -270,6 +371,68 @@ static int block_slice(sp_check_t *C, const sp_tensor_t *x, const sp_tensor_t *y
     if (ext != id || e <= 0 || E % e != 0 || s % e != 0 || x->pos[d].ext < 1)
         return 0;
     return real_whole(C, x->pos[d].ext, E, id, e, &n) && n == E / e; /* the real count */
+}
+
+/*
+ * A reshape's split parts other than the outermost (src/ops_pos.c pos_reshape leaves their
+ * scale not known): a block on part j of x's axis i is at k times j's extent times the extents
+ * of the parts inside it, in i (chunk 5 of 8 of K in [N/K, K] is row 5*K/8 of N): of i's scale
+ * where those scales multiply to i's, then a block as on i (sp_pos_blk_scale); else, on the
+ * innermost part of an axis that is no view, a window of another scale (rescaled: its blocks
+ * are size terms of its extent's monomial, compared with every other, helper-37); else not
+ * known (SP_POS_MIX: a block there is reported).  Every part of a reduced extent cut from an
+ * exact axis makes reduced positions in an exact dim (sp_size_on_exact: helper-37's inner part
+ * V/A of an exact V, its chunk at (V/A)/2 = 6 rows at A = 35 only, against 5 + 1).
+ */
+static void view_scales(sp_check_t *C, const sp_tensor_t *x, sp_tensor_t *y, sp_loc_t loc)
+{
+    int64_t sx[SP_MAX_DIMS + 1], so[SP_MAX_DIMS + 1];
+    if (x->ndim > SP_MAX_DIMS || y->ndim > SP_MAX_DIMS)
+        return;
+    sx[x->ndim] = so[y->ndim] = 1;
+    for (int d = x->ndim - 1; d >= 0; d--)
+        sx[d] = sx[d + 1] * x->shape[d];
+    for (int d = y->ndim - 1; d >= 0; d--)
+        so[d] = so[d + 1] * y->shape[d];
+    fmpq_t a, b;
+    fmpq_init(a);
+    fmpq_init(b);
+    for (int j = 0; j < y->ndim; j++) {
+        int i = 0;
+        while (i < x->ndim && (x->shape[i] == 1 || sx[i + 1] >= so[j] || so[j + 1] >= sx[i]))
+            i++;
+        if (y->shape[j] == 1 || i == x->ndim || so[j] > sx[i] || so[j + 1] < sx[i + 1] ||
+            (so[j] == sx[i] && so[j + 1] == sx[i + 1]))
+            continue; /* no part of one axis: the same axis, or a merge */
+        sp_pos_t *p = &y->pos[j];
+        if (p->ext != 1)
+            sp_size_on_exact(C, &x->pos[i], loc);
+        if (so[j] == sx[i])
+            continue; /* the outer part: of i's scale (pos_reshape) */
+        int ok = sp_pos_scale(C, p->ext, a), innermost = so[j + 1] == sx[i + 1];
+        for (int j2 = j + 1; ok && j2 < y->ndim && so[j2] > sx[i + 1]; j2++) {
+            if (y->shape[j2] == 1)
+                continue;
+            ok = sp_pos_scale(C, y->pos[j2].ext, b);
+            fmpq_mul(a, a, b);
+        }
+        ok = ok && sp_pos_scale(C, x->pos[i].ext, b);
+        int32_t e = sp_pos_blk_scale(&x->pos[i]);
+        p->src2 = 0;
+        if (ok && fmpq_equal(a, b) && e > 0) {
+            p->src = e == 1 ? 0 : e;
+        } else if (ok && innermost && x->pos[i].src == 0 && x->pos[i].src2 == 0) {
+            p->src = 0;
+            if (p->rescaled == 0 && x->pos[i].host == 0 && x->pos[i].ext > 1 && p->ext > 0)
+                p->host = x->pos[i].ext; /* blocks of p's scale in an axis of x's extent's */
+            else
+                p->rescaled = SP_RESCALED;
+        } else {
+            p->src = SP_POS_MIX;
+        }
+    }
+    fmpq_clear(a);
+    fmpq_clear(b);
 }
 
 /*
@@ -340,8 +503,14 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
     int r = 1;
     if (oe != NULL && !(oe->kind == SP_AST_NUM && ov == 0)) {
         int32_t id = sp_pos_monomial(C, NULL, oe);
-        /* rank.cp * (S/cp): block rank.cp of S, else a size term */
-        int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), id > 1 && sp_pos_named(C, oe) == 2);
+        /* rank.cp * (S/cp): block rank.cp of S where the queries' and the keys' blocks are of
+           S's scale (a block of another scale on their axes, rank.cp*(M/cp) with queries of S,
+           is at positions scaled as M: a size term, helper-37), else a size term */
+        int blk = id > 1 && sp_pos_named(C, oe) == 2 &&
+                  sp_pos_same_scale(C, id, sp_pos_blk_scale(q)) &&
+                  sp_pos_same_scale(C, id, sp_pos_blk_scale(k)) && !(q->rescaled & SP_RESCALED) &&
+                  !(k->rescaled & SP_RESCALED) && q->host == 0 && k->host == 0;
+        int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), blk);
         sp_pos_note_named(C, term >> 2, oe);
         r = sp_pos_compose(&p, term);
         if (id != 1) { /* a size term on the queries' and the keys' axes (helper-36) */
@@ -356,7 +525,10 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
             break;
         }
         for (int i = 0; i < SP_POS_NOFF && two[s]->off[i] != 0 && r != 0; i++) {
-            int k2 = sp_pos_compose(&p, two[s]->off[i]);
+            /* a block on an inner part scaled otherwise (sp_pos_t.host) sits in an axis of
+               another scale than the other axis's blocks: a size term here, as a window's */
+            int32_t d = two[s]->host != 0 ? two[s]->off[i] & ~SP_POS_BLK : two[s]->off[i];
+            int k2 = sp_pos_compose(&p, d);
             r = k2 == 0 ? 0 : k2 == 2 ? 2 : r;
         }
     }
@@ -494,6 +666,8 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             if (inferred >= 0 && name[0] != 'e' && !inferred_whole_real(C, x, y, inferred))
                 sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
         }
+        if (name[0] == 'r' || name[0] == 'v')
+            view_scales(C, x, y, e->loc);
         return;
     }
     int slice = strcmp(name, "slice") == 0, chunk = strcmp(name, "chunk") == 0;
@@ -526,7 +700,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
                 sp_pos_note_named(C, term >> 2, sa);
         }
         if (!block && !sp_pos_same_scale(C, ext, p.ext))
-            p.rescaled = 1;
+            p.rescaled = SP_RESCALED;
         slice_bounds_real(C, x, d, s, sa, ea, attr_value(attrs, ke, x->shape[d]), e->loc);
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);

@@ -125,7 +125,7 @@ static int tensor_rows(sp_check_t *C, sp_tensor_t *out, const sp_tensor_t *t, in
         out->pos[0].ext = id ? id : sp_pos_fresh(C);
         size |= id != 1;
         if (!sp_pos_same_scale(C, out->pos[0].ext, t->pos[0].ext))
-            out->pos[0].rescaled = 1;
+            out->pos[0].rescaled = SP_RESCALED;
     }
     if (size)
         sp_size_on_exact(C, &t->pos[0], loc);

@@ -41,6 +41,8 @@
 #define SP_VIEW_OUTER 2   /* the outer part of a split axis */
 #define SP_VIEW_INNER 4   /* another part of a split axis */
 #define SP_VIEW_BLOCKED 8 /* with a merge: a block was added, not yet checked (src/exec_pos.c) */
+#define SP_RESCALED 1       /* rescaled bits (below) */
+#define SP_RESCALED_INNER 2
 typedef struct {
     int32_t off[SP_POS_NOFF];
     int32_t ext;
@@ -50,11 +52,34 @@ typedef struct {
                                   not one product of whole axes) and its monomial's id */
     int32_t blk_r;             /* SP_VIEW_BLOCKED: the block's reduced extent where it is not
                                   the axis's (a concatenation's part, a tile), else 0 */
-    int32_t rescaled;          /* 1: a window of an axis it was cut from whose extent is scaled
-                                  otherwise from the reduced sizes to the real ones (a slice at
-                                  0..M of N): a block cut from it is no block of that axis, its
-                                  coefficient times another scale (sp_pos_compose makes it a
-                                  size term) */
+    int32_t rescaled;          /* SP_RESCALED: a window of an axis it was cut from whose extent
+                                  is scaled otherwise from the reduced sizes to the real ones (a
+                                  slice at 0..M of N): a block cut from it is no block of that
+                                  axis, its coefficient times another scale (sp_pos_compose
+                                  makes it a size term); SP_RESCALED_INNER: a merge with such a
+                                  window inside its outermost axis (a block on the merge is
+                                  whole rows of it, src/exec_pos.c merged_blocks, so only a part
+                                  a reshape splits from the merge is one) */
+    int32_t src;               /* a view: the monomial whose scale its blocks' positions have in
+                                  the axis it was cut from (a split's outer part and a merge:
+                                  that axis's block scale, A*(N/A) rows of N; another part of
+                                  that axis's scale: the same), 0 where it is the axis's own
+                                  extent's (no view; an inner part scaled otherwise has a host),
+                                  SP_POS_MIX where not known: a block added there is reported */
+    int32_t host;              /* an inner part of a split scaled otherwise than the axis it was
+                                  cut from, which is no view nor window (src/exec_pos.c
+                                  view_scales): that axis's extent's monomial id, whose scale the
+                                  axis holding this one's positions has.  A block on it stays a
+                                  block of its own scale (positions k*K/c of N), compared with the
+                                  blocks of other scales that may sit on an axis of the host's
+                                  scale (src/exec_pos.c sp_check_t.pos_host); 0: none */
+    int32_t hblk;              /* host: the monomial of the last block composed on it while it
+                                  had one (sp_pos_compose), which src/exec_pos.c sp_pos_note
+                                  records with the host; blocks there before keep their scale */
+    int32_t src2;              /* sp_pos_union: a second view's scale joined, or -1: an axis
+                                  that is no view joined (its blocks of its extent's scale);
+                                  src/exec_pos.c sp_pos_note keeps src where they scale alike,
+                                  else makes it SP_POS_MIX, and clears src2 */
 } sp_pos_t;
 
 typedef struct {
@@ -72,6 +97,8 @@ int32_t sp_pos_term(int32_t id, int blk);
 int sp_pos_compose(sp_pos_t *p, int32_t term);
 /* dst's offsets become the union of dst's and src's. */
 void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src);
+/* The scale a block added on p has (p->src, else its extent's monomial id; 0 not known) */
+int32_t sp_pos_blk_scale(const sp_pos_t *p);
 /* The local part of full that starts at start[] (a layout's or a collective's block): 0 when an
    offset became a sum of sizes.  *next gives fresh monomial ids for extents not known. */
 int sp_pos_block(sp_tensor_t *local, const sp_tensor_t *full, const int64_t *start, int32_t *next);

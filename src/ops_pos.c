@@ -108,9 +108,23 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
         return 1;
     if (p->off[0] == SP_POS_MIX)
         return 0;
-    if (p->rescaled && (term & D_BLK))
-        term &= ~D_BLK; /* a block of a window scaled otherwise: a size term (rank 3 of N@8
-                           at 3*N/8 against chunk 1 of a slice 0..M of N, M/2) */
+    int32_t scale = term & D_BLK ? sp_pos_blk_scale(p) : 0;
+    if (scale == SP_POS_MIX) {
+        set_mix(p); /* a block on a view whose scale in the axis it was cut from is not known */
+        return 0;
+    }
+    int32_t cut = term;
+    if (scale > 1 && p->src != 0)
+        cut = (scale << 2) | (term & (D_BLK | D_LIT)); /* a block on a split's outer part or a
+                           merge: a block of the axis it was cut from (chunk 1 of 2 of A in
+                           [A, N/A] is at A/2 rows of N/A, N/2: of N's scale, not A's) */
+    int rescaled = (p->rescaled & SP_RESCALED) ||
+                   (p->rescaled && !(p->view & SP_VIEW_MERGED)); /* an inner window counts on
+                                                                    a merge only */
+    if (rescaled && (cut & D_BLK))
+        cut &= ~D_BLK; /* a block of a window scaled otherwise: a size term (rank 3 of N@8
+                          at 3*N/8 against chunk 1 of a slice 0..M of N, M/2; an inner part K
+                          of [N/K, K] at 5*K/8 against N/16) */
     /* on a reshape's view (where every size it is made of keeps its real size, all is exact):
        blocks only, and literals on a split's outer part of exact count; a block of a merge is
        checked for whole rows of it (src/exec_pos.c sp_pos_note) */
@@ -123,15 +137,17 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
     }
     if ((view & SP_VIEW_MERGED) && !exact)
         p->view |= SP_VIEW_BLOCKED;
+    if (p->host != 0 && (cut & D_BLK))
+        p->hblk = D_ID(cut); /* a block of its own scale in the host's axis */
     if (p->off[0] == 0) {
-        p->off[0] = term;
+        p->off[0] = cut;
         return 1;
     }
     sp_pos_t q = {.ext = p->ext};
     int r = 1;
     for (int i = 0; i < SP_POS_NOFF && p->off[i] != 0; i++) {
         int32_t d;
-        int k = desc_add(p->off[i], term, &d);
+        int k = desc_add(p->off[i], cut, &d);
         if (k == 2 && (p->ext != 1 || p->inexact))
             k = 0; /* literals added on a dim a reduced size reaches (this one, or one it was
                       cut from: helper-33's slice at NKV of a slice at NH of a reduced D): a sum
@@ -144,14 +160,77 @@ int sp_pos_compose(sp_pos_t *p, int32_t term)
             r = 2;
         add_desc(&q, d);
     }
+    for (int i = 0; i < SP_POS_NOFF && p->host != 0; i++)
+        if ((q.off[i] & D_BLK) && (q.off[i] & D_LIT)) {
+            set_mix(p); /* a literal with blocks of an inner part scaled otherwise: k*K/c + p
+                           in N, which the block rule does not cover (a view takes no literal
+                           there anyway) */
+            return 0;
+        }
     memcpy(p->off, q.off, sizeof p->off);
     return r;
 }
 
-void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src)
+int32_t sp_pos_blk_scale(const sp_pos_t *p)
 {
+    if (p->src == SP_POS_MIX || (p->src > 0 && p->src2 != 0))
+        return SP_POS_MIX; /* not known, or scales joined not yet compared */
+    return p->src > 0 ? p->src : p->ext;
+}
+
+/* Does p say anything of an axis (not the empty start of a union)? */
+static int pos_known(const sp_pos_t *p)
+{
+    return p->off[0] != 0 || p->ext != 0 || p->view != 0 || p->inexact || p->rescaled ||
+           p->host;
+}
+
+/*
+ * The scales blocks on s have, joined into dst's (unless s is not read: a broadcast axis of
+ * one): the views' (src, up to two) and whether an axis that is no view was joined, whose
+ * blocks are of its extent's scale (src2 = -1); more than src/exec_pos.c sp_pos_note can
+ * compare is SP_POS_MIX.  A union's empty start is no axis: accumulators start from {0}.
+ */
+static void join_src(sp_pos_t *dst, const sp_pos_t *s, int counts)
+{
+    if (!counts)
+        return;
+    if (dst->src == SP_POS_MIX || s->src == SP_POS_MIX) {
+        dst->src = SP_POS_MIX;
+        dst->src2 = 0;
+        return;
+    }
+    int plain = dst->src2 < 0 || s->src2 < 0 || (dst->src == 0 && pos_known(dst)) ||
+                (s->src == 0 && pos_known(s));
+    int32_t v[4] = {dst->src, dst->src2, s->src, s->src2}, ids[2] = {0, 0};
+    int n = 0;
+    for (int i = 0; i < 4 && n < 3; i++) {
+        if (v[i] <= 0 || (n > 0 && ids[0] == v[i]) || (n > 1 && ids[1] == v[i]))
+            continue;
+        if (n < 2)
+            ids[n] = v[i];
+        n++;
+    }
+    if (n + (n > 0 && plain) > 2) {
+        dst->src = SP_POS_MIX;
+        dst->src2 = 0;
+        return;
+    }
+    dst->src = ids[0];
+    dst->src2 = n == 2 ? ids[1] : plain ? -1 : 0;
+}
+
+static void pos_union(sp_pos_t *dst, const sp_pos_t *src, int counts)
+{
+    join_src(dst, src, counts);
     dst->inexact |= src->inexact;
     dst->rescaled |= src->rescaled;
+    if (dst->hblk == 0)
+        dst->hblk = src->hblk;
+    if (dst->host == 0)
+        dst->host = src->host;
+    else if (src->host != 0 && src->host != dst->host)
+        dst->rescaled |= SP_RESCALED; /* inner parts of two hosts: blocks are size terms */
     int dm = dst->view & SP_VIEW_MERGED, sm = src->view & SP_VIEW_MERGED;
     if (sm && !dm) {
         dst->inner_r = src->inner_r;
@@ -166,6 +245,11 @@ void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src)
         add_desc(dst, src->off[i]);
 }
 
+void sp_pos_union(sp_pos_t *dst, const sp_pos_t *src)
+{
+    pos_union(dst, src, 1);
+}
+
 /* The extent id two readings of one extent agree on: a known one over an unknown one, else
    the lower (deterministic) */
 static int32_t ext_join(int32_t a, int32_t b)
@@ -176,10 +260,14 @@ static int32_t ext_join(int32_t a, int32_t b)
 /* Output axis p reads operand axis q (of extent n; the output's m, or -1 when p keeps an extent
    of its own): q's offsets; the extents agree where the shapes do, and an operand axis whose
    extent is not exact makes p's positions reach a dim a reduced size may reach, whatever
-   extent p is given (a broadcast axis of one reads none) */
+   extent p is given (a broadcast axis of one reads none).  The scale of blocks on p (src)
+   joins q's only where q is read whole (n == m, or p's extent its own): a grouped read
+   (attention's NKV key heads for NH query heads, rope's tables' HD/2 for HD) is at p's
+   positions divided by the group or modulo n, no offset added, so a block on p is one of
+   the axes read whole */
 static void read_axis(sp_pos_t *p, const sp_pos_t *q, int64_t n, int64_t m)
 {
-    sp_pos_union(p, q);
+    pos_union(p, q, n == m || (n != 1 && m < 0));
     if (n == m)
         p->ext = ext_join(p->ext, q->ext);
     if (n == m || n != 1)
@@ -224,9 +312,11 @@ int sp_pos_concat(sp_tensor_t *out, const sp_tensor_t *const *parts, int n, int 
     }
     const sp_tensor_t *x = parts[0];
     for (int d = 0; d < out->ndim && d < x->ndim; d++) {
-        sp_pos_t p = {.ext = x->pos[d].ext};
+        sp_pos_t p = {.ext = 0};
         for (int k = 0; k < n; k++) {
             sp_pos_union(&p, &parts[k]->pos[d]);
+            if (k == 0)
+                p.ext = x->pos[d].ext;
             if (parts[k]->pos[d].ext != x->pos[d].ext ||
                 (parts[k]->shape[d] != x->shape[d] && x->pos[d].ext != 1))
                 p.ext = 0; /* parts of unequal exact extents: an exact extent (id 1) */
@@ -664,12 +754,23 @@ static int blocks_only(const sp_pos_t *p)
     return 1;
 }
 
+/* The scale of blocks on a split's outer part or a merge whose outermost axis is x's axis q:
+   q's block scale (0: an exact one, whose blocks' positions are exact; not known: mixed) */
+static int32_t outer_src(const sp_pos_t *q)
+{
+    int32_t e = sp_pos_blk_scale(q);
+    return e == 1 ? 0 : e == 0 ? SP_POS_MIX : e;
+}
+
 /* A reshape (the flat order kept): an output axis that is an input axis (the same extent and
    the same stride) reads it.  One that splits or merges axes: blocks stay blocks (a rank's
    block of a dim merged with inner dims is a block of the merged dim, and a block split is
    blocks of the outer part), no offset stays none; a size term or a literal there is no sum
    of the axes' offsets (a shifted dim times the inner extent): mixed, and two such merged
-   add up (reported). */
+   add up (reported).  Blocks added later on a split part or a merge are positions in the
+   axis it was cut from (sp_pos_t.src): a split's outer part and a merge starting at an axis
+   have that axis's scale; another part is left not known here (src/exec_pos.c sp_view_scales
+   compares its extents' scales); a window scaled otherwise stays one (rescaled). */
 static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
 {
     int64_t sx[SP_MAX_DIMS + 1], so[SP_MAX_DIMS + 1];
@@ -681,7 +782,7 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
         so[d] = so[d + 1] * out->shape[d];
     for (int j = 0; j < out->ndim; j++) {
         sp_pos_t p = {.ext = 0};
-        int same = 0, shifted = 0, blocks = 1;
+        int same = 0, shifted = 0, blocks = 1, from = -1;
         for (int i = 0; i < x->ndim; i++) {
             if (x->shape[i] == 1 || out->shape[j] == 1)
                 continue;
@@ -693,6 +794,8 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
                 same = 1;
                 break;
             }
+            if (from < 0)
+                from = i; /* the outermost axis j reads */
             int merged = 0; /* a merge: another axis of extent > 1 overlaps j */
             for (int i2 = 0; i2 < x->ndim; i2++)
                 merged |= i2 != i && x->shape[i2] != 1 && sx[i2 + 1] < so[j] && so[j + 1] < sx[i2];
@@ -713,11 +816,23 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
                       : so[j] == sx[i] && so[j + 1] != sx[i + 1] ? SP_VIEW_OUTER
                                                                   : SP_VIEW_INNER;
             p.inexact |= x->pos[i].inexact || x->pos[i].ext != 1;
+            /* a window, with or without an offset, on every part of a split and on a merge
+               whose outermost axis it is (or holds one); an inner axis of a merge only for a
+               part a further split cuts out of it: a block on the merge is whole rows of its
+               inner axes (src/exec_pos.c merged_blocks) */
+            if (x->pos[i].rescaled || x->pos[i].host) /* an inner part scaled otherwise,
+                                                         reshaped again: a window */
+                p.rescaled |= merged && i != from ? SP_RESCALED_INNER : SP_RESCALED;
             if (x->pos[i].off[0] != 0) {
                 shifted++;
                 blocks &= blocks_only(&x->pos[i]);
                 sp_pos_union(&p, &x->pos[i]);
             }
+        }
+        if (!same && from >= 0) {
+            p.src2 = 0;
+            /* another part than the outermost: src/exec_pos.c sp_view_scales */
+            p.src = so[j] == sx[from] ? outer_src(&x->pos[from]) : SP_POS_MIX;
         }
         if (!same) {
             p.ext = 0;

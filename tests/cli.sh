@@ -197,6 +197,13 @@ expect 3 "^\(--mesh-cutoff: no difference on the checked mesh \(dp=5 for 8\)" \
     check "$root/tests/plans/bugs/cutoff_polynomial_in_axis_size.sp" --no-progress --mesh-cutoff
 runs=$((runs + 1))
 
+# a block on an inner part of a split scaled otherwise is compared only with blocks that may sit
+# on an axis of the split axis's scale (src/exec_pos.c blocks_apart): the reduced sizes, not
+# the real ones
+inner=$root/tests/plans/ok/offset_view_inner_host.sp
+expect 0 "^EQUIVALENT" check "$inner" --no-progress
+grep -q "^reduced dims: none" "$tmp/out" && bad "$inner: the real sizes were checked"
+
 # shape reduction modes: the default proves, --fast-shapes says UNKNOWN where its sizes are no
 # proof (the reason in text and JSON), --strict-shapes undoes --fast-shapes
 fs=$root/tests/plans/bugs/reduce_fast_shapes_mean_over_dp.sp

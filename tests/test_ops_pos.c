@@ -112,6 +112,35 @@ static void test_pos_rescaled(void **state)
     assert_int_equal(p.off[0], BLK(5));
 }
 
+/* A block on an inner part of a split scaled otherwise (sp_pos_t.host) stays a block of its
+   own monomial (src/exec_pos.c compares it with the blocks that may sit on the host's axes);
+   a literal with it is a report; unions keep the host, and two hosts joined are a window. */
+static void test_pos_host(void **state)
+{
+    (void)state;
+    sp_pos_t p = zero(), q = zero();
+    p.host = 9;
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(p.off[0], BLK(5));                /* K/2 in N: a block of K */
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);   /* a chunk of the chunk */
+    assert_int_equal(p.off[0], BLK(5));
+    assert_int_equal(sp_pos_compose(&p, LIT), 0);      /* k*K/c + 1 in N */
+    p = zero();
+    p.host = 9;
+    assert_int_equal(sp_pos_compose(&p, LIT), 1);
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 0);   /* 1 + k*K/c in N */
+    q.host = 9;
+    p = zero();
+    sp_pos_union(&p, &q);
+    assert_int_equal(p.host, 9);
+    assert_int_equal(p.rescaled, 0);
+    q.host = 11;                                       /* inner parts of two hosts */
+    sp_pos_union(&p, &q);
+    assert_int_equal(p.rescaled, SP_RESCALED);
+    assert_int_equal(sp_pos_compose(&p, BLK(5)), 1);
+    assert_int_equal(p.off[0], SIZE(5));
+}
+
 static void test_pos_union(void **state)
 {
     (void)state;
@@ -421,8 +450,186 @@ static void test_pos_reshape_views(void **state)
     p = s.pos[1];
     assert_int_equal(sp_pos_compose(&p, LIT), 0);     /* a literal after the outer block */
     p = s.pos[1];
+    assert_int_equal(p.src, SP_POS_MIX);              /* its scale: src/exec_pos.c */
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 0);
+    p = s.pos[1];
+    p.src = 5;                                        /* scaled as x's rows */
     assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], BLK(5));
     fmpq_clear(a.num);
+    sp_tensor_clear(&x);
+    sp_tensor_clear(&m);
+    sp_tensor_clear(&s);
+}
+
+/* helper-37: a block on a split's outer part or a merge is a block of the axis it was cut
+   from (A/2 rows of N/A: N/2); a window stays one through a reshape without an offset; views
+   of several scales joined keep them for src/exec_pos.c to compare, an axis of one broadcast
+   does not count. */
+static void test_pos_view_scales(void **state)
+{
+    fx_t *f = *state;
+    sp_tensor_t x, s, m;
+    int64_t sx[2] = {4, 6};
+    symbols(f, &x, 2, sx, "x");
+    sp_tensor_init(&s);
+    sp_tensor_init(&m);
+    x.pos[0].ext = 5;
+    x.pos[1].ext = 7;
+    x.pos[0].rescaled = 1;                            /* a window 0..M of N, no offset */
+    sp_attr_t a;
+    memset(&a, 0, sizeof a);
+    fmpq_init(a.num);
+    a.key = "shape";
+    a.kind = SP_ATTR_LIST;
+    int64_t split[3] = {2, 2, 6}, flat[1] = {24};
+    a.list = split;
+    a.nlist = 3;
+    sp_op_err_t err;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].src, 5);                /* x's rows' scale */
+    assert_int_equal(s.pos[0].rescaled, 1);           /* kept without an offset */
+    assert_int_equal(s.pos[2].src, 0);                /* x's columns, the same axis */
+    s.pos[0].ext = 9;
+    s.pos[0].rescaled = 0;
+    sp_pos_t p = s.pos[0];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], BLK(5));               /* a block of x's rows, not of A */
+    s.pos[0].rescaled = 1;
+    p = s.pos[0];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], SIZE(5));              /* of a window: a size term of M */
+    x.pos[0].rescaled = 0;
+    x.pos[0].ext = 1;                                 /* exact rows: the outer part's own */
+    sp_tensor_clear(&s);
+    sp_tensor_init(&s);
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].src, 0);
+    x.pos[0].ext = 0;                                 /* not known: a block is reported */
+    sp_tensor_clear(&s);
+    sp_tensor_init(&s);
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].src, SP_POS_MIX);
+    x.pos[0].ext = 5;
+    a.list = flat;
+    a.nlist = 1;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
+    assert_int_equal(m.pos[0].src, 5);                /* a merge: its outermost axis's */
+
+    sp_pos_t v = zero(), w = zero(), plain = zero(), one = zero();
+    v.view = w.view = SP_VIEW_OUTER;
+    v.src = 5;
+    w.src = 6;
+    plain.ext = 8;
+    p = zero();
+    sp_pos_union(&p, &v);
+    assert_int_equal(p.src, 5);
+    assert_int_equal(p.src2, 0);
+    sp_pos_union(&p, &w);                             /* q's heads and k's */
+    assert_int_equal(p.src2, 6);
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 0);  /* not compared yet: reported */
+    p = zero();
+    sp_pos_union(&p, &plain);
+    sp_pos_union(&p, &v);                             /* an axis no view, then a view */
+    assert_int_equal(p.src, 5);
+    assert_int_equal(p.src2, -1);
+    sp_pos_union(&p, &w);                             /* three scales */
+    assert_int_equal(p.src, SP_POS_MIX);
+    assert_int_equal(p.src2, 0);
+    int64_t sh1[2] = {1, 4}, sh4[2] = {4, 4};
+    sp_tensor_t b1, b4, o;
+    symbols(f, &b1, 2, sh1, "b");
+    symbols(f, &b4, 2, sh4, "c");
+    sp_tensor_init(&o);
+    b4.pos[0] = v;
+    b1.pos[0] = one;
+    b1.pos[0].ext = 1;
+    sp_tensor_t in[2] = {b4, b1};
+    assert_true(sp_ops_apply(f->E, "add", in, 2, NULL, 0, 0, &o, &err));
+    assert_int_equal(o.pos[0].src, 5);                /* a broadcast axis of one: not read */
+    assert_int_equal(o.pos[0].src2, 0);
+    fmpq_clear(a.num);
+    sp_tensor_clear(&x);
+    sp_tensor_clear(&s);
+    sp_tensor_clear(&m);
+    sp_tensor_clear(&b1);
+    sp_tensor_clear(&b4);
+    sp_tensor_clear(&o);
+}
+
+/* A grouped read (attention's key heads, NKV of them for NH query heads) joins no scale into
+   the output's heads: a block there is one of the query heads, of their scale; a merge takes
+   the rescaled window of its outermost axis only, and keeps an inner one's for the parts a
+   further reshape splits from it */
+static void test_pos_grouped_merged(void **state)
+{
+    fx_t *f = *state;
+    int64_t sq[3] = {4, 2, 3}, sk[3] = {2, 2, 3}, sx[2] = {2, 3}, flat[1] = {6};
+    sp_tensor_t q, k, v, o, x, m, s;
+    symbols(f, &q, 3, sq, "q");
+    symbols(f, &k, 3, sk, "k");
+    symbols(f, &v, 3, sk, "v");
+    sp_tensor_init(&o);
+    sp_tensor_init(&m);
+    sp_tensor_init(&s);
+    q.pos[0].view = k.pos[0].view = v.pos[0].view = SP_VIEW_OUTER;
+    q.pos[0].ext = 7;
+    k.pos[0].ext = v.pos[0].ext = 8;
+    q.pos[0].src = 5;                                 /* QD's scale */
+    k.pos[0].src = v.pos[0].src = 6;                  /* KD's */
+    sp_op_err_t err;
+    assert_true(sp_ops_apply(f->E, "attention", (sp_tensor_t[]){q, k, v}, 3, NULL, 0, 0, &o, &err));
+    assert_int_equal(o.pos[0].src, 5);
+    assert_int_equal(o.pos[0].src2, 0);               /* k's and v's heads: grouped */
+    sp_tensor_clear(&o);
+    sp_tensor_init(&o);
+    sp_tensor_t k4, v4;
+    symbols(f, &k4, 3, sq, "k");
+    symbols(f, &v4, 3, sq, "v");
+    k4.pos[0] = v4.pos[0] = k.pos[0];
+    assert_true(
+        sp_ops_apply(f->E, "attention", (sp_tensor_t[]){q, k4, v4}, 3, NULL, 0, 0, &o, &err));
+    assert_int_equal(o.pos[0].src, 5);
+    assert_int_equal(o.pos[0].src2, 6);               /* as many heads: joined, compared */
+
+    symbols(f, &x, 2, sx, "x");
+    x.pos[0].ext = 7;
+    x.pos[1].ext = 9;
+    x.pos[1].rescaled = SP_RESCALED;                  /* the inner part HD of QD */
+    sp_attr_t a;
+    memset(&a, 0, sizeof a);
+    fmpq_init(a.num);
+    a.key = "shape";
+    a.kind = SP_ATTR_LIST;
+    a.list = flat;
+    a.nlist = 1;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
+    assert_int_equal(m.pos[0].rescaled, SP_RESCALED_INNER);
+    sp_pos_t p = m.pos[0];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], BLK(7));               /* whole heads: a block of them */
+    a.list = sx;
+    a.nlist = 2;
+    assert_true(sp_ops_apply(f->E, "reshape", &m, 1, &a, 1, 0, &s, &err));
+    assert_int_equal(s.pos[0].rescaled, SP_RESCALED); /* a part split from the merge */
+    assert_int_equal(s.pos[1].rescaled, SP_RESCALED);
+    x.pos[0].rescaled = SP_RESCALED;                  /* the outermost axis a window */
+    sp_tensor_clear(&m);
+    sp_tensor_init(&m);
+    a.list = flat;
+    a.nlist = 1;
+    assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
+    assert_int_equal(m.pos[0].rescaled, SP_RESCALED | SP_RESCALED_INNER);
+    p = m.pos[0];
+    assert_int_equal(sp_pos_compose(&p, BLK(9)), 1);
+    assert_int_equal(p.off[0], SIZE(7));              /* a block of a window: a size term */
+    fmpq_clear(a.num);
+    sp_tensor_clear(&q);
+    sp_tensor_clear(&k);
+    sp_tensor_clear(&v);
+    sp_tensor_clear(&k4);
+    sp_tensor_clear(&v4);
+    sp_tensor_clear(&o);
     sp_tensor_clear(&x);
     sp_tensor_clear(&m);
     sp_tensor_clear(&s);
@@ -433,6 +640,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pos_compose_rules),
         cmocka_unit_test(test_pos_rescaled),
+        cmocka_unit_test(test_pos_host),
         cmocka_unit_test(test_pos_union),
         cmocka_unit_test(test_pos_block),
         cmocka_unit_test(test_pos_concat_piece),
@@ -440,6 +648,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pos_operators, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_pos_gradient_operands, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_pos_reshape_views, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_pos_view_scales, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_pos_grouped_merged, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
