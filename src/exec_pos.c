@@ -72,15 +72,22 @@ static int real_ratio(sp_check_t *C, int32_t ida, int64_t a, int32_t idb, int64_
     return ok;
 }
 
-int sp_pos_same_scale(sp_check_t *C, int32_t a, int32_t b)
+/* Monomials a and b from the reduced sizes to the real ones: 1 scaled alike, 0 scaled
+   otherwise, -1 not known (a monomial not known, or fresh) */
+static int scale_cmp(sp_check_t *C, int32_t a, int32_t b)
 {
     if (a == b)
-        return a != 0;
+        return a != 0 ? 1 : -1;
     fmpq_t q;
     fmpq_init(q);
-    int ok = real_ratio(C, a, 1, b, 1, q) && fmpq_is_one(q);
+    int r = real_ratio(C, a, 1, b, 1, q) ? fmpq_is_one(q) : -1;
     fmpq_clear(q);
-    return ok;
+    return r;
+}
+
+int sp_pos_same_scale(sp_check_t *C, int32_t a, int32_t b)
+{
+    return scale_cmp(C, a, b) == 1;
 }
 
 /* a/b whole at the real sizes (see real_ratio)?  *count: the quotient, when it fits */
@@ -162,16 +169,6 @@ void sp_pos_note_named(sp_check_t *C, int32_t id, const sp_ast_expr_t *e)
         C->pos_named[C->npos_named++] = id;
 }
 
-/* Are monomials a and b of scales known to differ from the reduced sizes to the real ones? */
-static int scales_differ(sp_check_t *C, int32_t a, int32_t b)
-{
-    fmpq_t q;
-    fmpq_init(q);
-    int d = a != b && real_ratio(C, a, 1, b, 1, q) && !fmpq_is_one(q);
-    fmpq_clear(q);
-    return d;
-}
-
 /*
  * Blocks of monomials a and b (no literal): a block keeps its count at both sizes, so on an
  * axis of its own scale it is scaled as that axis, and blocks of one scale keep k*a = j*b.
@@ -193,7 +190,7 @@ static int blocks_apart(sp_check_t *C, int32_t a, int32_t b)
         for (int j = -1; j < C->npos_host; j++) {
             if ((j >= 0 && C->pos_host[j].blk != b) || (i < 0 && j < 0))
                 continue;
-            if (!scales_differ(C, ha, j < 0 ? b : C->pos_host[j].host))
+            if (scale_cmp(C, ha, j < 0 ? b : C->pos_host[j].host) != 0) /* not known apart */
                 return 0;
         }
     }
@@ -272,12 +269,12 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
         const sp_pos_t *p = &t->pos[d];
         if (p->host > 1 && p->hblk != 0)
             note_host(C, p->hblk, p->host, loc);
-        for (int i = 0; i < SP_POS_NOFF && t->pos[d].off[0] != SP_POS_MIX; i++) {
-            struct sp_pos_seen e = {t->pos[d].off[i], 0};
+        for (int i = 0; i < SP_POS_NOFF && p->off[0] != SP_POS_MIX; i++) {
+            struct sp_pos_seen e = {p->off[i], 0};
             if ((e.d >> 2) <= 1)
                 continue;
             e.named = (e.d & (SP_POS_LIT | SP_POS_BLK)) == 0 &&
-                      ((t->pos[d].rescaled & SP_RESCALED) || named(C, e.d >> 2));
+                      ((p->rescaled & SP_RESCALED) || named(C, e.d >> 2));
             int j = 0, apart = 1;
             while (j < C->npos_terms && (C->pos_terms[j].d != e.d || C->pos_terms[j].named != e.named))
                 j++;
@@ -582,24 +579,17 @@ static void slice_bounds_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, in
 {
     const sp_ast_expr_t *b[2] = {s != 0 ? sa : NULL, ea};
     int64_t v[2] = {s, end};
-    fmpq_t q, ext;
+    fmpq_t q;
     fmpq_init(q);
-    fmpq_init(ext);
-    int ext_known = sp_pos_scale(C, x->pos[d].ext, ext);
-    fmpz_mul_si(fmpq_numref(ext), fmpq_numref(ext), (slong)x->shape[d]);
-    fmpq_canonicalise(ext);
     for (int i = 0; i < 2; i++) {
         if (b[i] == NULL || v[i] < 0 || v[i] > x->shape[d])
             continue; /* none, from the end (reported), or clamped here (reported) */
         int32_t id = sp_pos_monomial(C, NULL, b[i]);
         if (id <= 1)
             continue; /* a literal, or no monomial (a sum of sizes keeps its dims real) */
-        if (ext_known && sp_pos_scale(C, id, q)) {
-            fmpz_mul_si(fmpq_numref(q), fmpq_numref(q), (slong)v[i]);
-            fmpq_canonicalise(q);
-            if (fmpq_cmp(q, ext) > 0)
-                sp_note_clamped(C, SP_CLAMP_BOUND_REAL, loc);
-        }
+        /* the bound over the dim's extent at the real sizes (real_ratio) */
+        if (real_ratio(C, id, v[i], x->pos[d].ext, x->shape[d], q) && fmpq_cmp_si(q, 1) > 0)
+            sp_note_clamped(C, SP_CLAMP_BOUND_REAL, loc);
         const sp_pos_t *p = &x->pos[d];
         for (int k = 0; k < SP_POS_NOFF && p->off[0] != SP_POS_MIX && p->off[k] != 0; k++)
             if (((p->off[k] & SP_POS_BLK) && (p->off[k] >> 2) > 1 &&
@@ -608,7 +598,6 @@ static void slice_bounds_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, in
                 sp_note_clamped(C, SP_CLAMP_PAIR, loc);
     }
     fmpq_clear(q);
-    fmpq_clear(ext);
 }
 
 void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,

@@ -245,6 +245,17 @@ static void num_attr(sp_attr_t *a, const char *key, long v)
     fmpq_set_si(a->num, v, 1);
 }
 
+/* a reshape's shape list (the caller sets a->list and a->nlist; fmpq_clear(a->num) after) */
+static void shape_attr(sp_attr_t *a, int64_t *list, int n)
+{
+    memset(a, 0, sizeof *a);
+    fmpq_init(a->num);
+    a->key = "shape";
+    a->kind = SP_ATTR_LIST;
+    a->list = list;
+    a->nlist = n;
+}
+
 /* Operators carry offsets: elementwise by broadcasting, matmul M from a and N from b (K
    dropped), a reduction drops its dim, a transpose swaps, a slice's shift is mixed until the
    interpreter reads its start (src/exec.c), a reshape keeps blocks. */
@@ -413,14 +424,9 @@ static void test_pos_reshape_views(void **state)
     sp_tensor_init(&m);
     sp_tensor_init(&s);
     x.pos[0].ext = x.pos[1].ext = 5; /* extents of reduced sizes */
-    sp_attr_t a;
-    memset(&a, 0, sizeof a);
-    fmpq_init(a.num);
-    a.key = "shape";
-    a.kind = SP_ATTR_LIST;
     int64_t flat[1] = {24}, split[3] = {2, 2, 6};
-    a.list = flat;
-    a.nlist = 1;
+    sp_attr_t a;
+    shape_attr(&a, flat, 1);
     sp_op_err_t err;
     assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
     assert_int_equal(m.pos[0].view, SP_VIEW_MERGED);
@@ -477,14 +483,9 @@ static void test_pos_view_scales(void **state)
     x.pos[0].ext = 5;
     x.pos[1].ext = 7;
     x.pos[0].rescaled = 1;                            /* a window 0..M of N, no offset */
-    sp_attr_t a;
-    memset(&a, 0, sizeof a);
-    fmpq_init(a.num);
-    a.key = "shape";
-    a.kind = SP_ATTR_LIST;
     int64_t split[3] = {2, 2, 6}, flat[1] = {24};
-    a.list = split;
-    a.nlist = 3;
+    sp_attr_t a;
+    shape_attr(&a, split, 3);
     sp_op_err_t err;
     assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &s, &err));
     assert_int_equal(s.pos[0].src, 5);                /* x's rows' scale */
@@ -597,12 +598,7 @@ static void test_pos_grouped_merged(void **state)
     x.pos[1].ext = 9;
     x.pos[1].rescaled = SP_RESCALED;                  /* the inner part HD of QD */
     sp_attr_t a;
-    memset(&a, 0, sizeof a);
-    fmpq_init(a.num);
-    a.key = "shape";
-    a.kind = SP_ATTR_LIST;
-    a.list = flat;
-    a.nlist = 1;
+    shape_attr(&a, flat, 1);
     assert_true(sp_ops_apply(f->E, "reshape", &x, 1, &a, 1, 0, &m, &err));
     assert_int_equal(m.pos[0].rescaled, SP_RESCALED_INNER);
     sp_pos_t p = m.pos[0];
