@@ -22,6 +22,9 @@ typedef struct {
     int overridden;          /* set by --dims */
     int64_t cut;             /* > 0: not a dim but a mesh axis checked at this smaller size (the
                                 mesh cutoff; only while sp_reduce_dims runs) */
+    int64_t xref;            /* the size of the reference executor's second run (src/reduce.c
+                                xref_sizes(): admissible, small dims at their real sizes), 0
+                                before the reduction */
 } sp_dimdef_t;
 
 /* A named tensor value: one tensor per rank (a model has one rank).  ndim < 0: absent. */
@@ -205,8 +208,12 @@ typedef struct sp_check {
     int unlifted;            /* a failing stage the reference run did not reproduce end to end:
                                 the verdict is UNKNOWN, the stage is evidence only */
     int resize;              /* with unlifted: an output difference over inputs only at reduced
-                                sizes that the reference run at the real sizes does not show:
-                                the real sizes are checked next */
+                                sizes that the reference run at the real sizes does not show
+                                (1), or no difference where the reference run at other
+                                admissible sizes (2) or at the real sizes (3) shows one: the real
+                                sizes are checked next */
+    uint32_t exec_nodes;     /* expression nodes after executing the model and the plan (the
+                                size of the reference executor's second run: src/crosscheck.c) */
     int clamped;             /* what the first operator that did what the reduction does not
                                 keep did: an sp_clamp_t (src/ops.h) */
     sp_loc_t clamp_loc;      /* that operator */
@@ -303,8 +310,8 @@ typedef struct sp_check {
     int ndivfix;
 } sp_check_t;
 
-/* crosscheck.c: run the reference executor at the real sizes (reduced = 0) or at the checked
-   sizes (dims and cut mesh axes), on the given inputs (NULL: the seed's random ones); observe
+/* crosscheck.c: run the reference executor at the real sizes (reduced = 0), at the checked
+   sizes (1: dims and cut mesh axes) or at the second run's (2: sp_dimdef_t.xref), on the given inputs (NULL: the seed's random ones); observe
    keeps intermediate values (src/infer.c).  A refusal's first message is res->limit. */
 sp_status_t sp_xref_run(sp_check_t *C, int reduced, uint64_t seed,
                         const sp_ref_inputs_struct *given, int observe, sp_ref_result_t *res);

@@ -2976,6 +2976,68 @@ static void cheaper_pins(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, 
     flint_free(tried);
 }
 
+/*
+ * The sizes of the reference executor's second run (src/crosscheck.c; docs/soundness.md, "The
+ * second reference run"): the checked sizes with every reduced dim whose real size is small
+ * (at most XREF_DIM_CAP, growing the checked program by at most XREF_GROWTH in all) at its real
+ * size, in increasing order of real size, where the result is still admissible.  A plan that
+ * the checked sizes pass and these sizes fail is one the reduction does not decide: an additive
+ * relation of counts and values of sizes holds at the checked sizes only (docs/soundness.md,
+ * "Open: additive relations of sizes used as values").  xref = red for every dim when none
+ * moves.
+ */
+#define XREF_DIM_CAP 64
+#define XREF_GROWTH 64
+static void xref_sizes(sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V)
+{
+    int nd = C->ndims;
+    int64_t *save = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int64_t));
+    uint8_t *g = flint_calloc((size_t)(nd ? nd : 1), 1), *p = flint_calloc((size_t)(nd ? nd : 1), 1),
+            *done = flint_calloc((size_t)(nd ? nd : 1), 1), all[256];
+    memset(all, 1, sizeof all);
+    for (int i = 0; i < nd; i++)
+        save[i] = C->dims[i].red;
+    int64_t growth = 1;
+    char why[256];
+    for (;;) {
+        int d = -1;
+        for (int i = 0; i < nd; i++) {
+            const sp_dimdef_t *D = &C->dims[i];
+            if (!done[i] && !D->derived && !D->cut && D->red > 0 && D->red < D->real &&
+                D->real <= XREF_DIM_CAP && (d < 0 || D->real < C->dims[d].real))
+                d = i;
+        }
+        if (d < 0)
+            break;
+        done[d] = 1;
+        sp_dimdef_t *D = &C->dims[d];
+        int64_t gr = (D->real + D->red - 1) / D->red;
+        if (growth * gr > XREF_GROWTH)
+            continue;
+        int64_t was = D->red;
+        D->red = D->real;
+        derive(C, all);
+        memset(g, 0, (size_t)nd);
+        memset(p, 0, (size_t)nd);
+        if (derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why)) {
+            growth *= gr;
+        } else {
+            D->red = was;
+            derive(C, all);
+        }
+    }
+    for (int i = 0; i < nd; i++) {
+        C->dims[i].xref = C->dims[i].red;
+        if (!C->dims[i].derived)
+            C->dims[i].red = save[i];
+    }
+    derive(C, all);
+    flint_free(save);
+    flint_free(g);
+    flint_free(p);
+    flint_free(done);
+}
+
 /* ---- the mesh cutoff (docs/soundness.md, "Mesh cutoff") ---- */
 
 /*
@@ -3926,6 +3988,8 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
     /* --fast-shapes: the sizes chosen are a proof at the real sizes only if they meet every
        condition of the default reduction too; the first one they miss is the report's reason
        why EQUIVALENT is not claimed (docs/soundness.md, "Shape reduction") */
+    if (st == SP_OK && !C->opt.real_sizes)
+        xref_sizes(C, &mesh, &V);
     C->fast_gap[0] = '\0';
     if (st == SP_OK && !C->opt.strict_shapes) {
         memset(grow, 0, (size_t)nd);

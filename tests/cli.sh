@@ -204,13 +204,26 @@ inner=$root/tests/plans/ok/offset_view_inner_host.sp
 expect 0 "^EQUIVALENT" check "$inner" --no-progress
 grep -q "^reduced dims: none" "$tmp/out" && bad "$inner: the real sizes were checked"
 
+# the reference executor's second run (src/crosscheck.c second_run): at the checked sizes with
+# the small dims real when the real sizes are too large for it; a difference there sends the
+# check to the real sizes, and without the cross-check the reduced check stands
+two=$root/tests/plans/ok/reduce_second_reference_run.sp
+expect 0 "^reference run: AGREE at the sizes N=3 K=25 " check "$two" --no-progress
+cnt=$root/tests/plans/bugs/reduce_count_vs_literal_sum.sp
+expect 1 "^reduced dims: none; with N=7 K=5 no difference was found, but the reference executor found one at other admissible sizes, so the real sizes are checked" \
+    check "$cnt" --no-progress
+expect 0 "^EQUIVALENT" check "$cnt" --no-progress --no-cross-check
+
 # shape reduction modes: the default proves, --fast-shapes says UNKNOWN where its sizes are no
 # proof (the reason in text and JSON), --strict-shapes undoes --fast-shapes
 fs=$root/tests/plans/bugs/reduce_fast_shapes_mean_over_dp.sp
 expect 1 "^NOT EQUIVALENT" check "$fs" --no-progress
 expect 3 "^\(--fast-shapes: the reduced sizes are no proof at the real sizes: a size of 8 at the real sizes \(line 16\) reduces to 2, a mesh size;" \
+    check "$fs" --no-progress --fast-shapes --no-cross-check
+expect 3 '"unproved": "--fast-shapes: the reduced sizes are no proof at the real sizes: a size of 8 at the real sizes' check "$fs" --no-progress --fast-shapes --format json --no-cross-check
+# with the cross-check the reference executor's second run (B = 8 real) finds the difference
+expect 1 "^reduced dims: none; with B=2 H=3 no difference was found, but the reference executor found one at other admissible sizes" \
     check "$fs" --no-progress --fast-shapes
-expect 3 '"unproved": "--fast-shapes: the reduced sizes are no proof at the real sizes: a size of 8 at the real sizes' check "$fs" --no-progress --fast-shapes --format json
 expect 1 "^NOT EQUIVALENT" check "$fs" --no-progress --fast-shapes --strict-shapes
 expect 0 "^EQUIVALENT" check "$mlp" --no-progress --fast-shapes --dims B=6,H=5,F=10
 # a tensor over --max-elements is a resource limit: UNKNOWN with the limit's name, exit 3

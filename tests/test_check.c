@@ -114,6 +114,36 @@ static void test_check_sums_of_sizes(void **state)
     }
 }
 
+/* The reference executor's second run (src/reduce.c xref_sizes, src/crosscheck.c second_run;
+   docs/soundness.md): real sizes beyond it (N), a small dim K reduced; it runs again with K at
+   its real size.  A count of K against 2 + 3: the same at K = 5 only, so a reduction to 5
+   passed before; the second run finds the difference and the real sizes decide.  The count
+   against itself: the second run agrees and says at which sizes. */
+static void test_check_second_reference_run(void **state)
+{
+    (void)state;
+    static const char *const head =
+        "dim N = 100000, K = 25\n"
+        "model m {\n  input x : [N]\n  input c : [K]\n  y = x * sum(c * 0 + 1)\n  output y\n}\n"
+        "plan p of m {\n  mesh dp = 1\n  x : [N]\n  c : [K]\n";
+    char text[1024];
+    shardproof_verdict_t v;
+    snprintf(text, sizeof text, "%s  y = x * 2 + x * 3\n  output y = y : [N]\n}\n", head);
+    char *r = report_text("count.sp", text, &v);
+    if (v != SHARDPROOF_NOT_EQUIVALENT)
+        fprintf(stderr, "%s\n", r);
+    assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
+    assert_non_null(strstr(r, "but the reference executor found one at other admissible sizes, "
+                              "so the real sizes are checked"));
+    free(r);
+    snprintf(text, sizeof text, "%s  y = x * sum(c * 0 + 1)\n  output y = y : [N]\n}\n", head);
+    r = report_text("count_ok.sp", text, &v);
+    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_non_null(strstr(r, "reference run: AGREE at the sizes N="));
+    assert_non_null(strstr(r, " K=25 "));
+    free(r);
+}
+
 /* --timeout (options.timeout_ms): a stage that starts after the run's deadline is UNKNOWN
    (limit timeout) with no element compared; the result and the reports say so (rank -1, only a
    reason).  The deadline is set to a past time directly, so the test does not depend on speed. */
@@ -588,6 +618,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_mlp_equivalent),
         cmocka_unit_test(test_check_bug_located),
+        cmocka_unit_test(test_check_second_reference_run),
         cmocka_unit_test(test_check_deadline_passed),
         cmocka_unit_test(test_check_reports_identical_across_jobs),
         cmocka_unit_test(test_check_bad_input_diagnostics),
