@@ -263,6 +263,22 @@ static void note_host(sp_check_t *C, int32_t blk, int32_t host, sp_loc_t loc)
    past the table's room goes real.  A size term is named when it was made with a coefficient
    that is not literal, or sits on a rescaled window (a block made a size term there: its
    coefficient a rank coordinate or a piece's index) */
+static void note_term(sp_check_t *C, struct sp_pos_seen e, sp_loc_t loc)
+{
+    int j = 0, apart = 1;
+    while (j < C->npos_terms && (C->pos_terms[j].d != e.d || C->pos_terms[j].named != e.named))
+        j++;
+    if (j < C->npos_terms)
+        return;
+    for (j = 0; j < C->npos_terms && apart; j++)
+        apart = (C->pos_terms[j].d >> 2) == (e.d >> 2) || terms_apart(C, C->pos_terms[j], e);
+    if (!apart || C->npos_terms == (int)(sizeof C->pos_terms / sizeof *C->pos_terms)) {
+        sp_note_clamped(C, SP_CLAMP_PAIR, loc);
+        return;
+    }
+    C->pos_terms[C->npos_terms++] = e;
+}
+
 static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
 {
     for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++) {
@@ -275,18 +291,16 @@ static void note_terms(sp_check_t *C, const sp_tensor_t *t, sp_loc_t loc)
                 continue;
             e.named = (e.d & (SP_POS_LIT | SP_POS_BLK)) == 0 &&
                       ((p->rescaled & SP_RESCALED) || named(C, e.d >> 2));
-            int j = 0, apart = 1;
-            while (j < C->npos_terms && (C->pos_terms[j].d != e.d || C->pos_terms[j].named != e.named))
-                j++;
-            if (j < C->npos_terms)
-                continue;
-            for (j = 0; j < C->npos_terms && apart; j++)
-                apart = (C->pos_terms[j].d >> 2) == (e.d >> 2) || terms_apart(C, C->pos_terms[j], e);
-            if (!apart || C->npos_terms == (int)(sizeof C->pos_terms / sizeof *C->pos_terms)) {
-                sp_note_clamped(C, SP_CLAMP_PAIR, loc);
-                continue;
+            note_term(C, e, loc);
+            /* a block on a grouped read's output axis reads the grouped operand's axis at its
+               scale (sp_pos_t.grp): k*NH/c of the heads is key head k*NKV/c, a block of NKV's
+               scale there, compared like any (helper-42's find 2) */
+            if ((e.d & (SP_POS_LIT | SP_POS_BLK)) == SP_POS_BLK && p->grp != 0) {
+                if (p->grp < 0)
+                    sp_note_clamped(C, SP_CLAMP_PAIR, loc);
+                else if (p->grp > 1 && !sp_pos_same_scale(C, e.d >> 2, p->grp))
+                    note_term(C, (struct sp_pos_seen){(p->grp << 2) | SP_POS_BLK, 0}, loc);
             }
-            C->pos_terms[C->npos_terms++] = e;
         }
     }
 }

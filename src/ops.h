@@ -76,6 +76,14 @@ typedef struct {
     int32_t hblk;              /* host: the monomial of the last block composed on it while it
                                   had one (sp_pos_compose), which src/exec_pos.c sp_pos_note
                                   records with the host; blocks there before keep their scale */
+    int32_t grp;               /* a grouped read's output axis (attention's query heads, NH,
+                                  reading key heads, NKV, in groups; a key head's gradient
+                                  summing query heads): the monomial id of the operand axis
+                                  read in groups, where a block k*NH/c of this axis reads
+                                  k*NKV/c (src/exec_pos.c note_terms compares that block
+                                  too; 1, an exact extent: nothing to compare); -1 two
+                                  such joined, or an extent not known; 0 none.  A view keeps it (a
+                                  block on a merge of the heads is whole heads) */
     int32_t src2;              /* sp_pos_union: a second view's scale joined, or -1: an axis
                                   that is no view joined (its blocks of its extent's scale);
                                   src/exec_pos.c sp_pos_note keeps src where they scale alike,

@@ -231,6 +231,10 @@ static void pos_union(sp_pos_t *dst, const sp_pos_t *src, int counts)
         dst->host = src->host;
     else if (src->host != 0 && src->host != dst->host)
         dst->rescaled |= SP_RESCALED; /* inner parts of two hosts: blocks are size terms */
+    if (dst->grp == 0)
+        dst->grp = src->grp;
+    else if (src->grp != 0 && src->grp != dst->grp)
+        dst->grp = -1; /* two grouped reads: a block there is reported (note_terms) */
     int dm = dst->view & SP_VIEW_MERGED, sm = src->view & SP_VIEW_MERGED;
     if (sm && !dm) {
         dst->inner_r = src->inner_r;
@@ -578,6 +582,24 @@ static int pos_matmul(opc_t *c, sp_tensor_t *out)
     return 1;
 }
 
+/* Grouped heads: where the output's heads (third axis from the right) and the heads of one of
+   the first n operands differ in extent (a group of query heads reads one key head; a key
+   head's gradient sums a group of query heads), a block added on the output's heads reads
+   that operand's heads at that operand's scale (heads k*NH/c read key heads k*NKV/c), which
+   sp_pos_t.grp records (src/exec_pos.c note_terms; helper-42's find 2) */
+static void grouped_heads(opc_t *c, sp_tensor_t *out, int n)
+{
+    int64_t h = out->shape[out->ndim - 3];
+    sp_pos_t *p = &out->pos[out->ndim - 3];
+    for (int k = 0; k < n && k < c->nin; k++) {
+        const sp_tensor_t *t = &c->in[k];
+        if (t->ndim < 3 || t->shape[t->ndim - 3] == h || t->shape[t->ndim - 3] == 1)
+            continue;
+        int32_t g = t->pos[t->ndim - 3].ext; /* 1: exact, its blocks the same at both sizes */
+        p->grp = g == 0 || (p->grp != 0 && p->grp != g) ? -1 : g;
+    }
+}
+
 /* attention(q [.., Hq, Sq, D], k [.., Hk, Sk, D], v [.., Hk, Sk, Dv], mask [.., Sq, Sk]):
    [.., Hq, Sq, Dv]; the heads from q, k and v (a group of query heads reads one key head),
    Sq from q and the mask, Dv from v; D and Sk contracted */
@@ -591,6 +613,7 @@ static int pos_attention(opc_t *c, sp_tensor_t *out)
     static const pmap_t m[] = {{2, 0, 2}, {2, 1, 2}, {2, 2, 2}, {2, 3, 2},
                                {1, 0, 1}, {1, 3, 1}, {0, 2, 0}};
     pos_listed(c, out, m, 7, 3);
+    grouped_heads(c, out, 3);
     return 1;
 }
 
@@ -691,6 +714,7 @@ static int pos_attention_grad(opc_t *c, sp_tensor_t *out)
         }
     }
     pos_listed(c, out, m, nm, 3);
+    grouped_heads(c, out, 3);
     return 1;
 }
 

@@ -2980,7 +2980,8 @@ static void cheaper_pins(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, 
  * The sizes of the reference executor's second run (src/crosscheck.c; docs/soundness.md, "The
  * second reference run"): the checked sizes with every reduced dim whose real size is small
  * (at most XREF_DIM_CAP, growing the checked program by at most XREF_GROWTH in all) at its real
- * size, in increasing order of real size, where the result is still admissible.  A plan that
+ * size, in increasing order of real size, where the result is still admissible, and every other
+ * reduced dim at the next admissible size above its checked one.  A plan that
  * the checked sizes pass and these sizes fail is one the reduction does not decide: an additive
  * relation of counts and values of sizes holds at the checked sizes only (docs/soundness.md,
  * "Open: additive relations of sizes used as values").  xref = red for every dim when none
@@ -2988,6 +2989,7 @@ static void cheaper_pins(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, 
  */
 #define XREF_DIM_CAP 64
 #define XREF_GROWTH 64
+#define XREF_NEXT 16
 static void xref_sizes(sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V)
 {
     int nd = C->ndims;
@@ -3022,6 +3024,46 @@ static void xref_sizes(sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V)
         if (derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why)) {
             growth *= gr;
         } else {
+            D->red = was;
+            derive(C, all);
+        }
+    }
+    /* the dims still reduced: the next admissible size above the checked one that keeps every
+       divisor the checked and the real size share (a multiple of their gcd: a chunk count or
+       an even extent that both have, the second size has too; within XREF_NEXT steps), so
+       that the second run differs from the checked sizes in every reduced dim it can and a
+       coincidence of the checked sizes must hold at both */
+    memset(done, 0, (size_t)nd);
+    for (;;) {
+        int d = -1;
+        for (int i = 0; i < nd; i++) {
+            const sp_dimdef_t *D = &C->dims[i];
+            if (!done[i] && !D->derived && !D->cut && D->red > 0 && D->red == save[i] &&
+                D->red < D->real && (d < 0 || D->real < C->dims[d].real))
+                d = i;
+        }
+        if (d < 0)
+            break;
+        done[d] = 1;
+        sp_dimdef_t *D = &C->dims[d];
+        int64_t was = D->red, step = was, r = D->real;
+        while (r != 0) { /* step = gcd(was, real) */
+            int64_t t = step % r;
+            step = r;
+            r = t;
+        }
+        for (int64_t m = was + step; m < D->real && m <= was + XREF_NEXT * step; m += step) {
+            int64_t gr = (m + was - 1) / was;
+            if (growth * gr > XREF_GROWTH)
+                break;
+            D->red = m;
+            derive(C, all);
+            memset(g, 0, (size_t)nd);
+            memset(p, 0, (size_t)nd);
+            if (derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why)) {
+                growth *= gr;
+                break;
+            }
             D->red = was;
             derive(C, all);
         }

@@ -208,7 +208,7 @@ grep -q "^reduced dims: none" "$tmp/out" && bad "$inner: the real sizes were che
 # the small dims real when the real sizes are too large for it; a difference there sends the
 # check to the real sizes, and without the cross-check the reduced check stands
 two=$root/tests/plans/ok/reduce_second_reference_run.sp
-expect 0 "^reference run: AGREE at the sizes N=3 K=25 " check "$two" --no-progress
+expect 0 "^reference run: AGREE at the sizes N=[0-9]+ K=25 " check "$two" --no-progress
 cnt=$root/tests/plans/bugs/reduce_count_vs_literal_sum.sp
 expect 1 "^reduced dims: none; with N=7 K=5 no difference was found, but the reference executor found one at other admissible sizes, so the real sizes are checked" \
     check "$cnt" --no-progress

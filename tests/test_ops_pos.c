@@ -582,6 +582,13 @@ static void test_pos_grouped_merged(void **state)
     assert_true(sp_ops_apply(f->E, "attention", (sp_tensor_t[]){q, k, v}, 3, NULL, 0, 0, &o, &err));
     assert_int_equal(o.pos[0].src, 5);
     assert_int_equal(o.pos[0].src2, 0);               /* k's and v's heads: grouped */
+    assert_int_equal(o.pos[0].grp, 8);                /* a block of it reads k's at k's scale */
+    sp_tensor_clear(&o);
+    sp_tensor_init(&o);
+    k.pos[0].ext = 0;                                 /* k's heads' extent not known */
+    assert_true(sp_ops_apply(f->E, "attention", (sp_tensor_t[]){q, k, v}, 3, NULL, 0, 0, &o, &err));
+    assert_int_equal(o.pos[0].grp, -1);               /* a block there: the real sizes */
+    k.pos[0].ext = 8;
     sp_tensor_clear(&o);
     sp_tensor_init(&o);
     sp_tensor_t k4, v4;
@@ -592,6 +599,7 @@ static void test_pos_grouped_merged(void **state)
         sp_ops_apply(f->E, "attention", (sp_tensor_t[]){q, k4, v4}, 3, NULL, 0, 0, &o, &err));
     assert_int_equal(o.pos[0].src, 5);
     assert_int_equal(o.pos[0].src2, 6);               /* as many heads: joined, compared */
+    assert_int_equal(o.pos[0].grp, 0);                /* no grouped read */
 
     symbols(f, &x, 2, sx, "x");
     x.pos[0].ext = 7;

@@ -1,4 +1,5 @@
-# expect: NOT EQUIVALENT at line 24
+# expect: NOT EQUIVALENT at line 25
+# fuzz: not a seed (the checker alone says EQUIVALENT: the open hole of docs/soundness.md; the cross-check's second run catches it)
 # A count the data forms against a sum of literals: the model scales x by the number of
 # elements of c (sum(c * 0 + 1) is K = 25), the plan by 2 + 3 = 5.  The reduction may check
 # K at 5 (a prime outside the factors 2 and 3, so the products rule admits it), where both

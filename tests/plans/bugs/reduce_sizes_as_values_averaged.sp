@@ -1,5 +1,6 @@
-# expect: NOT EQUIVALENT at line 27
+# expect: NOT EQUIVALENT at line 28
 # args: --dims K=3
+# fuzz: not a seed (the checker alone says EQUIVALENT: the open hole of docs/soundness.md; the cross-check's second run catches it)
 # Sizes written as values that the ranks' mean adds: rank dp = 0 scales x by H/4 = 2, rank
 # dp = 1 by H/2 = 4, and the output is their mean, 3 * x, where the model scales by K = 4.
 # Each written size is kept apart from K, but not their mean: with K reduced to 3 both are
