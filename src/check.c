@@ -849,9 +849,11 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         for (int c = 0; c < C->ncutoff; c++)
             snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s=%lld", c ? ", " : "",
                      C->cutoff[c].name, (long long)C->cutoff[c].red);
-        const char *what = v == SHARDPROOF_BAD_INPUT
-                               ? "the program was ill-formed"
-                               : "the difference found was not reproduced by the reference executor";
+        const char *what = v == SHARDPROOF_BAD_INPUT ? "the program was ill-formed"
+                           : C->resize >= 2 ? "no difference was found, but the reference executor "
+                                              "found one at the real sizes"
+                                            : "the difference found was not reproduced by the "
+                                              "reference executor";
         sp_diags_restore(C->d, &dm);
         C->opt.full_mesh = 1;
         v = run_inferred(C, path, text, len, solve, &dm);

@@ -847,6 +847,10 @@ static void pos_reshape(opc_t *c, const sp_tensor_t *x, sp_tensor_t *out)
             if (x->pos[i].rescaled || x->pos[i].host) /* an inner part scaled otherwise,
                                                          reshaped again: a window */
                 p.rescaled |= merged && i != from ? SP_RESCALED_INNER : SP_RESCALED;
+            /* a view of grouped heads keeps the grouped read, offsets or none (helper-43's
+               find 1: a merge of attention's heads, then a chunk) */
+            if (x->pos[i].grp != 0)
+                p.grp = p.grp == 0 || p.grp == x->pos[i].grp ? x->pos[i].grp : -1;
             if (x->pos[i].off[0] != 0) {
                 shifted++;
                 blocks &= blocks_only(&x->pos[i]);

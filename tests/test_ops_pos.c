@@ -583,6 +583,16 @@ static void test_pos_grouped_merged(void **state)
     assert_int_equal(o.pos[0].src, 5);
     assert_int_equal(o.pos[0].src2, 0);               /* k's and v's heads: grouped */
     assert_int_equal(o.pos[0].grp, 8);                /* a block of it reads k's at k's scale */
+    {
+        int64_t merged_shape[2] = {8, 3};
+        sp_attr_t ma;
+        sp_tensor_t om;
+        sp_tensor_init(&om);
+        shape_attr(&ma, merged_shape, 2);
+        assert_true(sp_ops_apply(f->E, "reshape", &o, 1, &ma, 1, 0, &om, &err));
+        assert_int_equal(om.pos[0].grp, 8);           /* a view keeps it, offsets or none */
+        sp_tensor_clear(&om);
+    }
     sp_tensor_clear(&o);
     sp_tensor_init(&o);
     k.pos[0].ext = 0;                                 /* k's heads' extent not known */
