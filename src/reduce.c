@@ -2990,6 +2990,21 @@ static void cheaper_pins(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, 
 #define XREF_DIM_CAP 64
 #define XREF_GROWTH 64
 #define XREF_NEXT 16
+/* The reduced base dim of smallest real size not done yet, still at its checked size save[]
+   (small: also of real size at most XREF_DIM_CAP), or -1 */
+static int xref_next(const sp_check_t *C, const uint8_t *done, const int64_t *save, int small)
+{
+    int d = -1;
+    for (int i = 0; i < C->ndims; i++) {
+        const sp_dimdef_t *D = &C->dims[i];
+        if (!done[i] && !D->derived && !D->cut && D->red > 0 && D->red == save[i] &&
+            D->red < D->real && (!small || D->real <= XREF_DIM_CAP) &&
+            (d < 0 || D->real < C->dims[d].real))
+            d = i;
+    }
+    return d;
+}
+
 static void xref_sizes(sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V)
 {
     int nd = C->ndims;
@@ -3002,13 +3017,7 @@ static void xref_sizes(sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V)
     int64_t growth = 1;
     char why[256];
     for (;;) {
-        int d = -1;
-        for (int i = 0; i < nd; i++) {
-            const sp_dimdef_t *D = &C->dims[i];
-            if (!done[i] && !D->derived && !D->cut && D->red > 0 && D->red < D->real &&
-                D->real <= XREF_DIM_CAP && (d < 0 || D->real < C->dims[d].real))
-                d = i;
-        }
+        int d = xref_next(C, done, save, 1);
         if (d < 0)
             break;
         done[d] = 1;
@@ -3035,13 +3044,7 @@ static void xref_sizes(sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V)
        coincidence of the checked sizes must hold at both */
     memset(done, 0, (size_t)nd);
     for (;;) {
-        int d = -1;
-        for (int i = 0; i < nd; i++) {
-            const sp_dimdef_t *D = &C->dims[i];
-            if (!done[i] && !D->derived && !D->cut && D->red > 0 && D->red == save[i] &&
-                D->red < D->real && (d < 0 || D->real < C->dims[d].real))
-                d = i;
-        }
+        int d = xref_next(C, done, save, 0);
         if (d < 0)
             break;
         done[d] = 1;
