@@ -154,6 +154,7 @@ static void reset_model(sp_check_t *C)
     C->xref = NULL;
     C->unlifted = 0;
     C->resize = 0;
+    C->resize_lit = 0;
 }
 
 /* What one execution of model and plan left but its cut points: values, stages, crossed cuts. */
@@ -773,10 +774,9 @@ static int element_limit(const shardproof_t *C, const sp_diags_mark_t *dm)
     return 0;
 }
 
-/* Was some base dim checked at a size other than its real one? */
-static int reduced_any(const shardproof_t *C)
+int sp_check_reduced(const sp_check_t *C)
 {
-    for (int i = 0; i < C->ndims; i++)
+    for (int i = 0; i < C->ndims; i++) /* a derived dim differs only where a base dim does */
         if (!C->dims[i].derived && C->dims[i].red != C->dims[i].real)
             return 1;
     return 0;
@@ -865,7 +865,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     /* the reference executor's difference after no difference at the reduced sizes (resize 2,
        3) where an operator did what the reduction does not model: the operator's note below
        says why, so it takes that path */
-    int clamp_first = C->resize >= 2 && C->clamped && reduced_any(C);
+    int clamp_first = C->resize >= 2 && C->clamped && sp_check_reduced(C);
     if (v == SHARDPROOF_UNKNOWN && C->resize && !C->opt.real_sizes && !clamp_first) {
         char dims[160] = "";
         for (int i = 0; i < C->ndims; i++)
@@ -877,13 +877,17 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
             snprintf(note, sizeof note, "with %s no difference was found, but the reference "
                                         "executor found one at %s, so the real sizes are checked",
                      dims, C->resize == 2 ? "other admissible sizes" : "the real sizes");
+        else if (C->resize_lit)
+            snprintf(note, sizeof note, "with %s the difference found rests on the literal %s "
+                                        "at the real sizes only, so the real sizes are checked",
+                     dims, C->lit_real);
         else
             snprintf(note, sizeof note, "with %s the difference found was not reproduced at the "
                                         "real sizes, so the real sizes are checked", dims);
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->clamped && !C->opt.real_sizes && (v != SHARDPROOF_UNKNOWN || clamp_first) &&
-        reduced_any(C)) {
+        sp_check_reduced(C)) {
         /* an operator clamped a bound (a slice past its dim) or refused one (a top-k k above
            its lane) at the reduced sizes: the reduction keeps sizes' order against 0, 1, the
            literals and the mesh, not against each other, so the bound may be inside the dim

@@ -212,6 +212,11 @@ typedef struct sp_check {
                                 (1), or no difference where the reference run at other
                                 admissible sizes (2) or at the real sizes (3) shows one: the real
                                 sizes are checked next */
+    char lit_real[200];      /* a literal factor of the program that is a product of sizes at
+                                the real sizes and not at the checked ones ("131072 = B*S"), or
+                                "": a difference at the checked sizes alone is then no witness
+                                (src/reduce.c lit_relations, src/crosscheck.c lift) */
+    int resize_lit;          /* with resize 1: the difference was no witness because of lit_real */
     uint32_t exec_nodes;     /* expression nodes after executing the model and the plan (the
                                 size of the reference executor's second run: src/crosscheck.c) */
     int clamped;             /* what the first operator that did what the reduction does not
@@ -335,6 +340,9 @@ size_t sp_memory_bytes(void);
 void sp_check_fail(sp_check_t *C, const char *file, sp_diag_code_t code, const char *msg);
 /* The run stopped at a resource limit before a report: UNKNOWN with note as the reason. */
 void sp_check_limit(sp_check_t *C, const char *file, const char *note);
+
+/* check.c: was some base dim checked at a size other than its real one? */
+int sp_check_reduced(const sp_check_t *C);
 
 /* crosscheck.c: the verdict v against the reference executor; returns the final verdict */
 int sp_crosscheck(sp_check_t *C, int v);

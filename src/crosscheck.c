@@ -221,13 +221,19 @@ static void witness_str(sp_check_t *C, const sp_ref_result_t *r, int reduced, sp
     sp_sbuf_puts(b, " --print-inputs\n");
 }
 
-/* some dim is checked at another size than its real one */
-static int reduced_sizes(const sp_check_t *C)
+/* A difference at the checked sizes where the program writes a literal that is a product of
+   sizes at the real sizes only (src/reduce.c lit_relations: `/ 131072` for B*S): no witness,
+   since the reduction took the literal and the product apart; the real sizes are checked. */
+static shardproof_verdict_t lit_no_witness(sp_check_t *C, sp_sbuf_t *b)
 {
-    for (int i = 0; i < C->ndims; i++)
-        if (C->dims[i].red != C->dims[i].real)
-            return 1;
-    return 0;
+    sp_sbuf_printf(b, "not lifted: the program's literal %s at the real sizes, which the "
+                      "checked sizes do not keep (a size expression follows them): the real "
+                      "sizes are checked\n",
+                   C->lit_real);
+    C->unlifted = 1;
+    C->resize = 1;
+    C->resize_lit = 1;
+    return SHARDPROOF_UNKNOWN;
 }
 
 /* The failing output stage's counterexample names inputs only, at the real sizes on the real
@@ -236,7 +242,7 @@ static int direct_witness(const sp_check_t *C)
 {
     const sp_stage_t *s = first_failed(C);
     return s && s->kind == SP_STAGE_OUTPUT && cex_inputs_only(s) && C->ncutoff == 0 &&
-           !reduced_sizes(C);
+           !sp_check_reduced(C);
 }
 
 static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
@@ -245,8 +251,8 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
     /* under the mesh cutoff the stage's counterexample is on the checked mesh: the reference
        executor must find the difference (on the real mesh when it can run it) */
     if (s && s->kind == SP_STAGE_OUTPUT && cex_no_cut(s) && C->ncutoff == 0 &&
-        (cex_inputs_only(s) || reduced_sizes(C))) {
-        if (!reduced_sizes(C)) { /* inputs only (the condition above): direct_witness() */
+        (cex_inputs_only(s) || sp_check_reduced(C))) {
+        if (!sp_check_reduced(C)) { /* inputs only (the condition above): direct_witness() */
             sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at the "
                             "real sizes)\n");
             return SHARDPROOF_NOT_EQUIVALENT;
@@ -278,6 +284,8 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
             agreed++;
             sp_ref_result_clear(&r);
         }
+        if ((refused || agreed == 0) && C->lit_real[0])
+            return lit_no_witness(C, b);
         if (refused || agreed == 0) {
             sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at the "
                             "checked sizes)\n");
@@ -298,6 +306,10 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
             sp_ref_result_init(&r);
             sp_status_t st = ref_at(C, reduced, C->opt.seed + (uint64_t)k, &r);
             sp_ref_verdict_t v = st == SP_OK ? r.verdict : SP_REF_ERROR;
+            if (v == SP_REF_DIFFER && reduced && C->lit_real[0]) {
+                sp_ref_result_clear(&r);
+                return lit_no_witness(C, b);
+            }
             if (v == SP_REF_DIFFER) {
                 witness_str(C, &r, reduced, b);
                 sp_ref_result_clear(&r);
@@ -447,7 +459,7 @@ static int crosscheck(sp_check_t *C, int v)
         sp_ref_result_init(&r);
         sp_status_t st = ref_at(C, 0, C->opt.seed, &r);
         sp_ref_verdict_t rv = st == SP_OK ? r.verdict : SP_REF_ERROR;
-        if (rv == SP_REF_DIFFER && (reduced_sizes(C) || C->ncutoff > 0) && !C->opt.real_sizes) {
+        if (rv == SP_REF_DIFFER && (sp_check_reduced(C) || C->ncutoff > 0) && !C->opt.real_sizes) {
             /* no difference at the checked sizes (or mesh), one at the real ones: a plan the
                reduction does not decide (an additive relation of counts or values of sizes that
                holds at the checked sizes only: docs/soundness.md, "The second reference run");

@@ -144,6 +144,50 @@ static void test_check_second_reference_run(void **state)
     free(r);
 }
 
+/* A loop variable compared with a literal keeps its loop's size bound real (src/reduce.c
+   var_uses): at a reduced L the branch l >= 50 never runs and the scaled layers pass.  A
+   literal that is a product of sizes at the real sizes only (131072 = B*S) makes a difference
+   at the checked sizes no witness: the real sizes are checked (src/crosscheck.c). */
+static void test_check_loop_variable_and_literal_sizes(void **state)
+{
+    (void)state;
+    static const char *const loop =
+        "dim L = 100, N = 4\n"
+        "model m {\n  input x : [N]\n  param w[L] : [N]\n  h[0] = x\n"
+        "  for l in 0..L {\n    h[l+1] = h[l] * w[l]\n  }\n  output h[L]\n}\n"
+        "plan p of m {\n  mesh dp = 256, tp = 2\n  x : [N@tp]\n  for l in 0..L { w[l] : [N@tp] }\n"
+        "  g[0] = x\n  for l in 0..L { g[l+1] = g[l] * w[l] * %s }\n"
+        "  output h[L] = g[L] : [N@tp]\n}\n";
+    char text[1024];
+    shardproof_verdict_t v;
+    snprintf(text, sizeof text, loop, "(1 + (l >= 50))");
+    char *r = report_text("loop.sp", text, &v);
+    assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
+    assert_non_null(strstr(r, "reduced dims: L=100 "));
+    free(r);
+    snprintf(text, sizeof text, loop, "1");
+    r = report_text("loop_ok.sp", text, &v);
+    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_null(strstr(r, "reduced dims: L=100 ")); /* a subscript only: L is reduced */
+    free(r);
+    static const char *const mean =
+        "dim B = 8, S = 16384\n"
+        "model m {\n  input x : [B, S]\n  loss = mean(x)\n  output loss\n}\n"
+        "plan p of m {\n  mesh dp = 2\n  x : [B@dp, S]\n  lp = sum(x) / %s\n"
+        "  loss = all_reduce(lp, sum, dp)\n  output loss = loss : []\n}\n";
+    snprintf(text, sizeof text, mean, "131072");
+    r = report_text("lit.sp", text, &v);
+    if (v != SHARDPROOF_EQUIVALENT)
+        fprintf(stderr, "%s\n", r);
+    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_non_null(strstr(r, "rests on the literal 131072 = B*S at the real sizes only"));
+    free(r);
+    snprintf(text, sizeof text, mean, "65536"); /* B*S/dp: each rank's share counted twice */
+    r = report_text("lit_bug.sp", text, &v);
+    assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
+    free(r);
+}
+
 /* --timeout (options.timeout_ms): a stage that starts after the run's deadline is UNKNOWN
    (limit timeout) with no element compared; the result and the reports say so (rank -1, only a
    reason).  The deadline is set to a past time directly, so the test does not depend on speed. */
@@ -619,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_check_mlp_equivalent),
         cmocka_unit_test(test_check_bug_located),
         cmocka_unit_test(test_check_second_reference_run),
+        cmocka_unit_test(test_check_loop_variable_and_literal_sizes),
         cmocka_unit_test(test_check_deadline_passed),
         cmocka_unit_test(test_check_reports_identical_across_jobs),
         cmocka_unit_test(test_check_bad_input_diagnostics),

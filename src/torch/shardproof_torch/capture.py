@@ -715,17 +715,49 @@ class Recorder(TorchDispatchMode):
 
     # ---- activation -----------------------------------------------------------------------------
 
+    @_quiet
+    def python_read(self, t):
+        """The user's code reads t's values into Python without an ATen operator (.numpy(),
+        .tolist()): recorded as _local_scalar_dense (what .item() dispatches), so that reading a
+        tensor computed from registered inputs is refused as data-dependent Python (emit.py)."""
+        if not isinstance(t, torch.Tensor):
+            return
+        loc = self.op_loc()
+        self._add_op(Op("_local_scalar_dense", [("self", ref(self.read(t, loc)))], [], loc))
+
     def __enter__(self):
         _wrap_user_functions(self)
         _active[0] = self
+        self.saved_reads = [(n, torch.Tensor.__dict__.get(n)) for n in _PY_READS]
+        for n in _PY_READS:
+            setattr(torch.Tensor, n, _python_read(n, getattr(torch.Tensor, n)))
         self.fnmode.__enter__()
         return super().__enter__()
 
     def __exit__(self, *exc):
         r = super().__exit__(*exc)
         self.fnmode.__exit__(*exc)
+        for n, f in self.saved_reads:
+            if f is None:
+                delattr(torch.Tensor, n)
+            else:
+                setattr(torch.Tensor, n, f)
         _active[0] = None
         return r
+
+
+# Tensor methods that read values into Python without dispatching an ATen operator
+_PY_READS = ("numpy", "tolist", "__array__")
+
+
+def _python_read(name, orig):
+    def f(self, *a, **k):
+        rec = _active[0]
+        if rec is not None and not rec.paused:
+            rec.python_read(self)
+        return orig(self, *a, **k)
+    f.__name__ = name
+    return f
 
 
 def _call_returning_line(fn, args, kwargs):

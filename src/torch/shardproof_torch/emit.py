@@ -141,7 +141,8 @@ class Analysis:
             ins = [v for _, a in op.args for v in refs(a)]
             s = op.fn in COMMS or (op.fn not in VALUE_FREE and any(self.sym[v] for v in ins))
             if op.fn == "_local_scalar_dense" and any(self.sym[v] for v in ins):
-                raise EmitError("%s: a Python value (.item(), a tensor in an `if`) is read from a "
+                raise EmitError("%s: a Python value (.item(), .numpy(), .tolist(), a tensor in an "
+                                "`if`) is read from a "
                                 "tensor computed from registered inputs or parameters; the "
                                 "capture cannot follow data-dependent Python" % op.loc)
             for v in flat_outs(op.outs):
@@ -245,6 +246,13 @@ class _Render:
     def out_shape(self, k):
         outs = list(flat_outs(self.op.outs))
         return self.tr.vals[outs[k]].shape
+
+    def dtype(self, x):
+        return self.tr.vals[x[1]].dtype
+
+    def out_dtype(self, k):
+        outs = list(flat_outs(self.op.outs))
+        return self.tr.vals[outs[k]].dtype
 
     def num(self, v):
         """A Python number the operator applies to its tensors: a float32 operator computes
