@@ -2,7 +2,7 @@
 # rounds its averaged gradient down to quarters.  The capture mapped `.long()` (ATen _to_copy)
 # to the identity, so the plan lost the rounding and was EQUIVALENT (helper-45's review,
 # session 31); such a conversion (to an integer or bool type) is now refused.
-# expect: error: bad_cast_to_integer.py:26: a conversion from float32 to int64
+# expect: error: bad_cast_to_integer.py:26: _to_copy computing int64 values from float32
 # Run: shardproof check --torch tests/torch/bad_cast_to_integer.py --world 2
 import torch
 import torch.distributed as dist

@@ -140,6 +140,11 @@ class Analysis:
         for op in tr.ops:
             ins = [v for _, a in op.args for v in refs(a)]
             s = op.fn in COMMS or (op.fn not in VALUE_FREE and any(self.sym[v] for v in ins))
+            if (op.fn in VALUE_FREE and op.fn != "_local_scalar_dense" and
+                    any(self.sym[v] for name, a in op.args if name != "self" for v in refs(a))):
+                raise EmitError("%s: %s takes a value computed from registered inputs or "
+                                "parameters (a fill with a tensor, a random draw with a tensor "
+                                "parameter): the capture would keep one number" % (op.loc, op.fn))
             if op.fn == "_local_scalar_dense" and any(self.sym[v] for v in ins):
                 raise EmitError("%s: a Python value (.item(), .numpy(), .tolist(), a tensor in an "
                                 "`if`) is read from a "
@@ -277,6 +282,32 @@ class _Render:
         return "$%d" % (len(self.temps) - 1)
 
 
+_FLOATS = {"float16", "bfloat16", "float32", "float64"}
+_COMPARISONS = {"gt", "lt", "ge", "le", "eq", "ne"}
+_MOVES = {"view", "_unsafe_view", "reshape", "view_as", "unsqueeze", "squeeze", "flatten",
+          "clone", "contiguous", "_reshape_alias", "t", "transpose", "permute", "expand", "slice",
+          "narrow", "select", "cat", "concat", "split", "split_with_sizes", "unbind", "where",
+          "_to_copy", "to", "copy"}
+
+
+def integer_values(c, op):
+    """An operator with an integer or bool result computes with wrapping integers, logical
+    operations or truncation (bool + bool is `or`, uint8 wraps, sum(dtype=int64) truncates, a
+    dtype view reinterprets bits), which exact real arithmetic would not follow: only
+    comparisons (a 0/1 mask of real values) and moves of values of the result's own type are
+    taken (helper-46's review, session 31)."""
+    outs = list(flat_outs(op.outs))
+    bad = [c.tr.vals[v].dtype for v in outs if c.tr.vals[v].dtype not in _FLOATS]
+    if not bad or op.fn in _COMPARISONS:
+        return
+    ins = {c.tr.vals[v].dtype for _, a in op.args for v in refs(a)}
+    if op.fn in _MOVES and ins <= set(bad):
+        return
+    raise MapError("%s computing %s values from %s (integer or bool arithmetic, truncation or "
+                   "a reinterpretation of bits, which shardproof's exact real arithmetic does "
+                   "not follow)" % (op.fn, bad[0], ", ".join(sorted(ins)) or "no tensor"))
+
+
 def render(em, tr, names, op, mesh=None):
     """(lines, nouts): the statements of one operator; lines[i] may use $j (j < i) for the
     name of line j; the last nouts lines define the operator's outputs in order."""
@@ -287,6 +318,7 @@ def render(em, tr, names, op, mesh=None):
         elif op.fn in COMMS:
             outs = em.comm_text(c, op, mesh)
         else:
+            integer_values(c, op)
             outs = map_op(c, op.fn, op.args)
     except MapError as e:
         raise EmitError("%s: %s" % (op.loc, e))
