@@ -252,13 +252,6 @@ class _Render:
         outs = list(flat_outs(self.op.outs))
         return self.tr.vals[outs[k]].shape
 
-    def dtype(self, x):
-        return self.tr.vals[x[1]].dtype
-
-    def out_dtype(self, k):
-        outs = list(flat_outs(self.op.outs))
-        return self.tr.vals[outs[k]].dtype
-
     def num(self, v):
         """A Python number the operator applies to its tensors: a float32 operator computes
         with the number rounded to float32 (as PyTorch casts a scalar to the tensors' type),
@@ -295,7 +288,8 @@ def integer_values(c, op):
     operations or truncation (bool + bool is `or`, uint8 wraps, sum(dtype=int64) truncates, a
     dtype view reinterprets bits), which exact real arithmetic would not follow: only
     comparisons (a 0/1 mask of real values) and moves of values of the result's own type are
-    taken (helper-46's review, session 31)."""
+    taken (helper-46's review, session 31).  A conversion (`_to_copy`, `to`) is a move: float
+    to int or bool is refused here, int to float is the identity."""
     outs = list(flat_outs(op.outs))
     bad = [c.tr.vals[v].dtype for v in outs if c.tr.vals[v].dtype not in _FLOATS]
     if not bad or op.fn in _COMPARISONS:
