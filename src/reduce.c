@@ -528,6 +528,7 @@ typedef struct {
                          literals: mesh sizes of chunk counts, collectives' group sizes */
     int ncut, cutsites; /* and how many such operators the program writes */
     int repeat;         /* > 0: collecting a loop's or a user function's body */
+    int in_position;    /* > 0: collecting a call's positional argument (var_positions()) */
     int cut_repeated;   /* such an operator in a loop or a function: it may cut its own
                            blocks again, any number of times */
     int cut_over;       /* more divisors than cut[] and cutx[] hold */
@@ -1131,6 +1132,54 @@ static void keep_bounds(svals_t *V, const sp_ast_expr_t *e)
  * the bounds that are sizes stay real, as for a position (var_positions()); a subscript is the
  * array's own structure, which scales with the loop.
  */
+static int is_var(const svals_t *V, const sp_ast_expr_t *e)
+{
+    for (int j = 0; e->kind == SP_AST_NAME && j < V->nvar; j++)
+        if (strcmp(V->var[j].name, e->name) == 0)
+            return 1;
+    return 0;
+}
+
+static int names_any_var(const svals_t *V, const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return 0;
+    if (is_var(V, e))
+        return 1;
+    if (names_any_var(V, e->a) || names_any_var(V, e->b))
+        return 1;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (names_any_var(V, e->args[i].value))
+            return 1;
+    return 0;
+}
+
+/* The occurrences of variables in subscript x when it is affine in them: terms added or
+   subtracted, each free of variables, a variable, or a variable times an integer literal (l,
+   l + 1, L - 1 - l, 2*l + 1); -1 for any other form (l % 60, l / 2, l * l, min(l, 3)). */
+static int affine_vars(const svals_t *V, const sp_ast_expr_t *x)
+{
+    if (!names_any_var(V, x))
+        return 0;
+    if (is_var(V, x))
+        return 1;
+    if (x->kind == SP_AST_NEG)
+        return affine_vars(V, x->a);
+    if (x->kind != SP_AST_BINOP)
+        return -1;
+    if (x->op == SP_BIN_ADD || x->op == SP_BIN_SUB) {
+        int a = affine_vars(V, x->a), b = affine_vars(V, x->b);
+        return a < 0 || b < 0 ? -1 : a + b;
+    }
+    if (x->op == SP_BIN_MUL) {
+        const sp_ast_expr_t *c = x->a->kind == SP_AST_NUM ? x->a : x->b,
+                            *y = c == x->a ? x->b : x->a;
+        if (c->kind == SP_AST_NUM && fmpz_is_one(fmpq_denref(c->value)) && is_var(V, y))
+            return 1;
+    }
+    return -1;
+}
+
 static void var_uses(svals_t *V, const sp_ast_expr_t *e)
 {
     if (e == NULL || V->nvar == 0)
@@ -1139,8 +1188,17 @@ static void var_uses(svals_t *V, const sp_ast_expr_t *e)
     case SP_AST_NAME:
         keep_bounds(V, e);
         return;
-    case SP_AST_INDEX: /* the subscripts select an array's element (ranges are positions) */
+    case SP_AST_INDEX:
+        /* affine subscripts of one variable select an array's element, and scale with the
+           loop; any other form (w[l % 60]: w[l] at L = 3, w[l - 60] past 60 at L = 100) is a
+           use (helper-48's review, session 32); ranges are positions */
         var_uses(V, e->a);
+        for (size_t i = 0; i < e->nargs; i++) {
+            const sp_ast_expr_t *x = e->args[i].value;
+            int nv = x->kind == SP_AST_RANGE ? 0 : affine_vars(V, x);
+            if (nv < 0 || nv > 1)
+                var_uses(V, x);
+        }
         return;
     default:
         var_uses(V, e->a);
@@ -1241,6 +1299,12 @@ static int push_loop(const sp_check_t *C, const sp_mesh_t *mesh, svals_t *V,
     if (ok && hi - lo <= MAXV)
         for (int64_t v = lo; v < hi; v++)
             b[n++] = v;
+    /* a bound naming outer variables makes the trip count a value of them (`for j in 60..l`
+       runs l - 60 times: the comparison `l >= 60` in disguise), so it is a use of them:
+       helper-48's review, session 32 */
+    for (int k = 0; k < 2; k++)
+        if (bound[k])
+            keep_bounds(V, bound[k]);
     if (!push_var(V, s->name.str, b, n, !(ok && hi - lo <= MAXV)))
         return 0;
     /* its own bounds that are sizes, and those of the outer loops its bounds name (`for j in
@@ -1481,6 +1545,45 @@ static void note_cut(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_ex
     }
 }
 
+/*
+ * Arithmetic of rank coordinates and variables only (loop variables, a user function's integer
+ * parameters) used as a value of tensor arithmetic (`s / rank.dp`, `scale(s, c = 1/l)`, `z = s /
+ * l` in `for l in 3..4`): each value it takes is a constant of the program like a literal, so
+ * the reduced sizes avoid them, and with factor (it multiplies or divides) each is a factor of
+ * the products rule.  Before helper-48's review (session 32) only its literals were read: with
+ * `y = s / rank.dp` on dp = 3 for the model's mean over H = 64, H reduced to 3 and the plan was
+ * EQUIVALENT.  Values not known (too many, inexact) keep every size real (V->unbounded).
+ */
+static void var_constants(const sp_mesh_t *mesh, svals_t *V, const sp_ast_expr_t *e, int factor)
+{
+    enum { MAXC = 4096 };
+    int64_t *vals = flint_malloc(MAXC * sizeof(int64_t));
+    int n = 0;
+    if (!var_values(mesh, V, e, vals, &n, MAXC)) {
+        /* not integers (1/(100000 + rank.tp)): the integer parts it is made of; a variable
+           whose values are not known: every size real */
+        if (e->kind == SP_AST_BINOP || e->kind == SP_AST_NEG) {
+            for (int k = 0; k < 2; k++) {
+                const sp_ast_expr_t *y = k ? e->b : e->a;
+                if (y && y->kind != SP_AST_NUM && of_variables(mesh, V, y) > 0)
+                    var_constants(mesh, V, y, factor);
+            }
+        } else {
+            V->unbounded = 1;
+        }
+    } else {
+        for (int k = 0; k < n; k++) {
+            int64_t c = vals[k] < 0 ? -vals[k] : vals[k];
+            if (c < 2 || c > SP_DIM_MAX)
+                continue;
+            sv_avoid(V, c);
+            if (factor)
+                sv_factor(V, c, 1);
+        }
+    }
+    flint_free(vals);
+}
+
 /* Collect the values of expression e (see above).  lit: 0 a literal here is nothing (an axis
    index, an exponent), 1 a fixed point (an integer position: attribute, index, bound, list),
    2 a tensor expression's constant (avoided, a factor), 3 one added or subtracted, or an eps
@@ -1497,6 +1600,9 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
         lit = lit == 7 ? 4 : 1;
     int64_t v;
     int r = ival(C, mesh, e, 0, &v);
+    if ((lit == 2 || lit == 3) && r == 0 && mesh && !V->in_position && e->kind != SP_AST_NUM &&
+        of_variables(mesh, V, e) > 0)
+        var_constants(mesh, V, e, lit == 2);
     if (r != 0 && has_name(e)) {
         sv_push(V, e, 0, 0, 0);
         V->v[V->len - 1].scalar = lit == 2 || lit == 3;
@@ -1552,8 +1658,11 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                         ival(C, mesh, x, 0, &t) == 0;
             int peer = e->args[i].key.str && sp_mesh_axis(mesh, e->args[i].key.str) >= 0;
             int operand = tensor_operand(e, i);
-            if (!arg_is_axis(e, i) && !value_arg(e, i) && !counts_only(e, i) && !peer && !operand)
+            int position = !arg_is_axis(e, i) && !value_arg(e, i) && !counts_only(e, i) &&
+                           !peer && !operand;
+            if (position)
                 var_positions(C, mesh, x, V);
+            V->in_position += position;
             collect_expr(C, mesh, x,
                          arg_is_axis(e, i) || strcmp(e->name, "pow") == 0 || peer
                              ? 0
@@ -1563,6 +1672,12 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                          : counts_only(e, i) || operand                                   ? 6
                                                                                           : 1,
                          V);
+            V->in_position -= position;
+            /* a builtin's tensor operand made of rank coordinates and variables (minimum(rank.dp,
+               x)) is a value like one in tensor arithmetic (var_constants()) */
+            if (operand && x->kind != SP_AST_NUM && ival(C, mesh, x, 0, &t) == 0 &&
+                of_variables(mesh, V, x) > 0)
+                var_constants(mesh, V, x, 1);
             /* a repetition count multiplies an extent: a factor (the review of 2026-12-04) */
             if ((strcmp(e->name, "repeat") == 0 || strcmp(e->name, "repeat_interleave") == 0 ||
                  strcmp(e->name, "chunk") == 0 || strcmp(e->name, "split") == 0) &&
@@ -2971,6 +3086,136 @@ static int derived_whole(const sp_check_t *C)
 }
 
 /*
+ * The search's repair rounds (after assign_incremental()): every base dim takes its candidate
+ * (cut axes their checked size, --dims and C->opt.dims theirs, pinned ones their real size), and
+ * while the program is not admissible one dim is pinned to its real size or grown past its size,
+ * as the failed condition says.  Returns 1 when admissible; 0 when nothing is left to change
+ * (why; *at a dim the failed condition involves, *blame 1 + a dim given with --dims that it
+ * involves, else 0); -1 when a cut mesh axis would have to change (why).
+ */
+static int search_rounds(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, const svals_t *V,
+                         uint8_t *pin, int64_t *lo, uint8_t *grow, char *why, size_t whylen,
+                         int *blame, int *at)
+{
+    int nd = C->ndims;
+    *blame = 0;
+    *at = -1;
+    for (int round = 0;; round++) {
+        for (int i = 0; i < C->ndims; i++) {
+            sp_dimdef_t *D = &C->dims[i];
+            if (D->derived)
+                continue;
+            if (D->cut) {
+                D->red = D->cut;
+                continue;
+            }
+            D->overridden = 0;
+            if (C->opt.real_sizes) { /* the exact re-run (src/check.c): --dims is not applied */
+                D->red = D->real;
+                continue;
+            }
+            for (int k = 0; k < C->opt.ndims; k++)
+                if (strcmp(C->opt.dims[k].name, D->name) == 0) {
+                    D->red = C->opt.dims[k].value;
+                    D->overridden = 1;
+                }
+            if (D->overridden)
+                continue;
+            if (pin[i]) {
+                D->red = D->real;
+                continue;
+            }
+            int64_t l = D->real == 1 ? 1 : 2;
+            if (lo[i] > l)
+                l = lo[i];
+            D->red = pick_size(C, K, i, l, lo[i] ? 0 : C->opt.shape_index);
+        }
+        int derived_ok = 1;
+        for (int i = 0; i < C->ndims && derived_ok; i++) {
+            sp_dimdef_t *D = &C->dims[i];
+            if (!D->derived)
+                continue;
+            if (ival(C, NULL, D->def, 1, &D->red) <= 0 || D->red < 1) {
+                memset(grow, 0, (size_t)nd);
+                const sp_ast_expr_t *bad = bad_division(C, D->def);
+                deps(C, bad ? bad->a : D->def, grow, 0);
+                snprintf(why, whylen, "'%s' = ... is not a whole size at the reduced sizes",
+                         D->name);
+                derived_ok = 0;
+            }
+        }
+        uint8_t *pin2 = flint_calloc((size_t)nd, 1);
+        if (derived_ok)
+            memset(grow, 0, (size_t)nd);
+        int ok = derived_ok && admissible(C, mesh, V, NULL, grow, pin2, why, whylen);
+        if (ok) {
+            flint_free(pin2);
+            return 1;
+        }
+        /* a cut mesh axis keeps its checked size: when the program needs it pinned (a condition
+           on it) or grown, the cutoff is given up (sp_reduce_dims) */
+        int cut_grow = 0, other_grow = 0;
+        for (int i = 0; i < C->ndims; i++) {
+            if (C->dims[i].cut && pin2[i]) {
+                flint_free(pin2);
+                return -1;
+            }
+            if (grow[i])
+                *(C->dims[i].cut ? &cut_grow : &other_grow) = 1;
+        }
+        if (cut_grow && !other_grow) {
+            flint_free(pin2);
+            return -1;
+        }
+        for (int i = 0; i < C->ndims; i++)
+            if (C->dims[i].cut)
+                grow[i] = 0;
+        /* repair: grow one dim past its reduced size, or pin dims to their real size */
+        int changed = 0;
+        for (int i = 0; i < C->ndims; i++)
+            if (pin2[i] && !pin[i] && !C->dims[i].derived) {
+                int over = 0;
+                for (int k = 0; k < C->opt.ndims; k++)
+                    over |= strcmp(C->opt.dims[k].name, C->dims[i].name) == 0;
+                if (over) {
+                    if (!*blame)
+                        *blame = i + 1;
+                    continue;
+                }
+                pin[i] = 1;
+                changed = 1;
+            }
+        if (!changed) {
+            int best = -1;
+            for (int i = 0; i < C->ndims; i++)
+                if (grow[i] && !pin[i] && !C->dims[i].derived && !C->dims[i].overridden &&
+                    (best < 0 || C->dims[i].red < C->dims[best].red))
+                    best = i;
+            if (best >= 0) {
+                if (C->dims[best].red >= C->dims[best].real || round > 4096)
+                    pin[best] = 1;
+                else
+                    lo[best] = C->dims[best].red + 1;
+                changed = 1;
+            } else {
+                for (int i = 0; i < C->ndims; i++)
+                    if (grow[i] && C->dims[i].overridden && !*blame)
+                        *blame = i + 1; /* the first: its declaration is the error's */
+            }
+        }
+        *at = -1; /* the error's place: a dim the failed condition involves, else the first */
+        for (int i = 0; i < C->ndims && *at < 0; i++)
+            if (grow[i] || pin2[i])
+                *at = i;
+        if (*at < 0 && C->ndims > 0)
+            *at = 0;
+        flint_free(pin2);
+        if (!changed)
+            return 0;
+    }
+}
+
+/*
  * After the search: a dim that kept its real size because no candidate fitted when it was chosen
  * (the dims chosen before it were in the way) may fit now that every size is known.  Each such
  * dim, largest first, takes the smallest candidate with which the whole program is admissible
@@ -3107,6 +3352,253 @@ static void cheaper_pins(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, 
     flint_free(g);
     flint_free(p);
     flint_free(tried);
+}
+
+/*
+ * The execution a reduction costs, estimated from the program's text: the elements of every
+ * shape it writes at the reduced sizes (the layouts of inputs, parameters, outputs and lineage,
+ * and every list of sizes, as reshape's), summed, saturating at 2^62; -1 when none evaluates.
+ * Intermediate values have the shapes the program writes, so this follows the work of
+ * execution where reduced_cost() (inputs and parameters) does not see the activations.  An
+ * estimate only: it chooses among admissible reductions, every one of which is a proof.
+ */
+typedef struct {
+    const sp_check_t *C;
+    const sp_mesh_t *mesh;
+    int64_t total;
+    int seen;
+} wcost_t;
+
+static void wcost_add(wcost_t *W, int64_t n)
+{
+    const int64_t top = (int64_t)1 << 62;
+    W->total = W->total > top - n ? top : W->total + n;
+    W->seen = 1;
+}
+
+static void wcost_layout(wcost_t *W, const sp_ast_layout_t *l)
+{
+    int64_t n = 1, v;
+    for (size_t k = 0; l && k < l->ndims; k++) {
+        if (ival(W->C, W->mesh, l->dims[k].size, 1, &v) <= 0 || v < 0)
+            return;
+        n = v != 0 && n > ((int64_t)1 << 62) / v ? (int64_t)1 << 62 : n * v;
+    }
+    if (l)
+        wcost_add(W, n);
+}
+
+static void wcost_expr(wcost_t *W, const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == SP_AST_LIST && e->nargs > 0) {
+        int64_t n = 1, v;
+        int ok = 1;
+        for (size_t k = 0; k < e->nargs && ok; k++) {
+            ok = e->args[k].value->kind != SP_AST_RANGE &&
+                 ival(W->C, W->mesh, e->args[k].value, 1, &v) > 0 && v >= 0;
+            if (ok)
+                n = v != 0 && n > ((int64_t)1 << 62) / v ? (int64_t)1 << 62 : n * v;
+        }
+        if (ok && e->nargs > 1)
+            wcost_add(W, n);
+    }
+    wcost_expr(W, e->a);
+    wcost_expr(W, e->b);
+    for (size_t k = 0; k < e->nargs; k++)
+        wcost_expr(W, e->args[k].value);
+}
+
+static void wcost_block(wcost_t *W, const sp_ast_block_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *st = b->stmts[i];
+        wcost_layout(W, st->layout);
+        if (st->lineage)
+            wcost_layout(W, st->lineage->layout);
+        wcost_expr(W, st->value);
+        for (size_t k = 0; k < st->noutputs; k++) {
+            wcost_layout(W, st->outputs[k].layout);
+            wcost_expr(W, st->outputs[k].value);
+        }
+        wcost_block(W, &st->body);
+        wcost_block(W, &st->else_body);
+    }
+}
+
+static int64_t work_cost(const sp_check_t *C, const sp_mesh_t *mesh)
+{
+    wcost_t W = {C, mesh, 0, 0};
+    if (C->model)
+        wcost_block(&W, &C->model->body);
+    if (C->plan)
+        wcost_block(&W, &C->plan->body);
+    for (int i = 0; i < C->nfuncs; i++)
+        wcost_block(&W, &C->funcs[i]->body);
+    return W.seen ? W.total : -1;
+}
+
+/*
+ * Joint moves (after cheaper_pins()): a large dim often cannot move alone, because the sizes the
+ * others took in the search collide with its smaller candidates (products of sizes that must
+ * stay apart).  So the movable base dims (not kept, pinned, cut or given with --dims), those
+ * whose halving would save the most work_cost() first, are each fixed at their smallest
+ * candidates in turn, as `--dims` would fix them, together with the moves accepted so far, and
+ * the whole search runs again for the others (assign_incremental(), unpin_pass()); the sizes
+ * are kept when the whole program is admissible with them and work_cost() is smaller.  One
+ * search per RESEARCH_UNIT of the first work_cost(), at most RESEARCH_RUNS (a small check gains
+ * less than the searches cost).
+ */
+#define RESEARCH_RUNS 24
+#define RESEARCH_UNIT 100000
+
+/* D->overridden again for the dims C->opt.dims gives (search_rounds() marked research()'s). */
+static void overridden_as(sp_check_t *C)
+{
+    for (int i = 0; i < C->ndims; i++) {
+        sp_dimdef_t *D = &C->dims[i];
+        D->overridden = 0;
+        for (int k = 0; k < C->opt.ndims && !D->derived && !D->cut && !C->opt.real_sizes; k++)
+            D->overridden |= strcmp(C->opt.dims[k].name, D->name) == 0;
+    }
+}
+
+/* Is m the product of a set of the mesh's axis sizes (a size other than m reduced to it fails
+   admissible() whatever the other sizes are)? */
+static int mesh_product(const sp_mesh_t *mesh, int64_t m)
+{
+    for (int set = 1; mesh && mesh->naxes <= 8 && set < (1 << mesh->naxes); set++) {
+        int64_t p = 1;
+        for (int a = 0; a < mesh->naxes && p <= m; a++)
+            if (set >> a & 1)
+                p *= mesh->size[a];
+        if (p == m)
+            return 1;
+    }
+    return 0;
+}
+
+/* The movable dims (research()), in decreasing order of what halving each alone would save
+   (shapes only, no admissibility); returns how many. */
+static int research_order(sp_check_t *C, const sp_mesh_t *mesh, const uint8_t *skip,
+                          int64_t best, int64_t *gain, int *order)
+{
+    uint8_t all[256];
+    memset(all, 1, sizeof all);
+    int n = 0;
+    for (int i = 0; i < C->ndims; i++) {
+        sp_dimdef_t *D = &C->dims[i];
+        if (skip[i] || D->derived || D->cut || D->overridden || D->red <= 2)
+            continue;
+        int64_t was = D->red;
+        D->red = was / 2 > 2 ? was / 2 : 2;
+        derive(C, all);
+        int64_t c = derived_whole(C) ? work_cost(C, mesh) : -1;
+        D->red = was;
+        derive(C, all);
+        gain[i] = c < 0 ? 0 : best - c;
+        int k = n++;
+        for (; k > 0 && gain[order[k - 1]] < gain[i]; k--)
+            order[k] = order[k - 1];
+        order[k] = i;
+    }
+    return n;
+}
+
+static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, const svals_t *V,
+                     const uint8_t *pin0, const uint8_t *keep0)
+{
+    int nd = C->ndims;
+    if (nd > 256 || nd == 0)
+        return;
+    int64_t best = work_cost(C, mesh);
+    int budget = best / RESEARCH_UNIT > RESEARCH_RUNS ? RESEARCH_RUNS : (int)(best / RESEARCH_UNIT);
+    if (budget <= 0)
+        return;
+    int nfix0 = C->opt.ndims, nfix = nfix0, runs = 0;
+    sp_dim_override_t *fix0 = C->opt.dims,
+                      *fix = flint_malloc((size_t)(nfix0 + nd) * sizeof(sp_dim_override_t));
+    if (nfix0 > 0)
+        memcpy(fix, fix0, (size_t)nfix0 * sizeof(sp_dim_override_t));
+    int64_t *save = flint_malloc((size_t)nd * sizeof(int64_t)),
+            *lo = flint_malloc((size_t)nd * sizeof(int64_t)),
+            *gain = flint_malloc((size_t)nd * sizeof(int64_t));
+    int *order = flint_malloc((size_t)nd * sizeof(int));
+    uint8_t *pin = flint_malloc((size_t)nd), *keep = flint_malloc((size_t)nd),
+            *tried = flint_malloc((size_t)nd), *g = flint_calloc((size_t)nd, 1),
+            *p = flint_calloc((size_t)nd, 1), all[256];
+    memset(all, 1, sizeof all);
+    memcpy(keep, keep0, (size_t)nd);
+    for (int i = 0; i < nd; i++)
+        tried[i] = keep0[i] || pin0[i];
+    char why[256];
+    /* candidates: the first sizes the dim's own constraints admit at or above a quarter, a
+       third, half and two thirds of its size, smallest first, but for products of mesh sizes */
+    static const int frac[][2] = {{1, 4}, {1, 3}, {1, 2}, {2, 3}};
+    for (;;) {
+        int n = research_order(C, mesh, tried, best, gain, order);
+        if (n == 0 || runs >= budget)
+            break;
+        int d = order[0], moved = 0;
+        tried[d] = 1;
+        int64_t old = C->dims[d].red, last = 0;
+        for (int k = 0; k < 4 && runs < budget && !moved; k++) {
+            int64_t m = old * frac[k][0] / frac[k][1];
+            m = pick_size(C, K, d, m > 2 ? m : 2, 0);
+            while (m < old && m != C->dims[d].real && mesh_product(mesh, m))
+                m = pick_size(C, K, d, m + 1, 0);
+            if (m >= old)
+                break;
+            if (m <= last)
+                continue;
+            last = m;
+            for (int i = 0; i < nd; i++) {
+                save[i] = C->dims[i].red;
+                pin[i] = pin0[i];
+                lo[i] = 0;
+            }
+            fix[nfix] = (sp_dim_override_t){C->dims[d].name, m};
+            C->opt.dims = fix;
+            C->opt.ndims = nfix + 1;
+            runs++;
+            assign_incremental(C, mesh, K, V, pin, lo);
+            int bad, at, ok = search_rounds(C, mesh, K, V, pin, lo, g, why, sizeof why, &bad, &at) > 0;
+            derive(C, all);
+            ok = ok && derived_whole(C);
+            keep[d] = 1;
+            if (ok)
+                unpin_pass(C, mesh, K, V, keep);
+            keep[d] = keep0[d];
+            C->opt.dims = fix0;
+            C->opt.ndims = nfix0;
+            overridden_as(C);
+            int64_t c = ok && derived_whole(C) && C->dims[d].red == m &&
+                                admissible(C, mesh, V, NULL, g, p, why, sizeof why)
+                            ? work_cost(C, mesh)
+                            : -1;
+            if (c >= 0 && c < best) {
+                best = c;
+                nfix++;
+                keep[d] = 1;
+                moved = 1;
+            } else {
+                for (int i = 0; i < nd; i++)
+                    C->dims[i].red = save[i];
+            }
+        }
+    }
+    derive(C, all);
+    flint_free(fix);
+    flint_free(save);
+    flint_free(lo);
+    flint_free(gain);
+    flint_free(order);
+    flint_free(pin);
+    flint_free(keep);
+    flint_free(tried);
+    flint_free(g);
+    flint_free(p);
 }
 
 /*
@@ -4015,133 +4507,24 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
                 goto done;
             }
     assign_incremental(C, &mesh, &K, &V, pin, lo);
-    for (int round = 0;; round++) {
-        for (int i = 0; i < C->ndims; i++) {
-            sp_dimdef_t *D = &C->dims[i];
-            if (D->derived)
-                continue;
-            if (D->cut) {
-                D->red = D->cut;
-                continue;
-            }
-            D->overridden = 0;
-            if (C->opt.real_sizes) { /* the exact re-run (src/check.c): --dims is not applied */
-                D->red = D->real;
-                continue;
-            }
-            for (int k = 0; k < C->opt.ndims; k++)
-                if (strcmp(C->opt.dims[k].name, D->name) == 0) {
-                    D->red = C->opt.dims[k].value;
-                    D->overridden = 1;
-                }
-            if (D->overridden)
-                continue;
-            if (pin[i]) {
-                D->red = D->real;
-                continue;
-            }
-            int64_t l = D->real == 1 ? 1 : 2;
-            if (lo[i] > l)
-                l = lo[i];
-            D->red = pick_size(C, &K, i, l, lo[i] ? 0 : C->opt.shape_index);
-        }
-        int derived_ok = 1;
-        for (int i = 0; i < C->ndims && derived_ok; i++) {
-            sp_dimdef_t *D = &C->dims[i];
-            if (!D->derived)
-                continue;
-            if (ival(C, NULL, D->def, 1, &D->red) <= 0 || D->red < 1) {
-                memset(grow, 0, (size_t)nd);
-                const sp_ast_expr_t *bad = bad_division(C, D->def);
-                deps(C, bad ? bad->a : D->def, grow, 0);
-                snprintf(why, sizeof why, "'%s' = ... is not a whole size at the reduced sizes",
-                         D->name);
-                derived_ok = 0;
-            }
-        }
-        uint8_t *pin2 = flint_calloc((size_t)nd, 1);
-        if (derived_ok)
-            memset(grow, 0, (size_t)nd);
-        int ok = derived_ok && admissible(C, &mesh, &V, NULL, grow, pin2, why, sizeof why);
-        if (ok) {
-            flint_free(pin2);
-            break;
-        }
-        /* a cut mesh axis keeps its checked size: when the program needs it pinned (a condition
-           on it) or grown, the cutoff is given up (sp_reduce_dims) */
-        int cut_grow = 0, other_grow = 0;
-        for (int i = 0; i < C->ndims; i++) {
-            if (C->dims[i].cut && pin2[i]) {
-                snprintf(cutwhy, cutwhylen, "%s", why);
-                flint_free(pin2);
-                st = SP_ERR_INPUT;
-                goto done;
-            }
-            if (grow[i])
-                *(C->dims[i].cut ? &cut_grow : &other_grow) = 1;
-        }
-        if (cut_grow && !other_grow) {
-            snprintf(cutwhy, cutwhylen, "%s", why);
-            flint_free(pin2);
-            st = SP_ERR_INPUT;
-            goto done;
-        }
-        for (int i = 0; i < C->ndims; i++)
-            if (C->dims[i].cut)
-                grow[i] = 0;
-        /* repair: grow one dim past its reduced size, or pin dims to their real size */
-        int changed = 0;
-        for (int i = 0; i < C->ndims; i++)
-            if (pin2[i] && !pin[i] && !C->dims[i].derived) {
-                int over = 0;
-                for (int k = 0; k < C->opt.ndims; k++)
-                    over |= strcmp(C->opt.dims[k].name, C->dims[i].name) == 0;
-                if (over) {
-                    if (!overridden_bad)
-                        overridden_bad = i + 1;
-                    continue;
-                }
-                pin[i] = 1;
-                changed = 1;
-            }
-        if (!changed) {
-            int best = -1;
-            for (int i = 0; i < C->ndims; i++)
-                if (grow[i] && !pin[i] && !C->dims[i].derived && !C->dims[i].overridden &&
-                    (best < 0 || C->dims[i].red < C->dims[best].red))
-                    best = i;
-            if (best >= 0) {
-                if (C->dims[best].red >= C->dims[best].real || round > 4096)
-                    pin[best] = 1;
-                else
-                    lo[best] = C->dims[best].red + 1;
-                changed = 1;
-            } else {
-                for (int i = 0; i < C->ndims; i++)
-                    if (grow[i] && C->dims[i].overridden && !overridden_bad)
-                        overridden_bad = i + 1; /* the first: its declaration is the error's */
-            }
-        }
-        int at = -1; /* the error's place: a dim the failed condition involves, else the first */
-        for (int i = 0; i < C->ndims && at < 0; i++)
-            if (grow[i] || pin2[i])
-                at = i;
-        if (at < 0 && C->ndims > 0)
-            at = 0;
-        flint_free(pin2);
-        if (!changed) {
-            sp_loc_t top = at >= 0 ? C->dims[at].loc : (sp_loc_t){C->ast->file, 0, 0};
-            if (overridden_bad) /* at the declaration of a dim --dims set */
-                sp_diags_error(C->d, SP_DIAG_SHAPE, C->dims[overridden_bad - 1].loc,
-                               "the sizes given with --dims are not an admissible reduction "
-                               "(%s=%lld): %s",
-                               C->dims[overridden_bad - 1].name,
-                               (long long)C->dims[overridden_bad - 1].red, why);
-            else
-                sp_diags_error(C->d, SP_DIAG_SHAPE, top, "no admissible shape reduction: %s", why);
-            st = SP_ERR_INPUT;
-            break;
-        }
+    int at;
+    int found = search_rounds(C, &mesh, &K, &V, pin, lo, grow, why, sizeof why, &overridden_bad, &at);
+    if (found < 0) {
+        snprintf(cutwhy, cutwhylen, "%s", why);
+        st = SP_ERR_INPUT;
+        goto done;
+    }
+    if (found == 0) {
+        sp_loc_t top = at >= 0 ? C->dims[at].loc : (sp_loc_t){C->ast->file, 0, 0};
+        if (overridden_bad) /* at the declaration of a dim --dims set */
+            sp_diags_error(C->d, SP_DIAG_SHAPE, C->dims[overridden_bad - 1].loc,
+                           "the sizes given with --dims are not an admissible reduction "
+                           "(%s=%lld): %s",
+                           C->dims[overridden_bad - 1].name,
+                           (long long)C->dims[overridden_bad - 1].red, why);
+        else
+            sp_diags_error(C->d, SP_DIAG_SHAPE, top, "no admissible shape reduction: %s", why);
+        st = SP_ERR_INPUT;
     }
     if (st == SP_OK && !C->opt.real_sizes && C->opt.strict_shapes && C->opt.shape_index == 0) {
         uint8_t *keep = flint_calloc((size_t)nd, 1);
@@ -4154,6 +4537,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         for (int i = 0; i < C->ndims; i++)
             pin0[i] |= K.keep[i];
         cheaper_pins(C, &mesh, &K, &V, pin0, keep);
+        research(C, &mesh, &K, &V, pin0, keep);
         flint_free(pin0);
         flint_free(keep);
     }
