@@ -9,7 +9,8 @@ from fractions import Fraction
 
 import torch
 
-from shardproof_torch.layout import Mesh, fit_relation, shape_layout, spanned_axes
+from shardproof_torch.layout import (Mesh, fit_relation, same, shape_layout, shard_layouts,
+                                     spanned_axes)
 
 SEED = 7
 
@@ -79,6 +80,27 @@ class TestFitRelation(unittest.TestCase):
         # all-zero model values relate to nothing (a coincidence would always fit)
         z = torch.zeros(2, 2)
         self.assertIsNone(fit_relation(self.mesh, z, {r: z.clone() for r in range(4)}))
+
+    def test_same_is_exact(self):
+        # what is assumed (a constant, a registered tensor's layout) matches only exactly
+        T = torch.tensor([[1000.0, 0.0], [3.0, 4.0]])
+        self.assertTrue(same(T, T.clone()))
+        self.assertFalse(same(T, torch.tensor([[1000.0, 0.0099], [3.0, 4.0]])))
+        self.assertTrue(same(T, T.to(torch.float64)))        # float32 -> float64 is exact
+        self.assertTrue(same(torch.tensor([-0.0]), torch.tensor([0.0])))
+        self.assertFalse(same(torch.tensor([float("nan")]), torch.tensor([float("nan")])))
+        self.assertFalse(same(torch.tensor([1]), torch.tensor([1])))   # not floating point
+        self.assertFalse(same(T, T[:1]))
+
+    def test_shard_layouts_all_that_fit(self):
+        # rank 0 holds rows 0..1 under dp and under tp alike: both stay open
+        T = self.randn(4, 3)
+        Ls = shard_layouts(self.mesh, T, T[0:2].clone(), 0)
+        self.assertEqual(sorted(L.text(self.mesh, T.shape) for L in Ls),
+                         ["[4@dp, 3]", "[4@tp, 3]"])
+        Ls = shard_layouts(self.mesh, T, T[2:4].clone(), 1)
+        self.assertEqual([L.text(self.mesh, T.shape) for L in Ls], ["[4@tp, 3]"])
+        self.assertEqual(shard_layouts(self.mesh, T, T[2:4] + 1e-3, 1), [])
 
     def test_shape_layout(self):
         L = shape_layout(self.mesh, (4, 6), (2, 6), [0, 1, 2, 3])

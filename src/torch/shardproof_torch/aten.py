@@ -320,14 +320,40 @@ def _copy(c, self, src, non_blocking=False, **_):
     return "expand(%s, %s)" % (x, _lst(out))
 
 
+def _broadcast(c, x, shape):
+    """A tensor argument broadcast to shape (leading dims of 1 added, then expanded)."""
+    shp = list(c.shape(x))
+    t = c.t(x)
+    if tuple(shp) == tuple(shape):
+        return t
+    if len(shp) < len(shape):
+        shp = [1] * (len(shape) - len(shp)) + shp
+        t = "reshape(%s, %s)" % (t, _lst(shp))
+    return "expand(%s, %s)" % (t, _lst(shape))
+
+
+def _bound(c, v, shape):
+    if v is None or isinstance(v, (int, float)):
+        return None if v is None else c.num(v)
+    if isinstance(v, tuple) and len(v) == 2 and v[0] == "v":
+        return _broadcast(c, v, shape)
+    raise MapError("clamp with the bound %r (a number or a tensor)" % (v,))
+
+
 def _clamp(c, self, min=None, max=None, **_):
-    if min is None and max is None:
-        return c.t(self)
-    if max is None:
-        return "maximum(%s, %s)" % (c.t(self), c.num(min))
-    if min is None:
-        return "minimum(%s, %s)" % (c.t(self), c.num(max))
-    return "clamp(%s, %s, %s)" % (c.t(self), c.num(min), c.num(max))
+    """clamp(x, min, max) = minimum(maximum(x, min), max), as ATen computes it (a bound above
+    the other gives that bound); a bound is a number or a tensor (clamp.Tensor, broadcast to
+    the result's shape, which may be larger than x's)."""
+    out = c.out_shape(0)
+    x = _broadcast(c, self, out)
+    lo, hi = _bound(c, min, out), _bound(c, max, out)
+    if lo is not None and hi is not None:
+        return "clamp(%s, %s, %s)" % (x, lo, hi)
+    if lo is not None:
+        return "maximum(%s, %s)" % (x, lo)
+    if hi is not None:
+        return "minimum(%s, %s)" % (x, hi)
+    return x
 
 
 def _cmp(name):
@@ -335,6 +361,26 @@ def _cmp(name):
         b = c.t(other) if not isinstance(other, (int, float)) else c.num(other)
         return "%s(%s, %s)" % (name, c.t(self), b)
     return f
+
+
+# Logical operators of bool tensors (emit.py lets them through only when every input is bool,
+# so their values are 0/1 masks: comparisons, moves): exact as products
+def _logical_and(c, self, other, **_):
+    return "(%s * %s)" % (c.t(self), c.t(other))
+
+
+def _logical_or(c, self, other, **_):
+    a, b = c.t(self), c.t(other)
+    return "(%s + %s - %s * %s)" % (a, b, a, b)
+
+
+def _logical_xor(c, self, other, **_):
+    a, b = c.t(self), c.t(other)
+    return "(%s + %s - 2 * %s * %s)" % (a, b, a, b)
+
+
+def _logical_not(c, self, **_):
+    return "(1 - %s)" % c.t(self)
 
 
 def _where(c, condition, self, other, **_):
@@ -435,6 +481,8 @@ TABLE = {
     "gt": _cmp("gt"), "lt": _cmp("lt"), "ge": _cmp("ge"), "le": _cmp("le"), "eq": _cmp("eq"),
     "ne": _cmp("ne"),
     "where": _where,
+    "logical_and": _logical_and, "logical_or": _logical_or, "logical_xor": _logical_xor,
+    "logical_not": _logical_not,
     "embedding": _embedding, "embedding_dense_backward": _embedding_bwd,
 }
 

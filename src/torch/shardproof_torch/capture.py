@@ -5,18 +5,27 @@ The recorder turns what runs into a trace of single-assignment values:
 * every tensor version is a value id (vid); an operator reads the vids of its tensor arguments
   and defines new vids for what it returns and for the arguments it writes (in-place and out=
   operators, collectives), so in-place code becomes SSA;
-* tensors are known by their memory (storage, offset, sizes, strides): views, `.data` and
-  `detach()` aliases of a tensor read the same vid; a write through one view of a storage that
-  other views alias is tracked on the storage as a list of segments (contiguous views only),
-  so DistributedDataParallel's bucket views read what was written into the bucket;
+* tensors are known by their memory (storage, offset, sizes, strides): views, `.data`,
+  `detach()` and `set_()` aliases of a tensor read the same vid; a write through one view of a
+  storage that other views alias is tracked on the storage as a list of byte segments
+  (contiguous views only), so DistributedDataParallel's bucket views read what was written
+  into the bucket, and memory read as another element type than it was written is a value
+  (`_reinterpret`) that emit.py folds when constant and refuses otherwise;
+* every read compares the memory with the value the recorder holds for it: memory changed
+  without an operator (numpy, ctypes) holds a new value (`_external_write`, likewise);
 * a tensor read without a recorded producer is a leaf: a registered input or parameter, or a
   constant whose concrete value is kept;
+* values that reach Python without an operator (.numpy(), .tolist(), data_ptr(), a tensor in
+  the data of torch.tensor, float(), pickling) are recorded as `_local_scalar_dense`, the
+  operator of .item(), which emit.py refuses for a value computed from registered tensors;
 * each operator carries the user's Python file:line: the innermost frame of the user's file, or
   for the backward operators autograd runs, the line of the forward call that created the
   autograd node (found through node pre-hooks installed by a TorchFunctionMode);
 * collectives are recorded by wrappers of torch.distributed's functions (group ranks, reduce
-  operator, peers); collectives issued by C++ (DistributedDataParallel's reducer) arrive as
-  c10d dispatcher operators and use the group of the DistributedDataParallel instance;
+  operator, peers); an asynchronous one runs at once and its tensors stay pending (any access
+  refused) until the program waits for its work; collectives issued by C++
+  (DistributedDataParallel's reducer) arrive as c10d dispatcher operators and use the group of
+  the DistributedDataParallel instance;
 * cut points: at the output of every watched module, at the gradient autograd computes for it,
   at the outputs of a custom autograd.Function's forward and the gradients its backward returns,
   and at the gradient an optimizer's step reads, the recorder adds an identity operator "cut"
@@ -154,12 +163,39 @@ def _extent(k):
     return (lo, hi + 1)
 
 
-class _Storage:
-    """The segments of one storage whose views alias: [(lo, hi, vid, vlo)], flat[lo:hi] is
-    elements vlo..vlo+hi-lo of vid (flattened)."""
+def _byte_extent(k):
+    lo, hi = _extent(k)
+    return (lo * k[1], hi * k[1])
 
-    def __init__(self, numel, segs):
-        self.numel = numel
+
+def _bits(x):
+    """x's elements as integers of their width, so that equality is bit equality (NaN, -0)."""
+    if x.is_complex():
+        x = torch.view_as_real(x)
+    if x.is_floating_point():
+        x = x.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
+    return x
+
+
+def _same_memory(value, t):
+    """Does the memory of t hold exactly value (a snapshot the recorder took)?"""
+    if value is None or tuple(value.shape) != tuple(t.shape) or value.dtype != t.dtype:
+        return False
+    return bool(torch.equal(_bits(value), _bits(t.detach())))
+
+
+def _flat_bytes(t):
+    """The whole memory of t's storage as a 1-dim uint8 tensor (an alias)."""
+    return torch.tensor([], dtype=torch.uint8).set_(t.storage()._storage)
+
+
+class _Storage:
+    """The segments of one storage whose views alias, in bytes: [(lo, hi, vid, vlo)], bytes
+    lo..hi of the storage are bytes vlo..vlo+hi-lo of vid (flattened).  Bytes, not elements,
+    so that views of other element types (a storage's bytes, set_) find what they read."""
+
+    def __init__(self, nbytes, segs):
+        self.nbytes = nbytes
         self.segs = segs
 
     def write(self, lo, hi, vid):
@@ -186,6 +222,71 @@ class _Storage:
         return res
 
 
+class _Pending:
+    """The memory an asynchronous collective (async_op=True, isend, irecv) reads or writes
+    until its work is waited for: bytes lo..hi of the storage at ptr."""
+
+    def __init__(self, t, written, what, loc):
+        k = _key(t)
+        self.ptr = k[0]
+        self.lo, self.hi = _byte_extent(k)
+        self.t = t              # kept alive: the address stays this memory's
+        self.written = written  # the collective writes it (reads are refused too)
+        self.what = what
+        self.loc = loc
+
+
+class _Work:
+    """The work an asynchronous collective returns.  The capture runs the collective at once;
+    the program may not touch its tensors before wait() (or is_completed()), so every access
+    of them until then is refused (the value read would be the program's race, not the
+    collective's result)."""
+
+    def __init__(self, rec, work, pending):
+        self._rec, self._work, self._pending = rec, work, pending
+
+    def _settle(self):
+        for p in self._pending:
+            if p in self._rec.pending:
+                self._rec.pending.remove(p)
+
+    def wait(self, *a, **k):
+        # not the work's own wait again: the capture waited for it, and gloo's send work
+        # blocks in a second wait
+        self._settle()
+        return True
+
+    def is_completed(self):
+        self._settle()
+        return True
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._work, name)
+
+
+# torch functions that build a tensor from Python data (a tensor inside a list is read as a
+# number), and Python conversions of a tensor (FnMode sees them where C++ calls them too:
+# torch.asarray([t]), torch.FloatTensor([t]))
+_DATA_CTORS = {"tensor", "as_tensor", "asarray", "new_tensor", "sparse_coo_tensor",
+               "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor",
+               "sparse_bsc_tensor", "sparse_compressed_tensor"}
+_CONVERSIONS = {"__float__": "float()", "__int__": "int()", "__index__": "an index",
+                "__bool__": "bool(), a condition", "__complex__": "complex()"}
+
+
+def _tensors_in_data(x, top=True):
+    """The tensors inside the lists and tuples of x (a tensor given as the data itself is
+    copied by operators the recorder sees)."""
+    if isinstance(x, torch.Tensor):
+        if not top:
+            yield x
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _tensors_in_data(y, False)
+
+
 class _FnMode(TorchFunctionMode):
     """Above autograd: remember the user line of every autograd node a torch call creates, and
     install pre/post hooks that tell the recorder which node's backward is running."""
@@ -195,8 +296,19 @@ class _FnMode(TorchFunctionMode):
         self.rec = rec
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
         rec = self.rec
+        if not rec.paused:
+            name = getattr(func, "__name__", "")
+            if name in _DATA_CTORS:
+                # torch.tensor([t]) reads t's value in C++ without an operator: a
+                # constant made from it would be one sample of a computed value
+                for x in list(args) + list((kwargs or {}).values()):
+                    for t in _tensors_in_data(x):
+                        rec.python_read(t, "%s%s() of data holding a tensor" % (
+                            "." if name == "new_tensor" else "torch.", name))
+            elif name in _CONVERSIONS and args and isinstance(args[0], torch.Tensor):
+                rec.python_read(args[0], _CONVERSIONS[name])
+        out = func(*args, **(kwargs or {}))
         if rec.paused:
             return out
         outs = out if isinstance(out, (tuple, list)) else (out,)
@@ -222,6 +334,9 @@ class Recorder(TorchDispatchMode):
         self.map = {}          # key -> vid
         self.keep = []         # tensors kept alive so that storage addresses are not reused
         self.stor = {}         # storage address -> _Storage
+        self.pending = []      # _Pending: memory of asynchronous collectives not waited for
+        self.np_shared = set()  # storage addresses numpy or a buffer shares (from_numpy, ...)
+        self.deferred = []     # ops to add after the next one (reads of what it writes)
         self.node_loc = {}     # id(autograd node) -> loc
         self.nodes = []
         self.bwd = []          # stack of locs of the autograd nodes running
@@ -318,25 +433,42 @@ class Recorder(TorchDispatchMode):
         return vid
 
     @_quiet
-    def read(self, t, loc):
+    def read(self, t, loc, access=True):
+        """The vid of the value t's memory holds.  access: the operator reads the values (not
+        a view op), so a pending asynchronous collective's memory is refused."""
         k = _key(t)
+        if access and self.pending:
+            self._check_pending(k, False, loc)
         vid = self.map.get(k)
-        if vid is not None:
-            return vid
-        st = self._tracked(k, t)
-        if st is not None:
+        if vid is None:
+            st = self._tracked(k, t, loc)
+            if st is None:
+                vid = self.new_val(t, "const", loc=loc)
+                self.map[k] = vid
+                self.keep.append(t)
+                return vid
             blk = _contiguous_block(k)
             if blk is None:
                 raise CaptureError("%s: a strided view of a tensor that other views alias and "
                                    "that was written cannot be captured" % loc)
-            vid = self._read_block(st, blk, t, loc)
-        else:
-            vid = self.new_val(t, "const", loc=loc)
-        self.map[k] = vid
-        self.keep.append(t)
+            vid = self._read_block(st, k, blk, t, loc)
+            self.map[k] = vid
+            self.keep.append(t)
+        if not _same_memory(self.trace.vals[vid].value, t):
+            # the memory changed without an operator the recorder saw (numpy writing the
+            # array torch.from_numpy shares, ctypes through data_ptr()): the value is a new
+            # one, derived from nothing the capture knows (emit.py folds it when it is a
+            # constant, and refuses it when it was a value computed from registered tensors)
+            vid = self._external_write(t, vid, loc)
         return vid
 
-    def _tracked(self, k, t):
+    def _external_write(self, t, vid, loc):
+        self.prepare_write(t, loc)
+        nv = self.synth("_external_write", [("self", ref(vid))], tuple(t.shape), t.detach(), loc)
+        self.write(t, nv)
+        return nv
+
+    def _tracked(self, k, t, loc=None):
         """The segments of k's storage, built from the views known on it (their current values
         over a snapshot of the memory now) when there are any; None when k is alone."""
         st = self.stor.get(k[0])
@@ -345,32 +477,59 @@ class Recorder(TorchDispatchMode):
         others = sorted((vid, kk) for kk, vid in self.map.items() if kk[0] == k[0] and kk != k)
         if not others:
             return None
-        numel = t.storage().size()
         self.paused += 1
         try:
-            flat = torch.tensor([], dtype=t.dtype).set_(t.storage(), 0, (numel,), (1,))
+            flat = _flat_bytes(t)
+            nbytes = flat.numel()
+            if nbytes % k[1] == 0:
+                flat = flat.view(t.dtype)
+            base = self.new_val(flat, "const")
+            # a strided view the segments cannot hold: the memory outside the contiguous
+            # views depends on it
+            loose = sorted({vid for vid, kk in others if _contiguous_block(kk) is None})
+            if loose:
+                base = self.synth("_reinterpret", [("tensors", [ref(base)] +
+                                                    [ref(v) for v in loose])],
+                                  tuple(flat.shape), flat, loc)
         finally:
             self.paused -= 1
-        st = _Storage(numel, [(0, numel, self.new_val(flat, "const"), 0)])
-        for vid, kk in others:
+        st = _Storage(nbytes, [(0, nbytes, base, 0)])
+        # views of the same memory hold the same bytes: those of t's element type last, so
+        # that t's reads find values of their own type where there are some
+        for vid, kk in sorted(others, key=lambda o: (o[1][5] == t.dtype, o[0])):
             blk = _contiguous_block(kk)
-            if blk is not None and kk[5] == t.dtype:
-                st.write(blk[0], blk[1], vid)
+            if blk is not None:
+                st.write(blk[0] * kk[1], blk[1] * kk[1], vid)
         self.stor[k[0]] = st
         return st
 
     @_quiet
-    def prepare_write(self, t):
-        """Before an operator writes t: track its storage if other views alias it."""
-        self._tracked(_key(t), t)
+    def prepare_write(self, t, loc=None):
+        """Before an operator writes t: track its storage if other views alias it (and refuse
+        a write into the memory of a pending asynchronous collective)."""
+        k = _key(t)
+        if self.pending:
+            self._check_pending(k, True, loc or self.op_loc())
+        self._tracked(k, t, loc)
 
-    def _read_block(self, st, blk, t, loc):
-        lo, hi = blk
+    def _read_block(self, st, k, blk, t, loc):
+        es = k[1]
+        lo, hi = blk[0] * es, blk[1] * es
+        pieces = st.pieces(lo, hi)
+        dt = _dtype_name(t.dtype)
+        if any(self.trace.vals[v].dtype != dt or a % es or b % es for v, a, b in pieces):
+            # memory written as another element type (a storage's bytes, a dtype view of
+            # aliased memory): no tensor operator relates the values (emit.py refuses it
+            # when it carries a value computed from registered tensors)
+            return self.synth("_reinterpret", [("tensors", [ref(v) for v, _, _ in pieces])],
+                              tuple(t.shape), t.detach(), loc)
+        n_want = blk[1] - blk[0]
         flats = []
-        for (v, a, b) in st.pieces(lo, hi):
+        for (v, a, b) in pieces:
+            a, b = a // es, b // es
             vv = self.trace.vals[v]
             n = vv.value.numel() if vv.value is not None else _numel(vv.shape)
-            if a == 0 and b == n and len(flats) == 0 and b - a == hi - lo:
+            if a == 0 and b == n and len(flats) == 0 and b - a == n_want:
                 flats.append(v)
                 break
             fv = v
@@ -385,11 +544,13 @@ class Recorder(TorchDispatchMode):
         if len(flats) == 1:
             v = flats[0]
         else:
+            # the values are the pieces' (not the memory's: read() compares the two)
             v = self.synth("cat", [("tensors", [ref(p) for p in flats]), ("dim", 0)],
-                           (hi - lo,), t.detach().reshape(-1), loc)
+                           (n_want,), torch.cat([self.trace.vals[p].value.reshape(-1)
+                                                 for p in flats]), loc)
         if tuple(self.trace.vals[v].shape) != tuple(t.shape):
             v = self.synth("view", [("self", ref(v)), ("size", list(t.shape))], tuple(t.shape),
-                           t.detach(), loc)
+                           self.trace.vals[v].value.reshape(t.shape), loc)
         return v
 
     def write(self, t, vid):
@@ -401,14 +562,34 @@ class Recorder(TorchDispatchMode):
             if blk is None:
                 raise CaptureError("%s: a write through a strided view of a tensor that other "
                                    "views alias cannot be captured" % self.trace.vals[vid].loc)
-            st.write(blk[0], blk[1], vid)
-            lo, hi = _extent(k)
+            st.write(blk[0] * k[1], blk[1] * k[1], vid)
+            lo, hi = _byte_extent(k)
             for kk in [kk for kk in self.map if kk[0] == k[0] and kk != k]:
-                a, b = _extent(kk)
+                a, b = _byte_extent(kk)
                 if a < hi and b > lo:
                     del self.map[kk]
         self.map[k] = vid
         self.keep.append(t)
+        if k[0] in self.np_shared:
+            # numpy reads this memory without an operator: what is written into it is read
+            # into Python (emit.py refuses it for a value computed from registered tensors;
+            # after the operator that writes it, which _add_op adds next)
+            self.deferred.append(Op("_local_scalar_dense", [
+                ("self", ref(vid)), ("how", "a write into memory that numpy or a Python "
+                                            "buffer shares: torch.from_numpy, .numpy()")], [],
+                self.trace.vals[vid].loc))
+
+    def _check_pending(self, k, write, loc):
+        lo, hi = _byte_extent(k)
+        for p in self.pending:
+            if p.ptr == k[0] and p.lo < hi and lo < p.hi and (write or p.written):
+                raise CaptureError(
+                    "%s: %s a tensor that the asynchronous %s at %s %s before its work's "
+                    "wait(): the value is undefined until the collective completes (the "
+                    "capture runs collectives at once and cannot follow the race); call "
+                    "work.wait() before using the tensor" % (
+                        loc, "writes" if write else "reads", p.what, p.loc,
+                        "writes" if p.written else "reads"))
 
     # ---- registration (the public API) --------------------------------------------------------
 
@@ -431,13 +612,22 @@ class Recorder(TorchDispatchMode):
 
     def _bind(self, t, vid):
         k = _key(t)
+        if k[0] in self.np_shared:
+            raise CaptureError(
+                "%s: the registered tensor shares its memory with a numpy array or a Python "
+                "buffer (torch.from_numpy, torch.as_tensor, torch.frombuffer, .numpy()), "
+                "through which Python reads and writes it without an operator the capture "
+                "sees; register a copy (.clone())" %
+                self.user_loc())
+        if self.pending:
+            self._check_pending(k, False, self.user_loc())
         self.map[k] = vid
         self.keep.append(t)
         st = self.stor.get(k[0])
         if st is not None:
             blk = _contiguous_block(k)
             if blk is not None:
-                st.write(blk[0], blk[1], vid)
+                st.write(blk[0] * k[1], blk[1] * k[1], vid)
 
     @_quiet
     def register_output(self, name, t):
@@ -481,6 +671,13 @@ class Recorder(TorchDispatchMode):
     def _add_op(self, op):
         op.in_bwd = bool(self.bwd)
         self.trace.ops.append(op)
+        self._flush_deferred()
+
+    def _flush_deferred(self):
+        while self.deferred:
+            d = self.deferred.pop(0)
+            d.in_bwd = bool(self.bwd)
+            self.trace.ops.append(d)
 
     @_quiet
     def cut(self, t, key, loc, **info):
@@ -571,6 +768,12 @@ class Recorder(TorchDispatchMode):
 
     @_quiet
     def finish(self):
+        self._flush_deferred()
+        for p in self.pending:
+            if p.written:
+                raise CaptureError("%s: the asynchronous %s is never waited for (work.wait()): "
+                                   "what its tensor holds when the step ends is undefined" % (
+                                       p.loc, p.what))
         for name, p in self.param_objs.items():
             vid = self.read(p, None)
             g = p.grad
@@ -589,7 +792,12 @@ class Recorder(TorchDispatchMode):
         loc = self.op_loc()
         schema = func._schema
         packet = func.overloadpacket.__name__
+        if packet == "set_":
+            # the tensor now views other memory (a storage's, another tensor's): its key is
+            # that memory's, so what it reads is what the recorder knows there
+            return func(*args, **kwargs)
         bound = _bind_args(schema, args, kwargs)
+        access = packet not in _VIEW_OPS
         # read every tensor argument before the operator runs (it may write them); an out=
         # buffer (a written keyword-only argument) is not an input
         in_args = []
@@ -598,15 +806,15 @@ class Recorder(TorchDispatchMode):
             if written:
                 for x in (v if isinstance(v, (list, tuple)) else (v,)):
                     if isinstance(x, torch.Tensor):
-                        self.prepare_write(x)
+                        self.prepare_write(x, loc)
                 if a.kwarg_only:
                     continue
-            in_args.append((a.name, self._conv(v, loc)))
+            in_args.append((a.name, self._conv(v, loc, access)))
         if packet == "as_strided":
             return self._as_strided(func, args, kwargs, bound, loc)
         if packet in _IDENTITY_OPS:
             out = func(*args, **kwargs)
-            vid = self.read(bound[0][1], loc)
+            vid = self.read(bound[0][1], loc, access=False)
             self.map[_key(out)] = vid
             self.keep.append(out)
             return out
@@ -614,6 +822,8 @@ class Recorder(TorchDispatchMode):
         fn = packet
         if fn.endswith("_") and not fn.startswith("_") and _is_inplace(schema):
             fn = fn[:-1]
+        if fn == "_local_scalar_dense" and _called_from(_STORAGE_FILE):
+            in_args.append(("how", "a storage's elements: storage()[i], .tolist(), iteration"))
         rets = tuple(out) if len(schema.returns) > 1 else (out,)
         outs = []
         opi = len(self.trace.ops)
@@ -648,7 +858,7 @@ class Recorder(TorchDispatchMode):
         if kx[0] != ko[0] or bx is None or bo is None or bo[0] < bx[0] or bo[1] > bx[1]:
             raise CaptureError("%s: as_strided that is not a contiguous block of its input "
                                "cannot be captured" % loc)
-        vid = self.read(x, loc)
+        vid = self.read(x, loc, access=False)
         n = bx[1] - bx[0]
         flat = x.detach().reshape(-1)
         if len(x.shape) != 1:
@@ -664,13 +874,13 @@ class Recorder(TorchDispatchMode):
         self.keep.append(out)
         return out
 
-    def _conv(self, v, loc):
+    def _conv(self, v, loc, access=True):
         if isinstance(v, torch.Tensor):
-            return ref(self.read(v, loc))
+            return ref(self.read(v, loc, access))
         if isinstance(v, (list, tuple)):
             if any(isinstance(x, torch.Tensor) for x in v):
-                return [ref(self.read(x, loc)) if isinstance(x, torch.Tensor) else _pyval(x)
-                        for x in v]
+                return [ref(self.read(x, loc, access)) if isinstance(x, torch.Tensor)
+                        else _pyval(x) for x in v]
             return [_pyval(x) for x in v]
         return _pyval(v)
 
@@ -703,6 +913,15 @@ class Recorder(TorchDispatchMode):
         tensors = args[0]
         ins = [ref(self.read(t, loc)) for t in tensors]
         out = func(*args, **kwargs)
+        # the reducer waits for the work later: wait now, so that the values recorded are
+        # the reduced ones (what the memory holds when the reducer reads it)
+        for w in (out if isinstance(out, (tuple, list)) else (out,)):
+            if hasattr(w, "wait"):
+                self.paused += 1
+                try:
+                    w.wait()
+                finally:
+                    self.paused -= 1
         opi = len(self.trace.ops)
         outs = []
         for t in tensors:
@@ -716,48 +935,175 @@ class Recorder(TorchDispatchMode):
     # ---- activation -----------------------------------------------------------------------------
 
     @_quiet
-    def python_read(self, t):
+    def python_read(self, t, how=None):
         """The user's code reads t's values into Python without an ATen operator (.numpy(),
-        .tolist()): recorded as _local_scalar_dense (what .item() dispatches), so that reading a
-        tensor computed from registered inputs is refused as data-dependent Python (emit.py)."""
+        .tolist(), torch.tensor([t])): recorded as _local_scalar_dense (what .item()
+        dispatches), so that reading a tensor computed from registered inputs is refused as
+        data-dependent Python (emit.py); how names the operation for the message."""
         if not isinstance(t, torch.Tensor):
             return
         loc = self.op_loc()
-        self._add_op(Op("_local_scalar_dense", [("self", ref(self.read(t, loc)))], [], loc))
+        args = [("self", ref(self.read(t, loc)))]
+        if how:
+            args.append(("how", how))
+        self._add_op(Op("_local_scalar_dense", args, [], loc))
+
+    @_quiet
+    def python_read_memory(self, obj, how):
+        """A raw pointer to the memory of obj (a tensor or a storage) reaches Python code
+        (data_ptr()): it can read any value that memory holds, so every value known there
+        counts as read into Python."""
+        loc = self.op_loc()
+        if isinstance(obj, torch.Tensor):
+            vids = [self.read(obj, loc)]
+            ptr = _key(obj)[0]
+        else:
+            vids = []
+            ptr = obj.data_ptr()
+        vids += [v for kk, v in self.map.items() if kk[0] == ptr]
+        st = self.stor.get(ptr)
+        if st is not None:
+            vids += [v for _, _, v, _ in st.segs]
+        for v in sorted(set(vids)):
+            self._add_op(Op("_local_scalar_dense", [("self", ref(v)), ("how", how)], [], loc))
+
+    @_quiet
+    def numpy_shares(self, t):
+        """t's memory is shared with a numpy array: numpy code reads and writes it without an
+        operator, so values written there are read into Python (write()), a registration of
+        it is refused (_bind), and a write numpy makes is found when the recorder reads it
+        again (read(): _external_write)."""
+        if isinstance(t, torch.Tensor):
+            self.np_shared.add(_key(t)[0])
+            self.keep.append(t)
 
     def __enter__(self):
         _wrap_user_functions(self)
         _active[0] = self
-        self.saved_reads = [(n, torch.Tensor.__dict__.get(n)) for n in _PY_READS]
-        for n in _PY_READS:
-            setattr(torch.Tensor, n, _python_read(n, getattr(torch.Tensor, n)))
+        self.saved_attrs = []
+        for owner, name, make in _patches():
+            if not hasattr(owner, name):
+                continue
+            orig = owner.__dict__.get(name)
+            self.saved_attrs.append((owner, name, orig))
+            setattr(owner, name, make(getattr(owner, name)))
         self.fnmode.__enter__()
         return super().__enter__()
 
     def __exit__(self, *exc):
         r = super().__exit__(*exc)
         self.fnmode.__exit__(*exc)
-        for n, f in self.saved_reads:
+        for owner, name, f in reversed(self.saved_attrs):
             if f is None:
-                delattr(torch.Tensor, n)
+                delattr(owner, name)
             else:
-                setattr(torch.Tensor, n, f)
+                setattr(owner, name, f)
         _active[0] = None
         return r
 
 
-# Tensor methods that read values into Python without dispatching an ATen operator
-_PY_READS = ("numpy", "tolist", "__array__")
+# Ways values reach Python without dispatching an ATen operator, patched while recording:
+# (owner, attribute, wrapper of the original).
+def _patches():
+    import torch.storage
+    T = torch.Tensor
+    return [
+        (T, "numpy", _python_read(".numpy()", shares=True)),
+        (T, "__array__", _python_read("numpy.asarray", shares=True)),
+        (T, "tolist", _python_read(".tolist()")),
+        (T, "__reduce_ex__", _python_read("pickling: torch.save, pickle")),
+        (T, "data_ptr", _pointer_read("data_ptr(), a raw pointer to its memory")),
+        (torch.storage.TypedStorage, "data_ptr",
+         _pointer_read("a storage's data_ptr(), a raw pointer to its memory")),
+        (torch.storage.UntypedStorage, "data_ptr",
+         _pointer_read("a storage's data_ptr(), a raw pointer to its memory")),
+        (torch, "from_numpy", _numpy_alias),
+        (torch, "as_tensor", _numpy_alias),
+        (torch, "asarray", _numpy_alias),
+        (torch, "frombuffer", _buffer_alias),
+    ]
 
 
-def _python_read(name, orig):
-    def f(self, *a, **k):
+def _python_read(how, shares=False):
+    def make(orig):
+        def f(self, *a, **k):
+            rec = _active[0]
+            if rec is not None and not rec.paused:
+                rec.python_read(self, how)
+                if shares:
+                    rec.numpy_shares(self)
+            return orig(self, *a, **k)
+        f.__name__ = orig.__name__
+        return f
+    return make
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_STORAGE_FILE = _TORCH_DIR + "storage.py"
+
+
+def _called_from(filename):
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_filename == filename:
+            return True
+        f = f.f_back
+    return False
+
+
+def _pointer_read(how):
+    """data_ptr() called by code other than torch's and the recorder's (the user's, ctypes
+    users): the pointer lets it read the memory."""
+    def make(orig):
+        def f(self, *a, **k):
+            rec = _active[0]
+            if rec is not None and not rec.paused:
+                caller = sys._getframe(1).f_code.co_filename
+                if not (caller.startswith(_TORCH_DIR) or caller.startswith(_OWN_DIR)):
+                    rec.python_read_memory(self, how)
+            return orig(self, *a, **k)
+        f.__name__ = orig.__name__
+        return f
+    return make
+
+
+def _numpy_alias(orig):
+    """torch.from_numpy, as_tensor, asarray: a result that shares a numpy array's memory."""
+    def f(*a, **k):
+        out = orig(*a, **k)
+        rec = _active[0]
+        if rec is not None and not rec.paused and isinstance(out, torch.Tensor):
+            for x in list(a) + list(k.values()):
+                face = getattr(x, "__array_interface__", None)
+                if face is not None and out.numel() > 0 and \
+                        _within(out, face["data"][0], getattr(x, "nbytes", 0)):
+                    rec.numpy_shares(out)
+        return out
+    f.__name__ = orig.__name__
+    return f
+
+
+def _buffer_alias(orig):
+    """torch.frombuffer: the result shares a Python buffer's memory."""
+    def f(*a, **k):
+        out = orig(*a, **k)
         rec = _active[0]
         if rec is not None and not rec.paused:
-            rec.python_read(self)
-        return orig(self, *a, **k)
-    f.__name__ = name
+            rec.numpy_shares(out)
+        return out
+    f.__name__ = orig.__name__
     return f
+
+
+def _within(t, ptr, nbytes):
+    rec = _active[0]
+    rec.paused += 1
+    try:
+        p = t.data_ptr()
+    finally:
+        rec.paused -= 1
+    return ptr <= p < ptr + max(nbytes, 1)
 
 
 def _call_returning_line(fn, args, kwargs):
@@ -918,6 +1264,15 @@ def _collective(kind, reads, writes, extra):
                 rec.write(t, vid)
                 vids.append(vid)
             rec._add_op(Op(kind, [("tensors", ins)], vids, loc, info))
+            if orig.__name__ in ("isend", "irecv") or a.a.get("async_op"):
+                # the program sees the collective complete at its wait(), not here: its
+                # tensors stay pending until then
+                what = orig.__name__ + ("" if orig.__name__ in ("isend", "irecv") else
+                                        "(async_op=True)")
+                pend = [_Pending(t, False, what, loc) for t in reads(a)]
+                pend += [_Pending(t, True, what, loc) for t in outs]
+                rec.pending += pend
+                return _Work(rec, work, pend)
             return work
         f.__wrapped__ = orig
         f.__name__ = orig.__name__

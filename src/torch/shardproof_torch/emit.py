@@ -10,10 +10,12 @@
   collective becomes the language's collective over the mesh axes its process group spans.
 * Constants (values that depend on no registered tensor) are folded: a tensor of equal
   elements is a literal (the simplest rational that rounds to the float), any other is an
-  input of the model that the plan's constants are matched to, by value, as shards.
+  input of the model (one per distinct value) that the plan's constants are matched to, as
+  shards with exactly their values.
 * The layout of each registered input and parameter, and of each output, is inferred from the
-  concrete values (which shard or replica of the single-device tensor each rank holds; for
-  outputs such as a per-rank loss also a pending sum or average); `check` then proves it.
+  concrete values (which shard or replica of the single-device tensor each rank holds, exactly
+  for inputs and parameters, whose layout `check` assumes; for outputs such as a per-rank loss
+  also a pending sum or average); `check` then proves the outputs'.
 * Every statement ends with `#@ FILE:LINE`, the Python line that ran the operator: the
   language's source-map comment, which reports print next to the plan line.
 """
@@ -26,7 +28,7 @@ import torch
 
 from .aten import VALUE_FREE, MapError, map_op
 from .cuts import CutPlan
-from .layout import Layout, Mesh, close, infer_layout, shape_layout
+from .layout import Layout, Mesh, infer_layout, same, shard_layouts, shape_layout
 
 KEYWORDS = {"dim", "model", "plan", "of", "func", "input", "param", "output", "train", "mesh",
             "on", "for", "in", "if", "else", "return"}
@@ -146,10 +148,10 @@ class Analysis:
                                 "parameters (a fill with a tensor, a random draw with a tensor "
                                 "parameter): the capture would keep one number" % (op.loc, op.fn))
             if op.fn == "_local_scalar_dense" and any(self.sym[v] for v in ins):
-                raise EmitError("%s: a Python value (.item(), .numpy(), .tolist(), a tensor in an "
-                                "`if`) is read from a "
-                                "tensor computed from registered inputs or parameters; the "
-                                "capture cannot follow data-dependent Python" % op.loc)
+                how = dict(op.args).get("how") or ".item(), a tensor in an `if`"
+                raise EmitError("%s: a Python value is read (%s) from a tensor computed from "
+                                "registered inputs or parameters; the capture cannot follow "
+                                "data-dependent Python" % (op.loc, how))
             for v in flat_outs(op.outs):
                 self.sym[v] = s
 
@@ -189,7 +191,26 @@ def trace_roots(tr):
     return roots
 
 
-def infer_mesh(ranks, world):
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# words an axis name must not be: in a plan an axis name stands for its size, and a
+# collective's arguments take an axis or a reduction
+_NOT_AXES = KEYWORDS | {"rank", "sum", "avg", "max", "min"}
+
+
+def registered_names(traces):
+    """The language names of every registered input, parameter and output (mangled)."""
+    names = set()
+    for tr in traces:
+        names.update(mangle(n) for n in tr.inputs)
+        names.update(mangle(n) for n in tr.params)
+        names.update(mangle(n) for n, _, _ in tr.outputs)
+    return names
+
+
+def infer_mesh(ranks, world, used=frozenset()):
+    """The mesh of sp.mesh(...), or one inferred from the process groups, named apart from
+    the names in used (the registered tensors': a parameter `w` and an axis `w` would be one
+    name in the plan)."""
     given = [tr.mesh for tr in ranks if tr.mesh]
     if given:
         m = given[0]
@@ -199,6 +220,15 @@ def infer_mesh(ranks, world):
         if mesh.nranks != world:
             raise EmitError("sp.mesh(%s) has %d ranks, the world %d" % (
                 ", ".join("%s=%d" % a for a in m), mesh.nranks, world))
+        for a in mesh.names:
+            if not _IDENT.fullmatch(a) or a in _NOT_AXES:
+                raise EmitError("sp.mesh(...): the axis name '%s' is not usable in a plan (a "
+                                "plain identifier other than %s)" % (
+                                    a, ", ".join(sorted(_NOT_AXES))))
+            if a in used:
+                raise EmitError("sp.mesh(...): the axis name '%s' is also the name of a "
+                                "registered tensor (in a plan an axis name stands for its "
+                                "size); rename one of them" % a)
         return mesh
     groups = set()
     for tr in ranks:
@@ -206,9 +236,11 @@ def infer_mesh(ranks, world):
             if op.comm and len(op.comm["group"]) > 1:
                 groups.add(tuple(sorted(op.comm["group"])))
     for k in range(1, 4):
+        names = ["w"] if k == 1 else ["m%d" % i for i in range(k)]
+        while any(n in used for n in names):
+            names = [n + "_" for n in names]
         for sizes in _factorizations(world, k):
-            mesh = Mesh([("m%d" % i, n) for i, n in enumerate(sizes)] if k > 1 else
-                        [("w", world)])
+            mesh = Mesh(list(zip(names, sizes)))
             if all(mesh.axes_of(g) is not None for g in groups):
                 return mesh
     raise EmitError("the process groups of the collectives do not form a mesh; name the axes "
@@ -277,6 +309,7 @@ class _Render:
 
 _FLOATS = {"float16", "bfloat16", "float32", "float64"}
 _COMPARISONS = {"gt", "lt", "ge", "le", "eq", "ne"}
+_LOGICAL = {"logical_and", "logical_or", "logical_xor", "logical_not"}
 _MOVES = {"view", "_unsafe_view", "reshape", "view_as", "unsqueeze", "squeeze", "flatten",
           "clone", "contiguous", "_reshape_alias", "t", "transpose", "permute", "expand", "slice",
           "narrow", "select", "cat", "concat", "split", "split_with_sizes", "unbind", "where",
@@ -297,9 +330,26 @@ def integer_values(c, op):
     ins = {c.tr.vals[v].dtype for _, a in op.args for v in refs(a)}
     if op.fn in _MOVES and ins <= set(bad):
         return
+    if op.fn in _LOGICAL and ins == {"bool"} and set(bad) == {"bool"}:
+        return      # of 0/1 masks: products (aten.py), clamp's backward with tensor bounds
     raise MapError("%s computing %s values from %s (integer or bool arithmetic, truncation or "
                    "a reinterpretation of bits, which shardproof's exact real arithmetic does "
                    "not follow)" % (op.fn, bad[0], ", ".join(sorted(ins)) or "no tensor"))
+
+
+# Values the recorder saw appear without an operator relating them to what was there (capture.py):
+# a constant one is folded (its value is what the memory held), one computed from registered
+# tensors cannot be translated.
+_UNFOLLOWED = {
+    "_external_write": "the memory of a tensor holding a value computed from registered "
+                       "tensors changed without a PyTorch operator (numpy writing an array "
+                       "that torch.from_numpy or .numpy() shares, ctypes through data_ptr()); "
+                       "the capture cannot follow that write",
+    "_reinterpret": "memory holding a value computed from registered tensors is read as "
+                    "another element type or through a strided alias (a storage's bytes, "
+                    "set_() with another dtype, copy.deepcopy of a tensor); the capture cannot "
+                    "follow it",
+}
 
 
 def render(em, tr, names, op, mesh=None):
@@ -307,6 +357,8 @@ def render(em, tr, names, op, mesh=None):
     name of line j; the last nouts lines define the operator's outputs in order."""
     c = _Render(em, tr, names, op)
     try:
+        if op.fn in _UNFOLLOWED:
+            raise MapError(_UNFOLLOWED[op.fn])
         if op.fn == "cut":
             outs = em.cut_text(c, op)
         elif op.fn in COMMS:
@@ -331,12 +383,15 @@ class Emitter:
             self.an[id(tr)] = Analysis(tr)
         self.model_consts = []   # (name, value, loc)
         self.const_names = {}    # (id(trace), vid) -> text
-        self.plan_consts = {}    # model const name -> Layout (plan side)
+        self.plan_consts = {}    # model const name -> [Layout]: those every match fits
         self.counter = 0
         self.used = set()
         self.cuts = None         # cuts.CutPlan, once the mesh is known
         self.buggy = False       # some captured output fits no layout of its model value
         self.model_defined = set()   # names the model's statements define
+        # the mesh first: its axis names are taken before any generated name
+        self.mesh = infer_mesh(ranks, world, registered_names([single] + list(ranks)))
+        self.used.update(self.mesh.names)
 
     def fresh(self):
         while True:
@@ -363,31 +418,59 @@ class Emitter:
             t = frac_text(q)
             if len(val.shape):
                 t = "expand(%s, [%s])" % (t, ", ".join(str(s) for s in val.shape))
-        elif tr is self.single:
+        else:
             if x.dtype == torch.bool or not x.is_floating_point():
                 raise MapError("a constant %s tensor that is not constant-filled (a mask or "
                                "indices used as values)" % val.dtype)
-            t = "c%d" % (len(self.model_consts) + 1)
-            self.model_consts.append((t, x, loc, val.shape))
-        else:
-            t = self.match_const(tr, x, loc)
+            if not bool(torch.isfinite(x).all()):
+                raise MapError("a constant tensor with a non-finite element (inf, nan), which "
+                               "has no rational value")
+            t = self.model_const(x, loc, val.shape) if tr is self.single else \
+                self.match_const(tr, x)
         self.const_names[key] = t
         return t
 
-    def match_const(self, tr, x, loc):
+    def model_const(self, x, loc, shape):
+        """The model input standing for a constant tensor of single(): one per distinct value
+        (two equal tables are one input, so that which of them a rank's constant is matched
+        to does not matter)."""
         for name, mv, _, _ in self.model_consts:
-            L = self.plan_consts.get(name)
-            if L is not None:
-                if tuple(L.shard(self.mesh, mv, tr.rank).shape) == tuple(x.shape) and \
-                        close(L.shard(self.mesh, mv, tr.rank), x):
-                    return name
-                continue
-            L = infer_layout(self.mesh, mv, {tr.rank: x})
-            if L is not None:
-                self.plan_consts[name] = L
+            if same(mv, x):
                 return name
-        raise MapError("a constant tensor of shape %s on rank %d that is no shard of a constant "
-                       "of single() (constants are matched by value)" % (list(x.shape), tr.rank))
+        k = len(self.model_consts) + 1
+        while "c%d" % k in self.used:
+            k += 1
+        name = "c%d" % k
+        self.used.add(name)
+        self.model_consts.append((name, x, loc, shape))
+        return name
+
+    def match_const(self, tr, x):
+        """The model constant whose shard on this rank x is, exactly (the plan reads the
+        model's constant in its place, so anything but equality would check another
+        program).  The layout stays open among those that fit every rank matched so far;
+        a constant that is a shard of two different constants is refused (which one the code
+        means is not in the values, and a wrong pick is a false NOT EQUIVALENT)."""
+        found = []
+        for name, mv, _, _ in self.model_consts:
+            Ls = shard_layouts(self.mesh, mv, x, tr.rank)
+            prev = self.plan_consts.get(name)
+            if prev is not None:
+                Ls = [L for L in Ls if any(L.dims == P.dims for P in prev)]
+            if Ls:
+                found.append((name, Ls))
+        if not found:
+            raise MapError("a constant tensor of shape %s on rank %d that is no shard of a "
+                           "constant of single() (constants are matched by their exact "
+                           "values)" % (list(x.shape), tr.rank))
+        if len(found) > 1:
+            raise MapError("a constant tensor of shape %s on rank %d is a shard of several "
+                           "different constants of single() (%s): the values do not say which "
+                           "one the code uses" % (list(x.shape), tr.rank,
+                                                  ", ".join(n for n, _ in found)))
+        name, Ls = found[0]
+        self.plan_consts[name] = Ls
+        return name
 
     # ---- cut points
 
@@ -581,7 +664,7 @@ class Emitter:
     # ---- the plan
 
     def plan_text(self):
-        self.mesh = mesh = infer_mesh(self.ranks, self.world)
+        mesh = self.mesh
         R = len(self.ranks)
         names = [dict() for _ in range(R)]
         decls = []
@@ -598,7 +681,8 @@ class Emitter:
                     raise EmitError("%s: %s '%s' registered in parallel() but not in single()" % (
                         per[r0][1].vals[per[r0][0]].loc, kind, name))
                 mv = self.single.vals[mod[name]].value
-                L = infer_layout(mesh, mv, {r: tr.vals[v].value for r, (v, tr) in per.items()})
+                L = infer_layout(mesh, mv, {r: tr.vals[v].value for r, (v, tr) in per.items()},
+                                 exact=True)
                 if L is None:
                     r0 = min(per)
                     raise EmitError(
@@ -627,9 +711,9 @@ class Emitter:
         text = ["plan parallel of single {",
                 "  mesh " + ", ".join("%s = %d" % a for a in mesh.axes)]
         text += decls
-        for n, L in self.plan_consts.items():
+        for n, Ls in self.plan_consts.items():
             shape = [s for (m, _, _, s) in self.model_consts if m == n][0]
-            text.append("  %s : %s" % (n, L.text(mesh, shape)))
+            text.append("  %s : %s" % (n, Ls[0].text(mesh, shape)))
         text += body
         text += outs
         text.append("}")

@@ -1,10 +1,12 @@
 """layout.py: the device mesh, layouts, and the relations between a model value and the values
-the ranks hold, inferred from concrete values (everything inferred is proven by `check`).
+the ranks hold, inferred from concrete values.
 
 A relation says: on every rank, the plan value is `scale` times that rank's part of the model
 tensor (or of rows lo..hi of its dim 0) under a layout, where a layout shards dims over mesh
 axes and may leave a pending reduction (partial sum or average) over other axes.  Values are
-compared in float64 with a relative tolerance (the capture runs float32).
+compared in float64 with a relative tolerance (the capture runs float32) where the relation is a
+proposal that `check` proves (outputs, cut points), and exactly where it is assumed (registered
+inputs and parameters, constants: `same`).
 """
 
 import itertools
@@ -73,6 +75,19 @@ def close(a, b):
     return bool(torch.allclose(a, b, rtol=RTOL, atol=ATOL * scale))
 
 
+def same(a, b):
+    """a and b hold exactly the same finite values (as rationals: a float converts to float64
+    exactly).  Where a value is assumed rather than proven (a registered tensor's layout, a
+    constant matched to the model's), nothing but equality is sound."""
+    if tuple(a.shape) != tuple(b.shape):
+        return False
+    if not (a.is_floating_point() and b.is_floating_point()):
+        return False
+    a = a.detach().to(torch.float64)
+    b = b.detach().to(torch.float64)
+    return bool(torch.isfinite(a).all()) and bool(torch.equal(a, b))
+
+
 class Layout:
     def __init__(self, dims, partial=None):
         self.dims = dims            # per dim: tuple of axis indexes (major to minor)
@@ -125,14 +140,7 @@ def _dim_choices(mesh, full, local):
     return sorted(set(res))
 
 
-def infer_layout(mesh, model_value, plan_values, partial_ok=False):
-    """A Layout such that each rank's plan value is its shard of the model value (or the
-    reduction of its group's values, with partial_ok), or None."""
-    ranks = sorted(plan_values)
-    shape = tuple(model_value.shape)
-    local = tuple(plan_values[ranks[0]].shape)
-    if len(local) != len(shape) or any(tuple(plan_values[r].shape) != local for r in ranks):
-        return None
+def _shard_cands(mesh, shape, local):
     choices = [_dim_choices(mesh, f, l) for f, l in zip(shape, local)]
     cands = []
     for dims in itertools.product(*choices):
@@ -140,8 +148,32 @@ def infer_layout(mesh, model_value, plan_values, partial_ok=False):
         if len(used) != len(set(used)):
             continue
         cands.append(Layout(list(dims)))
+    return cands
+
+
+def shard_layouts(mesh, model_value, local_value, rank):
+    """Every layout (without a pending reduction) under which rank's shard of model_value is
+    exactly local_value."""
+    if len(local_value.shape) != len(model_value.shape):
+        return []
+    return [L for L in _shard_cands(mesh, tuple(model_value.shape), tuple(local_value.shape))
+            if same(L.shard(mesh, model_value, rank), local_value)]
+
+
+def infer_layout(mesh, model_value, plan_values, partial_ok=False, exact=False):
+    """A Layout such that each rank's plan value is its shard of the model value (or the
+    reduction of its group's values, with partial_ok), or None.  exact: the shards equal
+    exactly (a registered input or parameter, whose layout the check assumes); otherwise
+    within a float tolerance (an output's layout, which the check proves)."""
+    ranks = sorted(plan_values)
+    shape = tuple(model_value.shape)
+    local = tuple(plan_values[ranks[0]].shape)
+    if len(local) != len(shape) or any(tuple(plan_values[r].shape) != local for r in ranks):
+        return None
+    cands = _shard_cands(mesh, shape, local)
+    eq = same if exact else close
     for L in cands:
-        if all(close(L.shard(mesh, model_value, r), plan_values[r]) for r in ranks):
+        if all(eq(L.shard(mesh, model_value, r), plan_values[r]) for r in ranks):
             return L
     if not partial_ok:
         return None

@@ -122,10 +122,18 @@ def capture(path, world, timeout=300):
                     except OSError:
                         pass
         if failed:
-            r = min(failed)
-            err = os.path.join(tmp, "rank%d.err" % r)
-            msg = open(err).read() if os.path.exists(err) else "killed"
-            raise UserError("parallel(rank=%d, world=%d) failed:\n%s" % (r, world, msg.rstrip()))
+            # the rank whose failure is the cause: one the capture refused (the others then
+            # fail in their collectives with it, or are killed), else the first to fail
+            msgs = {}
+            for r in failed:
+                err = os.path.join(tmp, "rank%d.err" % r)
+                msgs[r] = open(err).read() if os.path.exists(err) else "killed"
+            order = list(failed)
+            refused = [r for r in order if msgs[r] != "killed" and
+                       not msgs[r].startswith("Traceback")]
+            r = (refused or order)[0]
+            raise UserError("parallel(rank=%d, world=%d) failed:\n%s" % (r, world,
+                                                                        msgs[r].rstrip()))
         ranks = []
         for r in range(world):
             with open(os.path.join(tmp, "rank%d.pkl" % r), "rb") as f:
