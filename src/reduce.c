@@ -3365,7 +3365,7 @@ static void cheaper_pins(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, 
 typedef struct {
     const sp_check_t *C;
     const sp_mesh_t *mesh;
-    int64_t total;
+    int64_t total, largest;
     int seen;
 } wcost_t;
 
@@ -3373,6 +3373,8 @@ static void wcost_add(wcost_t *W, int64_t n)
 {
     const int64_t top = (int64_t)1 << 62;
     W->total = W->total > top - n ? top : W->total + n;
+    if (n > W->largest)
+        W->largest = n;
     W->seen = 1;
 }
 
@@ -3427,16 +3429,23 @@ static void wcost_block(wcost_t *W, const sp_ast_block_t *b)
     }
 }
 
-static int64_t work_cost(const sp_check_t *C, const sp_mesh_t *mesh)
+static int64_t work_cost_of(const sp_check_t *C, const sp_mesh_t *mesh, int64_t *largest)
 {
-    wcost_t W = {C, mesh, 0, 0};
+    wcost_t W = {C, mesh, 0, 0, 0};
     if (C->model)
         wcost_block(&W, &C->model->body);
     if (C->plan)
         wcost_block(&W, &C->plan->body);
     for (int i = 0; i < C->nfuncs; i++)
         wcost_block(&W, &C->funcs[i]->body);
+    if (largest)
+        *largest = W.largest;
     return W.seen ? W.total : -1;
+}
+
+static int64_t work_cost(const sp_check_t *C, const sp_mesh_t *mesh)
+{
+    return work_cost_of(C, mesh, NULL);
 }
 
 /*
@@ -3479,6 +3488,26 @@ static int mesh_product(const sp_mesh_t *mesh, int64_t m)
     return 0;
 }
 
+/* The smallest size at or above lo (and 2) that base dim i's own constraints admit (a multiple
+   of its divisors, its uneven splits as at the real size, not a product of mesh sizes) and
+   that is below its real size; the real size if none.  Unlike pick_size() it does not avoid the
+   other dims' current sizes: research() searches those again. */
+static int64_t own_candidate(const sp_check_t *C, const cons_t *K, const sp_mesh_t *mesh, int i,
+                             int64_t lo)
+{
+    const sp_dimdef_t *D = &C->dims[i];
+    if (lo < 2)
+        lo = 2;
+    for (int64_t m = lo; m < D->real && m <= lo + 4096; m++) {
+        int ok = m % K->mult[i] == 0 && !mesh_product(mesh, m);
+        for (int k = 0; k < K->nuneven[i] && ok; k++)
+            ok = m >= K->uneven[i][k] && uneven_ok(m, D->real, K->uneven[i][k]);
+        if (ok)
+            return m;
+    }
+    return D->real;
+}
+
 /* The movable dims (research()), in decreasing order of what halving each alone would save
    (shapes only, no admissibility); returns how many. */
 static int research_order(sp_check_t *C, const sp_mesh_t *mesh, const uint8_t *skip,
@@ -3506,6 +3535,29 @@ static int research_order(sp_check_t *C, const sp_mesh_t *mesh, const uint8_t *s
     return n;
 }
 
+/* Does a shape the program writes keep more elements than --max-elements even with every
+   movable base dim at 2?  Then the check stops at that limit whatever research() chooses. */
+static int beyond_limit(sp_check_t *C, const sp_mesh_t *mesh)
+{
+    int nd = C->ndims;
+    int64_t *save = flint_malloc((size_t)nd * sizeof(int64_t)), largest = 0;
+    uint8_t all[256];
+    memset(all, 1, sizeof all);
+    for (int i = 0; i < nd; i++) {
+        sp_dimdef_t *D = &C->dims[i];
+        save[i] = D->red;
+        if (!D->derived && !D->cut && !D->overridden && D->red > 2 && D->red < D->real)
+            D->red = 2;
+    }
+    derive(C, all);
+    int64_t c = derived_whole(C) ? work_cost_of(C, mesh, &largest) : -1;
+    for (int i = 0; i < nd; i++)
+        C->dims[i].red = save[i];
+    derive(C, all);
+    flint_free(save);
+    return c >= 0 && C->opt.max_elements > 0 && largest > C->opt.max_elements;
+}
+
 static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, const svals_t *V,
                      const uint8_t *pin0, const uint8_t *keep0)
 {
@@ -3514,7 +3566,7 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
         return;
     int64_t best = work_cost(C, mesh);
     int budget = best / RESEARCH_UNIT > RESEARCH_RUNS ? RESEARCH_RUNS : (int)(best / RESEARCH_UNIT);
-    if (budget <= 0)
+    if (budget <= 0 || beyond_limit(C, mesh))
         return;
     int nfix0 = C->opt.ndims, nfix = nfix0, runs = 0;
     sp_dim_override_t *fix0 = C->opt.dims,
@@ -3544,10 +3596,7 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
         tried[d] = 1;
         int64_t old = C->dims[d].red, last = 0;
         for (int k = 0; k < 4 && runs < budget && !moved; k++) {
-            int64_t m = old * frac[k][0] / frac[k][1];
-            m = pick_size(C, K, d, m > 2 ? m : 2, 0);
-            while (m < old && m != C->dims[d].real && mesh_product(mesh, m))
-                m = pick_size(C, K, d, m + 1, 0);
+            int64_t m = own_candidate(C, K, mesh, d, old * frac[k][0] / frac[k][1]);
             if (m >= old)
                 break;
             if (m <= last)

@@ -4,31 +4,17 @@
 # equal values are now one model input, and a rank's constant is matched by exact values.
 # Run: shardproof check --torch tests/torch/const_tables_equal.py --world 2
 import torch
-import torch.distributed as dist
 
-import shardproof_torch as sp
+import sgd_step
 
 
 def step(rank, world):
-    torch.manual_seed(0)
-    w = torch.randn(2, 2, requires_grad=True)
-    x = torch.randn(4, 2)[2 * rank:2 * rank + 2 * (2 // world)].clone()
-    sp.param("wt", w)
-    sp.input("x", x)
-    opt = torch.optim.SGD([w], lr=0.5)
+    w, x, opt = sgd_step.setup(rank, world)
     a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     b = torch.tensor([[1.0, 2.0], [3.0, 4.0]])     # equal to a, another tensor
     loss = (x @ w @ a).sum() + (x @ w @ b).sum() * 2
-    sp.output("loss", loss)
-    loss.backward()
-    if world > 1:
-        dist.all_reduce(w.grad)
+    sgd_step.backward(loss, w, world)
     opt.step()
 
 
-def single():
-    step(0, 1)
-
-
-def parallel(rank, world):
-    step(rank, world)
+single, parallel = sgd_step.entry_points(step)
