@@ -1023,6 +1023,15 @@ static int var_value(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_
 
 /* Is e arithmetic on literals, rank coordinates and loop variables, with at least one of these
    names?  (A tensor, a dim or a mesh size in it: no.) */
+/* Is e a variable in scope (V->var)? */
+static int is_var(const svals_t *V, const sp_ast_expr_t *e)
+{
+    for (int j = 0; e->kind == SP_AST_NAME && j < V->nvar; j++)
+        if (strcmp(V->var[j].name, e->name) == 0)
+            return 1;
+    return 0;
+}
+
 static int of_variables(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_t *e)
 {
     switch (e->kind) {
@@ -1031,10 +1040,7 @@ static int of_variables(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_ex
     case SP_AST_NAME:
         if (strncmp(e->name, "rank.", 5) == 0 && sp_mesh_axis(mesh, e->name + 5) >= 0)
             return 1;
-        for (int j = 0; j < V->nvar; j++)
-            if (strcmp(V->var[j].name, e->name) == 0)
-                return 1;
-        return -1;
+        return is_var(V, e) ? 1 : -1;
     case SP_AST_NEG:
         return of_variables(mesh, V, e->a);
     case SP_AST_BINOP: {
@@ -1122,24 +1128,6 @@ static void keep_bounds(svals_t *V, const sp_ast_expr_t *e)
             }
 }
 
-/*
- * A loop variable used other than as a subscript of an array (h[l + 1], w[l]) or as a nested
- * loop's bound: in a condition (`if l >= 50`), a value (`x * (l >= 50)`, `x * l`), a rank
- * coordinate (`on pp = l / 16`), a call's argument (a user function's parameter it becomes, a
- * peer).  Its values at the reduced sizes are not those of the real run unless its bounds
- * keep their real sizes: with `for l in 0..L` checked at L = 3 the branch `l >= 50` of a real
- * L = 100 never runs (helper-44's review, session 31: a wrong EQUIVALENT by default).  So
- * the bounds that are sizes stay real, as for a position (var_positions()); a subscript is the
- * array's own structure, which scales with the loop.
- */
-static int is_var(const svals_t *V, const sp_ast_expr_t *e)
-{
-    for (int j = 0; e->kind == SP_AST_NAME && j < V->nvar; j++)
-        if (strcmp(V->var[j].name, e->name) == 0)
-            return 1;
-    return 0;
-}
-
 static int names_any_var(const svals_t *V, const sp_ast_expr_t *e)
 {
     if (e == NULL)
@@ -1180,6 +1168,16 @@ static int affine_vars(const svals_t *V, const sp_ast_expr_t *x)
     return -1;
 }
 
+/*
+ * A loop variable used other than in an affine subscript of an array (h[l + 1], w[l]; see
+ * affine_vars()): in a condition (`if l >= 50`), a value (`x * (l >= 50)`, `x * l`), a rank
+ * coordinate (`on pp = l / 16`), a call's argument (a user function's parameter it becomes, a
+ * peer), a nested loop's bound (push_loop()).  Its values at the reduced sizes are not those of the real run unless its bounds
+ * keep their real sizes: with `for l in 0..L` checked at L = 3 the branch `l >= 50` of a real
+ * L = 100 never runs (helper-44's review, session 31: a wrong EQUIVALENT by default).  So
+ * the bounds that are sizes stay real, as for a position (var_positions()); a subscript is the
+ * array's own structure, which scales with the loop.
+ */
 static void var_uses(svals_t *V, const sp_ast_expr_t *e)
 {
     if (e == NULL || V->nvar == 0)
@@ -3261,6 +3259,13 @@ static void unpin_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, co
     flint_free(p);
 }
 
+/* n * v for sizes n, v >= 0, saturating at 2^62 */
+static int64_t sat_mul(int64_t n, int64_t v)
+{
+    const int64_t top = (int64_t)1 << 62;
+    return v != 0 && n > top / v ? top : n * v;
+}
+
 /*
  * The work a reduction costs, estimated as the elements of the model's inputs and parameters at
  * the reduced sizes (saturating at 2^62); -1 when a shape does not evaluate.  An estimate only:
@@ -3280,7 +3285,7 @@ static int64_t reduced_cost(const sp_check_t *C)
         for (size_t k = 0; k < st->layout->ndims; k++) {
             if (ival(C, NULL, st->layout->dims[k].size, 1, &v) <= 0 || v < 0)
                 return -1;
-            n = v != 0 && n > top / v ? top : n * v;
+            n = sat_mul(n, v);
         }
         total = total > top - n ? top : total + n;
     }
@@ -3384,7 +3389,7 @@ static void wcost_layout(wcost_t *W, const sp_ast_layout_t *l)
     for (size_t k = 0; l && k < l->ndims; k++) {
         if (ival(W->C, W->mesh, l->dims[k].size, 1, &v) <= 0 || v < 0)
             return;
-        n = v != 0 && n > ((int64_t)1 << 62) / v ? (int64_t)1 << 62 : n * v;
+        n = sat_mul(n, v);
     }
     if (l)
         wcost_add(W, n);
@@ -3401,7 +3406,7 @@ static void wcost_expr(wcost_t *W, const sp_ast_expr_t *e)
             ok = e->args[k].value->kind != SP_AST_RANGE &&
                  ival(W->C, W->mesh, e->args[k].value, 1, &v) > 0 && v >= 0;
             if (ok)
-                n = v != 0 && n > ((int64_t)1 << 62) / v ? (int64_t)1 << 62 : n * v;
+                n = sat_mul(n, v);
         }
         if (ok && e->nargs > 1)
             wcost_add(W, n);
@@ -3508,8 +3513,8 @@ static int64_t own_candidate(const sp_check_t *C, const cons_t *K, const sp_mesh
     return D->real;
 }
 
-/* The movable dims (research()), in decreasing order of what halving each alone would save
-   (shapes only, no admissibility); returns how many. */
+/* The movable dims not tried yet (research()), in decreasing order of what halving each alone
+   would save (shapes only, no admissibility); returns how many. */
 static int research_order(sp_check_t *C, const sp_mesh_t *mesh, const uint8_t *skip,
                           int64_t best, int64_t *gain, int *order)
 {
@@ -3588,11 +3593,9 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
     /* candidates: the first sizes the dim's own constraints admit at or above a quarter, a
        third, half and two thirds of its size, smallest first, but for products of mesh sizes */
     static const int frac[][2] = {{1, 4}, {1, 3}, {1, 2}, {2, 3}};
-    for (;;) {
-        int n = research_order(C, mesh, tried, best, gain, order);
-        if (n == 0 || runs >= budget)
-            break;
-        int d = order[0], moved = 0;
+    int n = research_order(C, mesh, tried, best, gain, order), next = 0;
+    while (next < n && runs < budget) {
+        int d = order[next++], moved = 0;
         tried[d] = 1;
         int64_t old = C->dims[d].red, last = 0;
         for (int k = 0; k < 4 && runs < budget && !moved; k++) {
@@ -3613,8 +3616,6 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
             runs++;
             assign_incremental(C, mesh, K, V, pin, lo);
             int bad, at, ok = search_rounds(C, mesh, K, V, pin, lo, g, why, sizeof why, &bad, &at) > 0;
-            derive(C, all);
-            ok = ok && derived_whole(C);
             keep[d] = 1;
             if (ok)
                 unpin_pass(C, mesh, K, V, keep);
@@ -3622,8 +3623,8 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
             C->opt.dims = fix0;
             C->opt.ndims = nfix0;
             overridden_as(C);
-            int64_t c = ok && derived_whole(C) && C->dims[d].red == m &&
-                                admissible(C, mesh, V, NULL, g, p, why, sizeof why)
+            /* unpin_pass() keeps admissible sizes only; checked again, as every size kept */
+            int64_t c = ok && derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why)
                             ? work_cost(C, mesh)
                             : -1;
             if (c >= 0 && c < best) {
@@ -3631,6 +3632,9 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
                 nfix++;
                 keep[d] = 1;
                 moved = 1;
+                /* the others' gains changed with the sizes: order them again */
+                n = research_order(C, mesh, tried, best, gain, order);
+                next = 0;
             } else {
                 for (int i = 0; i < nd; i++)
                     C->dims[i].red = save[i];
