@@ -539,6 +539,7 @@ typedef struct {
         int split;                 /* 0 a chunk count, 1 a split's piece size */
     } szc[16];                     /* chunk counts and split sizes that are sizes (NC, K) */
     int nszc;
+    struct abudget *budget; /* admissible() answers counted and limited (research()) */
 } svals_t;
 
 static void sv_push(svals_t *V, const sp_ast_expr_t *e, int64_t fix, int64_t n, int part)
@@ -2707,7 +2708,7 @@ static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t
     return 1;
 }
 
-static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+static int admissible_do(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
                          const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why,
                          size_t whylen, int strict)
 {
@@ -2906,6 +2907,41 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
     return ok;
 }
 
+/*
+ * research()'s tries are bounded by the number of admissible() answers they ask for: a fixed
+ * size that the other dims cannot be made to fit around fails only after every candidate of
+ * theirs was asked (about 1,700 answers on the nnScaler demo pair, against about 50 for a try
+ * that succeeds).  Past the limit every answer is "no", which keeps sizes real or larger and
+ * makes the try fail: never a size that is not admissible.
+ */
+struct abudget {
+    int64_t calls, limit; /* answers given; limit 0: none */
+    int64_t search_calls; /* answers the first search (assign_incremental, search_rounds) took */
+    int over;             /* an answer was refused */
+};
+
+/* Has the search run past the number of admissible() answers research() allows a try? */
+static int search_over(const svals_t *V)
+{
+    return V->budget != NULL && V->budget->over;
+}
+
+static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+                         const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why,
+                         size_t whylen, int strict)
+{
+    struct abudget *M = V->budget;
+    if (M != NULL) {
+        if (M->limit > 0 && M->calls >= M->limit) {
+            M->over = 1;
+            snprintf(why, whylen, "the search's budget is spent");
+            return 0;
+        }
+        M->calls++;
+    }
+    return admissible_do(C, mesh, V, have, grow, pin, why, whylen, strict);
+}
+
 /* admissible_as() under the mode of the check (--fast-shapes or not). */
 static int admissible(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
                       const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why, size_t whylen)
@@ -3024,6 +3060,8 @@ static int assign_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, co
                 found = m;
                 break;
             }
+            if (search_over(V))
+                return 0;
             m++;
         }
         if (found < 0) {
@@ -3099,6 +3137,10 @@ static int search_rounds(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, 
     *blame = 0;
     *at = -1;
     for (int round = 0;; round++) {
+        if (search_over(V)) {
+            snprintf(why, whylen, "the search's budget is spent");
+            return 0;
+        }
         for (int i = 0; i < C->ndims; i++) {
             sp_dimdef_t *D = &C->dims[i];
             if (D->derived)
@@ -3251,6 +3293,8 @@ static void unpin_pass(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, co
             if (derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why))
                 break;
             D->red = D->real;
+            if (search_over(V))
+                break;
         }
         derive(C, all); /* the derived sizes of the sizes kept */
     }
@@ -3466,6 +3510,8 @@ static int64_t work_cost(const sp_check_t *C, const sp_mesh_t *mesh)
  */
 #define RESEARCH_RUNS 24
 #define RESEARCH_UNIT 100000
+#define RESEARCH_TRY_MIN 128
+#define RESEARCH_TRY_MULT 4
 
 /* D->overridden again for the dims C->opt.dims gives (search_rounds() marked research()'s). */
 static void overridden_as(sp_check_t *C)
@@ -3563,6 +3609,48 @@ static int beyond_limit(sp_check_t *C, const sp_mesh_t *mesh)
     return c >= 0 && C->opt.max_elements > 0 && largest > C->opt.max_elements;
 }
 
+/* One try of research(): the sizes fix[0..nfix) (--dims and the moves kept) with fix[nfix], base
+   dim d, at its candidate; the whole search runs again for the others within the try's budget
+   of admissible() answers.  Returns the work_cost() of the sizes found when the whole program
+   is admissible with them, else -1; the sizes are left as found either way. */
+static int64_t research_try(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K,
+                            const svals_t *V, sp_dim_override_t *fix, int nfix, int d,
+                            const uint8_t *pin0, uint8_t *keep, int64_t trial, uint8_t *pin,
+                            int64_t *lo, uint8_t *g, uint8_t *p)
+{
+    int nd = C->ndims, nfix0 = C->opt.ndims;
+    sp_dim_override_t *fix0 = C->opt.dims;
+    struct abudget *M = V->budget;
+    char why[256];
+    for (int i = 0; i < nd; i++) {
+        pin[i] = pin0[i];
+        lo[i] = 0;
+    }
+    C->opt.dims = fix;
+    C->opt.ndims = nfix + 1;
+    if (M)
+        M->limit = M->calls + trial;
+    assign_incremental(C, mesh, K, V, pin, lo);
+    int bad, at, ok = search_rounds(C, mesh, K, V, pin, lo, g, why, sizeof why, &bad, &at) > 0;
+    uint8_t was = keep[d];
+    keep[d] = 1;
+    if (ok)
+        unpin_pass(C, mesh, K, V, keep);
+    keep[d] = was;
+    if (M) { /* a try past its budget keeps the sizes it started from */
+        ok &= !M->over;
+        M->limit = 0;
+        M->over = 0;
+    }
+    C->opt.dims = fix0;
+    C->opt.ndims = nfix0;
+    overridden_as(C);
+    /* unpin_pass() keeps admissible sizes only; checked again, as every size kept */
+    return ok && derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why)
+               ? work_cost(C, mesh)
+               : -1;
+}
+
 static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, const svals_t *V,
                      const uint8_t *pin0, const uint8_t *keep0)
 {
@@ -3574,10 +3662,13 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
     if (budget <= 0 || beyond_limit(C, mesh))
         return;
     int nfix0 = C->opt.ndims, nfix = nfix0, runs = 0;
-    sp_dim_override_t *fix0 = C->opt.dims,
-                      *fix = flint_malloc((size_t)(nfix0 + nd) * sizeof(sp_dim_override_t));
+    /* a try that needs many more answers than the first search did is given up (a fixed size
+       that the others cannot be made to fit around fails only after every candidate of theirs
+       was asked) */
+    int64_t trial = V->budget ? RESEARCH_TRY_MIN + RESEARCH_TRY_MULT * V->budget->search_calls : 0;
+    sp_dim_override_t *fix = flint_malloc((size_t)(nfix0 + nd + 1) * sizeof(sp_dim_override_t));
     if (nfix0 > 0)
-        memcpy(fix, fix0, (size_t)nfix0 * sizeof(sp_dim_override_t));
+        memcpy(fix, C->opt.dims, (size_t)nfix0 * sizeof(sp_dim_override_t));
     int64_t *save = flint_malloc((size_t)nd * sizeof(int64_t)),
             *lo = flint_malloc((size_t)nd * sizeof(int64_t)),
             *gain = flint_malloc((size_t)nd * sizeof(int64_t));
@@ -3589,7 +3680,6 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
     memcpy(keep, keep0, (size_t)nd);
     for (int i = 0; i < nd; i++)
         tried[i] = keep0[i] || pin0[i];
-    char why[256];
     /* candidates: the first sizes the dim's own constraints admit at or above a quarter, a
        third, half and two thirds of its size, smallest first, but for products of mesh sizes */
     static const int frac[][2] = {{1, 4}, {1, 3}, {1, 2}, {2, 3}};
@@ -3598,35 +3688,18 @@ static void research(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *K, cons
         int d = order[next++], moved = 0;
         tried[d] = 1;
         int64_t old = C->dims[d].red, last = 0;
-        for (int k = 0; k < 4 && runs < budget && !moved; k++) {
+        for (int k = 0; k < (int)(sizeof frac / sizeof frac[0]) && runs < budget && !moved; k++) {
             int64_t m = own_candidate(C, K, mesh, d, old * frac[k][0] / frac[k][1]);
             if (m >= old)
                 break;
             if (m <= last)
                 continue;
             last = m;
-            for (int i = 0; i < nd; i++) {
+            for (int i = 0; i < nd; i++)
                 save[i] = C->dims[i].red;
-                pin[i] = pin0[i];
-                lo[i] = 0;
-            }
             fix[nfix] = (sp_dim_override_t){C->dims[d].name, m};
-            C->opt.dims = fix;
-            C->opt.ndims = nfix + 1;
             runs++;
-            assign_incremental(C, mesh, K, V, pin, lo);
-            int bad, at, ok = search_rounds(C, mesh, K, V, pin, lo, g, why, sizeof why, &bad, &at) > 0;
-            keep[d] = 1;
-            if (ok)
-                unpin_pass(C, mesh, K, V, keep);
-            keep[d] = keep0[d];
-            C->opt.dims = fix0;
-            C->opt.ndims = nfix0;
-            overridden_as(C);
-            /* unpin_pass() keeps admissible sizes only; checked again, as every size kept */
-            int64_t c = ok && derived_whole(C) && admissible(C, mesh, V, NULL, g, p, why, sizeof why)
-                            ? work_cost(C, mesh)
-                            : -1;
+            int64_t c = research_try(C, mesh, K, V, fix, nfix, d, pin0, keep, trial, pin, lo, g, p);
             if (c >= 0 && c < best) {
                 best = c;
                 nfix++;
@@ -4527,6 +4600,8 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         flint_free(V.pv[j].vals);
     flint_free(V.pv);
     sv_dedup(&V);
+    struct abudget budget = {0, 0, 0, 0};
+    V.budget = &budget;
     C->lit_positions = blocks_literal(&V);
     uint8_t *pin = flint_calloc((size_t)nd, 1), *grow = flint_calloc((size_t)nd, 1);
     int64_t *lo = flint_calloc((size_t)nd, sizeof(int64_t));
@@ -4562,6 +4637,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
     assign_incremental(C, &mesh, &K, &V, pin, lo);
     int at;
     int found = search_rounds(C, &mesh, &K, &V, pin, lo, grow, why, sizeof why, &overridden_bad, &at);
+    budget.search_calls = budget.calls;
     if (found < 0) {
         snprintf(cutwhy, cutwhylen, "%s", why);
         st = SP_ERR_INPUT;
