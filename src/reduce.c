@@ -271,6 +271,21 @@ static void walk_layout(sp_check_t *C, const sp_ast_layout_t *l, const sp_mesh_t
 
 static int ival(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_expr_t *e, int which,
                 int64_t *out);
+/* Does pred hold at some node of e (e itself, its operands and its call, index or list
+   arguments)?  The walk of has_dim(), names_any_var() and depends_on_axis(). */
+static int expr_any(const sp_ast_expr_t *e, int (*pred)(const void *ctx, const sp_ast_expr_t *x),
+                    const void *ctx)
+{
+    if (e == NULL)
+        return 0;
+    if (pred(ctx, e) || expr_any(e->a, pred, ctx) || expr_any(e->b, pred, ctx))
+        return 1;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (expr_any(e->args[i].value, pred, ctx))
+            return 1;
+    return 0;
+}
+
 static int has_dim(const sp_check_t *C, const sp_ast_expr_t *e);
 
 static int is_user_func(const sp_check_t *C, const char *name)
@@ -821,18 +836,14 @@ static int has_name(const sp_ast_expr_t *e)
 }
 
 /* Does e name a dim (directly or in a subexpression)? */
+static int is_dim(const void *C, const sp_ast_expr_t *e)
+{
+    return e->kind == SP_AST_NAME && sp_dim_find(C, e->name) >= 0;
+}
+
 static int has_dim(const sp_check_t *C, const sp_ast_expr_t *e)
 {
-    if (e == NULL)
-        return 0;
-    if (e->kind == SP_AST_NAME)
-        return sp_dim_find(C, e->name) >= 0;
-    if (has_dim(C, e->a) || has_dim(C, e->b))
-        return 1;
-    for (size_t i = 0; i < e->nargs; i++)
-        if (has_dim(C, e->args[i].value))
-            return 1;
-    return 0;
+    return expr_any(e, is_dim, C);
 }
 
 /* Operators whose positional non-tensor arguments at these positions (0 = the first argument)
@@ -1129,18 +1140,14 @@ static void keep_bounds(svals_t *V, const sp_ast_expr_t *e)
             }
 }
 
+static int is_var_of(const void *V, const sp_ast_expr_t *e)
+{
+    return is_var(V, e);
+}
+
 static int names_any_var(const svals_t *V, const sp_ast_expr_t *e)
 {
-    if (e == NULL)
-        return 0;
-    if (is_var(V, e))
-        return 1;
-    if (names_any_var(V, e->a) || names_any_var(V, e->b))
-        return 1;
-    for (size_t i = 0; i < e->nargs; i++)
-        if (names_any_var(V, e->args[i].value))
-            return 1;
-    return 0;
+    return expr_any(e, is_var_of, V);
 }
 
 /* The occurrences of variables in subscript x when it is affine in them: terms added or
@@ -4058,24 +4065,25 @@ static int size_expr(const sp_check_t *C, const sp_ast_expr_t *e)
 }
 
 /* Does e name A's size, or a loop variable of a loop whose bounds depend on it? */
+static int depends_on_axis(const uniform_t *U, const sp_ast_expr_t *e);
+
+/* a name of the axis, or of a loop variable whose bounds depend on it */
+static int axis_name(const void *ctx, const sp_ast_expr_t *e)
+{
+    const uniform_t *U = ctx;
+    if (e->kind != SP_AST_NAME)
+        return 0;
+    if (strcmp(e->name, U->axis) == 0)
+        return 1;
+    for (int i = U->nloops - 1; i >= 0; i--)
+        if (strcmp(U->loops[i]->name.str, e->name) == 0)
+            return depends_on_axis(U, U->loops[i]->lo) || depends_on_axis(U, U->loops[i]->hi);
+    return 0;
+}
+
 static int depends_on_axis(const uniform_t *U, const sp_ast_expr_t *e)
 {
-    if (e == NULL)
-        return 0;
-    if (e->kind == SP_AST_NAME) {
-        if (strcmp(e->name, U->axis) == 0)
-            return 1;
-        for (int i = U->nloops - 1; i >= 0; i--)
-            if (strcmp(U->loops[i]->name.str, e->name) == 0)
-                return depends_on_axis(U, U->loops[i]->lo) || depends_on_axis(U, U->loops[i]->hi);
-        return 0;
-    }
-    if (depends_on_axis(U, e->a) || depends_on_axis(U, e->b))
-        return 1;
-    for (size_t i = 0; i < e->nargs; i++)
-        if (depends_on_axis(U, e->args[i].value))
-            return 1;
-    return 0;
+    return expr_any(e, axis_name, U);
 }
 
 /* A closed integer expression without rank coordinates or loop variables. */
