@@ -904,21 +904,26 @@ static void sv_factor(svals_t *V, int64_t p, int64_t q)
    its value is made of (numerator and denominator) are avoided by reduced sizes; with factor (it
    multiplies or divides a value: not added, not an eps) each literal is also a factor of
    relations_kept(). */
+static void avoid_value(const fmpq_t v, svals_t *V, int factor)
+{
+    if (fmpz_fits_si(fmpq_numref(v)) && fmpz_fits_si(fmpq_denref(v))) {
+        slong p = fmpz_get_si(fmpq_numref(v)), q = fmpz_get_si(fmpq_denref(v));
+        if (p < 0)
+            p = -p;
+        /* an integer c may stand for a size, a fraction p/q for a size q (1/64 for 1/F) */
+        if (q == 1 && p > 1 && p <= SP_DIM_MAX)
+            sv_avoid(V, p);
+        if (q > 1 && q <= SP_DIM_MAX)
+            sv_avoid(V, q);
+        if (factor && p > 0 && p <= SP_DIM_MAX && q <= SP_DIM_MAX)
+            sv_factor(V, p, q);
+    }
+}
+
 static void avoid_literal(const sp_ast_expr_t *e, svals_t *V, int factor)
 {
     if (e->kind == SP_AST_NUM) {
-        if (fmpz_fits_si(fmpq_numref(e->value)) && fmpz_fits_si(fmpq_denref(e->value))) {
-            slong p = fmpz_get_si(fmpq_numref(e->value)), q = fmpz_get_si(fmpq_denref(e->value));
-            if (p < 0)
-                p = -p;
-            /* an integer c may stand for a size, a fraction p/q for a size q (1/64 for 1/F) */
-            if (q == 1 && p > 1 && p <= SP_DIM_MAX)
-                sv_avoid(V, p);
-            if (q > 1 && q <= SP_DIM_MAX)
-                sv_avoid(V, q);
-            if (factor && p > 0 && p <= SP_DIM_MAX && q <= SP_DIM_MAX)
-                sv_factor(V, p, q);
-        }
+        avoid_value(e->value, V, factor);
         return;
     }
     if (e->kind == SP_AST_NEG || (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV)) {
@@ -1758,6 +1763,70 @@ static void collect_layout(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
     }
 }
 
+static int literal_value(const sp_ast_expr_t *x, fmpq_t v);
+
+/*
+ * The constants `train` multiplies values by that the program need not write: the optimizer's
+ * defaults (sgd's lr = 1/1000, momentum 9/10, Adam's betas 9/10 and 999/1000, adamw's
+ * weight_decay 1/100: src/autodiff.c run_train) and the values the update forms from the
+ * hyperparameters (1 - beta, the bias corrections 1 - beta^step, lr * weight_decay), with the
+ * additive constants eps and clipping's 1/10^6.  Each is a constant of the program like a
+ * written literal (avoid_literal()): before, the model's default lr met a plan's `1 / (H*H*H)`
+ * at H = 10 (a real H = 16) and the plan was EQUIVALENT (bugs/train_default_lr_size.sp).
+ * Hyperparameters written as other than literals are collected where they are written.
+ */
+static void train_constants(const sp_ast_stmt_t *s, svals_t *V)
+{
+    const char *opt = s->name.str ? s->name.str : "";
+    int adam = strcmp(opt, "adam") == 0 || strcmp(opt, "adamw") == 0;
+    static const char *const keys[] = {"lr", "momentum", "beta1", "beta2", "eps", "weight_decay",
+                                       "clip", "step"};
+    enum { LR, MU, B1, B2, EPS, WD, CLIP, STEP, NK };
+    const char *dflt[NK] = {"1/1000", "9/10", "9/10", "999/1000", "1/100000000",
+                            strcmp(opt, "adamw") == 0 ? "1/100" : "0", NULL, "1"};
+    fmpq_t v[NK], t, one;
+    int have[NK];
+    fmpq_init(t);
+    fmpq_init(one);
+    fmpq_one(one);
+    for (int k = 0; k < NK; k++) {
+        fmpq_init(v[k]);
+        have[k] = dflt[k] != NULL && fmpq_set_str(v[k], dflt[k], 10) == 0;
+        for (size_t i = 0; i < s->nargs; i++)
+            if (s->args[i].key.str && strcmp(s->args[i].key.str, keys[k]) == 0)
+                have[k] = literal_value(s->args[i].value, v[k]);
+    }
+    int used[NK] = {1, strcmp(opt, "momentum") == 0, adam, adam, adam, 1, 1, adam};
+    for (int k = 0; k < NK; k++)
+        if (used[k] && have[k] && k != STEP)
+            avoid_value(v[k], V, k != EPS && k != CLIP);
+    if (have[CLIP]) { /* min(1, clip / (norm + 1/10^6)) */
+        fmpq_set_si(t, 1, 1000000);
+        avoid_value(t, V, 0);
+    }
+    if (have[LR] && have[WD]) { /* adamw's decoupled decay W - lr * weight_decay * W */
+        fmpq_mul(t, v[LR], v[WD]);
+        avoid_value(t, V, 1);
+    }
+    for (int k = B1; adam && k <= B2; k++) {
+        if (!have[k])
+            continue;
+        fmpq_sub(t, one, v[k]); /* 1 - beta */
+        avoid_value(t, V, 1);
+        /* the bias correction 1 - beta^step (a small step: beyond, not followed) */
+        if (have[STEP] && fmpz_is_one(fmpq_denref(v[STEP])) &&
+            fmpz_cmp_ui(fmpq_numref(v[STEP]), 64) <= 0 && fmpz_sgn(fmpq_numref(v[STEP])) > 0) {
+            fmpq_pow_si(t, v[k], fmpz_get_si(fmpq_numref(v[STEP])));
+            fmpq_sub(t, one, t);
+            avoid_value(t, V, 1);
+        }
+    }
+    for (int k = 0; k < NK; k++)
+        fmpq_clear(v[k]);
+    fmpq_clear(t);
+    fmpq_clear(one);
+}
+
 static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_ast_block_t *b,
                           svals_t *V)
 {
@@ -1808,6 +1877,8 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
             collect_expr(C, mesh, s->count[k], 0, V);
         for (size_t k = 0; k < s->nargs; k++) /* train's hyperparameters: no positions */
             collect_expr(C, mesh, s->args[k].value, 6, V);
+        if (s->kind == SP_STMT_TRAIN)
+            train_constants(s, V);
         /* mesh sizes are fixed points of their own (sp_reduce_dims adds them); `on` values
            are rank coordinates, compared with coordinates only (never reduced) */
         for (size_t k = 0; k < s->nbinds; k++)
