@@ -1906,8 +1906,17 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
             var_uses(V, s->args[k].value);
         for (size_t k = 0; k < s->nbinds; k++)
             var_uses(V, s->binds[k].value);
-        for (size_t k = 0; k < s->noutputs; k++)
+        for (size_t k = 0; k < s->noutputs; k++) {
             var_uses(V, s->outputs[k].value);
+            var_uses(V, s->outputs[k].target);
+        }
+        /* a subscript of a target selects the element written as one of a value selects the
+           element read: `t[l % 3] = ...` in `for l in 0..L` writes t[0..2] once each at L = 3
+           and again past it at L = 100 (rev51) */
+        for (size_t k = 0; k < s->ntargets; k++)
+            var_uses(V, s->targets[k]);
+        if (s->lineage)
+            var_uses(V, s->lineage->target);
         int pushed = s->kind == SP_STMT_FOR && s->name.str && push_loop(C, mesh, V, s);
         int rep = s->kind == SP_STMT_FOR || s->kind == SP_STMT_FUNC;
         if (s->kind == SP_STMT_ON || rep || s->kind == SP_STMT_IF) {

@@ -1,0 +1,25 @@
+# expect: loop_var_target_subscript.sp:8:5: error: the sizes given with --dims are not an admissible reduction (L=3): the bound at line 21 of a loop whose variable is a position keeps its real size
+# A loop variable in a non-affine subscript of an assignment's target is a use of it (rev51):
+# `t[l % 3] = x * w[l]` writes t[0], t[1], t[2] once each at L = 3 and again and again at the
+# real L = 100 (t[0] ends as x * w[99]); var_uses() read values, conditions and bounds, not
+# targets, so --dims L=3 was admissible and the plan EQUIVALENT with --no-cross-check (the
+# default L = 5 happened to differ). src/reduce.c collect_block.
+# args: --dims L=3 --no-cross-check
+dim L = 100, B = 4, H = 8
+model m {
+  input x : [B, H]
+  param w[L] : [H]
+  y = x * w[0] + x * w[1] + x * w[2]
+  output y
+}
+plan p of m {
+  mesh dp = 2
+  x : [B@dp, H]
+  for l in 0..L {
+    w[l] : [H]
+  }
+  for l in 0..L {
+    t[l % 3] = x * w[l]
+  }
+  output y = t[0] + t[1] + t[2] : [B@dp, H]
+}
