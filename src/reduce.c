@@ -1912,7 +1912,7 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
         }
         /* a subscript of a target selects the element written as one of a value selects the
            element read: `t[l % 3] = ...` in `for l in 0..L` writes t[0..2] once each at L = 3
-           and again past it at L = 100 (rev51) */
+           and again past it at L = 100 (bad/loop_var_target_subscript.sp) */
         for (size_t k = 0; k < s->ntargets; k++)
             var_uses(V, s->targets[k]);
         if (s->lineage)
