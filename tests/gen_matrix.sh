@@ -114,31 +114,59 @@ is_proved() {
 }
 # an entry may start with a family name (default llama3)
 family() { case $1 in deepseek3*) echo deepseek3 ;; *) echo llama3 ;; esac; }
-nproved=0
-for cfg in "${equiv[@]}"; do
+# The checks run JOBS at a time (default: the machine's processors, at most 4), each in its own
+# directory and into its own result file, read back in the lists' order: the output does not
+# depend on JOBS (but for the times).
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 4 ] && jobs=4
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+nq=0
+queue() { # function args...: run it in the background into the next result file
+    nq=$((nq + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    local d=$tmp/job$nq
+    mkdir -p "$d"
+    "$@" "$d" >"$tmp/res$(printf '%05d' $nq)" 2>&1 &
+}
+results() { # count and print the results queued so far
+    wait
+    local r
+    for r in "$tmp"/res*; do
+        [ -e "$r" ] || continue
+        if grep -q '^FAIL ' "$r"; then fail=$((fail + 1)); else pass=$((pass + 1)); fi
+        cat "$r"
+        rm -f "$r"
+    done
+}
+equiv_one() { # cfg dir
+    local cfg=$1 d=$2 fam args mode t0 rc
     fam=$(family "$cfg")
     args="--layers 2 ${cfg#deepseek3}"
     mode=--fast-shapes
-    if is_proved "$cfg"; then mode=--strict-shapes; nproved=$((nproved + 1)); fi
+    if is_proved "$cfg"; then mode=--strict-shapes; fi
     t0=$(now)
     # shellcheck disable=SC2086
-    if ! "$bin" gen "$fam" $args >"$tmp/plan.sp" 2>"$tmp/err"; then
-        bad "gen $fam $args: $(head -1 "$tmp/err")"
-        continue
+    if ! "$bin" gen "$fam" $args >"$d/plan.sp" 2>"$d/err"; then
+        echo "FAIL gen $fam $args: $(head -1 "$d/err")"
+        return
     fi
-    "$bin" check "$tmp/plan.sp" --no-progress $mode >"$tmp/out" 2>&1
+    "$bin" check "$d/plan.sp" --no-progress $mode >"$d/out" 2>&1
     rc=$?
     if [ $rc = 0 ]; then
-        pass=$((pass + 1))
         printf 'ok   %-44s EQUIVALENT       %6ss\n' "$cfg" "$(elapsed "$t0")"
-    elif [ $mode = --fast-shapes ] && [ $rc = 3 ] && grep -q '^(--fast-shapes: ' "$tmp/out" &&
-        grep -q '^summary: .* 0 failed, 0 unknown;' "$tmp/out"; then
-        pass=$((pass + 1))
+    elif [ $mode = --fast-shapes ] && [ $rc = 3 ] && grep -q '^(--fast-shapes: ' "$d/out" &&
+        grep -q '^summary: .* 0 failed, 0 unknown;' "$d/out"; then
         printf 'ok   %-44s no difference (fast) %6ss\n' "$cfg" "$(elapsed "$t0")"
     else
-        bad "$cfg ($mode): exit $rc, expected 0 (EQUIVALENT)$([ $mode = --fast-shapes ] && echo ' or 3 (UNKNOWN, --fast-shapes)'): $(grep -m1 -E '^(NOT EQUIVALENT|UNKNOWN)|error' "$tmp/out")"
+        echo "FAIL $cfg ($mode): exit $rc, expected 0 (EQUIVALENT)$([ $mode = --fast-shapes ] && echo ' or 3 (UNKNOWN, --fast-shapes)'): $(grep -m1 -E '^(NOT EQUIVALENT|UNKNOWN)|error' "$d/out")"
     fi
+}
+nproved=0
+for cfg in "${equiv[@]}"; do
+    if is_proved "$cfg"; then nproved=$((nproved + 1)); fi
+    queue equiv_one "$cfg"
 done
+results
 if [ "$nproved" != "${#proved[@]}" ]; then
     bad "the list 'proved' names a configuration that is not in 'equiv'"
 fi
@@ -205,7 +233,8 @@ is_proved_bug() {
     for p in "${proved_bugs[@]}"; do [ "$p" = "$1" ] && return 0; done
     return 1
 }
-for entry in "${bugs[@]}"; do
+bug_one() { # entry dir
+    local entry=$1 d=$2 mode b cfg fam args t0 expect rc line got
     mode=--fast-shapes
     if is_proved_bug "$entry"; then mode=--strict-shapes; fi
     b=${entry%%|*}
@@ -214,32 +243,34 @@ for entry in "${bugs[@]}"; do
     args="--layers 2 ${cfg#deepseek3} --bug $b"
     t0=$(now)
     # shellcheck disable=SC2086
-    if ! "$bin" gen "$fam" $args -o "$tmp/bug.sp" 2>"$tmp/err"; then
-        bad "gen $fam $args: $(head -1 "$tmp/err")"
-        continue
+    if ! "$bin" gen "$fam" $args -o "$d/bug.sp" 2>"$d/err"; then
+        echo "FAIL gen $fam $args: $(head -1 "$d/err")"
+        return
     fi
-    expect=$(grep -m1 '^# expect: ' "$tmp/bug.sp" | sed 's/^# expect: //')
-    (cd "$tmp" && "$bin" check bug.sp --no-progress $mode) >"$tmp/out" 2>"$tmp/err"
+    expect=$(grep -m1 '^# expect: ' "$d/bug.sp" | sed 's/^# expect: //')
+    (cd "$d" && "$bin" check bug.sp --no-progress $mode) >"$d/out" 2>"$d/err"
     rc=$?
     if [[ "$expect" == *": error: "* ]]; then
         # a bug that makes the plan ill-formed: exit 2 with exactly the announced diagnostic
-        if [ $rc = 2 ] && [ "$(head -1 "$tmp/err")" = "$expect" ]; then
-            pass=$((pass + 1))
+        if [ $rc = 2 ] && [ "$(head -1 "$d/err")" = "$expect" ]; then
             printf 'ok   %-24s %-32s error %-11s %6ss\n' "$b" "$cfg" "${expect#bug.sp:}" "$(elapsed "$t0")"
         else
-            bad "$b ($cfg): exit $rc (expected 2), first diagnostic '$(head -1 "$tmp/err")' (expected '$expect')"
+            echo "FAIL $b ($cfg): exit $rc (expected 2), first diagnostic '$(head -1 "$d/err")' (expected '$expect')"
         fi
-        continue
+        return
     fi
     line=${expect#NOT EQUIVALENT at line }
-    got=$(grep -m1 '^  plan line:' "$tmp/out" | sed 's/.*bug\.sp:\([0-9]*\):.*/\1/')
+    got=$(grep -m1 '^  plan line:' "$d/out" | sed 's/.*bug\.sp:\([0-9]*\):.*/\1/')
     if [ $rc = 1 ] && [ -n "$line" ] && [ "$got" = "$line" ]; then
-        pass=$((pass + 1))
         printf 'ok   %-24s %-32s NOT EQ. line %-4s %6ss\n' "$b" "$cfg" "$line" "$(elapsed "$t0")"
     else
-        bad "$b ($cfg): exit $rc (expected 1), failing line '$got' (expected '$line')"
+        echo "FAIL $b ($cfg): exit $rc (expected 1), failing line '$got' (expected '$line')"
     fi
+}
+for entry in "${bugs[@]}"; do
+    queue bug_one "$entry"
 done
+results
 
 # ---- meshes gen accepts (TrainVerify's Table 3, generated only: checking them is bench/table3)
 # and refuses (exit 2 with the message): the mesh is bounded by the checker's default --max-ranks

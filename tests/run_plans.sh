@@ -69,17 +69,39 @@ check_one() { # kind path
         if [ "$rc" != 0 ]; then ok=0; why="exit $rc, expected 0 (EQUIVALENT)"; fi
     fi
     if [ $ok = 1 ]; then
-        pass=$((pass + 1))
+        echo PASS
     else
-        fail=$((fail + 1))
         echo "FAIL $path: $why"
         sed 's/^/    /' "$err" | head -5
     fi
     rm -f "$out" "$err"
 }
-for f in "$root"/docs/examples/*.sp "$root"/tests/plans/ok/*.sp; do [ -e "$f" ] && check_one ok "$f"; done
-for f in "$root"/tests/plans/bugs/*.sp; do [ -e "$f" ] && check_one bugs "$f"; done
-for f in "$root"/tests/plans/bad/*.sp; do [ -e "$f" ] && check_one bad "$f"; done
-for f in "$root"/tests/plans/regress/*.sp; do [ -e "$f" ] && check_one regress "$f"; done
+# The files run JOBS at a time (default: the machine's processors, at most 4; each check is one
+# process), each into its own result file; the results are read back in the files' order, so
+# the output does not depend on JOBS.
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 4 ] && jobs=4
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+res=$(mktemp -d)
+trap 'rm -rf "$res"' EXIT
+n=0
+queue() { # kind path
+    n=$((n + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    check_one "$1" "$2" >"$res/$(printf '%05d' $n)" 2>&1 &
+}
+for f in "$root"/docs/examples/*.sp "$root"/tests/plans/ok/*.sp; do [ -e "$f" ] && queue ok "$f"; done
+for f in "$root"/tests/plans/bugs/*.sp; do [ -e "$f" ] && queue bugs "$f"; done
+for f in "$root"/tests/plans/bad/*.sp; do [ -e "$f" ] && queue bad "$f"; done
+for f in "$root"/tests/plans/regress/*.sp; do [ -e "$f" ] && queue regress "$f"; done
+wait
+for r in "$res"/*; do
+    if [ "$(head -1 "$r")" = PASS ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        cat "$r"
+    fi
+done
 echo "plans: $pass passed, $fail failed"
 [ "$fail" = 0 ]
