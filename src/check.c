@@ -635,7 +635,19 @@ static shardproof_verdict_t run_divisible(shardproof_t *C, const char *path, con
     for (int round = 0; round < 8; round++) {
         C->div_by = 0;
         C->div_min = 1;
+        C->xext_new = 0;
         v = run(C, path, text, len, solve);
+        if (C->xext_new && !C->opt.real_sizes) {
+            /* a concatenation made an exact extent the reduction did not know: reduce again
+               with it among the program's literals (src/exec_pos.c sp_note_exact_extent); past
+               the rounds, the real sizes */
+            if (round == 7) {
+                sp_note_clamped(C, SP_CLAMP_SUM, C->xext[C->nxext - 1].loc);
+                return v;
+            }
+            sp_diags_restore(C->d, dm);
+            continue;
+        }
         if (v != SHARDPROOF_BAD_INPUT || C->div_by < 2 || C->div_size < 1 || C->opt.real_sizes)
             return v; /* (an empty dim, size 0, is no size a reduction can grow to) */
         /* the failing size is a dim's reduced size, or its shard over some mesh axes: q */
@@ -823,6 +835,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->cutoff_fallback = 0;
     C->resize_note[0] = '\0';
     C->ndivfix = 0;
+    C->nxext = 0;
     for (int i = 0; i < C->ninfer_drop; i++)
         flint_free(C->infer_drop[i]);
     C->ninfer_drop = 0;

@@ -313,6 +313,14 @@ typedef struct sp_check {
         int64_t mult;         /* its reduced size is a multiple of this */
     } divfix[16];
     int ndivfix;
+    struct {
+        int64_t value;        /* an exact extent a concatenation made in an earlier run: a size
+                                 of the program for the reduction (src/exec_pos.c
+                                 sp_note_exact_extent, src/reduce.c) */
+        sp_loc_t loc;         /* the first concatenation that made it */
+    } xext[16];
+    int nxext;
+    int xext_new;             /* this run met one not in xext: the run is done again */
 } sp_check_t;
 
 /* crosscheck.c: run the reference executor at the real sizes (reduced = 0), at the checked
@@ -391,6 +399,9 @@ int32_t sp_pos_fresh(sp_check_t *C);
 /* src/exec.c: an operator or a collective at loc did what the shape reduction does not keep
    (kind, an sp_clamp_t): the first one, for src/check.c's re-check at the real sizes */
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc);
+/* src/exec_pos.c: a concatenation at loc of parts of exact extents made the extent total: a
+   constant the reduction must keep apart from the sizes like a literal */
+void sp_note_exact_extent(sp_check_t *C, int64_t total, sp_loc_t loc);
 /* k from a composition of offsets (sp_pos_compose and its callers): 0 a sum of sizes
    (SP_CLAMP_OFFSET), 2 an exact sum (SP_CLAMP_EXACT), else nothing */
 void sp_note_composed(sp_check_t *C, int k, sp_loc_t loc);

@@ -1117,6 +1117,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                                            &res[r], &err);
                 C->E->force_hollow = 0;
                 sp_note_clamped(C, err.clamped, e->loc);
+                sp_note_exact_extent(C, err.exact_sum, e->loc);
                 if (applied && nt > 0)
                     sp_refine_pos(C, e, name, attr_args, attrs, na, ins, nt, &res[r]);
                 if (applied)
@@ -1200,6 +1201,7 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         int applied = sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements,
                                    &res[r], &err);
         sp_note_clamped(I->C, err.clamped, loc);
+        sp_note_exact_extent(I->C, err.exact_sum, loc);
         if (applied)
             sp_pos_note(I->C, &res[r], loc);
         if (!applied) {

@@ -32,6 +32,31 @@ void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
     }
 }
 
+/*
+ * A concatenation of parts whose extents are exact (dims kept real, literals) makes an extent
+ * that is the same at the real sizes: a size of the program that the reduction must keep
+ * apart from the others (a size reducing onto it, or a product of sizes meeting it, would let
+ * an elementwise operator or a reshape fit at the reduced sizes only).  The reduction ran
+ * before the run met it, so a new one is recorded and the run is done again with it among the
+ * program's sizes, real and reduced alike (src/check.c run_divisible, src/reduce.c); when no
+ * room is left to record it, the real sizes are checked (SP_CLAMP_SUM).
+ */
+void sp_note_exact_extent(sp_check_t *C, int64_t total, sp_loc_t loc)
+{
+    if (total <= 0 || C->opt.real_sizes)
+        return;
+    for (int i = 0; i < C->nxext; i++)
+        if (C->xext[i].value == total)
+            return;
+    if (C->nxext < (int)(sizeof C->xext / sizeof C->xext[0])) {
+        C->xext[C->nxext].value = total;
+        C->xext[C->nxext++].loc = loc;
+        C->xext_new = 1;
+    } else {
+        sp_note_clamped(C, SP_CLAMP_SUM, loc);
+    }
+}
+
 void sp_note_composed(sp_check_t *C, int k, sp_loc_t loc)
 {
     sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : SP_CLAMP_NONE, loc);

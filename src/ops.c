@@ -1043,6 +1043,7 @@ static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int n
         err->div_size = err->div_by = 0;
         err->div_min = 1;
         err->clamped = SP_CLAMP_NONE;
+        err->exact_sum = 0;
     }
     const op_def_t *def = find_op(name);
     if (def == NULL) {
@@ -1132,6 +1133,7 @@ static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin
         err->div_size = err->div_by = 0;
         err->div_min = 1;
         err->clamped = SP_CLAMP_NONE;
+        err->exact_sum = 0;
     }
     for (int k = 0; din != NULL && k < nin; k++) {
         sp_tensor_clear(&din[k]);

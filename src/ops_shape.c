@@ -573,6 +573,7 @@ int g_concat(opc_t *c, gather_t *g)
     if (!attr_int(c, "dim", 0, &d, NULL) || !norm_dim(c, d, x->ndim, &dim))
         return 0;
     int64_t total = 0;
+    int unequal = 0, exact = 1;
     for (int k = 0; k < c->nin; k++) {
         const sp_tensor_t *t = &c->in[k];
         int ok = t->ndim == x->ndim;
@@ -582,9 +583,16 @@ int g_concat(opc_t *c, gather_t *g)
             return fail(c, "shape %s of argument %d does not match %s outside dimension %d",
                         TS(t).s, k + 1, TS(x).s, dim);
         total += t->shape[dim];
-        if (c->err && t->shape[dim] != x->shape[dim])
-            c->err->clamped = SP_CLAMP_SUM_READ; /* unequal parts: their extent is a sum of sizes */
+        unequal |= t->shape[dim] != x->shape[dim];
+        exact &= t->pos[dim].ext == 1 && !t->pos[dim].inexact;
     }
+    /* unequal parts: their extent is a sum of sizes (src/reduce_sums.c reads those it can),
+       unless every part's extent is exact (the same at the real sizes: dims kept real,
+       literals), when the sum is one more constant of the program */
+    if (c->err && unequal && exact)
+        c->err->exact_sum = total;
+    else if (c->err && unequal)
+        c->err->clamped = SP_CLAMP_SUM_READ;
     g->ndim = x->ndim;
     memcpy(g->shape, x->shape, sizeof(g->shape));
     g->shape[dim] = total;

@@ -2529,13 +2529,17 @@ static int relations_kept(const sp_check_t *C, const svals_t *V, const svv_t *w,
                                           whylen))
         ok = 0;
     if (bad1) {
-        /* grow the size of the relation with the largest real value (the last one chosen) */
+        /* grow the size of the relation with the largest real value (the last one chosen)
+           among those reduced (one at its real size cannot move: --dims K=5 meeting a literal
+           5 blamed M, kept real, and the error named no dim given) */
         int g = -1;
-        for (int u = 0; u < 6; u++) {
-            int q = u < 3 ? bad1->s[u] : bad2->s[u - 3];
-            if (q >= 0 && (g < 0 || sz[q].real > sz[g].real))
-                g = q;
-        }
+        for (int pass = 0; pass < 2 && g < 0; pass++)
+            for (int u = 0; u < 6; u++) {
+                int q = u < 3 ? bad1->s[u] : bad2->s[u - 3];
+                if (q >= 0 && (pass || sz[q].real != sz[q].red) &&
+                    (g < 0 || sz[q].real > sz[g].real))
+                    g = q;
+            }
         char a1[80], a2[80], b1[80], b2[80];
         mono_text(a1, sizeof a1, sz, bad1, 0);
         mono_text(a2, sizeof a2, sz, bad2, 0);
@@ -4687,6 +4691,19 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
     for (int j = 0; j < V.npv; j++)
         flint_free(V.pv[j].vals);
     flint_free(V.pv);
+    /* the exact extents earlier runs' concatenations made (src/exec_pos.c
+       sp_note_exact_extent): sizes of the program whose real and reduced values are the same,
+       at the concatenation's place (a literal the program writes is a factor of every product
+       of sizes instead, which pushed the sizes of a fused RoPE's [NH + NKV] heads past
+       --max-elements) */
+    sp_ast_expr_t *xe = flint_calloc((size_t)C->nxext + 1, sizeof *xe);
+    for (int i = 0; i < C->nxext; i++) {
+        xe[i].kind = SP_AST_NUM;
+        xe[i].loc = C->xext[i].loc;
+        fmpq_init(xe[i].value);
+        fmpq_set_si(xe[i].value, C->xext[i].value, 1);
+        sv_push(&V, &xe[i], 0, 0, 0);
+    }
     sv_dedup(&V);
     struct abudget budget = {0, 0, 0, 0};
     V.budget = &budget;
@@ -4780,6 +4797,9 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
             snprintf(C->fast_gap, sizeof C->fast_gap, "a condition of the default reduction");
     }
 done:
+    for (int i = 0; i < C->nxext; i++)
+        fmpq_clear(xe[i].value);
+    flint_free(xe);
     flint_free(pin);
     flint_free(grow);
     flint_free(lo);
