@@ -25,7 +25,9 @@ The recorder turns what runs into a trace of single-assignment values:
   operator, peers); an asynchronous one runs at once and its tensors stay pending (any access
   refused) until the program waits for its work; collectives issued by C++
   (DistributedDataParallel's reducer) arrive as c10d dispatcher operators and use the group of
-  the DistributedDataParallel instance;
+  the DistributedDataParallel instance; the tensor of a rank other than dst after a reduce
+  holds what the backend left there (`_backend_defined`, which emit.py refuses when computed
+  from registered tensors: gloo leaves partial results, NCCL the input);
 * cut points: at the output of every watched module, at the gradient autograd computes for it,
   at the outputs of a custom autograd.Function's forward and the gradients its backward returns,
   and at the gradient an optimizer's step reads, the recorder adds an identity operator "cut"
@@ -460,6 +462,14 @@ class Recorder(TorchDispatchMode):
             # one, derived from nothing the capture knows (emit.py folds it when it is a
             # constant, and refuses it when it was a value computed from registered tensors)
             vid = self._external_write(t, vid, loc)
+        return vid
+
+    def unwrap_backend_defined(self, vid):
+        """vid, or the value a reduce gave a rank other than its dst when vid is what the
+        backend left there (for an operator that does not read the values)."""
+        p = self.trace.vals[vid].producer
+        if p is not None and self.trace.ops[p].fn == "_backend_defined":
+            return self.trace.ops[p].args[0][1][1]
         return vid
 
     def _external_write(self, t, vid, loc):
@@ -1246,6 +1256,10 @@ def _collective(kind, reads, writes, extra):
             loc = rec.op_loc()
             a = _Args(orig, args, kwargs)
             ins = [ref(rec.read(t, loc)) for t in reads(a)]
+            if kind == "broadcast" and dist.get_rank() != int(a.src):
+                # a broadcast overwrites the tensor of a rank other than src without reading
+                # its values: what a reduce left there (below) may be its input
+                ins = [ref(rec.unwrap_backend_defined(v[1])) for v in ins]
             outs = writes(a)
             for t in outs:
                 rec.prepare_write(t)
@@ -1264,6 +1278,14 @@ def _collective(kind, reads, writes, extra):
                 rec.write(t, vid)
                 vids.append(vid)
             rec._add_op(Op(kind, [("tensors", ins)], vids, loc, info))
+            if kind == "reduce" and dist.get_rank() != info["root"]:
+                # the buffer of a rank other than dst holds what the backend left there
+                # (gloo: partial results; NCCL: the input), not the plan language's reduce
+                # (the input): a value no operator defines (emit.py refuses it when an
+                # output depends on it and it was computed from registered tensors)
+                for t, vid in zip(outs, vids):
+                    rec.write(t, rec.synth("_backend_defined", [("self", ref(vid))],
+                                           tuple(t.shape), t.detach(), loc))
             if orig.__name__ in ("isend", "irecv") or a.a.get("async_op"):
                 # the program sees the collective complete at its wait(), not here: its
                 # tensors stay pending until then

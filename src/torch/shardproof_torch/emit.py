@@ -349,6 +349,11 @@ _UNFOLLOWED = {
                     "another element type or through a strided alias (a storage's bytes, "
                     "set_() with another dtype, copy.deepcopy of a tensor); the capture cannot "
                     "follow it",
+    "_backend_defined": "the tensor of a rank other than dst after dist.reduce holds a value "
+                        "computed from registered tensors that the backend defines (gloo "
+                        "leaves partial results in it, NCCL the input), not the collective: "
+                        "the capture cannot say what the code computes; reduce a copy, or "
+                        "use all_reduce or reduce then broadcast",
 }
 
 
