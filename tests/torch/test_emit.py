@@ -9,7 +9,9 @@ import torch
 
 from shardproof_torch.aten import MapError
 from shardproof_torch.capture import Op, Trace, Val
-from shardproof_torch.emit import EmitError, Emitter, infer_mesh
+from fractions import Fraction
+
+from shardproof_torch.emit import EmitError, Emitter, infer_mesh, rational
 from shardproof_torch.layout import Mesh
 
 SEED = 7
@@ -77,6 +79,21 @@ class TestConstants(unittest.TestCase):
         em.single, em.const_names = tr, {}
         with self.assertRaisesRegex(MapError, "non-finite"):
             em.const_text(tr, 0, None)
+
+
+class TestNumbers(unittest.TestCase):
+    def test_simplest_rational_of_a_decimal(self):
+        self.assertEqual(rational(0.1, f32=True), Fraction(1, 10))
+        self.assertEqual(rational(1e-5, f32=True), Fraction(1, 100000))
+        self.assertEqual(rational(1 / 3), Fraction(1, 3))
+
+    def test_powers_of_two_and_integers_are_exact(self):
+        # scaling by a power of two is exact in floating point: x * 2^30 * 2^-30 is x
+        # (the simplest rationals in the rounding intervals were 1073741792, 1/1073741761)
+        for f32 in (False, True):
+            self.assertEqual(rational(2.0 ** 30, f32) * rational(2.0 ** -30, f32), 1)
+            self.assertEqual(rational(-3 * 2.0 ** -40, f32), Fraction(-3, 2 ** 40))
+            self.assertEqual(rational(1e8, f32), 100000000)
 
 
 class TestMeshNames(unittest.TestCase):

@@ -55,7 +55,10 @@ def _simplest(lo, hi):
 
 
 def rational(x, f32=False):
-    """The simplest rational that rounds to the float x (float32 rounding when f32)."""
+    """The simplest rational that rounds to the float x (float32 rounding when f32), or x's
+    exact value when that is an integer or a small integer times a power of two: scaling by
+    a power of two is exact in floating point, and the simplest rational around 2^-30 is
+    1/1073741761, around 2^30 the integer 1073741792 (x * 2^30 * 2^-30 was not x)."""
     if isinstance(x, bool):
         return Fraction(int(x))
     if isinstance(x, int):
@@ -67,8 +70,6 @@ def rational(x, f32=False):
         return Fraction(0)
     if x < 0:
         return -rational(-x, f32)
-    if x == int(x) and abs(x) < 2 ** 24:
-        return Fraction(int(x))
     if f32:
         t = torch.tensor(x, dtype=torch.float32)
         up = float(torch.nextafter(t, torch.tensor(math.inf, dtype=torch.float32)))
@@ -77,6 +78,8 @@ def rational(x, f32=False):
     else:
         up, down = math.nextafter(x, math.inf), math.nextafter(x, 0.0)
     fx = Fraction(x)
+    if fx.denominator == 1 or fx.numerator < 2 ** 12:
+        return fx
     return _simplest((Fraction(down) + fx) / 2, (fx + Fraction(up)) / 2)
 
 
