@@ -1765,6 +1765,49 @@ static void collect_layout(const sp_check_t *C, const sp_mesh_t *mesh, const sp_
 
 static int literal_value(const sp_ast_expr_t *x, fmpq_t v);
 
+static int is_next_name(const void *ctx, const sp_ast_expr_t *e)
+{
+    return e->kind == SP_AST_NAME && strncmp(e->name, "next.", 5) == 0;
+}
+
+/* Does a statement of b other than an omit name a tensor the optimizer step makes (next.W,
+   next.adam.m.W, ...), as a value, a target, an output or a lineage target? */
+static int block_names_next(const sp_ast_block_t *b)
+{
+    for (size_t i = 0; b && i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        if (s->kind == SP_STMT_OMIT)
+            continue;
+        int hit = expr_any(s->value, is_next_name, NULL) ||
+                  (s->lineage && expr_any(s->lineage->target, is_next_name, NULL));
+        for (size_t k = 0; k < s->ntargets && !hit; k++)
+            hit = expr_any(s->targets[k], is_next_name, NULL);
+        for (size_t k = 0; k < s->noutputs && !hit; k++)
+            hit = expr_any(s->outputs[k].target, is_next_name, NULL) ||
+                  expr_any(s->outputs[k].value, is_next_name, NULL);
+        for (size_t k = 0; k < s->nargs && !hit; k++)
+            hit = expr_any(s->args[k].value, is_next_name, NULL);
+        if (hit || block_names_next(&s->body) || block_names_next(&s->else_body))
+            return 1;
+    }
+    return 0;
+}
+
+/* Can the constants of train reach a value the check compares?  They enter only the tensors
+   the step makes (next.*: the update, the optimizer's state; the gradients grad.* are before
+   clipping and the step), so not when the plan names none of them but in an omit (an nnScaler
+   plan omits every next.*: its sizes kept the factor 5 of the default lr 1/1000 out of every
+   product, and its check took twice the time). */
+static int train_compared(const sp_check_t *C)
+{
+    if (C->plan == NULL || block_names_next(&C->plan->body))
+        return 1;
+    for (int i = 0; i < C->nfuncs; i++)
+        if (block_names_next(&C->funcs[i]->body))
+            return 1;
+    return 0;
+}
+
 /*
  * The constants `train` multiplies values by that the program need not write: the optimizer's
  * defaults (sgd's lr = 1/1000, momentum 9/10, Adam's betas 9/10 and 999/1000, adamw's
@@ -1877,7 +1920,7 @@ static void collect_block(const sp_check_t *C, const sp_mesh_t *mesh, const sp_a
             collect_expr(C, mesh, s->count[k], 0, V);
         for (size_t k = 0; k < s->nargs; k++) /* train's hyperparameters: no positions */
             collect_expr(C, mesh, s->args[k].value, 6, V);
-        if (s->kind == SP_STMT_TRAIN)
+        if (s->kind == SP_STMT_TRAIN && train_compared(C))
             train_constants(s, V);
         /* mesh sizes are fixed points of their own (sp_reduce_dims adds them); `on` values
            are rank coordinates, compared with coordinates only (never reduced) */
