@@ -639,7 +639,7 @@ static shardproof_verdict_t run_divisible(shardproof_t *C, const char *path, con
         v = run(C, path, text, len, solve);
         if (C->xext_new && !C->opt.real_sizes) {
             /* a concatenation made an exact extent the reduction did not know: reduce again
-               with it among the program's literals (src/exec_pos.c sp_note_exact_extent); past
+               with it among the program's sizes (src/exec_pos.c sp_note_exact_extent); past
                the rounds, the real sizes */
             if (round == 7) {
                 sp_note_clamped(C, SP_CLAMP_SUM, C->xext[C->nxext - 1].loc);

@@ -400,7 +400,8 @@ int32_t sp_pos_fresh(sp_check_t *C);
    (kind, an sp_clamp_t): the first one, for src/check.c's re-check at the real sizes */
 void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc);
 /* src/exec_pos.c: a concatenation at loc of parts of exact extents made the extent total: a
-   constant the reduction must keep apart from the sizes like a literal */
+   size of the program, the same at the real sizes, that the reduction keeps apart from the
+   others (recorded; the run is done again when it is new) */
 void sp_note_exact_extent(sp_check_t *C, int64_t total, sp_loc_t loc);
 /* k from a composition of offsets (sp_pos_compose and its callers): 0 a sum of sizes
    (SP_CLAMP_OFFSET), 2 an exact sum (SP_CLAMP_EXACT), else nothing */

@@ -156,7 +156,7 @@ typedef struct {
     int clamped;              /* an sp_clamp_t, set on success too (src/check.c re-checks a
                                  run at reduced sizes at the real ones) */
     int64_t exact_sum;        /* > 0: a concatenation of exact extents made this extent, a
-                                 constant of the program (src/exec_pos.c sp_note_exact_extent) */
+                                 size of the program (src/exec_pos.c sp_note_exact_extent) */
 } sp_op_err_t;
 
 /* A composition's result k (src/ops_pos.c sp_pos_compose, _concat, _piece) into err: 0 a sum of

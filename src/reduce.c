@@ -1038,8 +1038,6 @@ static int var_value(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_
     }
 }
 
-/* Is e arithmetic on literals, rank coordinates and loop variables, with at least one of these
-   names?  (A tensor, a dim or a mesh size in it: no.) */
 /* Is e a variable in scope (V->var)? */
 static int is_var(const svals_t *V, const sp_ast_expr_t *e)
 {
@@ -1048,6 +1046,9 @@ static int is_var(const svals_t *V, const sp_ast_expr_t *e)
             return 1;
     return 0;
 }
+
+/* Is e arithmetic on literals, rank coordinates and loop variables, with at least one of these
+   names?  (A tensor, a dim or a mesh size in it: no.) */
 
 static int of_variables(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_t *e)
 {
@@ -1185,9 +1186,9 @@ static int affine_vars(const svals_t *V, const sp_ast_expr_t *x)
  * A loop variable used other than in an affine subscript of an array (h[l + 1], w[l]; see
  * affine_vars()): in a condition (`if l >= 50`), a value (`x * (l >= 50)`, `x * l`), a rank
  * coordinate (`on pp = l / 16`), a call's argument (a user function's parameter it becomes, a
- * peer), a nested loop's bound (push_loop()).  Its values at the reduced sizes are not those of the real run unless its bounds
- * keep their real sizes: with `for l in 0..L` checked at L = 3 the branch `l >= 50` of a real
- * L = 100 never runs (helper-44's review, session 31: a wrong EQUIVALENT by default).  So
+ * peer), a nested loop's bound (push_loop()), a target's subscript.  Its values at the reduced
+ * sizes are not those of the real run unless its bounds keep their real sizes: with
+ * `for l in 0..L` checked at L = 3 the branch `l >= 50` of a real L = 100 never runs (helper-44's review, session 31: a wrong EQUIVALENT by default).  So
  * the bounds that are sizes stay real, as for a position (var_positions()); a subscript is the
  * array's own structure, which scales with the loop.
  */
@@ -2842,10 +2843,34 @@ static int blocks_kept(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t
     return 1;
 }
 
-static int admissible_do(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
+/*
+ * research()'s tries are bounded by the number of admissible() answers they ask for: a fixed
+ * size that the other dims cannot be made to fit around fails only after every candidate of
+ * theirs was asked (about 1,700 answers on the nnScaler demo pair, against about 50 for a try
+ * that succeeds).  Past the limit every answer is "no", which keeps sizes real or larger and
+ * makes the try fail: never a size that is not admissible.
+ */
+struct abudget {
+    int64_t calls, limit; /* answers given; limit 0: none */
+    int64_t search_calls; /* answers the first search (assign_incremental, search_rounds) took */
+};
+
+/* Has the search run past the number of admissible() answers research() allows a try? */
+static int search_over(const svals_t *V)
+{
+    return V->budget != NULL && V->budget->limit > 0 && V->budget->calls >= V->budget->limit;
+}
+
+static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
                          const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why,
                          size_t whylen, int strict)
 {
+    if (search_over(V)) { /* research()'s try is past its budget: "no" (struct abudget) */
+        snprintf(why, whylen, "the search's budget is spent");
+        return 0;
+    }
+    if (V->budget != NULL)
+        V->budget->calls++;
     svv_t *w = flint_malloc((size_t)(V->len + 2) * sizeof(svv_t));
     int n = 0, ok = 1;
     /* always: sharding, divisibility, branches, the order of every size relative to 0 and 1,
@@ -3039,41 +3064,6 @@ static int admissible_do(const sp_check_t *C, const sp_mesh_t *mesh, const svals
     }
     flint_free(w);
     return ok;
-}
-
-/*
- * research()'s tries are bounded by the number of admissible() answers they ask for: a fixed
- * size that the other dims cannot be made to fit around fails only after every candidate of
- * theirs was asked (about 1,700 answers on the nnScaler demo pair, against about 50 for a try
- * that succeeds).  Past the limit every answer is "no", which keeps sizes real or larger and
- * makes the try fail: never a size that is not admissible.
- */
-struct abudget {
-    int64_t calls, limit; /* answers given; limit 0: none */
-    int64_t search_calls; /* answers the first search (assign_incremental, search_rounds) took */
-    int over;             /* an answer was refused */
-};
-
-/* Has the search run past the number of admissible() answers research() allows a try? */
-static int search_over(const svals_t *V)
-{
-    return V->budget != NULL && V->budget->over;
-}
-
-static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals_t *V,
-                         const uint8_t *have, uint8_t *grow, uint8_t *pin, char *why,
-                         size_t whylen, int strict)
-{
-    struct abudget *M = V->budget;
-    if (M != NULL) {
-        if (M->limit > 0 && M->calls >= M->limit) {
-            M->over = 1;
-            snprintf(why, whylen, "the search's budget is spent");
-            return 0;
-        }
-        M->calls++;
-    }
-    return admissible_do(C, mesh, V, have, grow, pin, why, whylen, strict);
 }
 
 /* admissible_as() under the mode of the check (--fast-shapes or not). */
@@ -3772,9 +3762,8 @@ static int64_t research_try(sp_check_t *C, const sp_mesh_t *mesh, const cons_t *
         unpin_pass(C, mesh, K, V, keep);
     keep[d] = was;
     if (M) { /* a try past its budget keeps the sizes it started from */
-        ok &= !M->over;
+        ok &= !search_over(V);
         M->limit = 0;
-        M->over = 0;
     }
     C->opt.dims = fix0;
     C->opt.ndims = nfix0;
@@ -4748,7 +4737,7 @@ static sp_status_t reduce_sizes_why(sp_check_t *C, const sp_mesh_t *meshp, char 
         sv_push(&V, &xe[i], 0, 0, 0);
     }
     sv_dedup(&V);
-    struct abudget budget = {0, 0, 0, 0};
+    struct abudget budget = {0, 0, 0};
     V.budget = &budget;
     C->lit_positions = blocks_literal(&V);
     uint8_t *pin = flint_calloc((size_t)nd, 1), *grow = flint_calloc((size_t)nd, 1);

@@ -118,8 +118,8 @@ family() { case $1 in deepseek3*) echo deepseek3 ;; *) echo llama3 ;; esac; }
 # directory and into its own result file, read back in the lists' order: the output does not
 # depend on JOBS (but for the times).
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 1)}
-[ "$jobs" -gt 4 ] && jobs=4
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+[ "$jobs" -gt 4 ] && jobs=4
 nq=0
 queue() { # function args...: run it in the background into the next result file
     nq=$((nq + 1))

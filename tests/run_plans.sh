@@ -80,8 +80,8 @@ check_one() { # kind path
 # process), each into its own result file; the results are read back in the files' order, so
 # the output does not depend on JOBS.
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 1)}
-[ "$jobs" -gt 4 ] && jobs=4
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+[ "$jobs" -gt 4 ] && jobs=4
 res=$(mktemp -d)
 trap 'rm -rf "$res"' EXIT
 n=0
