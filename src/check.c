@@ -391,6 +391,83 @@ static sp_status_t find_items(sp_check_t *C)
     return SP_OK;
 }
 
+/*
+ * A tensor, loop variable or function parameter named like a dim or a mesh axis of the plan:
+ * size expressions (layouts, shapes) read the name as the size and values as the tensor, and
+ * the checker and the reference executor need not agree which (a plan tensor N beside dim N
+ * checked N@tp as the dim where the reference executor refused it).  docs/soundness.md, "Names".
+ */
+static const char *size_name(const sp_check_t *C, const char *n, const sp_ast_stmt_t *mesh)
+{
+    if (sp_dim_find(C, n) >= 0)
+        return "a dimension";
+    for (size_t k = 0; mesh && k < mesh->nbinds; k++)
+        if (strcmp(mesh->binds[k].name.str, n) == 0)
+            return "a mesh axis";
+    return NULL;
+}
+
+static int shadows(sp_check_t *C, const char *n, sp_loc_t at, const sp_ast_stmt_t *mesh)
+{
+    const char *what = n ? size_name(C, n, mesh) : NULL;
+    if (what == NULL)
+        return 0;
+    sp_diags_error(C->d, SP_DIAG_NAME, at,
+                   "'%s' is %s; a tensor, loop variable or parameter cannot take its name",
+                   n, what);
+    return 1;
+}
+
+static int block_shadows(sp_check_t *C, const sp_ast_block_t *b, const sp_ast_stmt_t *mesh)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const sp_ast_stmt_t *s = b->stmts[i];
+        switch (s->kind) {
+        case SP_STMT_INPUT:
+        case SP_STMT_PARAM:
+        case SP_STMT_FOR:
+            if (shadows(C, s->name.str, s->name.loc, mesh))
+                return 1;
+            break;
+        case SP_STMT_ASSIGN:
+        case SP_STMT_ACCUM:
+        case SP_STMT_LAYOUT:
+            for (size_t k = 0; k < s->ntargets; k++) {
+                const sp_ast_expr_t *t = s->targets[k];
+                while (t && t->kind == SP_AST_INDEX)
+                    t = t->a;
+                if (t && t->kind == SP_AST_NAME && shadows(C, t->name, t->loc, mesh))
+                    return 1;
+            }
+            break;
+        default:
+            break;
+        }
+        if (block_shadows(C, &s->body, mesh) || block_shadows(C, &s->else_body, mesh))
+            return 1;
+    }
+    return 0;
+}
+
+static sp_status_t check_shadowing(sp_check_t *C)
+{
+    const sp_ast_stmt_t *mesh = NULL;
+    for (size_t i = 0; i < C->plan->body.n; i++)
+        if (C->plan->body.stmts[i]->kind == SP_STMT_MESH)
+            mesh = C->plan->body.stmts[i];
+    if (block_shadows(C, &C->model->body, NULL) || block_shadows(C, &C->plan->body, mesh))
+        return SP_ERR_INPUT;
+    for (int f = 0; f < C->nfuncs; f++) {
+        const sp_ast_stmt_t *F = C->funcs[f];
+        for (size_t k = 0; k < F->nparams; k++)
+            if (shadows(C, F->params[k].str, F->params[k].loc, mesh))
+                return SP_ERR_INPUT;
+        if (block_shadows(C, &F->body, mesh))
+            return SP_ERR_INPUT;
+    }
+    return SP_OK;
+}
+
 static int64_t cpu_ns(void)
 {
     struct timespec t;
@@ -492,6 +569,8 @@ static shardproof_verdict_t run(shardproof_t *C, const char *path, const char *t
     if (st != SP_OK)
         return SHARDPROOF_BAD_INPUT;
     st = find_items(C);
+    if (st == SP_OK)
+        st = check_shadowing(C);
     if (st == SP_OK)
         st = sp_reduce_dims(C);
     phase_done(C, "reduce", st == SP_OK ? "running the model and the plan" : NULL);
