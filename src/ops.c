@@ -97,7 +97,8 @@ void sp_tensor_clear(sp_tensor_t *t)
     sp_tensor_init(t);
 }
 
-int sp_tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape)
+/* zero: the elements SP_EXPR_NONE (else unset: the caller writes every one) */
+static int tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape, int zero)
 {
     if (ndim < 0 || ndim > SP_MAX_DIMS)
         return 0;
@@ -107,7 +108,8 @@ int sp_tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape)
     int64_t n = shape_numel(ndim, sh);
     if (n < 0)
         return 0;
-    sp_expr_t *v = flint_calloc((size_t)(n ? n : 1), sizeof(sp_expr_t));
+    size_t m = (size_t)(n ? n : 1);
+    sp_expr_t *v = zero ? flint_calloc(m, sizeof(sp_expr_t)) : flint_malloc(m * sizeof(sp_expr_t));
     if (v == NULL)
         return 0;
     flint_free(t->v);
@@ -116,6 +118,11 @@ int sp_tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape)
     memcpy(t->shape, sh, sizeof(sh));
     memset(t->pos, 0, sizeof(t->pos));
     return 1;
+}
+
+int sp_tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape)
+{
+    return tensor_alloc(t, ndim, shape, 1);
 }
 
 int64_t sp_tensor_numel(const sp_tensor_t *t)
@@ -130,7 +137,7 @@ void sp_tensor_copy(sp_tensor_t *dst, const sp_tensor_t *src)
 {
     if (dst == src)
         return;
-    if (src->ndim < 0 || src->v == NULL || !sp_tensor_alloc(dst, src->ndim, src->shape)) {
+    if (src->ndim < 0 || src->v == NULL || !tensor_alloc(dst, src->ndim, src->shape, 0)) {
         sp_tensor_clear(dst);
         dst->ndim = -1;
         return;

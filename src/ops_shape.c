@@ -19,36 +19,54 @@ int check_numel(opc_t *c, int ndim, const int64_t *shape)
     return 1;
 }
 
+/* dim d's part of a source offset at output index o: *off, or 0 when it falls outside x */
+static int dm_part(const dmap_t *m, int64_t o, int64_t ext, int64_t st, int64_t *off)
+{
+    int64_t t;
+    switch (m->kind) {
+    case DM_MOD: t = m->a ? o % m->a : 0; break;
+    case DM_DIV: t = m->a ? o / m->a : 0; break;
+    case DM_PAD: t = o - m->b; break;
+    default: t = m->a * o + m->b;
+    }
+    *off = t * st;
+    return t >= 0 && t < ext;
+}
+
+/*
+ * src[i] for a gather made by dim maps.  The output index runs as an odometer, and the offset
+ * of the dims before d is kept (pre[d], bad[d]: some dim before d falls outside x), so a step
+ * recomputes only the dims it changed: no division per element (a third of a --shard trace's
+ * gathers was unravelling indices).
+ */
 static int gather_dims(opc_t *c, const sp_tensor_t *x, gather_t *g, const dmap_t *dm)
 {
     if (!check_numel(c, g->ndim, g->shape))
         return 0;
-    int64_t n = shape_numel(g->ndim, g->shape), st[SP_MAX_DIMS], idx[SP_MAX_DIMS];
+    int nd = g->ndim;
+    int64_t n = shape_numel(nd, g->shape), st[SP_MAX_DIMS], idx[SP_MAX_DIMS] = {0};
+    int64_t pre[SP_MAX_DIMS + 1];
+    int bad[SP_MAX_DIMS + 1];
     strides_of(x->ndim, x->shape, st);
     g->src = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (g->src == NULL)
         return fail(c, "out of memory");
-    memcpy(g->dm, dm, (size_t)g->ndim * sizeof(*dm));
-    g->ndm = g->ndim;
-    for (int64_t i = 0; i < n; i++) {
-        unravel(i, g->ndim, g->shape, idx);
-        int64_t off = 0;
-        int valid = 1;
-        for (int d = 0; d < g->ndim; d++) {
-            if (dm[d].dim < 0)
-                continue;
-            int64_t o = idx[d], t;
-            switch (dm[d].kind) {
-            case DM_MOD: t = dm[d].a ? o % dm[d].a : 0; break;
-            case DM_DIV: t = dm[d].a ? o / dm[d].a : 0; break;
-            case DM_PAD: t = o - dm[d].b; break;
-            default: t = dm[d].a * o + dm[d].b;
-            }
-            if (t < 0 || t >= x->shape[dm[d].dim])
-                valid = 0;
-            off += t * st[dm[d].dim];
+    memcpy(g->dm, dm, (size_t)nd * sizeof(*dm));
+    g->ndm = nd;
+    pre[0] = 0;
+    bad[0] = 0;
+    for (int64_t i = 0, from = 0; i < n; i++) {
+        for (int d = (int)from; d < nd; d++) {
+            int64_t off = 0;
+            int ok = dm[d].dim < 0 || dm_part(&dm[d], idx[d], x->shape[dm[d].dim], st[dm[d].dim], &off);
+            pre[d + 1] = pre[d] + off;
+            bad[d + 1] = bad[d] || !ok;
         }
-        g->src[i] = valid ? off : -1;
+        g->src[i] = bad[nd] ? -1 : pre[nd];
+        int d = nd - 1;
+        while (d >= 0 && ++idx[d] == g->shape[d])
+            idx[d--] = 0;
+        from = d < 0 ? 0 : d;
     }
     return 1;
 }
@@ -599,37 +617,31 @@ int g_concat(opc_t *c, gather_t *g)
     g->cat = dim + 1;
     if (!check_numel(c, g->ndim, g->shape))
         return 0;
-    int64_t n = shape_numel(g->ndim, g->shape), idx[SP_MAX_DIMS], st[SP_MAX_DIMS];
+    int64_t n = shape_numel(g->ndim, g->shape), outer = shape_numel(dim, g->shape);
+    int64_t inner = shape_numel(g->ndim - dim - 1, g->shape + dim + 1), i = 0;
     g->src = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (g->src == NULL)
         return fail(c, "out of memory");
-    for (int64_t i = 0; i < n; i++) {
-        unravel(i, g->ndim, g->shape, idx);
-        int64_t o = idx[dim], base = 0;
-        int k = 0;
-        while (o >= c->in[k].shape[dim]) {
-            o -= c->in[k].shape[dim];
+    /* for each index of the dims before dim, each part's block in turn */
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t base = 0;
+        for (int k = 0; k < c->nin; k++) {
+            int64_t blk = c->in[k].shape[dim] * inner;
+            for (int64_t j = 0; j < blk; j++)
+                g->src[i++] = base + o * blk + j;
             base += sp_tensor_numel(&c->in[k]);
-            k++;
         }
-        idx[dim] = o;
-        strides_of(c->in[k].ndim, c->in[k].shape, st);
-        int64_t off = 0;
-        for (int e = 0; e < g->ndim; e++)
-            off += idx[e] * st[e];
-        g->src[i] = base + off;
     }
     return 1;
 }
 
-/* Element s of the inputs laid end to end. */
-static sp_expr_t gather_elem(const opc_t *c, int64_t s)
+/* Element s of the inputs laid end to end; numel[k] the element count of input k. */
+static sp_expr_t gather_elem(const opc_t *c, const int64_t *numel, int64_t s)
 {
     for (int k = 0; k < c->nin; k++) {
-        int64_t n = sp_tensor_numel(&c->in[k]);
-        if (s < n)
+        if (s < numel[k])
             return c->in[k].v[s];
-        s -= n;
+        s -= numel[k];
     }
     return SP_EXPR_NONE;
 }
@@ -640,10 +652,14 @@ int fwd_gather(opc_t *c, sp_tensor_t *out)
     memset(&g, 0, sizeof(g));
     int ok = c->def->gather(c, &g) && out_alloc(c, out, g.ndim, g.shape);
     int64_t n = ok ? sp_tensor_numel(out) : 0;
+    int64_t *numel = flint_malloc((size_t)(c->nin > 0 ? c->nin : 1) * sizeof(int64_t));
+    for (int k = 0; k < c->nin; k++)
+        numel[k] = sp_tensor_numel(&c->in[k]);
     for (int64_t i = 0; i < n; i++) {
         int64_t s = g.src ? g.src[i] : i;
-        out->v[i] = s < 0 ? g.fill : gather_elem(c, s);
+        out->v[i] = s < 0 ? g.fill : gather_elem(c, numel, s);
     }
+    flint_free(numel);
     if (ok)
         pos_gather(c, &g, out);
     flint_free(g.src);

@@ -114,24 +114,20 @@ is_proved() {
 }
 # an entry may start with a family name (default llama3)
 family() { case $1 in deepseek3*) echo deepseek3 ;; *) echo llama3 ;; esac; }
-# The checks run JOBS at a time (default: the machine's processors, at most 4), each in its own
-# directory and into its own result file, read back in the lists' order: the output does not
-# depend on JOBS (but for the times).
-jobs=${JOBS:-$(nproc 2>/dev/null || echo 1)}
-[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
-[ "$jobs" -gt 4 ] && jobs=4
-nq=0
-queue() { # function args...: run it in the background into the next result file
-    nq=$((nq + 1))
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    local d=$tmp/job$nq
+# The checks run JOBS at a time (tests/jobs.sh), each in its own directory and into its own
+# result file, read back in the lists' order: the output does not depend on JOBS (but for the
+# times).
+. "$root/tests/jobs.sh"
+mkdir -p "$tmp/res"
+queue() { # function args...: run it in the background, with a directory of its own
+    local d=$tmp/job$((jobs_n + 1))
     mkdir -p "$d"
-    "$@" "$d" >"$tmp/res$(printf '%05d' $nq)" 2>&1 &
+    jobs_queue "$tmp/res" "$@" "$d"
 }
 results() { # count and print the results queued so far
     wait
     local r
-    for r in "$tmp"/res*; do
+    for r in "$tmp"/res/*; do
         [ -e "$r" ] || continue
         if grep -q '^FAIL ' "$r"; then fail=$((fail + 1)); else pass=$((pass + 1)); fi
         cat "$r"

@@ -76,20 +76,12 @@ check_one() { # kind path
     fi
     rm -f "$out" "$err"
 }
-# The files run JOBS at a time (default: the machine's processors, at most 4; each check is one
-# process), each into its own result file; the results are read back in the files' order, so
-# the output does not depend on JOBS.
-jobs=${JOBS:-$(nproc 2>/dev/null || echo 1)}
-[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
-[ "$jobs" -gt 4 ] && jobs=4
+# The files run JOBS at a time (tests/jobs.sh), each into its own result file; the results are
+# read back in the files' order, so the output does not depend on JOBS.
+. "$root/tests/jobs.sh"
 res=$(mktemp -d)
 trap 'rm -rf "$res"' EXIT
-n=0
-queue() { # kind path
-    n=$((n + 1))
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    check_one "$1" "$2" >"$res/$(printf '%05d' $n)" 2>&1 &
-}
+queue() { jobs_queue "$res" check_one "$1" "$2"; } # kind path
 for f in "$root"/docs/examples/*.sp "$root"/tests/plans/ok/*.sp; do [ -e "$f" ] && queue ok "$f"; done
 for f in "$root"/tests/plans/bugs/*.sp; do [ -e "$f" ] && queue bugs "$f"; done
 for f in "$root"/tests/plans/bad/*.sp; do [ -e "$f" ] && queue bad "$f"; done
