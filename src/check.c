@@ -490,6 +490,9 @@ static void phase_done(sp_check_t *C, const char *name, const char *next)
         C->phases[C->nphases].wall_ns = w - C->phase_wall0;
         C->phases[C->nphases].cpu_ns = c - C->phase_cpu0;
         C->phases[C->nphases].rss_kb = ru.ru_maxrss;
+        /* the store's nodes at the phase's end: a measure of execution work that does not
+           depend on the machine's load (bench/shard.sh balances the shards by it) */
+        C->phases[C->nphases].nodes = C->E ? (int64_t)sp_expr_count(C->E) : 0;
         C->nphases++;
     }
     C->phase_wall0 = w;
@@ -1143,11 +1146,15 @@ void shardproof_profile(const shardproof_t *C, FILE *out)
 {
     if (C->nphases == 0)
         return;
-    fprintf(out, "profile (--profile; wall and CPU seconds, peak RSS so far):\n");
-    for (int i = 0; i < C->nphases; i++)
-        fprintf(out, "  %-26s %9.3f s wall %9.3f s CPU %9.1f MB\n", C->phases[i].name,
+    fprintf(out, "profile (--profile; wall and CPU seconds, peak RSS so far, the store's nodes):\n");
+    for (int i = 0; i < C->nphases; i++) {
+        fprintf(out, "  %-26s %9.3f s wall %9.3f s CPU %9.1f MB", C->phases[i].name,
                 1e-9 * (double)C->phases[i].wall_ns, 1e-9 * (double)C->phases[i].cpu_ns,
                 (double)C->phases[i].rss_kb / 1024.0);
+        if (C->phases[i].nodes > 0)
+            fprintf(out, " %12lld nodes", (long long)C->phases[i].nodes);
+        fputc('\n', out);
+    }
     if (C->opt.shard_count > 1) {
         int mine = 0;
         for (int i = 0; i < C->nstages; i++)

@@ -202,7 +202,7 @@ typedef struct sp_check {
     int nomitted;
     char *xref;              /* the reference executor's part of the report (owned), or NULL */
     /* phases of the last run: name, wall and CPU nanoseconds, peak RSS in KiB at its end */
-    struct { const char *name; int64_t wall_ns, cpu_ns; long rss_kb; } phases[12];
+    struct { const char *name; int64_t wall_ns, cpu_ns, nodes; long rss_kb; } phases[12];
     int nphases;
     int64_t phase_wall0, phase_cpu0;
     int unlifted;            /* a failing stage the reference run did not reproduce end to end:
