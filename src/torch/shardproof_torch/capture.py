@@ -22,8 +22,11 @@ The recorder turns what runs into a trace of single-assignment values:
   for the backward operators autograd runs, the line of the forward call that created the
   autograd node (found through node pre-hooks installed by a TorchFunctionMode);
 * collectives are recorded by wrappers of torch.distributed's functions (group ranks, reduce
-  operator, peers); an asynchronous one runs at once and its tensors stay pending (any access
-  refused) until the program waits for its work; collectives issued by C++
+  operator, peers, and for a send or recv its tag and the index of its message among those
+  of its peer and tag); an asynchronous collective runs at once, an isend or irecv is posted
+  and waited for at its work's wait() (where an irecv is recorded), and their tensors stay
+  pending (any access refused) until the program waits for the work; every wait is published
+  on the rank's board (waits.py) for run.py's deadlock check; collectives issued by C++
   (DistributedDataParallel's reducer) arrive as c10d dispatcher operators and use the group of
   the DistributedDataParallel instance; the tensor of a rank other than dst after a reduce
   holds what the backend left there (`_backend_defined`, which emit.py refuses when computed
@@ -43,6 +46,8 @@ import torch
 import torch.distributed as dist
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from .waits import Board, Waiting
 
 _tls = threading.local()
 _active = [None]
@@ -239,28 +244,50 @@ class _Pending:
 
 
 class _Work:
-    """The work an asynchronous collective returns.  The capture runs the collective at once;
-    the program may not touch its tensors before wait() (or is_completed()), so every access
-    of them until then is refused (the value read would be the program's race, not the
-    collective's result)."""
+    """The work an asynchronous collective returns.  The program may not touch its tensors
+    before wait() (or is_completed()), so every access of them until then is refused (the
+    value read would be the program's race, not the collective's result).
 
-    def __init__(self, rec, work, pending):
+    A collective (async_op=True) ran at once: its wait() only ends the pending state.  An
+    isend or irecv is only posted (gloo matches it with its peer's by source, destination and
+    tag, whatever the order they are posted and waited in): its wait() waits for gloo's work,
+    published on the rank's board (waits.py) so that a world where no wait can complete is
+    reported at once; an irecv's value is recorded then (complete)."""
+
+    def __init__(self, rec, work, pending, wait=None, complete=None):
         self._rec, self._work, self._pending = rec, work, pending
+        self._wait, self._complete = wait, complete
+        self._done = False
 
     def _settle(self):
+        if self._done:
+            return
+        self._done = True
         for p in self._pending:
             if p in self._rec.pending:
                 self._rec.pending.remove(p)
+        if self._complete is not None:
+            self._complete()
 
     def wait(self, *a, **k):
-        # not the work's own wait again: the capture waited for it, and gloo's send work
-        # blocks in a second wait
+        if not self._done and self._wait is not None:
+            rec = self._rec
+            w = dict(self._wait, at=rec.op_loc())
+            rec.paused += 1
+            try:
+                with Waiting(rec.board, w):
+                    self._work.wait(*a, **k)
+            finally:
+                rec.paused -= 1
         self._settle()
         return True
 
     def is_completed(self):
-        self._settle()
-        return True
+        # an isend's or irecv's: waits, then true.  gloo (torch 1.13) says false until wait()
+        # whether the message has arrived or not, so that a loop polling it never ends;
+        # true is what the call answers in a run where the message arrived before it
+        # (NCCL), and a wait that cannot complete is reported as a deadlock
+        return self.wait()
 
     def __getattr__(self, name):
         if name.startswith("_"):
@@ -326,8 +353,10 @@ class _FnMode(TorchFunctionMode):
 
 
 class Recorder(TorchDispatchMode):
-    def __init__(self, user_file, rank=None):
+    def __init__(self, user_file, rank=None, board=None):
         super().__init__()
+        # the rank's posted messages and waits (published to run.py when it has a directory)
+        self.board = board if board is not None else Board(None, rank)
         self.user_file = user_file
         self.user_dir = os.path.dirname(user_file)
         self.user_files = {}
@@ -595,9 +624,9 @@ class Recorder(TorchDispatchMode):
             if p.ptr == k[0] and p.lo < hi and lo < p.hi and (write or p.written):
                 raise CaptureError(
                     "%s: %s a tensor that the asynchronous %s at %s %s before its work's "
-                    "wait(): the value is undefined until the collective completes (the "
-                    "capture runs collectives at once and cannot follow the race); call "
-                    "work.wait() before using the tensor" % (
+                    "wait(): the value is undefined until the operation completes (the "
+                    "capture cannot follow the race); call work.wait() before using the "
+                    "tensor" % (
                         loc, "writes" if write else "reads", p.what, p.loc,
                         "writes" if p.written else "reads"))
 
@@ -925,11 +954,15 @@ class Recorder(TorchDispatchMode):
         out = func(*args, **kwargs)
         # the reducer waits for the work later: wait now, so that the values recorded are
         # the reduced ones (what the memory holds when the reducer reads it)
+        group = self.ddp_groups[0]
         for w in (out if isinstance(out, (tuple, list)) else (out,)):
             if hasattr(w, "wait"):
                 self.paused += 1
                 try:
-                    w.wait()
+                    with Waiting(self.board, dict(kind="collective", fn="all_reduce",
+                                                  group=group, k=self.board.next_collective(group),
+                                                  loc=loc, at=loc)):
+                        w.wait()
                 finally:
                     self.paused -= 1
         opi = len(self.trace.ops)
@@ -939,7 +972,7 @@ class Recorder(TorchDispatchMode):
             self.write(t, vid)
             outs.append(vid)
         self._add_op(Op("all_reduce", [("tensors", ins)], outs, loc,
-                        dict(group=self.ddp_groups[0], op="sum")))
+                        dict(group=group, op="sum")))
         return out
 
     # ---- activation -----------------------------------------------------------------------------
@@ -1255,6 +1288,8 @@ def _collective(kind, reads, writes, extra):
                 return orig(*args, **kwargs)
             loc = rec.op_loc()
             a = _Args(orig, args, kwargs)
+            if orig.__name__ in ("isend", "irecv"):
+                return _post_p2p(rec, orig, args, kwargs, a, kind, extra(a), loc)
             ins = [ref(rec.read(t, loc)) for t in reads(a)]
             if kind == "broadcast" and dist.get_rank() != int(a.src):
                 # a broadcast overwrites the tensor of a rank other than src without reading
@@ -1264,11 +1299,17 @@ def _collective(kind, reads, writes, extra):
             for t in outs:
                 rec.prepare_write(t)
             info = extra(a)
+            if kind in ("send", "recv"):
+                wait = _message(rec, orig.__name__, kind, info, a, loc)
+            else:
+                wait = dict(kind="collective", fn=orig.__name__, group=info["group"],
+                            k=rec.board.next_collective(info["group"]), loc=loc, at=loc)
             rec.paused += 1
             try:
-                work = orig(*args, **kwargs)
-                if work is not None and hasattr(work, "wait"):
-                    work.wait()
+                with Waiting(rec.board, wait):
+                    work = orig(*args, **kwargs)
+                    if work is not None and hasattr(work, "wait"):
+                        work.wait()
             finally:
                 rec.paused -= 1
             opi = len(rec.trace.ops)
@@ -1286,11 +1327,10 @@ def _collective(kind, reads, writes, extra):
                 for t, vid in zip(outs, vids):
                     rec.write(t, rec.synth("_backend_defined", [("self", ref(vid))],
                                            tuple(t.shape), t.detach(), loc))
-            if orig.__name__ in ("isend", "irecv") or a.a.get("async_op"):
+            if a.a.get("async_op"):
                 # the program sees the collective complete at its wait(), not here: its
                 # tensors stay pending until then
-                what = orig.__name__ + ("" if orig.__name__ in ("isend", "irecv") else
-                                        "(async_op=True)")
+                what = orig.__name__ + "(async_op=True)"
                 pend = [_Pending(t, False, what, loc) for t in reads(a)]
                 pend += [_Pending(t, True, what, loc) for t in outs]
                 rec.pending += pend
@@ -1300,6 +1340,50 @@ def _collective(kind, reads, writes, extra):
         f.__name__ = orig.__name__
         return f
     return wrap
+
+
+def _message(rec, fn, kind, info, a, loc):
+    """A send or recv posted: its tag and its index among the messages of the same peer,
+    group and tag (info["msg"]; emit.py matches sends and receives by them), and the wait
+    that completes it, for the board."""
+    if info["peer"] is None:
+        raise CaptureError("%s: %s from any source (src=None) cannot be captured: name the "
+                           "source rank" % (loc, fn))
+    info["peer"] = int(info["peer"])
+    info["tag"] = int(a.tag)
+    info["msg"] = rec.board.post(kind, info["peer"], info["group"], info["tag"])
+    return dict(kind=kind, fn=fn, peer=info["peer"], group=info["group"], tag=info["tag"],
+                n=info["msg"], loc=loc, at=loc)
+
+
+def _post_p2p(rec, orig, args, kwargs, a, kind, info, loc):
+    """isend or irecv: posted, not waited for (gloo matches messages by source, destination
+    and tag, so the program may post and wait for them in any order).  An isend is recorded
+    here (its tensor may not be written until its wait()); an irecv when its work completes
+    (its tensor may not be read or written until then)."""
+    fn = orig.__name__
+    wait = _message(rec, fn, kind, info, a, loc)
+    t = a.tensor
+    if kind == "send":
+        ins = [ref(rec.read(t, loc))]
+    else:
+        rec.prepare_write(t)
+    rec.paused += 1
+    try:
+        work = orig(*args, **kwargs)
+    finally:
+        rec.paused -= 1
+    complete = None
+    if kind == "send":
+        rec._add_op(Op("send", [("tensors", ins)], [], loc, info))
+    else:
+        def complete():
+            vid = rec.new_val(t, "op", loc=loc, producer=len(rec.trace.ops))
+            rec.write(t, vid)
+            rec._add_op(Op("recv", [("tensors", [])], [vid], loc, info))
+    pend = [_Pending(t, kind == "recv", fn, loc)]
+    rec.pending += pend
+    return _Work(rec, work, pend, wait, complete)
 
 
 class _Args:
@@ -1353,9 +1437,9 @@ def install_dist_wrappers():
         "isend": ("send", lambda a: [a.tensor], lambda a: [],
                   lambda a: dict(group=_ranks(a.group), peer=int(a.dst))),
         "recv": ("recv", lambda a: [], lambda a: [a.tensor],
-                 lambda a: dict(group=_ranks(a.group), peer=int(a.src))),
+                 lambda a: dict(group=_ranks(a.group), peer=a.src)),
         "irecv": ("recv", lambda a: [], lambda a: [a.tensor],
-                  lambda a: dict(group=_ranks(a.group), peer=int(a.src))),
+                  lambda a: dict(group=_ranks(a.group), peer=a.src)),
     }
     from torch.distributed import distributed_c10d as c10d
     for name, (kind, rd, wr, ex) in W.items():

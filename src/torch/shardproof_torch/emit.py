@@ -319,6 +319,51 @@ _MOVES = {"view", "_unsafe_view", "reshape", "view_as", "unsqueeze", "squeeze", 
           "_to_copy", "to", "copy"}
 
 
+def _message(op):
+    """A send's or recv's message among those of its pair of ranks: (group, tag, index of the
+    messages of that group and tag, in posting order), as torch.distributed matches them."""
+    c = op.comm
+    return (tuple(sorted(c["group"])), c.get("tag", 0), c.get("msg", 0))
+
+
+def sends_in_receive_order(ranks, seqs):
+    """seqs (each rank's operator indexes, in trace order) with every rank's sends to a peer
+    in the order the peer receives them.
+
+    torch matches a receive with the send of the same source, destination and tag (the
+    capture records which message each receive took, and a receive where its wait completed),
+    while the plan language's recv takes the oldest message from its source.  A send is
+    moved later, to just after the send that precedes it in its peer's receive order: it
+    defines nothing, so what it reads is unchanged, and its receive still follows it (that
+    receive completed after the later-posted send it now follows was posted).  Sends no
+    receive takes stay last, in posting order."""
+    order = {}      # (src, dst) -> messages, in dst's receive order
+    for d, tr in enumerate(ranks):
+        for i in seqs[d]:
+            op = tr.ops[i]
+            if op.fn == "recv":
+                order.setdefault((op.comm["peer"], d), []).append(_message(op))
+    out = []
+    for r, tr in enumerate(ranks):
+        seq, held, nxt = [], {}, {}
+        for i in seqs[r]:
+            op = tr.ops[i]
+            if op.fn != "send":
+                seq.append(i)
+                continue
+            d = op.comm["peer"]
+            want = order.get((r, d), [])
+            h = held.setdefault(d, {})
+            h[_message(op)] = i
+            while nxt.get(d, 0) < len(want) and want[nxt.get(d, 0)] in h:
+                seq.append(h.pop(want[nxt.get(d, 0)]))
+                nxt[d] = nxt.get(d, 0) + 1
+        for d in sorted(held):
+            seq += sorted(held[d].values())
+        out.append(seq)
+    return out
+
+
 def integer_values(c, op):
     """An operator with an integer or bool result computes with wrapping integers, logical
     operations or truncation (bool + bool is `or`, uint8 wraps, sum(dtype=int64) truncates, a
@@ -714,7 +759,7 @@ class Emitter:
         for tr in self.ranks:
             an = self.an[id(tr)]
             seqs.append(an.needed(trace_roots(tr)))
-        body = self._merge(seqs, names)
+        body = self._merge(sends_in_receive_order(self.ranks, seqs), names)
         outs = self._plan_outputs(names)
         text = ["plan parallel of single {",
                 "  mesh " + ", ".join("%s = %d" % a for a in mesh.axes)]

@@ -20,6 +20,7 @@ import torch
 import torch.distributed as dist
 
 from .capture import CaptureError, Recorder, install_dist_wrappers
+from .waits import Board, describe, find_deadlock, read_states
 
 
 class UserError(Exception):
@@ -47,8 +48,8 @@ def load_user(path):
     return mod
 
 
-def _capture(path, fn, rank=None):
-    rec = Recorder(path, rank)
+def _capture(path, fn, rank=None, board=None):
+    rec = Recorder(path, rank, board)
     torch.manual_seed(0)
     with rec:
         fn()
@@ -63,7 +64,9 @@ def _child(path, mod, rank, world, tmp, timeout):
     try:
         dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "store"),
                                 rank=rank, world_size=world)
-        trace = _capture(path, lambda: mod.parallel(rank, world), rank)
+        board = Board(tmp, rank)
+        trace = _capture(path, lambda: mod.parallel(rank, world), rank, board)
+        board.done()
         with open(os.path.join(tmp, "rank%d.pkl" % rank), "wb") as f:
             pickle.dump(trace, f, protocol=pickle.HIGHEST_PROTOCOL)
         dist.destroy_process_group()
@@ -81,6 +84,37 @@ def _child(path, mod, rank, world, tmp, timeout):
 
 def _user_traceback(path):
     return "".join(traceback.format_exc())
+
+
+class _Stuck:
+    """The parent's watch on the ranks' boards (waits.py): the waits of a deadlocked world
+    once the same deadlocked states (the same versions) have been read for HOLD seconds.  A
+    rank's state changes only when it starts or ends a wait, so states read twice with the
+    same versions are one snapshot; a deadlock stays, a wait about to complete (its data in
+    flight after every rank published) does not, and the hold keeps such a moment out."""
+
+    HOLD = 0.5
+
+    def __init__(self, tmp, world):
+        self.tmp, self.world = tmp, world
+        self.since, self.versions = None, None
+        self.next = 0.0
+
+    def poll(self):
+        now = time.time()
+        if now < self.next:
+            return None
+        self.next = now + 0.1
+        states = read_states(self.tmp, self.world)
+        waits = find_deadlock(states)
+        if waits is None:
+            self.since, self.versions = None, None
+            return None
+        versions = [states[r]["v"] for r in range(self.world)]
+        if versions != self.versions:
+            self.since, self.versions = now, versions
+            return None
+        return waits if now - self.since >= self.HOLD else None
 
 
 def capture(path, world, timeout=300):
@@ -104,12 +138,23 @@ def capture(path, world, timeout=300):
             raise UserError("single() failed:\n%s" % traceback.format_exc())
         deadline = time.time() + timeout
         failed = {}
+        stuck = _Stuck(tmp, world)
         while pids:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
                 if time.time() > deadline:
                     raise UserError("parallel(rank, %d) did not finish within %d s (a collective "
                                     "that some rank never joins?)" % (world, timeout))
+                waits = stuck.poll()
+                if waits is not None:
+                    raise UserError(
+                        "parallel(rank, %d) deadlocks: every rank waits and no wait can "
+                        "complete (a message is matched by source, destination and tag, and a "
+                        "send completes when its receive is posted; a collective when every "
+                        "rank of its group joins it):\n%s" % (world, "\n".join(
+                            "  " + describe(r, w) for r, w in sorted(waits.items())) +
+                            "".join("\n  rank %d has finished" % r for r in range(world)
+                                    if r not in waits)))
                 time.sleep(0.02)
                 continue
             r = pids.pop(pid)
