@@ -154,6 +154,17 @@ void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx)
     }
 }
 
+int trace_uniform(const opc_t *c, const sp_tensor_t *t)
+{
+    if (!c->E->dot_sets || t == NULL || t->v == NULL || t->ndim < 0)
+        return 0;
+    int64_t n = sp_tensor_numel(t);
+    for (int64_t i = 1; i < n; i++)
+        if (t->v[i] != t->v[0])
+            return 0;
+    return 1;
+}
+
 /* Write the decimal digits of v >= 0 at p; returns the end. */
 static char *put_index(char *p, int64_t v)
 {

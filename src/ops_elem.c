@@ -179,13 +179,19 @@ int ew_forward(opc_t *c, int code, int sub, sp_tensor_t *out)
 {
     ew_t w;
     int ok = ew_setup(c, code, &w) && out_alloc(c, out, w.ndim, w.shape);
-    for (int64_t i = 0; ok && i < w.nout; i++) {
+    /* a trace's uniform operands: one element, copied (ops_int.h trace_uniform) */
+    int once = ok && w.nout > 1;
+    for (int k = 0; once && k < w.n; k++)
+        once = w.t[k] == NULL || w.real[k] < 0 || trace_uniform(c, w.t[k]);
+    for (int64_t i = 0; ok && i < (once ? 1 : w.nout); i++) {
         sp_expr_t a[3] = {0, 0, 0};
         for (int k = 0; k < w.n; k++)
             if (w.t[k] != NULL)
                 a[k] = w.t[k]->v[w.map[k][i]];
         out->v[i] = ew_elem(c->E, code, sub, &w, a);
     }
+    for (int64_t i = 1; once && i < w.nout; i++)
+        out->v[i] = out->v[0];
     ew_clear(&w);
     return ok;
 }
@@ -244,7 +250,10 @@ int ew_vjp(opc_t *c, int code, int sub, const sp_tensor_t *y, const sp_tensor_t 
         if (w.real[k] >= 0 && !(code == EW_WHERE && k == 0) && !(code == EW_DROPOUT && k == 1))
             ok = (g[k] = scratch(c, w.nout)) != NULL;
     sp_expr_t zero = K(E, 0, 1), one = K(E, 1, 1);
-    for (int64_t i = 0; ok && i < w.nout; i++) {
+    int once = ok && w.nout > 1 && trace_uniform(c, dy) && trace_uniform(c, y);
+    for (int k = 0; once && k < w.n; k++)
+        once = w.t[k] == NULL || w.real[k] < 0 || trace_uniform(c, w.t[k]);
+    for (int64_t i = 0; ok && i < (once ? 1 : w.nout); i++) {
         sp_expr_t a[3] = {0, 0, 0}, d = dy->v[i], e = y->v[i];
         for (int k = 0; k < w.n; k++)
             if (w.t[k] != NULL)
@@ -315,6 +324,9 @@ int ew_vjp(opc_t *c, int code, int sub, const sp_tensor_t *y, const sp_tensor_t 
             break;
         }
     }
+    for (int k = 0; ok && once && k < w.n; k++)
+        for (int64_t i = 1; g[k] != NULL && i < w.nout; i++)
+            g[k][i] = g[k][0];
     for (int k = 0; ok && k < w.n; k++) {
         if (g[k] == NULL)
             continue;

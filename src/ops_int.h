@@ -96,6 +96,10 @@ enum { SM_SOFTMAX = 0, SM_LOG, SM_CAUSAL };
 /* ops.c */
 int64_t shape_numel(int ndim, const int64_t *shape);
 void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx);
+/* In a --shard trace (src/shard_exec.c: every source tensor one symbol, dot products as sets),
+   whether every element of t is one node: an operator whose operands are all uniform computes
+   one lane and copies it.  Never in a full run (its nodes are made in the same order as ever). */
+int trace_uniform(const opc_t *c, const sp_tensor_t *t);
 shstr_t SH(int ndim, const int64_t *shape);
 shstr_t TS(const sp_tensor_t *t);
 int wanted(const opc_t *c, int k);

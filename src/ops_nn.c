@@ -65,10 +65,16 @@ static int mm_forward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_t
     if (tmp == NULL)
         return 0;
     int64_t n = mm->n, k = mm->k, m = mm->m;
+    /* a trace's uniform operands: every element is the first (ops_int.h trace_uniform) */
+    int once = trace_uniform(c, a) && trace_uniform(c, b);
     for (int64_t ob = 0; ob < mm->nb; ob++) {
         const sp_expr_t *A = a->v + mm->amap[ob] * n * k, *B = b->v + mm->bmap[ob] * k * m;
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < m; j++) {
+                if (once && (ob | i | j)) {
+                    out->v[(ob * n + i) * m + j] = out->v[0];
+                    continue;
+                }
                 pairs(tmp, tmp + k, A + i * k, 1, B + j, m, k);
                 out->v[(ob * n + i) * m + j] = sp_expr_dot(E, tmp, tmp + k, (uint32_t)k);
             }
@@ -97,10 +103,16 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
         ok = sp_tensor_alloc(da, a->ndim, a->shape) ? 1 : fail(c, "out of memory");
     if (ok && db)
         ok = sp_tensor_alloc(db, b->ndim, b->shape) ? 1 : fail(c, "out of memory");
+    /* a trace's uniform operands: in a batch, every element is its first */
+    int once = trace_uniform(c, a) && trace_uniform(c, b) && trace_uniform(c, dy);
     /* da[ab, i, l] = sum over ob of batch ab, j: dy[ob, i, j] b[bb(ob), l, j] */
     for (int64_t ab = 0; ok && da && ab < mm->na_b; ab++)
         for (int64_t i = 0; i < n; i++)
             for (int64_t l = 0; l < k; l++) {
+                if (once && (i | l)) {
+                    da->v[(ab * n + i) * k + l] = da->v[ab * n * k];
+                    continue;
+                }
                 int64_t t = 0;
                 for (int64_t q = ga.start[ab]; q < ga.start[ab + 1]; q++) {
                     int64_t ob = ga.idx[q];
@@ -114,6 +126,10 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
     for (int64_t bb = 0; ok && db && bb < mm->nb_b; bb++)
         for (int64_t l = 0; l < k; l++)
             for (int64_t j = 0; j < m; j++) {
+                if (once && (l | j)) {
+                    db->v[(bb * k + l) * m + j] = db->v[bb * k * m];
+                    continue;
+                }
                 int64_t t = 0;
                 for (int64_t q = gb.start[bb]; q < gb.start[bb + 1]; q++) {
                     int64_t ob = gb.idx[q];
@@ -272,7 +288,9 @@ static int rope_apply(opc_t *c, const sp_tensor_t *x, const sp_tensor_t *cs,
         return 0;
     }
     int64_t lanes = sp_tensor_numel(x) / D;
-    for (int64_t L = 0; L < lanes; L++)
+    /* a trace's uniform operands: every lane is the first */
+    int64_t once = lanes > 1 && trace_uniform(c, x) && trace_uniform(c, cs) && trace_uniform(c, sn);
+    for (int64_t L = 0; L < (once ? 1 : lanes); L++)
         for (int64_t j = 0; j < D; j++) {
             int64_t p = inter ? (j ^ 1) : (j < h ? j + h : j - h);
             int64_t sj = inter ? (j % 2 ? 1 : -1) : (j < h ? -1 : 1);
@@ -286,6 +304,8 @@ static int rope_apply(opc_t *c, const sp_tensor_t *x, const sp_tensor_t *cs,
             int64_t sign = inverse ? sp : sj;
             out->v[L * D + j] = sign > 0 ? sp_expr_add(E, a, b) : sp_expr_sub(E, a, b);
         }
+    for (int64_t L = 1; once && L < lanes; L++)
+        memcpy(out->v + L * D, out->v, (size_t)D * sizeof(sp_expr_t));
     flint_free(cmap);
     return 1;
 }
@@ -413,6 +433,23 @@ static int64_t att_istart(const att_t *a, int64_t j)
     return b < 0 ? 0 : b > a->sq ? a->sq : b;
 }
 
+/* In a trace whose operands are all uniform (ops_int.h trace_uniform), every head of every
+   batch computes what the first computes: the loops over (b, h) copy block 0 */
+static int att_once(opc_t *c, const att_t *a, const sp_tensor_t *dy)
+{
+    return trace_uniform(c, a->q) && trace_uniform(c, a->k) && trace_uniform(c, a->v) &&
+           (a->mask == NULL || trace_uniform(c, a->mask)) && (dy == NULL || trace_uniform(c, dy));
+}
+
+/* block bh (of n words) of x is block 0's; 1 if copied */
+static int att_copy(int once, sp_expr_t *x, int64_t bh, int64_t n)
+{
+    if (!once || bh == 0)
+        return 0;
+    memcpy(x + bh * n, x, (size_t)n * sizeof(sp_expr_t));
+    return 1;
+}
+
 /* The probabilities P[b, h, i, j] (0 where masked out by causality), built. */
 static int att_probs_built(opc_t *c, const att_t *a, sp_expr_t *P)
 {
@@ -423,8 +460,11 @@ static int att_probs_built(opc_t *c, const att_t *a, sp_expr_t *P)
         flint_free(tmp);
         return 0;
     }
+    int once = att_once(c, a, NULL);
     for (int64_t b = 0; b < a->nb; b++)
         for (int64_t h = 0; h < a->hq; h++) {
+            if (att_copy(once, P, b * a->hq + h, a->sq * a->sk))
+                continue;
             int64_t g = h / a->grp;
             const sp_expr_t *Q = a->q->v + (b * a->hq + h) * a->sq * a->d;
             const sp_expr_t *Kk = a->k->v + (b * a->hkv + g) * a->sk * a->d;
@@ -528,8 +568,11 @@ int fwd_attention(opc_t *c, sp_tensor_t *out)
     int64_t ns = a.nb * a.hq * a.sq * a.sk;
     sp_expr_t *P = ok ? scratch(c, ns) : NULL, *tmp = P ? scratch(c, 2 * a.sk) : NULL;
     ok = ok && tmp != NULL && att_probs(c, &a, P);
+    int once = ok && att_once(c, &a, NULL);
     for (int64_t b = 0; ok && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
+            if (att_copy(once, out->v, b * a.hq + h, a.sq * a.dv))
+                continue;
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             for (int64_t i = 0; i < a.sq; i++) {
                 int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk, je = att_jend(&a, i);
@@ -571,9 +614,12 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
     size_t nkey = 0;
     uint32_t *key = ok && dS ? att_key(&a, dy, &nkey) : NULL;
     int have = sp_memo_copy(E, MEMO_ATT_DS, key, nkey, dS, (size_t)ns);
+    int once = ok && att_once(c, &a, dy);
     /* dP_ij = sum_e dO_ie V_je; dS_ij = P_ij (dP_ij - sum_l P_il dP_il) */
     for (int64_t b = 0; ok && dS && !have && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
+            if (att_copy(once, dS, b * a.hq + h, a.sq * a.sk))
+                continue;
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             const sp_expr_t *dO = dy->v + (b * a.hq + h) * a.sq * a.dv;
             for (int64_t i = 0; i < a.sq; i++) {
@@ -599,6 +645,8 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
     /* dQ_il = scale sum_j dS_ij K_jl */
     for (int64_t b = 0; ok && wq && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
+            if (att_copy(once, din[0].v, b * a.hq + h, a.sq * a.d))
+                continue;
             const sp_expr_t *Kk = a.k->v + (b * a.hkv + h / a.grp) * a.sk * a.d;
             for (int64_t i = 0; i < a.sq; i++) {
                 int64_t row = ((b * a.hq + h) * a.sq + i) * a.sk, je = att_jend(&a, i);
@@ -611,7 +659,15 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
         }
     /* dK[g, j, l] = scale sum_{h in g, i} dS_ij Q_il;  dV[g, j, e] = sum_{h in g, i} P_ij dO_ie */
     for (int64_t b = 0; ok && (wk || wv) && b < a.nb; b++)
-        for (int64_t g = 0; g < a.hkv; g++)
+        for (int64_t g = 0; g < a.hkv; g++) {
+            int64_t bg = b * a.hkv + g;
+            if (once && bg > 0) {
+                if (wk)
+                    att_copy(once, din[1].v, bg, a.sk * a.d);
+                if (wv)
+                    att_copy(once, din[2].v, bg, a.sk * a.dv);
+                continue;
+            }
             for (int64_t j = 0; j < a.sk; j++) {
                 int64_t i0 = att_istart(&a, j), ni = a.sq - i0;
                 for (int64_t l = 0; wk && l < a.d; l++) {
@@ -637,6 +693,7 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
                         sp_expr_dot(E, tmp, tmp + most, (uint32_t)t);
                 }
             }
+        }
     flint_free(P);
     flint_free(dS);
     flint_free(tmp);
