@@ -259,9 +259,46 @@ int groups_build(groups_t *g, const int64_t *map, int64_t n, int64_t ng)
 }
 
 /* res[k] = sum of vals[i] over i with map[i] == k, as n-ary sums. */
+/* scatter_sum's in a trace whose vals are one node (ops_int.h trace_uniform): a group's sum
+   depends only on its count, so groups are counted, not built, and a count's sum is made once */
+static int scatter_uniform(opc_t *c, sp_expr_t v, const int64_t *map, int64_t n, int64_t ng,
+                           sp_expr_t *res)
+{
+    int64_t *cnt = flint_calloc((size_t)(ng > 0 ? ng : 1), sizeof(int64_t));
+    sp_expr_t *tmp = cnt ? scratch(c, n) : NULL;
+    if (tmp == NULL) {
+        flint_free(cnt);
+        return cnt ? 0 : fail(c, "out of memory");
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = map ? map[i] : i;
+        if (k >= 0 && k < ng)
+            cnt[k]++;
+    }
+    for (int64_t i = 0; i < n; i++)
+        tmp[i] = v;
+    int64_t last = -1;
+    sp_expr_t sum = SP_EXPR_NONE;
+    for (int64_t k = 0; k < ng; k++) {
+        if (cnt[k] != last) {
+            last = cnt[k];
+            sum = addv(c->E, tmp, last);
+        }
+        res[k] = sum;
+    }
+    flint_free(tmp);
+    flint_free(cnt);
+    return 1;
+}
+
 int scatter_sum(opc_t *c, const sp_expr_t *vals, const int64_t *map, int64_t n, int64_t ng,
                 sp_expr_t *res)
 {
+    int uniform = c->E->dot_sets && n > 1;
+    for (int64_t i = 1; uniform && i < n; i++)
+        uniform = vals[i] == vals[0];
+    if (uniform)
+        return scatter_uniform(c, vals[0], map, n, ng, res);
     groups_t g;
     if (!groups_build(&g, map, n, ng))
         return fail(c, "out of memory");
