@@ -273,8 +273,9 @@ const sp_opt_t sp_cli_opts[] = {
      "also print the inferred relations as lineage annotations in the language's syntax, to "
      "write back into the plan"},
     {O_PROFILE, "--profile", NULL, SP_ARG_NONE, NULL, CK, 0,
-     "print the wall and CPU time and peak memory of each phase (parse, reduce, execute, prove, "
-     "reference executor) and the slowest stages on stderr"},
+     "print the wall and CPU time, peak memory and expression-store nodes of each phase (parse, "
+     "reduce, the --shard trace, execute, prove, reference executor) and the slowest stages on "
+     "stderr"},
     {O_NO_CROSS_CHECK, "--no-cross-check", NULL, SP_ARG_NONE, NULL, RUN, R,
      "do not run the reference executor after the proof (by default it re-checks EQUIVALENT at "
      "the real sizes when they are small, and gives NOT EQUIVALENT its end-to-end witness; "
