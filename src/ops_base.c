@@ -258,7 +258,6 @@ int groups_build(groups_t *g, const int64_t *map, int64_t n, int64_t ng)
     return 1;
 }
 
-/* res[k] = sum of vals[i] over i with map[i] == k, as n-ary sums. */
 /* scatter_sum's in a trace whose vals are one node (ops_int.h trace_uniform): a group's sum
    depends only on its count, so groups are counted, not built, and a count's sum is made once */
 static int scatter_uniform(opc_t *c, sp_expr_t v, const int64_t *map, int64_t n, int64_t ng,
@@ -291,6 +290,7 @@ static int scatter_uniform(opc_t *c, sp_expr_t v, const int64_t *map, int64_t n,
     return 1;
 }
 
+/* res[k] = sum of vals[i] over i with map[i] == k, as n-ary sums. */
 int scatter_sum(opc_t *c, const sp_expr_t *vals, const int64_t *map, int64_t n, int64_t ng,
                 sp_expr_t *res)
 {

@@ -289,7 +289,7 @@ static int rope_apply(opc_t *c, const sp_tensor_t *x, const sp_tensor_t *cs,
     }
     int64_t lanes = sp_tensor_numel(x) / D;
     /* a trace's uniform operands: every lane is the first */
-    int64_t once = lanes > 1 && trace_uniform(c, x) && trace_uniform(c, cs) && trace_uniform(c, sn);
+    int once = lanes > 1 && trace_uniform(c, x) && trace_uniform(c, cs) && trace_uniform(c, sn);
     for (int64_t L = 0; L < (once ? 1 : lanes); L++)
         for (int64_t j = 0; j < D; j++) {
             int64_t p = inter ? (j ^ 1) : (j < h ? j + h : j - h);

@@ -622,8 +622,9 @@ int g_concat(opc_t *c, gather_t *g)
     g->src = flint_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (g->src == NULL)
         return fail(c, "out of memory");
-    /* for each index of the dims before dim, each part's block in turn */
-    for (int64_t o = 0; o < outer; o++) {
+    /* for each index of the dims before dim, each part's block in turn (none when the output
+       is empty: the dims before dim may still hold up to NUMEL_LIMIT indexes) */
+    for (int64_t o = 0; n > 0 && o < outer; o++) {
         int64_t base = 0;
         for (int k = 0; k < c->nin; k++) {
             int64_t blk = c->in[k].shape[dim] * inner;

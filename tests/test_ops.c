@@ -545,6 +545,54 @@ static void test_ops_split_pad_concat(void **state)
     clear_all(y, 2);
 }
 
+/* concat copies each part's block per index of the dims before dim (src/ops_shape.c g_concat):
+   every element against its part's own index, along the first, a middle and the last dim, with
+   a part of extent 0, and an empty output whose dims before dim are large (no work per index) */
+static void test_ops_concat_blocks(void **state)
+{
+    fx_t *f = *state;
+    sp_tensor_t y[3], out;
+    for (int dim = 0; dim < 3; dim++) {
+        int64_t ext[3] = {2, 0, 3}, sh[3][3];
+        for (int k = 0; k < 3; k++) {
+            int64_t s[3] = {2, 3, 4};
+            s[dim] = ext[k];
+            memcpy(sh[k], s, sizeof(s));
+            sp_tensor_init(&y[k]);
+            assert_true(sp_tensor_alloc(&y[k], 3, s));
+            char prefix[8];
+            snprintf(prefix, sizeof prefix, "p%d", k);
+            assert_true(sp_tensor_symbols(f->E, &y[k], prefix));
+        }
+        char attrs[16];
+        snprintf(attrs, sizeof attrs, "dim=%d", dim);
+        apply(f, "concat", y, 3, attrs, &out);
+        int64_t os[3] = {2, 3, 4};
+        os[dim] = 5;
+        expect_shape(&out, 3, (int)os[0], (int)os[1], (int)os[2]);
+        for (int64_t a = 0; a < os[0]; a++)
+            for (int64_t b = 0; b < os[1]; b++)
+                for (int64_t c = 0; c < os[2]; c++) {
+                    int64_t idx[3] = {a, b, c}, k = 0;
+                    while (idx[dim] >= sh[k][dim])
+                        idx[dim] -= sh[k++][dim];
+                    int64_t src = (idx[0] * sh[k][1] + idx[1]) * sh[k][2] + idx[2];
+                    assert_int_equal(out.v[(a * os[1] + b) * os[2] + c], y[k].v[src]);
+                }
+        sp_tensor_clear(&out);
+        clear_all(y, 3);
+    }
+    int64_t big[3] = {1 << 15, 1 << 15, 0};
+    for (int k = 0; k < 2; k++) {
+        sp_tensor_init(&y[k]);
+        assert_true(sp_tensor_alloc(&y[k], 3, big));
+    }
+    apply(f, "concat", y, 2, "dim=2", &out);
+    expect_shape(&out, 3, 1 << 15, 1 << 15, 0);
+    sp_tensor_clear(&out);
+    clear_all(y, 2);
+}
+
 static void test_ops_expand_repeat(void **state)
 {
     fx_t *f = *state;
@@ -1658,6 +1706,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_slice_python_clamp, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_chunk_torch_rule, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_split_pad_concat, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_concat_blocks, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_expand_repeat, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_reductions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_softmax_formula, fx_setup, fx_teardown),
