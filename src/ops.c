@@ -112,6 +112,8 @@ static int tensor_alloc(sp_tensor_t *t, int ndim, const int64_t *shape, int zero
     sp_expr_t *v = zero ? flint_calloc(m, sizeof(sp_expr_t)) : flint_malloc(m * sizeof(sp_expr_t));
     if (v == NULL)
         return 0;
+    if (n == 0)
+        v[0] = SP_EXPR_NONE; /* the one slot of an empty tensor is never unset */
     flint_free(t->v);
     t->v = v;
     t->ndim = ndim;
