@@ -106,6 +106,8 @@ typedef struct {
     int dot_sets;       /* with dot_ok: an SP_OP_DOT node keeps each distinct pair once and its
                            param is the number of pairs it stands for (a trace, which asks what a
                            value reads, not what it is: src/shard_exec.c) */
+    int trace_slow;     /* with dot_sets: the operators compute uniform operands element by
+                           element too (src/ops.c trace_uniform; tests/test_trace_ops.c compares) */
     sp_expr_t hollow;   /* the hollow symbol once made (sp_expr_hollow), else SP_EXPR_NONE */
     int force_hollow;   /* src/ops.c: every operator takes its operands as hollow (a statement
                            whose value a sharded run does not need: src/shard_exec.c) */

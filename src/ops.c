@@ -158,7 +158,7 @@ void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx)
 
 int trace_uniform(const opc_t *c, const sp_tensor_t *t)
 {
-    if (!c->E->dot_sets || t == NULL || t->v == NULL || t->ndim < 0)
+    if (!c->E->dot_sets || c->E->trace_slow || t == NULL || t->v == NULL || t->ndim < 0)
         return 0;
     int64_t n = sp_tensor_numel(t);
     for (int64_t i = 1; i < n; i++)
