@@ -9,7 +9,8 @@ import unittest
 
 from shardproof_torch.capture import Op, Trace
 from shardproof_torch.emit import sends_in_receive_order
-from shardproof_torch.waits import Board, describe, find_deadlock, read_states
+from shardproof_torch.waits import (Board, describe, describe_finished, find_deadlock,
+                                    read_states)
 
 W = [0, 1]
 
@@ -85,7 +86,26 @@ class TestDeadlock(unittest.TestCase):
         n = self.b[0].post("recv", 1, W, 0)
         self.b[0].begin(msg("recv", 1, 0, n))
         self.b[1].done()
-        self.assertEqual(sorted(find_deadlock(self.states())), [0])
+        waits = find_deadlock(self.states())
+        self.assertEqual(sorted(waits), [0])
+        self.assertEqual(describe_finished(1, waits), "rank 1 has finished without posting "
+                                                      "the matching send to rank 0 (tag 0)")
+
+    def test_waits_finished_rank_posted(self):
+        # rank 1 posted its send and finished: rank 0's receive of it can complete
+        self.b[1].post("send", 0, W, 0)
+        self.b[1].done()
+        n = self.b[0].post("recv", 1, W, 0)
+        self.b[0].begin(msg("recv", 1, 0, n))
+        self.assertIsNone(find_deadlock(self.states()))
+
+    def test_waits_finished_rank_collective(self):
+        self.b[0].begin(coll(0))
+        self.b[1].done()
+        waits = find_deadlock(self.states())
+        self.assertEqual(describe_finished(1, waits), "rank 1 has finished without joining "
+                                                      "the all_reduce over ranks 0,1 that "
+                                                      "rank 0 waits in")
 
 
 def trace(rank, ops):

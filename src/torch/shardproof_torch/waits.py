@@ -151,6 +151,23 @@ def describe(r, w):
     return "rank %d waits in %s at %s" % (r, op, w["loc"])
 
 
+def describe_finished(r, waits):
+    """A finished rank, for the message: what the waiting ranks (waits, of find_deadlock)
+    wait for it to post or join and it never did."""
+    missing = []
+    for q, w in sorted(waits.items()):
+        if w["kind"] == "collective":
+            if r in w["group"]:
+                missing.append("joining the %s over ranks %s that rank %d waits in" % (
+                    w["fn"], ",".join(str(p) for p in w["group"]), q))
+        elif w["peer"] == r:
+            op = "recv from" if w["kind"] == "send" else "send to"
+            missing.append("posting the matching %s rank %d (tag %d)" % (op, q, w["tag"]))
+    if not missing:
+        return "rank %d has finished" % r
+    return "rank %d has finished without %s" % (r, ", nor ".join(missing))
+
+
 def find_deadlock(states):
     """The waits of a deadlocked world (rank -> wait, for every rank that waits), or None: no
     rank runs, some rank waits, and no wait can complete with what the others have posted.
