@@ -19,8 +19,8 @@ def msg(kind, peer, tag, n, fn=None, loc="f.py:1"):
     return dict(kind=kind, fn=fn or kind, peer=peer, group=W, tag=tag, n=n, loc=loc, at=loc)
 
 
-def coll(k, loc="f.py:1"):
-    return dict(kind="collective", fn="all_reduce", group=W, k=k, loc=loc, at=loc)
+def coll(k, gid="0", loc="f.py:1"):
+    return dict(kind="collective", fn="all_reduce", group=W, gid=gid, k=k, loc=loc, at=loc)
 
 
 class TestDeadlock(unittest.TestCase):
@@ -81,6 +81,23 @@ class TestDeadlock(unittest.TestCase):
         self.b[0].end()
         self.b[0].begin(coll(1))                          # the next one: rank 1 never joins
         self.assertEqual(sorted(find_deadlock(self.states())), [0, 1])
+
+    def test_waits_groups_of_same_ranks(self):
+        # two process groups of ranks 0,1 (torch names them "1" and "2"): each counts its own
+        # collectives, so rank 0 in A's first and rank 1 in B's first wait forever
+        self.b[0].begin(coll(0, "1"))
+        self.b[1].begin(coll(0, "2"))
+        waits = find_deadlock(self.states())
+        self.assertEqual(sorted(waits), [0, 1])
+        self.assertEqual(describe(1, waits[1]), "rank 1 waits in all_reduce over ranks 0,1 "
+                                                "(process group of the 2nd new_group() call) "
+                                                "at f.py:1")
+        # A then B on both ranks: rank 0 left A's first and waits in B's, rank 1 is still in
+        # A's first (about to leave it)
+        self.b[1].begin(coll(0, "1"))
+        self.b[0].end()
+        self.b[0].begin(coll(0, "2"))
+        self.assertIsNone(find_deadlock(self.states()))
 
     def test_waits_finished_rank(self):
         n = self.b[0].post("recv", 1, W, 0)

@@ -374,7 +374,7 @@ class Recorder(TorchDispatchMode):
         self.paused = 0
         self.param_objs = {}   # name -> tensor
         self.comm_ctx = None
-        self.ddp_groups = []
+        self.ddp_groups = []   # (ranks, group id) of each DistributedDataParallel instance
         self.fnmode = _FnMode(self)
         self.hooked = set()
         self.occ = {}          # cut point kind and name -> calls so far
@@ -954,13 +954,14 @@ class Recorder(TorchDispatchMode):
         out = func(*args, **kwargs)
         # the reducer waits for the work later: wait now, so that the values recorded are
         # the reduced ones (what the memory holds when the reducer reads it)
-        group = self.ddp_groups[0]
+        group, gid = self.ddp_groups[0]
         for w in (out if isinstance(out, (tuple, list)) else (out,)):
             if hasattr(w, "wait"):
                 self.paused += 1
                 try:
                     with Waiting(self.board, dict(kind="collective", fn="all_reduce",
-                                                  group=group, k=self.board.next_collective(group),
+                                                  group=group, gid=gid,
+                                                  k=self.board.next_collective(gid),
                                                   loc=loc, at=loc)):
                         w.wait()
                 finally:
@@ -1271,6 +1272,17 @@ def _ranks(group):
     return [int(r) for r in dist.get_process_group_ranks(group)]
 
 
+def _group_id(group):
+    """A process group's identity, the same on every rank, for the board (waits.py): torch's
+    name for it ("0" the default group, "n" the n-th new_group(), which every rank calls in
+    the same order).  Two groups of the same ranks are two identities."""
+    from torch.distributed import distributed_c10d as c10d
+    if group is None or group is dist.GroupMember.WORLD:
+        group = c10d._get_default_group()
+    name = c10d._pg_names.get(group)
+    return name if name is not None else "ranks " + ",".join(str(r) for r in _ranks(group))
+
+
 def _red(op):
     for name in ("SUM", "AVG", "MAX", "MIN", "PRODUCT"):
         if hasattr(dist.ReduceOp, name) and op == getattr(dist.ReduceOp, name):
@@ -1302,8 +1314,9 @@ def _collective(kind, reads, writes, extra):
             if kind in ("send", "recv"):
                 wait = _message(rec, orig.__name__, kind, info, a, loc)
             else:
-                wait = dict(kind="collective", fn=orig.__name__, group=info["group"],
-                            k=rec.board.next_collective(info["group"]), loc=loc, at=loc)
+                gid = _group_id(a.a.get("group"))
+                wait = dict(kind="collective", fn=orig.__name__, group=info["group"], gid=gid,
+                            k=rec.board.next_collective(gid), loc=loc, at=loc)
             rec.paused += 1
             try:
                 with Waiting(rec.board, wait):
@@ -1464,7 +1477,7 @@ def install_dist_wrappers():
             if rec is not None:
                 rec.paused -= 1
         if rec is not None:
-            rec.ddp_groups.append(_ranks(self.process_group))
+            rec.ddp_groups.append((_ranks(self.process_group), _group_id(self.process_group)))
     DDP.__init__ = ddp_init
     # an optimizer's step: cut points at the gradients it reads
     oinit = torch.optim.Optimizer.__init__
