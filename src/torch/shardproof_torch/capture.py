@@ -26,7 +26,9 @@ The recorder turns what runs into a trace of single-assignment values:
   of its peer and tag); an asynchronous collective runs at once, an isend or irecv is posted
   and waited for at its work's wait() (where an irecv is recorded), and their tensors stay
   pending (any access refused) until the program waits for the work; every wait is published
-  on the rank's board (waits.py) for run.py's deadlock check; collectives issued by C++
+  on the rank's board (waits.py) for run.py's deadlock check, and so is
+  DistributedDataParallel's constructor, as one collective of its group (its own collectives
+  run unrecorded); collectives issued by C++
   (DistributedDataParallel's reducer) arrive as c10d dispatcher operators and use the group of
   the DistributedDataParallel instance; the tensor of a rank other than dst after a reduce
   holds what the backend left there (`_backend_defined`, which emit.py refuses when computed
@@ -1468,16 +1470,24 @@ def install_dist_wrappers():
     init = DDP.__init__
 
     def ddp_init(self, *args, **kwargs):
+        # the constructor's collectives (parameter shapes, the broadcast of the module's
+        # state) run paused, unrecorded: the board sees the constructor as one collective of
+        # the instance's group, so that a rank that never constructs it is a deadlock
         rec = current_recorder()
-        if rec is not None:
-            rec.paused += 1
+        if rec is None or rec.paused:
+            return init(self, *args, **kwargs)
+        pg = _Args(init, (self,) + args, kwargs).process_group
+        group, gid = _ranks(pg), _group_id(pg)
+        loc = rec.op_loc()
+        rec.paused += 1
         try:
-            init(self, *args, **kwargs)
+            with Waiting(rec.board, dict(kind="collective", fn="DistributedDataParallel()",
+                                         group=group, gid=gid, k=rec.board.next_collective(gid),
+                                         loc=loc, at=loc)):
+                init(self, *args, **kwargs)
         finally:
-            if rec is not None:
-                rec.paused -= 1
-        if rec is not None:
-            rec.ddp_groups.append((_ranks(self.process_group), _group_id(self.process_group)))
+            rec.paused -= 1
+        rec.ddp_groups.append((_ranks(self.process_group), _group_id(self.process_group)))
     DDP.__init__ = ddp_init
     # an optimizer's step: cut points at the gradients it reads
     oinit = torch.optim.Optimizer.__init__
