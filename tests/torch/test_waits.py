@@ -9,7 +9,8 @@ import unittest
 
 from shardproof_torch.capture import Op, Trace
 from shardproof_torch.emit import sends_in_receive_order
-from shardproof_torch.waits import Board, describe, find_deadlock, read_states
+from shardproof_torch.waits import (Board, describe, describe_finished, find_deadlock,
+                                    read_states)
 
 W = [0, 1]
 
@@ -18,8 +19,8 @@ def msg(kind, peer, tag, n, fn=None, loc="f.py:1"):
     return dict(kind=kind, fn=fn or kind, peer=peer, group=W, tag=tag, n=n, loc=loc, at=loc)
 
 
-def coll(k, loc="f.py:1"):
-    return dict(kind="collective", fn="all_reduce", group=W, k=k, loc=loc, at=loc)
+def coll(k, gid="0", loc="f.py:1"):
+    return dict(kind="collective", fn="all_reduce", group=W, gid=gid, k=k, loc=loc, at=loc)
 
 
 class TestDeadlock(unittest.TestCase):
@@ -81,11 +82,47 @@ class TestDeadlock(unittest.TestCase):
         self.b[0].begin(coll(1))                          # the next one: rank 1 never joins
         self.assertEqual(sorted(find_deadlock(self.states())), [0, 1])
 
+    def test_waits_groups_of_same_ranks(self):
+        # two process groups of ranks 0,1 (torch names them "1" and "2"): each counts its own
+        # collectives, so rank 0 in A's first and rank 1 in B's first wait forever
+        self.b[0].begin(coll(0, "1"))
+        self.b[1].begin(coll(0, "2"))
+        waits = find_deadlock(self.states())
+        self.assertEqual(sorted(waits), [0, 1])
+        self.assertEqual(describe(1, waits[1]), "rank 1 waits in all_reduce over ranks 0,1 "
+                                                "(process group of the 2nd new_group() call) "
+                                                "at f.py:1")
+        # A then B on both ranks: rank 0 left A's first and waits in B's, rank 1 is still in
+        # A's first (about to leave it)
+        self.b[1].begin(coll(0, "1"))
+        self.b[0].end()
+        self.b[0].begin(coll(0, "2"))
+        self.assertIsNone(find_deadlock(self.states()))
+
     def test_waits_finished_rank(self):
         n = self.b[0].post("recv", 1, W, 0)
         self.b[0].begin(msg("recv", 1, 0, n))
         self.b[1].done()
-        self.assertEqual(sorted(find_deadlock(self.states())), [0])
+        waits = find_deadlock(self.states())
+        self.assertEqual(sorted(waits), [0])
+        self.assertEqual(describe_finished(1, waits), "rank 1 has finished without posting "
+                                                      "the matching send to rank 0 (tag 0)")
+
+    def test_waits_finished_rank_posted(self):
+        # rank 1 posted its send and finished: rank 0's receive of it can complete
+        self.b[1].post("send", 0, W, 0)
+        self.b[1].done()
+        n = self.b[0].post("recv", 1, W, 0)
+        self.b[0].begin(msg("recv", 1, 0, n))
+        self.assertIsNone(find_deadlock(self.states()))
+
+    def test_waits_finished_rank_collective(self):
+        self.b[0].begin(coll(0))
+        self.b[1].done()
+        waits = find_deadlock(self.states())
+        self.assertEqual(describe_finished(1, waits), "rank 1 has finished without joining "
+                                                      "the all_reduce over ranks 0,1 that "
+                                                      "rank 0 waits in")
 
 
 def trace(rank, ops):

@@ -26,7 +26,9 @@ The recorder turns what runs into a trace of single-assignment values:
   of its peer and tag); an asynchronous collective runs at once, an isend or irecv is posted
   and waited for at its work's wait() (where an irecv is recorded), and their tensors stay
   pending (any access refused) until the program waits for the work; every wait is published
-  on the rank's board (waits.py) for run.py's deadlock check; collectives issued by C++
+  on the rank's board (waits.py) for run.py's deadlock check, and so is
+  DistributedDataParallel's constructor, as one collective of its group (its own collectives
+  run unrecorded); collectives issued by C++
   (DistributedDataParallel's reducer) arrive as c10d dispatcher operators and use the group of
   the DistributedDataParallel instance; the tensor of a rank other than dst after a reduce
   holds what the backend left there (`_backend_defined`, which emit.py refuses when computed
@@ -374,7 +376,7 @@ class Recorder(TorchDispatchMode):
         self.paused = 0
         self.param_objs = {}   # name -> tensor
         self.comm_ctx = None
-        self.ddp_groups = []
+        self.ddp_groups = []   # (ranks, group id) of each DistributedDataParallel instance
         self.fnmode = _FnMode(self)
         self.hooked = set()
         self.occ = {}          # cut point kind and name -> calls so far
@@ -954,13 +956,14 @@ class Recorder(TorchDispatchMode):
         out = func(*args, **kwargs)
         # the reducer waits for the work later: wait now, so that the values recorded are
         # the reduced ones (what the memory holds when the reducer reads it)
-        group = self.ddp_groups[0]
+        group, gid = self.ddp_groups[0]
         for w in (out if isinstance(out, (tuple, list)) else (out,)):
             if hasattr(w, "wait"):
                 self.paused += 1
                 try:
                     with Waiting(self.board, dict(kind="collective", fn="all_reduce",
-                                                  group=group, k=self.board.next_collective(group),
+                                                  group=group, gid=gid,
+                                                  k=self.board.next_collective(gid),
                                                   loc=loc, at=loc)):
                         w.wait()
                 finally:
@@ -1271,6 +1274,17 @@ def _ranks(group):
     return [int(r) for r in dist.get_process_group_ranks(group)]
 
 
+def _group_id(group):
+    """A process group's identity, the same on every rank, for the board (waits.py): torch's
+    name for it ("0" the default group, "n" the n-th new_group(), which every rank calls in
+    the same order).  Two groups of the same ranks are two identities."""
+    from torch.distributed import distributed_c10d as c10d
+    if group is None or group is dist.GroupMember.WORLD:
+        group = c10d._get_default_group()
+    name = c10d._pg_names.get(group)
+    return name if name is not None else "ranks " + ",".join(str(r) for r in _ranks(group))
+
+
 def _red(op):
     for name in ("SUM", "AVG", "MAX", "MIN", "PRODUCT"):
         if hasattr(dist.ReduceOp, name) and op == getattr(dist.ReduceOp, name):
@@ -1302,8 +1316,9 @@ def _collective(kind, reads, writes, extra):
             if kind in ("send", "recv"):
                 wait = _message(rec, orig.__name__, kind, info, a, loc)
             else:
-                wait = dict(kind="collective", fn=orig.__name__, group=info["group"],
-                            k=rec.board.next_collective(info["group"]), loc=loc, at=loc)
+                gid = _group_id(a.a.get("group"))
+                wait = dict(kind="collective", fn=orig.__name__, group=info["group"], gid=gid,
+                            k=rec.board.next_collective(gid), loc=loc, at=loc)
             rec.paused += 1
             try:
                 with Waiting(rec.board, wait):
@@ -1455,16 +1470,24 @@ def install_dist_wrappers():
     init = DDP.__init__
 
     def ddp_init(self, *args, **kwargs):
+        # the constructor's collectives (parameter shapes, the broadcast of the module's
+        # state) run paused, unrecorded: the board sees the constructor as one collective of
+        # the instance's group, so that a rank that never constructs it is a deadlock
         rec = current_recorder()
-        if rec is not None:
-            rec.paused += 1
+        if rec is None or rec.paused:
+            return init(self, *args, **kwargs)
+        pg = _Args(init, (self,) + args, kwargs).process_group
+        group, gid = _ranks(pg), _group_id(pg)
+        loc = rec.op_loc()
+        rec.paused += 1
         try:
-            init(self, *args, **kwargs)
+            with Waiting(rec.board, dict(kind="collective", fn="DistributedDataParallel()",
+                                         group=group, gid=gid, k=rec.board.next_collective(gid),
+                                         loc=loc, at=loc)):
+                init(self, *args, **kwargs)
         finally:
-            if rec is not None:
-                rec.paused -= 1
-        if rec is not None:
-            rec.ddp_groups.append(_ranks(self.process_group))
+            rec.paused -= 1
+        rec.ddp_groups.append((_ranks(self.process_group), _group_id(self.process_group)))
     DDP.__init__ = ddp_init
     # an optimizer's step: cut points at the gradients it reads
     oinit = torch.optim.Optimizer.__init__

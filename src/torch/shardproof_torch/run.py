@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 
 from .capture import CaptureError, Recorder, install_dist_wrappers
-from .waits import Board, describe, find_deadlock, read_states
+from .waits import Board, describe, describe_finished, find_deadlock, read_states
 
 
 class UserError(Exception):
@@ -69,6 +69,7 @@ def _child(path, mod, rank, world, tmp, timeout):
         board.done()
         with open(os.path.join(tmp, "rank%d.pkl" % rank), "wb") as f:
             pickle.dump(trace, f, protocol=pickle.HIGHEST_PROTOCOL)
+        _linger(tmp, world, timeout)
         dist.destroy_process_group()
     except BaseException as e:
         with open(os.path.join(tmp, "rank%d.err" % rank), "w") as f:
@@ -80,6 +81,21 @@ def _child(path, mod, rank, world, tmp, timeout):
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(rc)
+
+
+def _linger(tmp, world, timeout):
+    """A finished rank stays in the world until every rank has finished (or the parent ends
+    it).  Its exit closes its gloo connections: a peer still waiting for a message from it, or
+    in a collective it never joins, would fail at once with gloo's "Connection closed by
+    peer" instead of waiting, and the parent would report that traceback rather than the
+    deadlock its watch (_Stuck) sees after HOLD seconds."""
+    deadline = time.time() + timeout
+    parent = os.getppid()
+    while time.time() < deadline and os.getppid() == parent:
+        states = read_states(tmp, world)
+        if all(st is not None and st["state"] == "done" for st in states.values()):
+            return
+        time.sleep(0.02)
 
 
 def _user_traceback(path):
@@ -117,6 +133,17 @@ class _Stuck:
         return waits if now - self.since >= self.HOLD else None
 
 
+def _deadlock_message(world, waits):
+    """The error of a deadlocked world: each waiting rank's wait, then each finished rank
+    with what the waiting ranks wait for it to post or join."""
+    lines = ["  " + describe(r, w) for r, w in sorted(waits.items())]
+    lines += ["  " + describe_finished(r, waits) for r in range(world) if r not in waits]
+    return ("parallel(rank, %d) deadlocks: every rank waits%s and no wait can complete (a "
+            "message is matched by source, destination and tag, and a send completes when its "
+            "receive is posted; a collective when every rank of its group joins it):\n%s" % (
+                world, " or has finished" if len(waits) < world else "", "\n".join(lines)))
+
+
 def capture(path, world, timeout=300):
     """(single trace, [rank traces]) for the user file at path."""
     path = os.path.abspath(path)
@@ -147,14 +174,7 @@ def capture(path, world, timeout=300):
                                     "that some rank never joins?)" % (world, timeout))
                 waits = stuck.poll()
                 if waits is not None:
-                    raise UserError(
-                        "parallel(rank, %d) deadlocks: every rank waits and no wait can "
-                        "complete (a message is matched by source, destination and tag, and a "
-                        "send completes when its receive is posted; a collective when every "
-                        "rank of its group joins it):\n%s" % (world, "\n".join(
-                            "  " + describe(r, w) for r, w in sorted(waits.items())) +
-                            "".join("\n  rank %d has finished" % r for r in range(world)
-                                    if r not in waits)))
+                    raise UserError(_deadlock_message(world, waits))
                 time.sleep(0.02)
                 continue
             r = pids.pop(pid)

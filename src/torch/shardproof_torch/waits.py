@@ -12,7 +12,11 @@ Waits, as gloo does them (torch 1.13; NCCL too):
   its n-th send of that (group, tag) to this rank, and a send once the destination has posted
   the matching receive (gloo's send is a rendezvous: `send(); recv()` on both ranks hangs);
   messages are matched by (source, destination, tag), in posting order for equal tags;
-* the k-th collective of a group (the sorted ranks) completes once every member has reached it.
+* the k-th collective of a process group completes once every member has reached it.  Groups
+  are told apart by their identity (`gid`: torch's name for the group, the same on every rank),
+  not by their ranks: two groups of the same ranks are two gloo contexts, and collectives in
+  them are counted apart (group A then group B on every rank runs; A then B on one rank and
+  B then A on the other waits forever).
 """
 
 import json
@@ -27,7 +31,8 @@ class Board:
     """A rank's side: its counts of posted messages and completed collectives, and its wait.
 
     sends[(dst, group_key, tag)] and recvs[(src, group_key, tag)] count the operations posted;
-    colls[group_key] the collectives completed; wait is None while the rank runs."""
+    colls[gid] the collectives completed in the process group gid; wait is None while the rank
+    runs."""
 
     def __init__(self, directory, rank):
         # directory None: counted, not published (single(), a rank run without run.py)
@@ -49,20 +54,19 @@ class Board:
         d[k] = n + 1
         return n
 
-    def next_collective(self, group):
-        return self.colls.get(group_key(group), 0)
+    def next_collective(self, gid):
+        return self.colls.get(gid, 0)
 
     def begin(self, wait):
         """wait: dict(kind = "send" | "recv" | "collective", fn, loc, and peer, group, tag, n
-        (a message) or group, k (a collective))."""
+        (a message) or group (its ranks), gid, k (the k-th collective of process group gid))."""
         self.wait = wait
         self._write()
 
     def end(self):
         w, self.wait = self.wait, None
         if w is not None and w["kind"] == "collective":
-            g = group_key(w["group"])
-            self.colls[g] = self.colls.get(g, 0) + 1
+            self.colls[w["gid"]] = self.colls.get(w["gid"], 0) + 1
         self._write()
 
     def done(self):
@@ -124,7 +128,7 @@ def _can_complete(r, w, states):
             return True
         field = "recvs" if w["kind"] == "send" else "sends"
         return _count(other, field, r, group_key(w["group"]), w["tag"]) > w["n"]
-    g = group_key(w["group"])
+    g = w["gid"]
     for q in w["group"]:
         st = states.get(q)
         if st is None:
@@ -132,23 +136,56 @@ def _can_complete(r, w, states):
         if dict((k, n) for k, n in st["colls"]).get(g, 0) > w["k"]:
             continue
         qw = st["wait"]
-        if not (qw and qw["kind"] == "collective" and group_key(qw["group"]) == g and
-                qw["k"] == w["k"]):
+        if not (qw and qw["kind"] == "collective" and qw["gid"] == g and qw["k"] == w["k"]):
             return False
     return True
+
+
+def _group_name(w):
+    """The process group of a collective's wait, in a message: nothing for the default group
+    (torch names it "0"), else the new_group() call that made it (torch names the n-th "n")."""
+    if w["gid"] == "0":
+        return ""
+    if w["gid"].isdigit():
+        return " (process group of the %s new_group() call)" % _ordinal(int(w["gid"]))
+    return " (process group %s)" % w["gid"]
+
+
+def _ordinal(n):
+    if n % 100 in (11, 12, 13):
+        return "%dth" % n
+    return "%d%s" % (n, {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th"))
 
 
 def describe(r, w):
     """One rank's wait, for the message: the operation, its peer and tag or its group, the
     line that posted it and, for an isend's or irecv's wait(), the line that waits."""
     if w["kind"] == "collective":
-        op = "%s over ranks %s" % (w["fn"], ",".join(str(q) for q in w["group"]))
+        op = "%s over ranks %s%s" % (w["fn"], ",".join(str(q) for q in w["group"]),
+                                     _group_name(w))
     else:
         op = "%s %s rank %d (tag %d)" % (w["fn"], "to" if w["kind"] == "send" else "from",
                                          w["peer"], w["tag"])
     if w.get("at", w["loc"]) != w["loc"]:
         return "rank %d waits at %s for the %s posted at %s" % (r, w["at"], op, w["loc"])
     return "rank %d waits in %s at %s" % (r, op, w["loc"])
+
+
+def describe_finished(r, waits):
+    """A finished rank, for the message: what the waiting ranks (waits, of find_deadlock)
+    wait for it to post or join and it never did."""
+    missing = []
+    for q, w in sorted(waits.items()):
+        if w["kind"] == "collective":
+            if r in w["group"]:
+                missing.append("joining the %s over ranks %s%s that rank %d waits in" % (
+                    w["fn"], ",".join(str(p) for p in w["group"]), _group_name(w), q))
+        elif w["peer"] == r:
+            op = "recv from" if w["kind"] == "send" else "send to"
+            missing.append("posting the matching %s rank %d (tag %d)" % (op, q, w["tag"]))
+    if not missing:
+        return "rank %d has finished" % r
+    return "rank %d has finished without %s" % (r, ", nor ".join(missing))
 
 
 def find_deadlock(states):
