@@ -57,7 +57,7 @@ def _capture(path, fn, rank=None, board=None):
     return rec.trace
 
 
-def _child(path, mod, rank, world, tmp, timeout):
+def _child(path, mod, rank, world, tmp, timeout, parent):
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
     torch.set_num_threads(1)
     rc = 0
@@ -69,7 +69,7 @@ def _child(path, mod, rank, world, tmp, timeout):
         board.done()
         with open(os.path.join(tmp, "rank%d.pkl" % rank), "wb") as f:
             pickle.dump(trace, f, protocol=pickle.HIGHEST_PROTOCOL)
-        _linger(tmp, world, timeout)
+        _linger(tmp, world, timeout, parent)
         dist.destroy_process_group()
     except BaseException as e:
         with open(os.path.join(tmp, "rank%d.err" % rank), "w") as f:
@@ -83,14 +83,15 @@ def _child(path, mod, rank, world, tmp, timeout):
     os._exit(rc)
 
 
-def _linger(tmp, world, timeout):
+def _linger(tmp, world, timeout, parent):
     """A finished rank stays in the world until every rank has finished (or the parent ends
     it).  Its exit closes its gloo connections: a peer still waiting for a message from it, or
     in a collective it never joins, would fail at once with gloo's "Connection closed by
     peer" instead of waiting, and the parent would report that traceback rather than the
-    deadlock its watch (_Stuck) sees after HOLD seconds."""
+    deadlock its watch (_Stuck) sees after HOLD seconds.  parent: the capture's pid, taken
+    before the fork (os.getppid() here would be the reaper's if the parent died before this
+    rank finished, and the rank would linger for the whole timeout)."""
     deadline = time.time() + timeout
-    parent = os.getppid()
     while time.time() < deadline and os.getppid() == parent:
         states = read_states(tmp, world)
         if all(st is not None and st["state"] == "done" for st in states.values()):
@@ -151,11 +152,12 @@ def capture(path, world, timeout=300):
     mod = load_user(path)
     tmp = tempfile.mkdtemp(prefix="shardproof-torch-")
     pids = {}
+    parent = os.getpid()
     try:
         for r in range(world):
             pid = os.fork()
             if pid == 0:
-                _child(path, mod, r, world, tmp, timeout)
+                _child(path, mod, r, world, tmp, timeout, parent)
             pids[pid] = r
         try:
             single = _capture(path, mod.single)
