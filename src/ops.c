@@ -156,15 +156,25 @@ void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx)
     }
 }
 
-int trace_uniform(const opc_t *c, const sp_tensor_t *t)
+int trace_same(const opc_t *c, const sp_expr_t *v, int64_t n)
 {
-    if (!c->E->dot_sets || c->E->trace_slow || t == NULL || t->v == NULL || t->ndim < 0)
+    if (!c->E->dot_sets || c->E->trace_slow || v == NULL)
         return 0;
-    int64_t n = sp_tensor_numel(t);
     for (int64_t i = 1; i < n; i++)
-        if (t->v[i] != t->v[0])
+        if (v[i] != v[0])
             return 0;
     return 1;
+}
+
+int trace_uniform(const opc_t *c, const sp_tensor_t *t)
+{
+    return t != NULL && t->ndim >= 0 && trace_same(c, t->v, sp_tensor_numel(t));
+}
+
+void trace_repeat(sp_expr_t *v, int64_t blk, int64_t nblk)
+{
+    for (int64_t b = 1; b < nblk; b++)
+        memcpy(v + b * blk, v, (size_t)blk * sizeof(sp_expr_t));
 }
 
 /* Write the decimal digits of v >= 0 at p; returns the end. */

@@ -294,10 +294,7 @@ static int scatter_uniform(opc_t *c, sp_expr_t v, const int64_t *map, int64_t n,
 int scatter_sum(opc_t *c, const sp_expr_t *vals, const int64_t *map, int64_t n, int64_t ng,
                 sp_expr_t *res)
 {
-    int uniform = c->E->dot_sets && !c->E->trace_slow && n > 1;
-    for (int64_t i = 1; uniform && i < n; i++)
-        uniform = vals[i] == vals[0];
-    if (uniform)
+    if (n > 1 && trace_same(c, vals, n))
         return scatter_uniform(c, vals[0], map, n, ng, res);
     groups_t g;
     if (!groups_build(&g, map, n, ng))

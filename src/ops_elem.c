@@ -175,14 +175,21 @@ static sp_expr_t ew_elem(sp_ectx_t E, int code, int sub, const ew_t *w, const sp
     }
 }
 
+/* In a trace, are the operands all uniform (ops_int.h trace_uniform)?  Then one element is
+   computed and copied.  An attribute's constant is one element. */
+static int ew_once(opc_t *c, const ew_t *w)
+{
+    int once = w->nout > 1;
+    for (int k = 0; once && k < w->n; k++)
+        once = w->t[k] == NULL || w->real[k] < 0 || trace_uniform(c, w->t[k]);
+    return once;
+}
+
 int ew_forward(opc_t *c, int code, int sub, sp_tensor_t *out)
 {
     ew_t w;
     int ok = ew_setup(c, code, &w) && out_alloc(c, out, w.ndim, w.shape);
-    /* a trace's uniform operands: one element, copied (ops_int.h trace_uniform) */
-    int once = ok && w.nout > 1;
-    for (int k = 0; once && k < w.n; k++)
-        once = w.t[k] == NULL || w.real[k] < 0 || trace_uniform(c, w.t[k]);
+    int once = ok && ew_once(c, &w);
     for (int64_t i = 0; ok && i < (once ? 1 : w.nout); i++) {
         sp_expr_t a[3] = {0, 0, 0};
         for (int k = 0; k < w.n; k++)
@@ -190,8 +197,8 @@ int ew_forward(opc_t *c, int code, int sub, sp_tensor_t *out)
                 a[k] = w.t[k]->v[w.map[k][i]];
         out->v[i] = ew_elem(c->E, code, sub, &w, a);
     }
-    for (int64_t i = 1; once && i < w.nout; i++)
-        out->v[i] = out->v[0];
+    if (once)
+        trace_repeat(out->v, 1, w.nout);
     ew_clear(&w);
     return ok;
 }
@@ -250,9 +257,7 @@ int ew_vjp(opc_t *c, int code, int sub, const sp_tensor_t *y, const sp_tensor_t 
         if (w.real[k] >= 0 && !(code == EW_WHERE && k == 0) && !(code == EW_DROPOUT && k == 1))
             ok = (g[k] = scratch(c, w.nout)) != NULL;
     sp_expr_t zero = K(E, 0, 1), one = K(E, 1, 1);
-    int once = ok && w.nout > 1 && trace_uniform(c, dy) && trace_uniform(c, y);
-    for (int k = 0; once && k < w.n; k++)
-        once = w.t[k] == NULL || w.real[k] < 0 || trace_uniform(c, w.t[k]);
+    int once = ok && ew_once(c, &w) && trace_uniform(c, dy) && trace_uniform(c, y);
     for (int64_t i = 0; ok && i < (once ? 1 : w.nout); i++) {
         sp_expr_t a[3] = {0, 0, 0}, d = dy->v[i], e = y->v[i];
         for (int k = 0; k < w.n; k++)
@@ -325,8 +330,8 @@ int ew_vjp(opc_t *c, int code, int sub, const sp_tensor_t *y, const sp_tensor_t 
         }
     }
     for (int k = 0; ok && once && k < w.n; k++)
-        for (int64_t i = 1; g[k] != NULL && i < w.nout; i++)
-            g[k][i] = g[k][0];
+        if (g[k] != NULL)
+            trace_repeat(g[k], 1, w.nout);
     for (int k = 0; ok && k < w.n; k++) {
         if (g[k] == NULL)
             continue;

@@ -97,9 +97,13 @@ enum { SM_SOFTMAX = 0, SM_LOG, SM_CAUSAL };
 int64_t shape_numel(int ndim, const int64_t *shape);
 void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx);
 /* In a --shard trace (src/shard_exec.c: every source tensor one symbol, dot products as sets),
-   whether every element of t is one node: an operator whose operands are all uniform computes
-   one lane and copies it.  Never in a full run (its nodes are made in the same order as ever). */
+   whether every element of t (of v[0..n)) is one node: an operator whose operands are all
+   uniform computes one element, lane or head and copies it with trace_repeat.  Never in a full
+   run (its nodes are made in the same order as ever), nor under E->trace_slow (the tests). */
 int trace_uniform(const opc_t *c, const sp_tensor_t *t);
+int trace_same(const opc_t *c, const sp_expr_t *v, int64_t n);
+/* v's first block of blk words copied onto its blocks 1 .. nblk - 1 */
+void trace_repeat(sp_expr_t *v, int64_t blk, int64_t nblk);
 shstr_t SH(int ndim, const int64_t *shape);
 shstr_t TS(const sp_tensor_t *t);
 int wanted(const opc_t *c, int k);

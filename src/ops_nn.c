@@ -71,14 +71,14 @@ static int mm_forward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_t
         const sp_expr_t *A = a->v + mm->amap[ob] * n * k, *B = b->v + mm->bmap[ob] * k * m;
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < m; j++) {
-                if (once && (ob | i | j)) {
-                    out->v[(ob * n + i) * m + j] = out->v[0];
+                if (once && (ob | i | j))
                     continue;
-                }
                 pairs(tmp, tmp + k, A + i * k, 1, B + j, m, k);
                 out->v[(ob * n + i) * m + j] = sp_expr_dot(E, tmp, tmp + k, (uint32_t)k);
             }
     }
+    if (once)
+        trace_repeat(out->v, 1, mm->nb * n * m);
     flint_free(tmp);
     return 1;
 }
@@ -106,13 +106,11 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
     /* a trace's uniform operands: in a batch, every element is its first */
     int once = trace_uniform(c, a) && trace_uniform(c, b) && trace_uniform(c, dy);
     /* da[ab, i, l] = sum over ob of batch ab, j: dy[ob, i, j] b[bb(ob), l, j] */
-    for (int64_t ab = 0; ok && da && ab < mm->na_b; ab++)
+    for (int64_t ab = 0; ok && da && ab < mm->na_b; ab++) {
         for (int64_t i = 0; i < n; i++)
             for (int64_t l = 0; l < k; l++) {
-                if (once && (i | l)) {
-                    da->v[(ab * n + i) * k + l] = da->v[ab * n * k];
+                if (once && (i | l))
                     continue;
-                }
                 int64_t t = 0;
                 for (int64_t q = ga.start[ab]; q < ga.start[ab + 1]; q++) {
                     int64_t ob = ga.idx[q];
@@ -122,14 +120,15 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
                 }
                 da->v[(ab * n + i) * k + l] = sp_expr_dot(E, tmp, tmp + most, (uint32_t)t);
             }
+        if (once)
+            trace_repeat(da->v + ab * n * k, 1, n * k);
+    }
     /* db[bb, l, j] = sum over ob of batch bb, i: a[ab(ob), i, l] dy[ob, i, j] */
-    for (int64_t bb = 0; ok && db && bb < mm->nb_b; bb++)
+    for (int64_t bb = 0; ok && db && bb < mm->nb_b; bb++) {
         for (int64_t l = 0; l < k; l++)
             for (int64_t j = 0; j < m; j++) {
-                if (once && (l | j)) {
-                    db->v[(bb * k + l) * m + j] = db->v[bb * k * m];
+                if (once && (l | j))
                     continue;
-                }
                 int64_t t = 0;
                 for (int64_t q = gb.start[bb]; q < gb.start[bb + 1]; q++) {
                     int64_t ob = gb.idx[q];
@@ -139,6 +138,9 @@ static int mm_backward(opc_t *c, const mm_t *mm, const sp_tensor_t *a, const sp_
                 }
                 db->v[(bb * k + l) * m + j] = sp_expr_dot(E, tmp, tmp + most, (uint32_t)t);
             }
+        if (once)
+            trace_repeat(db->v + bb * k * m, 1, k * m);
+    }
     flint_free(tmp);
     groups_clear(&ga);
     groups_clear(&gb);
@@ -304,8 +306,8 @@ static int rope_apply(opc_t *c, const sp_tensor_t *x, const sp_tensor_t *cs,
             int64_t sign = inverse ? sp : sj;
             out->v[L * D + j] = sign > 0 ? sp_expr_add(E, a, b) : sp_expr_sub(E, a, b);
         }
-    for (int64_t L = 1; once && L < lanes; L++)
-        memcpy(out->v + L * D, out->v, (size_t)D * sizeof(sp_expr_t));
+    if (once)
+        trace_repeat(out->v, D, lanes);
     flint_free(cmap);
     return 1;
 }
@@ -434,20 +436,12 @@ static int64_t att_istart(const att_t *a, int64_t j)
 }
 
 /* In a trace whose operands are all uniform (ops_int.h trace_uniform), every head of every
-   batch computes what the first computes: the loops over (b, h) copy block 0 */
+   batch computes what the first computes: the loops over (b, h) compute block 0 only and
+   trace_repeat copies it */
 static int att_once(opc_t *c, const att_t *a, const sp_tensor_t *dy)
 {
     return trace_uniform(c, a->q) && trace_uniform(c, a->k) && trace_uniform(c, a->v) &&
            (a->mask == NULL || trace_uniform(c, a->mask)) && (dy == NULL || trace_uniform(c, dy));
-}
-
-/* block bh (of n words) of x is block 0's; 1 if copied */
-static int att_copy(int once, sp_expr_t *x, int64_t bh, int64_t n)
-{
-    if (!once || bh == 0)
-        return 0;
-    memcpy(x + bh * n, x, (size_t)n * sizeof(sp_expr_t));
-    return 1;
 }
 
 /* The probabilities P[b, h, i, j] (0 where masked out by causality), built. */
@@ -463,7 +457,7 @@ static int att_probs_built(opc_t *c, const att_t *a, sp_expr_t *P)
     int once = att_once(c, a, NULL);
     for (int64_t b = 0; b < a->nb; b++)
         for (int64_t h = 0; h < a->hq; h++) {
-            if (att_copy(once, P, b * a->hq + h, a->sq * a->sk))
+            if (once && (b | h))
                 continue;
             int64_t g = h / a->grp;
             const sp_expr_t *Q = a->q->v + (b * a->hq + h) * a->sq * a->d;
@@ -489,6 +483,8 @@ static int att_probs_built(opc_t *c, const att_t *a, sp_expr_t *P)
                     P[row + j] = att_kept(a, i, j) ? sp_expr_div(E, e[j], z) : K(E, 0, 1);
             }
         }
+    if (once)
+        trace_repeat(P, a->sq * a->sk, a->nb * a->hq);
     flint_free(tmp);
     flint_free(e);
     return 1;
@@ -571,7 +567,7 @@ int fwd_attention(opc_t *c, sp_tensor_t *out)
     int once = ok && att_once(c, &a, NULL);
     for (int64_t b = 0; ok && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
-            if (att_copy(once, out->v, b * a.hq + h, a.sq * a.dv))
+            if (once && (b | h))
                 continue;
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             for (int64_t i = 0; i < a.sq; i++) {
@@ -583,6 +579,8 @@ int fwd_attention(opc_t *c, sp_tensor_t *out)
                 }
             }
         }
+    if (once)
+        trace_repeat(out->v, a.sq * a.dv, a.nb * a.hq);
     flint_free(P);
     flint_free(tmp);
     flint_free(a.mmap);
@@ -618,7 +616,7 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
     /* dP_ij = sum_e dO_ie V_je; dS_ij = P_ij (dP_ij - sum_l P_il dP_il) */
     for (int64_t b = 0; ok && dS && !have && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
-            if (att_copy(once, dS, b * a.hq + h, a.sq * a.sk))
+            if (once && (b | h))
                 continue;
             const sp_expr_t *Vv = a.v->v + (b * a.hkv + h / a.grp) * a.sk * a.dv;
             const sp_expr_t *dO = dy->v + (b * a.hq + h) * a.sq * a.dv;
@@ -639,13 +637,15 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
                                                      : K(E, 0, 1);
             }
         }
+    if (ok && once && dS && !have) /* dK and dV below read every head of a group */
+        trace_repeat(dS, a.sq * a.sk, a.nb * a.hq);
     if (ok && key != NULL && !have)
         sp_memo_put(E, MEMO_ATT_DS, key, nkey, dS, (size_t)ns);
     flint_free(key);
     /* dQ_il = scale sum_j dS_ij K_jl */
     for (int64_t b = 0; ok && wq && b < a.nb; b++)
         for (int64_t h = 0; h < a.hq; h++) {
-            if (att_copy(once, din[0].v, b * a.hq + h, a.sq * a.d))
+            if (once && (b | h))
                 continue;
             const sp_expr_t *Kk = a.k->v + (b * a.hkv + h / a.grp) * a.sk * a.d;
             for (int64_t i = 0; i < a.sq; i++) {
@@ -657,17 +657,13 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
                 }
             }
         }
+    if (ok && once && wq)
+        trace_repeat(din[0].v, a.sq * a.d, a.nb * a.hq);
     /* dK[g, j, l] = scale sum_{h in g, i} dS_ij Q_il;  dV[g, j, e] = sum_{h in g, i} P_ij dO_ie */
     for (int64_t b = 0; ok && (wk || wv) && b < a.nb; b++)
         for (int64_t g = 0; g < a.hkv; g++) {
-            int64_t bg = b * a.hkv + g;
-            if (once && bg > 0) {
-                if (wk)
-                    att_copy(once, din[1].v, bg, a.sk * a.d);
-                if (wv)
-                    att_copy(once, din[2].v, bg, a.sk * a.dv);
+            if (once && (b | g))
                 continue;
-            }
             for (int64_t j = 0; j < a.sk; j++) {
                 int64_t i0 = att_istart(&a, j), ni = a.sq - i0;
                 for (int64_t l = 0; wk && l < a.d; l++) {
@@ -694,6 +690,10 @@ int vjp_attention(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tens
                 }
             }
         }
+    if (ok && once && wk)
+        trace_repeat(din[1].v, a.sk * a.d, a.nb * a.hkv);
+    if (ok && once && wv)
+        trace_repeat(din[2].v, a.sk * a.dv, a.nb * a.hkv);
     flint_free(P);
     flint_free(dS);
     flint_free(tmp);

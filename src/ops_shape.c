@@ -58,7 +58,8 @@ static int gather_dims(opc_t *c, const sp_tensor_t *x, gather_t *g, const dmap_t
     for (int64_t i = 0, from = 0; i < n; i++) {
         for (int d = (int)from; d < nd; d++) {
             int64_t off = 0;
-            int ok = dm[d].dim < 0 || dm_part(&dm[d], idx[d], x->shape[dm[d].dim], st[dm[d].dim], &off);
+            int ok = dm[d].dim < 0 ||
+                     dm_part(&dm[d], idx[d], x->shape[dm[d].dim], st[dm[d].dim], &off);
             pre[d + 1] = pre[d] + off;
             bad[d + 1] = bad[d] || !ok;
         }
@@ -652,15 +653,20 @@ int fwd_gather(opc_t *c, sp_tensor_t *out)
     gather_t g;
     memset(&g, 0, sizeof(g));
     int ok = c->def->gather(c, &g) && out_alloc(c, out, g.ndim, g.shape);
-    int64_t n = ok ? sp_tensor_numel(out) : 0;
-    int64_t *numel = flint_malloc((size_t)(c->nin > 0 ? c->nin : 1) * sizeof(int64_t));
-    for (int k = 0; k < c->nin; k++)
+    int64_t n = ok ? sp_tensor_numel(out) : 0, few[8];
+    int64_t *numel = c->nin <= 8 ? few : flint_malloc((size_t)c->nin * sizeof(int64_t));
+    if (numel == NULL) {
+        ok = fail(c, "out of memory");
+        n = 0;
+    }
+    for (int k = 0; numel != NULL && k < c->nin; k++)
         numel[k] = sp_tensor_numel(&c->in[k]);
     for (int64_t i = 0; i < n; i++) {
         int64_t s = g.src ? g.src[i] : i;
         out->v[i] = s < 0 ? g.fill : gather_elem(c, numel, s);
     }
-    flint_free(numel);
+    if (numel != few)
+        flint_free(numel);
     if (ok)
         pos_gather(c, &g, out);
     flint_free(g.src);
