@@ -432,13 +432,9 @@ static int block_shadows(sp_check_t *C, const sp_ast_block_t *b, const sp_ast_st
         case SP_STMT_ASSIGN:
         case SP_STMT_ACCUM:
         case SP_STMT_LAYOUT:
-            for (size_t k = 0; k < s->ntargets; k++) {
-                const sp_ast_expr_t *t = s->targets[k];
-                while (t && t->kind == SP_AST_INDEX)
-                    t = t->a;
-                if (t && t->kind == SP_AST_NAME && shadows(C, t->name, t->loc, mesh))
+            for (size_t k = 0; k < s->ntargets; k++)
+                if (shadows(C, sp_ast_base_name(s->targets[k]), s->targets[k]->loc, mesh))
                     return 1;
-            }
             break;
         default:
             break;
@@ -491,7 +487,7 @@ static void phase_done(sp_check_t *C, const char *name, const char *next)
         C->phases[C->nphases].cpu_ns = c - C->phase_cpu0;
         C->phases[C->nphases].rss_kb = ru.ru_maxrss;
         /* the store's nodes at the phase's end: a measure of execution work that does not
-           depend on the machine's load (bench/shard.sh balances the shards by it) */
+           depend on the machine's load (docs/benchmarks.md section 33 compares the shards') */
         C->phases[C->nphases].nodes = C->E ? (int64_t)sp_expr_count(C->E) : 0;
         C->nphases++;
     }
@@ -1146,7 +1142,8 @@ void shardproof_profile(const shardproof_t *C, FILE *out)
 {
     if (C->nphases == 0)
         return;
-    fprintf(out, "profile (--profile; wall and CPU seconds, peak RSS so far, the store's nodes):\n");
+    fprintf(out,
+            "profile (--profile; wall and CPU seconds, peak RSS so far, the store's nodes):\n");
     for (int i = 0; i < C->nphases; i++) {
         fprintf(out, "  %-26s %9.3f s wall %9.3f s CPU %9.1f MB", C->phases[i].name,
                 1e-9 * (double)C->phases[i].wall_ns, 1e-9 * (double)C->phases[i].cpu_ns,

@@ -1506,6 +1506,13 @@ const char *sp_ast_binop_name(sp_ast_binop_t op)
     return (unsigned)op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
 }
 
+const char *sp_ast_base_name(const sp_ast_expr_t *e)
+{
+    if (e && e->kind == SP_AST_INDEX)
+        e = e->a;
+    return e && e->kind == SP_AST_NAME ? e->name : NULL;
+}
+
 const char *sp_ast_stmt_kind_name(sp_ast_stmt_kind_t k)
 {
     switch (k) {

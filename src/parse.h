@@ -260,6 +260,8 @@ void sp_ast_dump_file(FILE *out, const sp_ast_t *ast, int locs);
 
 /* "dim", "model", ... for a statement kind; "num", "name", ... for an expression kind. */
 const char *sp_ast_stmt_kind_name(sp_ast_stmt_kind_t kind);
+/* The name a target or an array element names: x for x and for x[i], else NULL. */
+const char *sp_ast_base_name(const sp_ast_expr_t *e);
 const char *sp_ast_expr_kind_name(sp_ast_expr_kind_t kind);
 
 #endif

@@ -1049,7 +1049,6 @@ static int is_var(const svals_t *V, const sp_ast_expr_t *e)
 
 /* Is e arithmetic on literals, rank coordinates and loop variables, with at least one of these
    names?  (A tensor, a dim or a mesh size in it: no.) */
-
 static int of_variables(const sp_mesh_t *mesh, const svals_t *V, const sp_ast_expr_t *e)
 {
     switch (e->kind) {
@@ -1188,9 +1187,10 @@ static int affine_vars(const svals_t *V, const sp_ast_expr_t *x)
  * coordinate (`on pp = l / 16`), a call's argument (a user function's parameter it becomes, a
  * peer), a nested loop's bound (push_loop()), a target's subscript.  Its values at the reduced
  * sizes are not those of the real run unless its bounds keep their real sizes: with
- * `for l in 0..L` checked at L = 3 the branch `l >= 50` of a real L = 100 never runs (helper-44's review, session 31: a wrong EQUIVALENT by default).  So
- * the bounds that are sizes stay real, as for a position (var_positions()); a subscript is the
- * array's own structure, which scales with the loop.
+ * `for l in 0..L` checked at L = 3 the branch `l >= 50` of a real L = 100 never runs
+ * (helper-44's review, session 31: a wrong EQUIVALENT by default).  So the bounds that are
+ * sizes stay real, as for a position (var_positions()); a subscript is the array's own
+ * structure, which scales with the loop.
  */
 static void var_uses(svals_t *V, const sp_ast_expr_t *e)
 {

@@ -273,13 +273,6 @@ static const sp_ast_expr_t *slice_arg(const sp_ast_expr_t *e, const char *key, s
     return NULL;
 }
 
-static const char *base_name(const sp_ast_expr_t *e)
-{
-    if (e && e->kind == SP_AST_INDEX)
-        e = e->a;
-    return e && e->kind == SP_AST_NAME ? e->name : NULL;
-}
-
 static int is_recv(const sp_ast_expr_t *v)
 {
     return v && v->kind == SP_AST_CALL && strcmp(v->name, "recv") == 0;
@@ -718,7 +711,7 @@ static int def_extent(sums_t *S, const def_t *D, int64_t d, lpoly_t *p, int dept
             return 0;
         gather = gather && sd == d;
     }
-    const char *src = base_name(from);
+    const char *src = sp_ast_base_name(from);
     if (src == NULL || strcmp(src, D->name) == 0 ||
         !name_extent(S, src, from->kind == SP_AST_INDEX, d, p, depth + 1))
         return 0;
@@ -802,7 +795,7 @@ static void sums_concat(sums_t *S, const sp_ast_expr_t *e)
     memset(S->seen, 0, (size_t)S->nd);
     int ok = n > 0;
     for (size_t i = 0; ok && i < n; i++) {
-        const char *name = e->args[i].key.str ? NULL : base_name(e->args[i].value);
+        const char *name = e->args[i].key.str ? NULL : sp_ast_base_name(e->args[i].value);
         ok = name && name_extent(S, name, e->args[i].value->kind == SP_AST_INDEX, d, &part, 0) &&
              lp_add(&sum, &part, 1);
     }
@@ -860,7 +853,7 @@ static void add_def(sums_t *S, const sp_ast_expr_t *target, const char *name,
                     const sp_ast_layout_t *l, const sp_ast_expr_t *value)
 {
     if (target)
-        name = base_name(target);
+        name = sp_ast_base_name(target);
     if (name == NULL)
         return;
     if (S->ndefs == S->capdefs) {

@@ -355,9 +355,11 @@ def sends_in_receive_order(ranks, seqs):
             want = order.get((r, d), [])
             h = held.setdefault(d, {})
             h[_message(op)] = i
-            while nxt.get(d, 0) < len(want) and want[nxt.get(d, 0)] in h:
-                seq.append(h.pop(want[nxt.get(d, 0)]))
-                nxt[d] = nxt.get(d, 0) + 1
+            k = nxt.get(d, 0)
+            while k < len(want) and want[k] in h:
+                seq.append(h.pop(want[k]))
+                k += 1
+            nxt[d] = k
         for d in sorted(held):
             seq += sorted(held[d].values())
         out.append(seq)
