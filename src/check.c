@@ -401,10 +401,7 @@ static const char *size_name(const sp_check_t *C, const char *n, const sp_ast_st
 {
     if (sp_dim_find(C, n) >= 0)
         return "a dimension";
-    for (size_t k = 0; mesh && k < mesh->nbinds; k++)
-        if (strcmp(mesh->binds[k].name.str, n) == 0)
-            return "a mesh axis";
-    return NULL;
+    return sp_ast_binds(mesh, n) ? "a mesh axis" : NULL;
 }
 
 static int shadows(sp_check_t *C, const char *n, sp_loc_t at, const sp_ast_stmt_t *mesh)
@@ -447,10 +444,7 @@ static int block_shadows(sp_check_t *C, const sp_ast_block_t *b, const sp_ast_st
 
 static sp_status_t check_shadowing(sp_check_t *C)
 {
-    const sp_ast_stmt_t *mesh = NULL;
-    for (size_t i = 0; i < C->plan->body.n; i++)
-        if (C->plan->body.stmts[i]->kind == SP_STMT_MESH)
-            mesh = C->plan->body.stmts[i];
+    const sp_ast_stmt_t *mesh = sp_plan_mesh_stmt(C);
     if (block_shadows(C, &C->model->body, NULL) || block_shadows(C, &C->plan->body, mesh))
         return SP_ERR_INPUT;
     for (int f = 0; f < C->nfuncs; f++) {
@@ -862,6 +856,13 @@ static int element_limit(const shardproof_t *C, const sp_diags_mark_t *dm)
             return 1;
     }
     return 0;
+}
+
+const sp_ast_stmt_t *sp_plan_mesh_stmt(const sp_check_t *C)
+{
+    if (C->plan == NULL || C->plan->body.n == 0 || C->plan->body.stmts[0]->kind != SP_STMT_MESH)
+        return NULL;
+    return C->plan->body.stmts[0];
 }
 
 int sp_check_reduced(const sp_check_t *C)

@@ -351,6 +351,8 @@ void sp_check_limit(sp_check_t *C, const char *file, const char *note);
 
 /* check.c: was some base dim checked at a size other than its real one? */
 int sp_check_reduced(const sp_check_t *C);
+/* check.c: the plan's mesh statement (its first, as src/plan.c plan_mesh requires), or NULL */
+const sp_ast_stmt_t *sp_plan_mesh_stmt(const sp_check_t *C);
 
 /* crosscheck.c: the verdict v against the reference executor; returns the final verdict */
 int sp_crosscheck(sp_check_t *C, int v);

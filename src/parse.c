@@ -1513,6 +1513,14 @@ const char *sp_ast_base_name(const sp_ast_expr_t *e)
     return e && e->kind == SP_AST_NAME ? e->name : NULL;
 }
 
+int sp_ast_binds(const sp_ast_stmt_t *s, const char *name)
+{
+    for (size_t k = 0; s && k < s->nbinds; k++)
+        if (strcmp(s->binds[k].name.str, name) == 0)
+            return 1;
+    return 0;
+}
+
 const char *sp_ast_stmt_kind_name(sp_ast_stmt_kind_t k)
 {
     switch (k) {

@@ -262,6 +262,8 @@ void sp_ast_dump_file(FILE *out, const sp_ast_t *ast, int locs);
 const char *sp_ast_stmt_kind_name(sp_ast_stmt_kind_t kind);
 /* The name a target or an array element names: x for x and for x[i], else NULL. */
 const char *sp_ast_base_name(const sp_ast_expr_t *e);
+/* Whether statement s (a mesh, a dim list) binds name. */
+int sp_ast_binds(const sp_ast_stmt_t *s, const char *name);
 const char *sp_ast_expr_kind_name(sp_ast_expr_kind_t kind);
 
 #endif

@@ -3229,11 +3229,9 @@ static void assign_incremental(sp_check_t *C, const sp_mesh_t *mesh, const cons_
 /* Dims that define a mesh size keep their real size: a mesh is never reduced. */
 static void pin_mesh_dims(const sp_check_t *C, uint8_t *pin)
 {
-    if (C->plan && C->plan->body.n && C->plan->body.stmts[0]->kind == SP_STMT_MESH) {
-        const sp_ast_stmt_t *ms = C->plan->body.stmts[0];
-        for (size_t k = 0; k < ms->nbinds; k++)
-            deps(C, ms->binds[k].value, pin, 0);
-    }
+    const sp_ast_stmt_t *ms = sp_plan_mesh_stmt(C);
+    for (size_t k = 0; ms && k < ms->nbinds; k++)
+        deps(C, ms->binds[k].value, pin, 0);
 }
 
 /* Every derived dim is a whole size at the reduced sizes (derive() sets -1 where not). */
@@ -4002,14 +4000,6 @@ static void add_lit(uniform_t *U, const fmpz *z)
     U->lits[U->nlits++] = z;
 }
 
-static int mesh_bind(const sp_ast_stmt_t *ms, const char *name)
-{
-    for (size_t k = 0; k < ms->nbinds; k++)
-        if (strcmp(ms->binds[k].name.str, name) == 0)
-            return 1;
-    return 0;
-}
-
 /* Does e name the axis (its size) anywhere? */
 static int names_axis(const sp_ast_expr_t *e, const char *axis)
 {
@@ -4169,8 +4159,7 @@ static int size_expr(const sp_check_t *C, const sp_ast_expr_t *e)
         return 1;
     case SP_AST_NAME:
         return sp_dim_find(C, e->name) >= 0 || strncmp(e->name, "rank.", 5) == 0 ||
-               (C->plan && C->plan->body.n && C->plan->body.stmts[0]->kind == SP_STMT_MESH &&
-                mesh_bind(C->plan->body.stmts[0], e->name));
+               sp_ast_binds(sp_plan_mesh_stmt(C), e->name);
     case SP_AST_NEG:
         return size_expr(C, e->a);
     case SP_AST_BINOP:
@@ -4478,9 +4467,9 @@ static void cutoff_note(sp_check_t *C, const char *fmt, ...)
  */
 static void plan_cutoff(sp_check_t *C, const sp_mesh_t *mesh, sp_ast_expr_t *names)
 {
-    if (C->plan == NULL || C->plan->body.n == 0 || C->plan->body.stmts[0]->kind != SP_STMT_MESH)
+    const sp_ast_stmt_t *ms = sp_plan_mesh_stmt(C);
+    if (ms == NULL)
         return;
-    const sp_ast_stmt_t *ms = C->plan->body.stmts[0];
     uniform_t U;
     memset(&U, 0, sizeof U);
     U.C = C;
@@ -4611,8 +4600,8 @@ sp_status_t sp_reduce_dims(sp_check_t *C)
     /* the plan's mesh, read directly (the plan has not run yet) */
     sp_mesh_t mesh;
     memset(&mesh, 0, sizeof mesh);
-    if (C->plan && C->plan->body.n && C->plan->body.stmts[0]->kind == SP_STMT_MESH) {
-        const sp_ast_stmt_t *ms = C->plan->body.stmts[0];
+    const sp_ast_stmt_t *ms = sp_plan_mesh_stmt(C);
+    if (ms != NULL) {
         for (size_t k = 0; k < ms->nbinds && mesh.naxes < SP_MAX_AXES; k++) {
             /* only literal sizes and dims here; the plan run reports anything else */
             const sp_ast_expr_t *v = ms->binds[k].value;
