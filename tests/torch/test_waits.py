@@ -82,6 +82,15 @@ class TestDeadlock(unittest.TestCase):
         self.b[0].begin(coll(1))                          # the next one: rank 1 never joins
         self.assertEqual(sorted(find_deadlock(self.states())), [0, 1])
 
+    def test_board_counts_collectives_per_group(self):
+        # the k of a rank's next collective counts the ones it completed in that group only
+        b = self.b[0]
+        self.assertEqual(b.collective("all_reduce", W, "1", "f.py:2"), coll(0, "1", "f.py:2"))
+        b.begin(b.collective("all_reduce", W, "1", "f.py:2"))
+        b.end()
+        self.assertEqual(b.collective("all_reduce", W, "1", "f.py:3")["k"], 1)
+        self.assertEqual(b.collective("all_reduce", W, "2", "f.py:3")["k"], 0)
+
     def test_waits_groups_of_same_ranks(self):
         # two process groups of ranks 0,1 (torch names them "1" and "2"): each counts its own
         # collectives, so rank 0 in A's first and rank 1 in B's first wait forever

@@ -40,6 +40,7 @@ The recorder turns what runs into a trace of single-assignment values:
   model value of the same key, or drops it.
 """
 
+import contextlib
 import os
 import sys
 import threading
@@ -273,14 +274,8 @@ class _Work:
 
     def wait(self, *a, **k):
         if not self._done and self._wait is not None:
-            rec = self._rec
-            w = dict(self._wait, at=rec.op_loc())
-            rec.paused += 1
-            try:
-                with Waiting(rec.board, w):
-                    self._work.wait(*a, **k)
-            finally:
-                rec.paused -= 1
+            with self._rec.blocked(dict(self._wait, at=self._rec.op_loc())):
+                self._work.wait(*a, **k)
         self._settle()
         return True
 
@@ -407,6 +402,17 @@ class Recorder(TorchDispatchMode):
                 n += 1
             f = f.f_back
         return n
+
+    @contextlib.contextmanager
+    def blocked(self, wait):
+        """Around a call that may wait for other ranks: paused (the operators it runs are not
+        the program's) and its wait published on the board (waits.py)."""
+        self.paused += 1
+        try:
+            with Waiting(self.board, wait):
+                yield
+        finally:
+            self.paused -= 1
 
     def op_loc(self):
         loc = self.user_loc()
@@ -959,15 +965,8 @@ class Recorder(TorchDispatchMode):
         group, gid = self.ddp_groups[0]
         for w in (out if isinstance(out, (tuple, list)) else (out,)):
             if hasattr(w, "wait"):
-                self.paused += 1
-                try:
-                    with Waiting(self.board, dict(kind="collective", fn="all_reduce",
-                                                  group=group, gid=gid,
-                                                  k=self.board.next_collective(gid),
-                                                  loc=loc, at=loc)):
-                        w.wait()
-                finally:
-                    self.paused -= 1
+                with self.blocked(self.board.collective("all_reduce", group, gid, loc)):
+                    w.wait()
         opi = len(self.trace.ops)
         outs = []
         for t in tensors:
@@ -1316,17 +1315,12 @@ def _collective(kind, reads, writes, extra):
             if kind in ("send", "recv"):
                 wait = _message(rec, orig.__name__, kind, info, a, loc)
             else:
-                gid = _group_id(a.a.get("group"))
-                wait = dict(kind="collective", fn=orig.__name__, group=info["group"], gid=gid,
-                            k=rec.board.next_collective(gid), loc=loc, at=loc)
-            rec.paused += 1
-            try:
-                with Waiting(rec.board, wait):
-                    work = orig(*args, **kwargs)
-                    if work is not None and hasattr(work, "wait"):
-                        work.wait()
-            finally:
-                rec.paused -= 1
+                wait = rec.board.collective(orig.__name__, info["group"],
+                                            _group_id(a.a.get("group")), loc)
+            with rec.blocked(wait):
+                work = orig(*args, **kwargs)
+                if work is not None and hasattr(work, "wait"):
+                    work.wait()
             opi = len(rec.trace.ops)
             vids = []
             for t in outs:
@@ -1478,16 +1472,10 @@ def install_dist_wrappers():
             return init(self, *args, **kwargs)
         pg = _Args(init, (self,) + args, kwargs).process_group
         group, gid = _ranks(pg), _group_id(pg)
-        loc = rec.op_loc()
-        rec.paused += 1
-        try:
-            with Waiting(rec.board, dict(kind="collective", fn="DistributedDataParallel()",
-                                         group=group, gid=gid, k=rec.board.next_collective(gid),
-                                         loc=loc, at=loc)):
-                init(self, *args, **kwargs)
-        finally:
-            rec.paused -= 1
-        rec.ddp_groups.append((_ranks(self.process_group), _group_id(self.process_group)))
+        with rec.blocked(rec.board.collective("DistributedDataParallel()", group, gid,
+                                              rec.op_loc())):
+            init(self, *args, **kwargs)
+        rec.ddp_groups.append((group, gid))
     DDP.__init__ = ddp_init
     # an optimizer's step: cut points at the gradients it reads
     oinit = torch.optim.Optimizer.__init__

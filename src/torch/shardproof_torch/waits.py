@@ -54,8 +54,11 @@ class Board:
         d[k] = n + 1
         return n
 
-    def next_collective(self, gid):
-        return self.colls.get(gid, 0)
+    def collective(self, fn, group, gid, loc):
+        """The wait of this rank's next collective fn of process group gid (of ranks group),
+        posted at loc, for begin()."""
+        return dict(kind="collective", fn=fn, group=group, gid=gid, k=self.colls.get(gid, 0),
+                    loc=loc, at=loc)
 
     def begin(self, wait):
         """wait: dict(kind = "send" | "recv" | "collective", fn, loc, and peer, group, tag, n
@@ -141,6 +144,11 @@ def _can_complete(r, w, states):
     return True
 
 
+def _collective(w):
+    """A collective's wait, in a message: "all_reduce over ranks 0,1" and its group."""
+    return "%s over ranks %s%s" % (w["fn"], ",".join(str(q) for q in w["group"]), _group_name(w))
+
+
 def _group_name(w):
     """The process group of a collective's wait, in a message: nothing for the default group
     (torch names it "0"), else the new_group() call that made it (torch names the n-th "n")."""
@@ -161,8 +169,7 @@ def describe(r, w):
     """One rank's wait, for the message: the operation, its peer and tag or its group, the
     line that posted it and, for an isend's or irecv's wait(), the line that waits."""
     if w["kind"] == "collective":
-        op = "%s over ranks %s%s" % (w["fn"], ",".join(str(q) for q in w["group"]),
-                                     _group_name(w))
+        op = _collective(w)
     else:
         op = "%s %s rank %d (tag %d)" % (w["fn"], "to" if w["kind"] == "send" else "from",
                                          w["peer"], w["tag"])
@@ -178,8 +185,7 @@ def describe_finished(r, waits):
     for q, w in sorted(waits.items()):
         if w["kind"] == "collective":
             if r in w["group"]:
-                missing.append("joining the %s over ranks %s%s that rank %d waits in" % (
-                    w["fn"], ",".join(str(p) for p in w["group"]), _group_name(w), q))
+                missing.append("joining the %s that rank %d waits in" % (_collective(w), q))
         elif w["peer"] == r:
             op = "recv from" if w["kind"] == "send" else "send to"
             missing.append("posting the matching %s rank %d (tag %d)" % (op, q, w["tag"]))
