@@ -11,71 +11,11 @@
 
 #include "diff.h"
 #include "engine_fixture.h"
+#include "op_attrs.h"
 #include "ops.h"
 #include "solver.h"
 
 /* ---- fixture and helpers ---------------------------------------------------------------- */
-
-/* Attributes from a spec "key=value;value;..." (values: integers, rationals a/b, [lists],
-   names). */
-typedef struct {
-    sp_attr_t a[8];
-    int n;
-    int64_t lists[8][8];
-    char keys[8][64];
-    char names[8][64];
-} attrs_t;
-
-static void attrs_init(attrs_t *A, const char *spec)
-{
-    memset(A, 0, sizeof(*A));
-    for (int i = 0; i < 8; i++)
-        fmpq_init(A->a[i].num);
-    if (spec == NULL)
-        return;
-    const char *p = spec;
-    while (*p) {
-        size_t len = strcspn(p, ";");
-        char tok[64];
-        assert_true(len < sizeof(tok) && A->n < 8);
-        memcpy(tok, p, len);
-        tok[len] = 0;
-        p += len + (p[len] == ';');
-        sp_attr_t *a = &A->a[A->n];
-        char *val = tok, *eq = strchr(tok, '=');
-        if (eq) {
-            *eq = 0;
-            snprintf(A->keys[A->n], 64, "%s", tok);
-            a->key = A->keys[A->n];
-            val = eq + 1;
-        }
-        if (val[0] == '[') {
-            a->kind = SP_ATTR_LIST;
-            a->list = A->lists[A->n];
-            char *q = val + 1;
-            while (*q && *q != ']') {
-                a->list[a->nlist++] = strtoll(q, &q, 10);
-                if (*q == ',')
-                    q++;
-            }
-        } else if (val[0] == '-' || (val[0] >= '0' && val[0] <= '9')) {
-            a->kind = SP_ATTR_NUM;
-            assert_int_equal(fmpq_set_str(a->num, val, 10), 0);
-            fmpq_canonicalise(a->num);
-        } else {
-            a->kind = SP_ATTR_NAME;
-            snprintf(A->names[A->n], 64, "%s", val);
-            a->name = A->names[A->n];
-        }
-        A->n++;
-    }
-}
-
-static void attrs_clear(attrs_t *A)
-{
-    for (int i = 0; i < 8; i++)
-        fmpq_clear(A->a[i].num);
-}
 
 /* A tensor of fresh symbols prefix[i,j,..] of the given shape. */
 static void symt(fx_t *f, sp_tensor_t *t, const char *prefix, int ndim, ...)

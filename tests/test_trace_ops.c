@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "op_attrs.h"
 #include "ops.h"
 #include "solver.h"
 
@@ -32,41 +33,14 @@ static int R(int n)
     return (int)((rng >> 33) % (uint64_t)n);
 }
 
-typedef struct {
-    sp_attr_t a[4];
-    int n;
-    int64_t lists[4][8];
-} attrs_t;
-
-static void attrs_init(attrs_t *A)
+/* "[v0,v1,...]" of v[0..n) into b (of 64 bytes), for attrs_add */
+static const char *list_text(char *b, int n, const int64_t *v)
 {
-    memset(A, 0, sizeof(*A));
-    for (int i = 0; i < 4; i++)
-        fmpq_init(A->a[i].num);
-}
-
-static void attrs_clear(attrs_t *A)
-{
-    for (int i = 0; i < 4; i++)
-        fmpq_clear(A->a[i].num);
-}
-
-static void attr_num(attrs_t *A, const char *key, long v)
-{
-    sp_attr_t *a = &A->a[A->n++];
-    a->key = key;
-    a->kind = SP_ATTR_NUM;
-    fmpq_set_si(a->num, v, 1);
-}
-
-static void attr_list(attrs_t *A, const char *key, int n, const int64_t *v)
-{
-    int i = A->n++;
-    A->a[i].key = key;
-    A->a[i].kind = SP_ATTR_LIST;
-    memcpy(A->lists[i], v, (size_t)n * sizeof(int64_t));
-    A->a[i].list = A->lists[i];
-    A->a[i].nlist = n;
+    int k = snprintf(b, 64, "[");
+    for (int i = 0; i < n; i++)
+        k += snprintf(b + k, (size_t)(64 - k), "%s%lld", i ? "," : "", (long long)v[i]);
+    snprintf(b + k, (size_t)(64 - k), "]");
+    return b;
 }
 
 /* An operand: ndim, shape, its symbol and the element changed (-1: none). */
@@ -193,7 +167,7 @@ static void elementwise(void)
         s2[nd2 - 1 - d] = R(2) ? s1[nd1 - 1 - d] : 1;
     operand_t o[3];
     attrs_t A;
-    attrs_init(&A);
+    attrs_init(&A, NULL);
     if (!strcmp(op, "where")) {
         operand(&o[0], "c", changed, nd1, s1);
         operand(&o[1], syms[R(3)], 0, nd2, s2);
@@ -205,16 +179,16 @@ static void elementwise(void)
         if (R(2)) {
             operand(&o[1], "b", 0, nd2, s2);
             nin = 2;
-            attr_num(&A, "hi", 3);
+            attrs_add(&A, "hi=3");
         } else {
-            attr_num(&A, "lo", 0);
-            attr_num(&A, "hi", 2);
+            attrs_add(&A, "lo=0");
+            attrs_add(&A, "hi=2");
         }
     } else if (!strcmp(op, "exp") || !strcmp(op, "silu") || !strcmp(op, "pow")) {
         operand(&o[0], "a", changed, nd1, s1);
         nin = 1;
         if (!strcmp(op, "pow"))
-            attr_num(&A, "k", R(4));
+            attrs_add(&A, "k=%d", R(4));
     } else {
         operand(&o[0], syms[R(3)], changed, nd1, s1);
         operand(&o[1], syms[R(3)], 0, nd2, s2);
@@ -251,7 +225,7 @@ static void matmul(void)
     operand(&o[0], syms[R(3)], R(4) == 0, nd1, s1);
     operand(&o[1], syms[R(3)], 0, nd2, s2);
     attrs_t A;
-    attrs_init(&A);
+    attrs_init(&A, NULL);
     compare("matmul", o, 2, &A);
     attrs_clear(&A);
 }
@@ -272,9 +246,9 @@ static void rope(void)
     operand(&o[1], "c", 0, nd2, s2);
     operand(&o[2], "s", 0, nd2, s2);
     attrs_t A;
-    attrs_init(&A);
+    attrs_init(&A, NULL);
     if (R(2))
-        attr_num(&A, "interleaved", 1);
+        attrs_add(&A, "interleaved=1");
     compare(R(3) ? "rope" : "rope_grad", o, 3, &A);
     attrs_clear(&A);
 }
@@ -312,14 +286,14 @@ static void attention(void)
         nin = 4;
     }
     attrs_t A;
-    attrs_init(&A);
+    attrs_init(&A, NULL);
     if (R(2)) {
-        attr_num(&A, "causal", 1);
+        attrs_add(&A, "causal=1");
         if (R(2))
-            attr_num(&A, "offset", R(5) - 2);
+            attrs_add(&A, "offset=%d", R(5) - 2);
     }
     if (R(2))
-        attr_num(&A, "scale", 1);
+        attrs_add(&A, "scale=1");
     compare("attention", o, nin, &A);
     attrs_clear(&A);
 }
@@ -332,24 +306,25 @@ static void gathers_and_sums(void)
         s[d] = R(4);
     operand_t o[3];
     attrs_t A;
-    attrs_init(&A);
+    attrs_init(&A, NULL);
+    char lt[64];
     int g = R(7), nin = 1;
     operand(&o[0], "a", changed, nd, s);
     if (g == 0) {
-        attr_num(&A, "dim", R(nd));
-        attr_num(&A, "before", R(3));
-        attr_num(&A, "after", R(3));
+        attrs_add(&A, "dim=%d", R(nd));
+        attrs_add(&A, "before=%d", R(3));
+        attrs_add(&A, "after=%d", R(3));
         compare("pad", o, 1, &A);
     } else if (g == 1) {
         int64_t rp[6];
         for (int d = 0; d < nd; d++)
             rp[d] = R(3);
-        attr_list(&A, "sizes", nd, rp);
+        attrs_add(&A, "sizes=%s", list_text(lt, nd, rp));
         compare("repeat", o, 1, &A);
     } else if (g == 2) {
-        attr_num(&A, "dim", R(nd));
-        attr_num(&A, "start", R(4) - 1);
-        attr_num(&A, "end", R(5));
+        attrs_add(&A, "dim=%d", R(nd));
+        attrs_add(&A, "start=%d", R(4) - 1);
+        attrs_add(&A, "end=%d", R(5));
         compare("slice", o, 1, &A);
     } else if (g == 3) {
         int dim = R(nd);
@@ -359,7 +334,7 @@ static void gathers_and_sums(void)
             t[dim] = R(3);
             operand(&o[k], syms[R(3)], k == 0 && changed, nd, t);
         }
-        attr_num(&A, "dim", dim);
+        attrs_add(&A, "dim=%d", dim);
         compare("concat", o, nin, &A);
     } else if (g == 4) {
         for (int d = 0; d < nd; d++)
@@ -367,14 +342,14 @@ static void gathers_and_sums(void)
         operand(&o[0], "a", changed, nd, s);
         for (int d = 0; d < nd; d++)
             t[d] = s[d] == 1 ? 1 + R(3) : s[d];
-        attr_list(&A, "size", nd, t);
+        attrs_add(&A, "size=%s", list_text(lt, nd, t));
         compare("expand", o, 1, &A);
     } else {
         for (int d = 0; d < nd; d++)
             s[d] = 1 + R(3);
         operand(&o[0], "a", changed, nd, s);
         if (g == 5)
-            attr_num(&A, "dim", R(nd));
+            attrs_add(&A, "dim=%d", R(nd));
         compare(g == 5 ? (R(2) ? "sum" : "mean") : "softmax", o, 1, &A);
     }
     attrs_clear(&A);
