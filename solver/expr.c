@@ -329,7 +329,7 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
         nd->flags |= SP_NODE_DIV;
     for (uint32_t i = 0; i < n; i++) {
         E->argv[E->argv_len + i] = args[i];
-        nd->flags |= E->nodes[args[i]].flags;
+        nd->flags |= E->nodes[args[i]].flags & ~SP_NODE_AXSUM;
     }
     E->argv_len += n;
     E->len++;
@@ -745,7 +745,7 @@ static int pair_cmp(const void *p, const void *q)
     return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] != b[1] ? (a[1] < b[1] ? -1 : 1) : 0;
 }
 
-sp_expr_t sp_expr_dot(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n)
+static sp_expr_t dot_of(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n)
 {
     if (E->oom)
         return SP_EXPR_NONE;
@@ -825,6 +825,14 @@ sp_expr_t sp_expr_dot(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n)
     sp_expr_t r = intern(E, SP_OP_DOT, E->dot_sets ? (int64_t)m : 0, v, 2 * kept);
     if (v != small)
         flint_free(v);
+    return r;
+}
+
+/* A dot product sums over the contracted axis: marked (sp_expr_mark_axsum) */
+sp_expr_t sp_expr_dot(sp_ectx_t E, sp_expr_t *x, sp_expr_t *y, uint32_t n)
+{
+    sp_expr_t r = dot_of(E, x, y, n);
+    sp_expr_mark_axsum(E, r);
     return r;
 }
 
@@ -1550,6 +1558,8 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
             }
             if (a != small)
                 flint_free(a);
+            if (nd->flags & SP_NODE_AXSUM) /* a DOT's sum is marked by sp_expr_dot */
+                sp_expr_mark_axsum(dst, r);
         }
         if (r == SP_EXPR_NONE)
             ok = 0;

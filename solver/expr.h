@@ -73,6 +73,11 @@ typedef struct {
 #define SP_NODE_DIV 4u        /* a division or a negative power */
 #define SP_NODE_HOLLOW 8u     /* the hollow symbol (sp_expr_hollow): a value a sharded check's
                                  execution did not compute (src/shard_exec.c) */
+#define SP_NODE_AXSUM 16u     /* the node itself (not its cone: never passed to users) is a sum
+                                 an operator formed over an axis of a tensor (a reduction, a
+                                 contraction, a gradient's accumulation over a broadcast): its
+                                 number of terms is an extent, so the engine tests its terms for
+                                 a count (sp_engine_counts, docs/soundness.md "Counts") */
 
 typedef struct {
     sp_node_t *nodes;   /* nodes[0] unused */
@@ -199,6 +204,15 @@ void sp_big_free(void *p, size_t bytes);
    asked for so far (the CLI's SP_FAIL_BIG and SP_COUNT_ALLOC). */
 void sp_big_set_fail(long long n);
 long long sp_big_count(void);
+
+/* Marks e, a sum the caller formed over an axis (SP_NODE_AXSUM); a node of any other form, or of
+   one term, is left as it is.  Hash-consing shares the mark with every use of the node. */
+static inline void sp_expr_mark_axsum(sp_ectx_t E, sp_expr_t e)
+{
+    if (e != SP_EXPR_NONE && ((E->nodes[e].op == SP_OP_ADD && E->nodes[e].nargs >= 2) ||
+                              (E->nodes[e].op == SP_OP_DOT && (E->nodes[e].nargs >= 4 || E->nodes[e].param > 1))))
+        E->nodes[e].flags |= SP_NODE_AXSUM;
+}
 
 static inline sp_expr_t sp_expr_add(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
 {

@@ -139,7 +139,7 @@ static sp_nfid_t intern_take(sp_engine_t *S, sp_poly_t num, sp_poly_t den)
     if (S->lim.max_terms > 0 &&
         (num->len > S->lim.max_terms || den->len > S->lim.max_terms ||
          S->nf_terms + (size_t)(num->len + den->len) >
-             (size_t)S->lim.max_terms * SP_NF_TERMS_FACTOR)) {
+             (S->nf_total_cap ? S->nf_total_cap : (size_t)S->lim.max_terms * SP_NF_TERMS_FACTOR))) {
         sp_poly_clear(num);
         sp_poly_clear(den);
         return fail(S, SP_WHY_LIMIT_TERMS);

@@ -121,7 +121,21 @@ struct sp_engine {
     uint32_t ncfree, cfree_alloc;
     /* per-node definedness facts (defined.c), NULL until the first sp_defined_implied */
     struct sp_defined_cache *defined;
+    /* counts (sp_engine_counts): the sums over axes found, tested again at every equal leaf of
+       a case split; counted: the first whose terms share a monomial (SP_EXPR_NONE: none) */
+    sp_expr_t *axs;
+    uint32_t naxs;
+    uint32_t nstruct;        /* sums shown structurally (without their terms' normal forms), */
+    sp_expr_t struct0;       /* the first of them */
+    size_t nf_total_cap;     /* nonzero: the bound on all normal forms' terms while the count
+                                test runs with a smaller max_terms (the query's own bound) */
+    sp_expr_t counted;
 };
+
+/* the count test's budgets (sp_engine_counts): terms per normal form, and of all the forms it
+   builds */
+#define SP_COUNT_TERMS 2000
+#define SP_COUNT_TOTAL 200000
 
 /* Constructors of normal forms.  All return SP_NF_FAIL (and set S->why) on a limit. */
 sp_nfid_t sp_nf_const(sp_engine_t *S, const fmpq_t c);

@@ -114,7 +114,428 @@ void sp_engine_free(sp_engine_t *S)
     flint_free(S->canon);
     flint_free(S->cfree);
     sp_defined_cache_free(S->defined);
+    flint_free(S->axs);
     flint_free(S);
+}
+
+/* ---- counts ------------------------------------------------------------------------------ */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* 1 if two of the normal forms t[0..n) have numerators that share a monomial, -1 if memory ran
+   out; *buf (of *cap entries) is scratch */
+static int terms_share(const sp_engine_t *S, const sp_nfid_t *t, uint32_t n, uint32_t **buf,
+                       size_t *cap)
+{
+    size_t tot = 0;
+    for (uint32_t i = 0; i < n; i++)
+        tot += (size_t)S->nf[t[i]].num->len;
+    if (tot > *cap) {
+        uint32_t *b = flint_realloc(*buf, tot * sizeof(uint32_t));
+        if (b == NULL)
+            return -1;
+        *buf = b;
+        *cap = tot;
+    }
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sp_poly_struct *p = S->nf[t[i]].num;
+        for (slong j = 0; j < p->len; j++) /* ascending and distinct within one term */
+            (*buf)[k++] = p->m[j];
+    }
+    qsort(*buf, k, sizeof(uint32_t), cmp_u32);
+    for (size_t j = 1; j < k; j++)
+        if ((*buf)[j] == (*buf)[j - 1])
+            return 1;
+    return 0;
+}
+
+/* The terms of sum e: the normal forms of its arguments (a DOT's products), in t (n entries);
+   with S->env set, rebuilt under it.  0 if a limit stopped it. */
+static int sum_terms(sp_engine_t *S, sp_expr_t e, sp_nfid_t *t, uint32_t *n)
+{
+    const sp_node_t *nd = sp_expr_node(S->E, e);
+    *n = nd->nargs;
+    for (uint32_t i = 0; i < nd->nargs; i++) {
+        const sp_env_t *env = S->env;
+        S->env = NULL; /* the cached form, then the environment's */
+        t[i] = sp_nf_of_expr(S, sp_expr_arg(S->E, e, i));
+        S->env = env;
+        if (t[i] != SP_NF_FAIL && env != NULL)
+            t[i] = sp_nf_rebuild(S, t[i]);
+        if (t[i] == SP_NF_FAIL)
+            return 0;
+    }
+    return 1;
+}
+
+/* An operator whose normal form keeps its argument inside an atom that is not a polynomial in
+   it: exp, tanh, sigmoid of an argument without a log (exp(k log u) = u^k needs one), sqrt,
+   rsqrt, erf (no rewrite rule takes a symbol out of those: docs/soundness.md, "Rewrite rules") */
+static int opaque(const sp_ectx_t E, const uint8_t *haslog, sp_expr_t e)
+{
+    switch (sp_expr_op(E, e)) {
+    case SP_OP_SQRT: case SP_OP_RSQRT: case SP_OP_ERF:
+        return 1;
+    case SP_OP_EXP: case SP_OP_TANH: case SP_OP_SIGMOID:
+        return !haslog[sp_expr_arg(E, e, 0)];
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Owners of the nodes of one sum's cone.  A term is a sum of leaves (owners()) and a leaf a
+ * product of units: its factors and its divisors that are not clean (clean()).  full[x]: the
+ * unit whose cone holds x, UINT32_MAX if several do, 0 none; poly[x]: the same over the paths
+ * that enter no opaque operator (the symbols that may be polynomial variables of a unit's
+ * normal form).  Both are valid where seen[x] is the sum's stamp.
+ */
+typedef struct {
+    uint32_t *seen, *full, *poly;
+    uint32_t stamp;
+    uint8_t *haslog;          /* per node of the store: a log in its cone */
+    sp_expr_t *stack;         /* the traversals' */
+    size_t scap;
+    uint8_t *clean;           /* per node as a divisor: 0 not known, 1 clean, 2 not (clean()) */
+    struct unit { sp_expr_t node; uint32_t term, leaf; int den; } *unit; /* from 1 */
+    size_t ucap;
+    uint32_t nu, nleaf;
+} owners_t;
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 1;
+    size_t c = 2 * need;
+    void *q = flint_realloc(*p, c * size);
+    if (q == NULL)
+        return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/*
+ * Divisor b is clean when its normal form's denominator is 1 and its numerator has no monomial
+ * factor and no negative exponent (a nonzero constant, or two terms or more): dividing by it
+ * then puts no variable in the numerator of the quotient's form (num / b = num * den_b / num_b,
+ * and gcd(num, num_b) has no monomial factor), so b's symbols are no polynomial variables or
+ * atoms of the term's numerator.  A softmax denominator sum_j exp(s_j) is clean.
+ */
+static int clean(sp_engine_t *S, owners_t *O, sp_expr_t b)
+{
+    if (O->clean[b] != 0)
+        return O->clean[b] == 1;
+    sp_nfid_t id = sp_nf_of_expr(S, b);
+    int ok = id != SP_NF_FAIL && sp_poly_is_const(S->nf[id].den) &&
+             (S->nf[id].num->len >= 2 || (S->nf[id].num->len == 1 && S->nf[id].num->m[0] == 0));
+    S->why = SP_WHY_NONE;
+    const sp_poly_struct *p = ok ? S->nf[id].num : NULL;
+    for (slong j = 0; ok && j < p->len; j++) {
+        const sp_vpow_t *v = sp_mono_factors(&S->M, p->m[j]);
+        for (uint32_t i = 0; ok && i < sp_mono_nfactors(&S->M, p->m[j]); i++) {
+            ok = v[i].exp > 0;
+            if (ok && j == 0) { /* a factor of the first monomial in every other one */
+                slong l = 1;
+                while (l < p->len && sp_mono_exp(&S->M, p->m[l], v[i].var) != 0)
+                    l++;
+                ok = l < p->len;
+            }
+        }
+    }
+    O->clean[b] = ok ? 1 : 2;
+    return ok;
+}
+
+/* A unit of term k's leaf: f a factor of the leaf's numerator, or (den) a divisor, which takes
+   no unit when clean.  0 if memory ran out. */
+static int unit(sp_engine_t *S, owners_t *O, uint32_t k, sp_expr_t f, int den)
+{
+    if (den && clean(S, O, f))
+        return 1;
+    if (!grow((void **)&O->unit, &O->ucap, O->nu + 2, sizeof(struct unit)))
+        return 0;
+    O->nu++;
+    O->unit[O->nu] = (struct unit){f, k, O->nleaf, den};
+    return 1;
+}
+
+/* Unit u's cone into the owners (full: every node; else the nodes reached through no opaque
+   operator, or every node when the unit holds a log: log(exp(t)) = t takes a symbol out of an
+   exp).  A node reached by two units is shared, and so is its cone: a node found shared
+   already had its cone made shared, so each node is entered at most twice.  0 if memory ran
+   out. */
+static int mark(const sp_ectx_struct *E, owners_t *O, uint32_t u, int full)
+{
+    uint32_t *o = full ? O->full : O->poly;
+    int stop = !full && !O->haslog[O->unit[u].node]; /* at opaque operators */
+    size_t sp = 0;
+    if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
+        return 0;
+    O->stack[sp++] = O->unit[u].node;
+    while (sp > 0) {
+        sp_expr_t x = O->stack[--sp];
+        if (O->seen[x] != O->stamp) {
+            O->seen[x] = O->stamp;
+            O->full[x] = O->poly[x] = 0;
+        }
+        if (o[x] == u || o[x] == UINT32_MAX)
+            continue;
+        o[x] = o[x] == 0 ? u : UINT32_MAX;
+        if (stop && opaque(E, O->haslog, x))
+            continue;
+        const sp_node_t *nd = sp_expr_node(E, x);
+        if (!grow((void **)&O->stack, &O->scap, sp + nd->nargs, sizeof(sp_expr_t)))
+            return 0;
+        for (uint32_t k = 0; k < nd->nargs; k++)
+            O->stack[sp++] = sp_expr_arg(E, x, k);
+    }
+    return 1;
+}
+
+/* The units of leaf t of term k: its factors (a product's arguments, a quotient's dividend's)
+   and its divisors (a quotient's, a negative power's base).  0 if memory ran out. */
+static int leaf_units(sp_engine_t *S, owners_t *O, uint32_t k, sp_expr_t t)
+{
+    const sp_ectx_struct *E = S->E;
+    int ok = 1;
+    uint32_t nu = O->nu;
+    sp_expr_t leaf = t;
+    O->nleaf++;
+    if (sp_expr_op(E, t) == SP_OP_DIV) {
+        ok = unit(S, O, k, sp_expr_arg(E, t, 1), 1);
+        t = sp_expr_arg(E, t, 0);
+    }
+    uint32_t nf = sp_expr_op(E, t) == SP_OP_MUL ? sp_expr_nargs(E, t) : 1;
+    for (uint32_t i = 0; i < nf && ok; i++) {
+        sp_expr_t f = nf == 1 ? t : sp_expr_arg(E, t, i);
+        const sp_node_t *fd = sp_expr_node(E, f);
+        if (fd->op == SP_OP_POW && fd->param < 0)
+            ok = unit(S, O, k, sp_expr_arg(E, f, 0), 1);
+        else if (fd->op == SP_OP_DIV)
+            ok = unit(S, O, k, sp_expr_arg(E, f, 0), 0) &&
+                 unit(S, O, k, sp_expr_arg(E, f, 1), 1);
+        else
+            ok = unit(S, O, k, f, 0);
+    }
+    if (ok && O->nu == nu) /* clean divisors only: the leaf, which holds no marker */
+        ok = unit(S, O, k, leaf, 0);
+    return ok;
+}
+
+/* The owners of sum e's cone, over the units of its terms' leaves (a term that is a sum or a
+   difference is its summands, recursively; a negation its argument; a zero no leaf): 1, -1 if
+   memory ran out. */
+static int owners(sp_engine_t *S, owners_t *O, sp_expr_t e)
+{
+    const sp_ectx_struct *E = S->E;
+    size_t sp = 0;
+    O->stamp++;
+    O->nu = O->nleaf = 0;
+    for (uint32_t k = 0; k < sp_expr_nargs(E, e); k++) {
+        if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
+            return -1;
+        O->stack[sp++] = sp_expr_arg(E, e, k);
+        while (sp > 0) {
+            sp_expr_t t = O->stack[--sp];
+            const sp_node_t *td = sp_expr_node(E, t);
+            if (td->op == SP_OP_ADD || td->op == SP_OP_SUB || td->op == SP_OP_NEG) {
+                if (!grow((void **)&O->stack, &O->scap, sp + td->nargs, sizeof(sp_expr_t)))
+                    return -1;
+                for (uint32_t i = td->nargs; i-- > 0;)
+                    O->stack[sp++] = sp_expr_arg(E, t, i);
+            } else if (!(td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t))) &&
+                       !leaf_units(S, O, k, t)) {
+                return -1;
+            }
+        }
+    }
+    for (uint32_t u = 1; u <= O->nu; u++)
+        if (!mark(E, O, u, 1) || !mark(E, O, u, 0))
+            return -1;
+    return 1;
+}
+
+/* Unit u's factor f (of its term) is a marker: a variable that every monomial of the term's
+   numerator holds and no other term's numerator holds.  Either f is a symbol that no other unit
+   may hold as a polynomial variable, or f = exp(a), a without log and piecewise operators, and
+   a monomial of a's numerator holds a symbol that no other unit's cone holds (the atom
+   exp(m / D) of that monomial m is then in f's form, the only monomial of exp(a)'s). */
+static int marker(sp_engine_t *S, const owners_t *O, uint32_t u)
+{
+    sp_ectx_struct *E = S->E;
+    sp_expr_t f = O->unit[u].node;
+    if (O->unit[u].den)
+        return 0;
+    if (sp_expr_op(E, f) == SP_OP_SYM)
+        return O->poly[f] == u;
+    if (sp_expr_op(E, f) != SP_OP_EXP)
+        return 0;
+    sp_expr_t a = sp_expr_arg(E, f, 0);
+    if (O->haslog[a] || (sp_expr_node(E, a)->flags & SP_NODE_PIECEWISE))
+        return 0;
+    sp_nfid_t id = sp_nf_of_expr(S, a);
+    if (id == SP_NF_FAIL) {
+        S->why = SP_WHY_NONE;
+        return 0;
+    }
+    const sp_poly_struct *p = S->nf[id].num;
+    for (slong j = 0; j < p->len; j++) {
+        const sp_vpow_t *v = sp_mono_factors(&S->M, p->m[j]);
+        for (uint32_t i = 0; i < sp_mono_nfactors(&S->M, p->m[j]); i++) {
+            const sp_var_t *var = &S->var[v[i].var];
+            if (var->kind == SP_VAR_SYM && O->seen[var->sym] == O->stamp && O->full[var->sym] == u)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Sum e's terms share no monomial, shown without their normal forms (terms past the test's
+ * budget): every term but at most one holds a marker (marker()), or is the constant zero.  A
+ * term with a marker shares no monomial with any other term.  1 if shown, 0 if not, -1 if
+ * memory ran out.
+ */
+static int terms_private(sp_engine_t *S, owners_t *O, sp_expr_t e)
+{
+    int r = owners(S, O, e);
+    if (r <= 0)
+        return r;
+    uint32_t unshown = 0, term = UINT32_MAX;
+    for (uint32_t u = 1; u <= O->nu;) {
+        uint32_t leaf = O->unit[u].leaf, k = O->unit[u].term;
+        int shown = 0;
+        for (; u <= O->nu && O->unit[u].leaf == leaf; u++)
+            shown = shown || marker(S, O, u);
+        if (!shown && k != term) { /* term k has a leaf without a marker */
+            term = k;
+            if (++unshown > 1)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
+{
+    *at = SP_EXPR_NONE;
+    /* normal forms within budgets of their own (per form and in all), so that the test costs a
+       bounded part of the stage: a form past them counts as sharing */
+    slong mt = S->lim.max_terms;
+    size_t cap = mt > 0 ? (size_t)mt * SP_NF_TERMS_FACTOR : SIZE_MAX;
+    S->nf_total_cap = cap; /* the structural test's forms are small (exp arguments, divisors) */
+    if (mt <= 0 || mt > SP_COUNT_TERMS)
+        S->lim.max_terms = SP_COUNT_TERMS;
+    sp_expr_t len0 = S->E->len; /* the forms below may add nodes: the arrays cover these */
+    owners_t O;
+    memset(&O, 0, sizeof O);
+    O.haslog = flint_calloc(len0, 1);
+    O.seen = flint_calloc(len0, sizeof(uint32_t));
+    O.full = flint_malloc(len0 * sizeof(uint32_t));
+    O.poly = flint_malloc(len0 * sizeof(uint32_t));
+    O.clean = flint_calloc(len0, 1);
+    sp_expr_t *rest = NULL; /* the sums not shown structurally */
+    uint32_t nrest = 0, restcap = 0;
+    int r = O.haslog && O.seen && O.full && O.poly && O.clean ? 0 : -1;
+    for (sp_expr_t x = 1; r == 0 && x < len0; x++) {
+        const sp_node_t *xd = sp_expr_node(S->E, x);
+        O.haslog[x] = xd->op == SP_OP_LOG;
+        for (uint32_t k = 0; k < xd->nargs && !O.haslog[x]; k++)
+            O.haslog[x] = O.haslog[sp_expr_arg(S->E, x, k)];
+    }
+    S->naxs = 0;
+    S->nstruct = 0;
+    for (sp_expr_t e = 1; e < len0 && r == 0; e++) {
+        const sp_node_t *nd = sp_expr_node(S->E, e);
+        if (!(nd->flags & SP_NODE_AXSUM) || nd->op != SP_OP_ADD || nd->nargs < 2)
+            continue;
+        int s = terms_private(S, &O, e);
+        S->why = SP_WHY_NONE;
+        if (s < 0) {
+            r = -1;
+        } else if (s == 1) {
+            if (S->nstruct++ == 0)
+                S->struct0 = e;
+        } else if (nrest == restcap) {
+            restcap = restcap ? 2 * restcap : 64;
+            sp_expr_t *q = flint_realloc(rest, restcap * sizeof(sp_expr_t));
+            if (q == NULL)
+                r = -1;
+            else
+                (rest = q)[nrest++] = e;
+        } else {
+            rest[nrest++] = e;
+        }
+    }
+    /* the others by their terms' normal forms */
+    if (S->nf_terms + SP_COUNT_TOTAL < cap)
+        S->nf_total_cap = S->nf_terms + SP_COUNT_TOTAL;
+    uint32_t *buf = NULL;
+    size_t bcap = 0;
+    sp_nfid_t *t = NULL;
+    uint32_t tcap = 0;
+    for (uint32_t i = 0; i < nrest && r == 0; i++) {
+        sp_expr_t e = rest[i];
+        uint32_t n = sp_expr_nargs(S->E, e);
+        if (n > tcap) {
+            tcap = n;
+            sp_nfid_t *q = flint_realloc(t, tcap * sizeof(sp_nfid_t));
+            if (q == NULL) {
+                r = -1;
+                break;
+            }
+            t = q;
+        }
+        if (!sum_terms(S, e, t, &n)) {
+            r = 1; /* past the budget: counted as sharing */
+        } else if ((r = terms_share(S, t, n, &buf, &bcap)) == 0) {
+            sp_expr_t *a = flint_realloc(S->axs, (S->naxs + 1) * sizeof(sp_expr_t));
+            if (a == NULL)
+                r = -1;
+            else
+                (S->axs = a)[S->naxs++] = e;
+        }
+        if (r != 0)
+            *at = e;
+    }
+    S->lim.max_terms = mt;
+    S->nf_total_cap = 0;
+    S->why = SP_WHY_NONE;
+    flint_free(O.haslog);
+    flint_free(O.seen);
+    flint_free(O.full);
+    flint_free(O.poly);
+    flint_free(O.clean);
+    flint_free(O.stack);
+    flint_free(O.unit);
+    flint_free(rest);
+    flint_free(t);
+    flint_free(buf);
+    return r;
+}
+
+sp_expr_t sp_engine_counted(const sp_engine_t *S) { return S->counted; }
+
+/* An equal leaf of a case split under S->env: the sums tested again (sp_engine_counts) */
+static void leaf_counts(sp_engine_t *S)
+{
+    uint32_t *buf = NULL;
+    size_t cap = 0;
+    for (uint32_t k = 0; k < S->naxs && S->counted == SP_EXPR_NONE; k++) {
+        sp_expr_t e = S->axs[k];
+        uint32_t n = sp_expr_nargs(S->E, e);
+        sp_nfid_t *t = flint_malloc(n * sizeof(sp_nfid_t));
+        if (t == NULL || !sum_terms(S, e, t, &n) || terms_share(S, t, n, &buf, &cap) != 0)
+            S->counted = e; /* a limit counts as sharing: the test is not passed */
+        flint_free(t);
+    }
+    flint_free(buf);
 }
 
 sp_ectx_struct *sp_engine_exprs(sp_engine_t *S) { return S->E; }
@@ -545,6 +966,11 @@ static sp_answer_t split_decide(sp_engine_t *S, sp_nfid_t na, sp_nfid_t nb, wit_
             break;
         }
         if (ra == rb) {
+            if (S->nstruct > 0 && env.nsub > 0)
+                S->counted = S->struct0; /* a substitution may replace a marker of a sum shown
+                                            structurally (terms_private) */
+            if (S->naxs > 0)
+                leaf_counts(S);
             S->env = NULL;
             sp_env_clear(&env);
             continue;

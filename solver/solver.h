@@ -122,6 +122,23 @@ sp_answer_t sp_equiv_vec(sp_engine_t *S, const sp_expr_t *a, const sp_expr_t *b,
 int sp_fingerprint_nf(sp_engine_t *S, const sp_expr_t *roots, slong n, uint64_t seed, uint64_t *out);
 
 /*
+ * Counts (docs/soundness.md, "Counts"): every sum of the store that an operator formed over an
+ * axis (SP_NODE_AXSUM) must have terms whose normal forms' numerators share no monomial, since a
+ * monomial that k terms share gets the coefficient k, a number of elements.  Each sum is shown
+ * structurally where it can be (every term but one holds a marker: a variable in every monomial
+ * of its numerator and in no other term's, namely a symbol factor or the exp atom of a symbol
+ * that no other factor or term holds), else by its terms' normal forms within budgets
+ * (SP_COUNT_TERMS per form, SP_COUNT_TOTAL in all), which it keeps: each case split's equal
+ * leaves test those again under the leaf's environment (a max atom may equal a shared argument
+ * there), and a leaf that substitutes a symbol counts when a sum was shown structurally.
+ * Returns 0 when none shares, 1 when one does or may (a form past the budgets) and -1 when
+ * memory ran out; *at is that sum.  sp_engine_counted: the first sum found sharing in a case
+ * split since (SP_EXPR_NONE: none).
+ */
+int sp_engine_counts(sp_engine_t *S, sp_expr_t *at);
+sp_expr_t sp_engine_counted(const sp_engine_t *S);
+
+/*
  * The canonical normal form of e, printed (numerator/denominator of polynomials over symbols and
  * atoms, terms in canonical order).  The same expression always prints the same.  Returns NULL if
  * a limit was hit.  Caller frees with flint_free.

@@ -890,8 +890,29 @@ static shardproof_verdict_t run_real_sizes(shardproof_t *C, const char *path, co
     return v;
 }
 
+/* The reduced base dims as "B=4 H=6" */
+static void reduced_dims(const sp_check_t *C, char *dims, size_t n)
+{
+    dims[0] = '\0';
+    for (int i = 0; i < C->ndims; i++)
+        if (!C->dims[i].derived && C->dims[i].red != C->dims[i].real)
+            snprintf(dims + strlen(dims), n - strlen(dims), "%s%s=%lld", dims[0] ? " " : "",
+                     C->dims[i].name, (long long)C->dims[i].red);
+}
+
+/* The first stage whose values counted elements at the reduced sizes, or NULL */
+static const sp_stage_t *counted_stage(const sp_check_t *C)
+{
+    for (int i = 0; i < C->nstages; i++)
+        if (C->stages[i].counted)
+            return &C->stages[i];
+    return NULL;
+}
+
 /*
- * Three fallbacks, each to the exact setting the faster one approximates (docs/soundness.md):
+ * Four fallbacks, each to the exact setting the faster one approximates (docs/soundness.md):
+ * - A stage whose values at the reduced sizes contain a sum over an axis that counts elements
+ *   (src/stage.c stage_counted; docs/soundness.md "Counts") is decided at the real sizes.
  * - A run under the mesh cutoff that ends in an error or in a difference the reference executor
  *   does not reproduce is run again on the real mesh: the checked mesh may hide what the real
  *   one shows (a shape that only fits one of them, a plan that is parametric in the mesh size
@@ -935,6 +956,17 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         if (v == SHARDPROOF_BAD_INPUT && element_limit(C, &dm))
             C->weak_order = 0;
     }
+    const sp_stage_t *cs = counted_stage(C);
+    if (cs != NULL && !C->opt.real_sizes && sp_check_reduced(C)) {
+        /* a stage's sum over an axis counted elements (src/stage.c stage_counted): the values
+           at the reduced sizes are no instance of the program's at the real ones */
+        char dims[160], note[400];
+        reduced_dims(C, dims, sizeof dims);
+        snprintf(note, sizeof note, "with %s a sum over an axis in the values of %s (%s:%u:%u) "
+                 "counts elements (its terms share a monomial), so the real sizes are checked", dims, cs->plan_name,
+                 cs->plan_loc.file ? cs->plan_loc.file : "?", cs->plan_loc.line, cs->plan_loc.col);
+        v = run_real_sizes(C, path, text, len, solve, &dm, note);
+    }
     if (C->ncutoff > 0 && !C->opt.full_mesh &&
         (v == SHARDPROOF_BAD_INPUT || (v == SHARDPROOF_UNKNOWN && C->unlifted))) {
         char axes[96] = "";
@@ -959,11 +991,8 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
        says why, so it takes that path */
     int clamp_first = C->resize >= 2 && C->clamped && sp_check_reduced(C);
     if (v == SHARDPROOF_UNKNOWN && C->resize && !C->opt.real_sizes && !clamp_first) {
-        char dims[160] = "";
-        for (int i = 0; i < C->ndims; i++)
-            if (!C->dims[i].derived && C->dims[i].red != C->dims[i].real)
-                snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%s=%lld",
-                         dims[0] ? " " : "", C->dims[i].name, (long long)C->dims[i].red);
+        char dims[160];
+        reduced_dims(C, dims, sizeof dims);
         char note[192];
         if (C->resize >= 2)
             snprintf(note, sizeof note, "with %s no difference was found, but the reference "

@@ -113,6 +113,8 @@ typedef struct {
     int64_t solve_ns;        /* wall time of its proof (0: memoized or not run); --profile only */
     int memo_of;             /* stage id proved earlier with the same key, or -1 */
     int inferred;            /* a relation lineage inference proposed (src/infer.c) */
+    int counted;             /* UNKNOWN: at the reduced sizes a sum over an axis counted elements
+                                (sp_engine_counts), so the real sizes decide (src/check.c) */
 } sp_stage_t;
 
 typedef struct {
@@ -245,7 +247,7 @@ typedef struct sp_check {
     int npos_named;            /* ... past the room: every one (-1) */
     sp_loc_t pos_exact_loc;
     int nrecv_read;
-    char resize_note[192];   /* the report's note when the real sizes were checked, or "" */
+    char resize_note[400];   /* the report's note when the real sizes were checked, or "" */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
                                 space) ended the run in UNKNOWN: which, and where */
     int store_limit;         /* the last run filled the expression store (--max-nodes, or the

@@ -651,7 +651,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
                    const sp_tensor_t *in, int nin, sp_tensor_t *y)
 {
     const sp_tensor_t *x = &in[0];
-    int cs = strcmp(name, "causal_softmax") == 0;
+    int cs = strcmp(name, "causal_softmax") == 0 || strcmp(name, "causal_mask") == 0;
     if ((cs && x->ndim >= 2) ||
         (strncmp(name, "attention", 9) == 0 && nin >= 3 && in[0].ndim >= 2 && in[1].ndim >= 2 &&
          attr_value(attrs, attr_at(args, na, "causal", -1), 0) != 0)) {

@@ -40,6 +40,7 @@
  *   sum mean amax amin (x, dim=all, keepdim=0)  logsumexp(x, dim=-1, keepdim=0)
  *   softmax(x, dim=-1) and softmax(x, mask) = exp(x)*m / sum(exp(x)*m)  log_softmax(x, dim=-1)
  *   causal_softmax(x, offset=0): last two dims [Sq, Sk], keeps k <= q + offset, others are 0
+ *   causal_mask(x, offset=0): 1 where causal_softmax keeps the element, else 0
  *   layernorm(x, [w, [b]], eps=1e-5) and rmsnorm(x, [w], eps=1e-6) over the last dim
  *   cross_entropy(logits, onehot_target, [mask], label_smoothing=0, reduction=mean|sum|none):
  *     loss_p = (1-eps) * -sum_v t_v log_softmax_v + eps * mean_v(-log_softmax_v); mean is
@@ -54,7 +55,7 @@
  *     rsqrt(D) of the checked (reduced) head dim; a causal row with no key gives 0
  *   topk_mask(x, k, dim=-1): 1 for the k largest, ties to the lower index (cmp nodes, exact)
  *
- * VJP rules (sp_ops_vjp) exist for every operator above; comparisons, topk_mask, where's
+ * VJP rules (sp_ops_vjp) exist for every operator above; comparisons, causal_mask, topk_mask, where's
  * condition, masks, one-hot ids/targets and rope tables get no gradient.  Piecewise rules follow
  * sp_expr_diff: relu'(x) = [x > 0], abs' = [x>0]-[x<0], max/min give the gradient to the first
  * extremal argument in the node's sorted argument order, clamp as in diff.c; gelu' and erf' use
@@ -627,6 +628,7 @@ static const op_def_t op_table[] = {
     {"softmax", fwd_softmax, vjp_softmax, NULL, 1, 2, "dim", 1, SM_SOFTMAX, 0, 0, NULL},
     {"log_softmax", fwd_softmax, vjp_softmax, NULL, 1, 1, "dim", 1, SM_LOG, 0, 0, NULL},
     {"causal_softmax", fwd_softmax, vjp_softmax, NULL, 1, 1, "offset", 1, SM_CAUSAL, 0, 0, NULL},
+    {"causal_mask", fwd_causal_mask, NULL, NULL, 1, 1, "offset", 1, SM_CAUSAL, 0, OPF_NOGRAD, NULL},
     {"layernorm", fwd_norm, vjp_norm, NULL, 1, 3, "eps,dim", 1, 1, 0, 0, NULL},
     {"rmsnorm", fwd_norm, vjp_norm, NULL, 1, 2, "eps,dim", 1, 0, 0, 0, NULL},
     {"cross_entropy", fwd_ce, vjp_ce, NULL, 2, 3, "label_smoothing,reduction", 0, 0, 0, 0, NULL},
@@ -678,7 +680,7 @@ static const char *const op_names[] = {
     "gt", "ge", "eq", "ne", "dropout", "reshape", "view", "flatten", "squeeze", "unsqueeze",
     "transpose", "permute", "expand", "broadcast_to", "slice", "chunk", "split", "pad", "repeat",
     "repeat_interleave", "concat", "cat", "sum", "mean", "max", "min", "amax", "amin", "logsumexp",
-    "softmax", "log_softmax", "causal_softmax", "layernorm", "rmsnorm", "cross_entropy", "matmul",
+    "softmax", "log_softmax", "causal_softmax", "causal_mask", "layernorm", "rmsnorm", "cross_entropy", "matmul",
     "embedding", "rope", "attention", "topk_mask", "relu_grad", "silu_grad", "gelu_grad",
     "sigmoid_grad", "tanh_grad", "exp_grad", "log_grad", "sqrt_grad", "rsqrt_grad", "erf_grad",
     "abs_grad", "rmsnorm_grad_x", "rmsnorm_grad_w", "layernorm_grad_x", "layernorm_grad_w",
@@ -786,6 +788,8 @@ static const op_doc_t op_docs[] = {
     {"log_softmax", "atoms", "`x_i - log(sum_j exp(x_j))` over `dim` (default -1)"},
     {"causal_softmax", "atoms", "softmax over the last dim of `[.., Sq, Sk]` keeping key `k <= q + "
                                 "offset`, the others 0"},
+    {"causal_mask", "rational", "`1` where `causal_softmax` keeps the element (key `k <= q + "
+                                "offset` over the last two dims `[.., Sq, Sk]`), else `0`"},
     {"layernorm", "atoms", "`(x - mean) * rsqrt(var + eps) [* w] [+ b]` over the last dim "
                            "(biased variance, `eps` default 1e-5)"},
     {"rmsnorm", "atoms", "`x * rsqrt(mean(x^2) + eps) [* w]` over the last dim (`eps` default "

@@ -73,14 +73,21 @@ sp_expr_t sub2(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
     return sp_expr_sub(E, a, b);
 }
 
-/* Sum of v[0..n) as one n-ary ADD, literal zeros dropped.  v is scratch (compacted in place). */
-sp_expr_t addv(sp_ectx_t E, sp_expr_t *v, int64_t n)
+/* Sum of v[0..n) over an axis as one n-ary ADD, literal zeros dropped.  v is scratch (compacted in place). */
+sp_expr_t addv_terms(sp_ectx_t E, sp_expr_t *v, int64_t n)
 {
     uint32_t m = 0;
     for (int64_t i = 0; i < n; i++)
         if (!is_const_si(E, v[i], 0))
             v[m++] = v[i];
     return m == 0 ? K(E, 0, 1) : sp_expr_nary(E, SP_OP_ADD, v, m);
+}
+
+sp_expr_t addv(sp_ectx_t E, sp_expr_t *v, int64_t n)
+{
+    sp_expr_t r = addv_terms(E, v, n);
+    sp_expr_mark_axsum(E, r); /* every caller sums over an axis: its terms are tested for a count */
+    return r;
 }
 
 sp_expr_t *scratch(opc_t *c, int64_t n)

@@ -129,7 +129,11 @@ void pairs(sp_expr_t *px, sp_expr_t *py, const sp_expr_t *x, int64_t sx, const s
 sp_expr_t mul3(sp_ectx_t E, sp_expr_t a, sp_expr_t b, sp_expr_t c);
 sp_expr_t add2(sp_ectx_t E, sp_expr_t a, sp_expr_t b);
 sp_expr_t sub2(sp_ectx_t E, sp_expr_t a, sp_expr_t b);
+/* The sum of v[0..n) (zeros dropped; v is reordered).  addv marks it a sum over an axis, whose
+   terms the stage tests for a count (solver.c sp_engine_counts); addv_terms does not, for a sum
+   whose count is the operator's meaning (top-k's rank) */
 sp_expr_t addv(sp_ectx_t E, sp_expr_t *v, int64_t n);
+sp_expr_t addv_terms(sp_ectx_t E, sp_expr_t *v, int64_t n);
 sp_expr_t *scratch(opc_t *c, int64_t n);
 int extremal_grads(sp_ectx_t E, sp_expr_t e, const sp_expr_t *m, uint32_t n, int is_max,
                    sp_expr_t *ind);
@@ -181,6 +185,7 @@ int vjp_gather(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_
 int fwd_reduce(opc_t *c, sp_tensor_t *out);
 int vjp_reduce(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_t *din);
 int fwd_softmax(opc_t *c, sp_tensor_t *out);
+int fwd_causal_mask(opc_t *c, sp_tensor_t *out);
 int vjp_softmax(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_t *din);
 int fwd_softmax_grad(opc_t *c, sp_tensor_t *out);
 int fwd_norm(opc_t *c, sp_tensor_t *out);

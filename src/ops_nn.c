@@ -742,7 +742,9 @@ int fwd_topk_mask(opc_t *c, sp_tensor_t *out)
             for (int64_t j = 0; j < n; j++)
                 if (j != i)
                     tmp[m++] = sp_expr_cmp(E, j < i ? SP_CMP_GE : SP_CMP_GT, x->v[g.idx[b + j]], xi);
-            out->v[g.idx[b + i]] = sp_expr_cmp(E, SP_CMP_LT, addv(E, tmp, m), K(E, k, 1));
+            /* the rank is a count by definition, compared with k: a selection, whose reduced
+               lanes the top-k rule keeps meaningful (k below the lane), not a value */
+            out->v[g.idx[b + i]] = sp_expr_cmp(E, SP_CMP_LT, addv_terms(E, tmp, m), K(E, k, 1));
         }
     }
     flint_free(tmp);

@@ -476,7 +476,8 @@ static void pos_reduce(opc_t *c, sp_tensor_t *out)
 static int aligned_op(const char *name)
 {
     static const char *const ops[] = {
-        "softmax", "log_softmax", "causal_softmax", "layernorm", "rmsnorm", "rope", "topk_mask",
+        "softmax", "log_softmax", "causal_softmax", "causal_mask", "layernorm", "rmsnorm", "rope",
+        "topk_mask",
         "matmul", "embedding", "attention", "relu_grad", "silu_grad", "gelu_grad", "sigmoid_grad",
         "tanh_grad", "exp_grad", "log_grad", "sqrt_grad", "rsqrt_grad", "erf_grad", "abs_grad",
         "rmsnorm_grad_x", "layernorm_grad_x", "softmax_grad", "log_softmax_grad", "rope_grad",

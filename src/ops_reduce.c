@@ -231,6 +231,19 @@ int fwd_softmax(opc_t *c, sp_tensor_t *out)
     return ok;
 }
 
+/* causal_mask(x, offset=0): 1 where causal_softmax keeps the element (key k <= q + offset over
+   the last two dims [Sq, Sk]), else 0: the mask without the count that a softmax of zeros forms */
+int fwd_causal_mask(opc_t *c, sp_tensor_t *out)
+{
+    const sp_tensor_t *x = &c->in[0];
+    sm_t s;
+    int ok = sm_setup(c, SM_CAUSAL, &s) && out_alloc(c, out, x->ndim, x->shape);
+    for (int64_t i = 0; ok && i < sp_tensor_numel(x); i++)
+        out->v[i] = K(c->E, sm_kept(&s, i), 1);
+    sm_clear(&s);
+    return ok;
+}
+
 /* dx = y * (dy - sum(y * dy)) over the lanes of g (softmax), or dy - exp(y) sum(dy) when y is a
    log-softmax (is_log), into dx (shape of y). */
 static int softmax_back(opc_t *c, const groups_t *g, const sp_expr_t *y, const sp_expr_t *dy,
@@ -555,21 +568,22 @@ static int ce_forward(opc_t *c, ce_t *ce, sp_tensor_t *out)
     fmpq_sub(q, q, ce->eps);
     sp_expr_t one_m_eps = sp_expr_const_fmpq(E, q);
     rat_div_int(q, ce->eps, ce->V);
-    sp_expr_t eps_v = sp_expr_const_fmpq(E, q);
+    sp_expr_t eps_v = sp_expr_const_fmpq(E, q), eps = sp_expr_const_fmpq(E, ce->eps);
     fmpq_clear(q);
     for (int64_t p = 0; ok && p < ce->P; p++) {
         sp_expr_t lse = sp_expr_unary(E, SP_OP_LOG, ce_z(c, ce, p, tmp));
         int64_t m = 0;
         for (int64_t j = ce->g.start[p]; j < ce->g.start[p + 1]; j++) {
             int64_t i = ce->g.idx[j];
-            sp_expr_t lsm = sp_expr_sub(E, ce->x->v[i], lse);
-            tmp[m] = sp_expr_mul(E, ce->t->v[i], lsm);
-            t2[m++] = lsm;
+            tmp[m] = sp_expr_mul(E, ce->t->v[i], sp_expr_sub(E, ce->x->v[i], lse));
+            t2[m++] = ce->x->v[i];
         }
         sp_expr_t nll = sp_expr_unary(E, SP_OP_NEG, addv(E, tmp, m));
+        /* the smoothing term eps * mean_v(lse - x_v) as eps * lse - eps/V * sum_v x_v: summing
+           lse - x_v would add V like terms lse, a count (docs/soundness.md, "Counts") */
         if (!fmpq_is_zero(ce->eps))
             nll = sp_expr_add(E, mul2(E, one_m_eps, nll),
-                              mul2(E, eps_v, sp_expr_unary(E, SP_OP_NEG, addv(E, t2, m))));
+                              sp_expr_sub(E, mul2(E, eps, lse), mul2(E, eps_v, addv(E, t2, m))));
         msk[p] = ce->m ? ce->m->v[ce->mmap[p]] : K(E, 1, 1);
         loss[p] = ce->m ? sp_expr_mul(E, msk[p], nll) : nll;
     }

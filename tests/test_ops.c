@@ -671,6 +671,18 @@ static void test_ops_masked_and_causal_softmax(void **state)
     sp_tensor_clear(&out);
     apply_err(f, "causal_softmax", &in[1], 1, NULL,
               "causal_softmax: needs at least 2 dimensions [.., Sq, Sk], got [3]");
+    /* causal_mask: causal_softmax's support as constants (its softmax of zeros would count) */
+    apply(f, "causal_mask", in, 1, NULL, &out);
+    for (int i = 0; i < 9; i++)
+        expect_elem(f, &out, i, tril[i] ? "1" : "0");
+    sp_tensor_clear(&out);
+    apply(f, "causal_mask", in, 1, "offset=-1", &out);
+    expect_elem(f, &out, 0, "0");
+    expect_elem(f, &out, 3, "1");
+    expect_elem(f, &out, 4, "0");
+    sp_tensor_clear(&out);
+    apply_err(f, "causal_mask", &in[1], 1, NULL,
+              "causal_mask: needs at least 2 dimensions [.., Sq, Sk], got [3]");
     clear_all(in, 2);
     sp_tensor_clear(&tri[1]);
 }

@@ -273,6 +273,7 @@ static void test_ref_reductions_softmax_norms(void **state)
                     "  s = sum(x, dim = 0)\n  mn = mean(x, dim = 1, keepdim = 1)\n  mx = amax(x)\n  mi = min(x, dim = 1)\n"
                     "  mw = min(x, 2)\n"
                     "  sm = softmax(x * 0)\n  cs = causal_softmax(x * 0)\n  cs1 = causal_softmax(x * 0, offset = -1)\n"
+                    "  cm = causal_mask(x)\n  cm1 = causal_mask(x, offset = -1)\n"
                     "  rn = rmsnorm(x, eps = 7/2)\n  ln = layernorm(x, eps = 3)\n  ls = log_softmax(x * 0)\n"
                     "  output s\n}\n";
     const char *in = "x=3,4,1,3";
@@ -284,6 +285,8 @@ static void test_ref_reductions_softmax_norms(void **state)
     expect_values(m, in, "sm", "1/2 1/2 1/2 1/2");
     expect_values(m, in, "cs", "1 0 1/2 1/2");
     expect_values(m, in, "cs1", "0 0 1 0"); /* the first row keeps no key: 0 */
+    expect_values(m, in, "cm", "1 0 1 1");
+    expect_values(m, in, "cm1", "0 0 1 0");
     /* rmsnorm of row [3, 4]: mean square 25/2, + 7/2 = 16, rsqrt 1/4; layernorm of row [1, 3]:
        variance 1, + 3 = 4, rsqrt 1/2 (the other rows are irrational: balls) */
     char *rn = values(m, in, "rn"), *ln = values(m, in, "ln"), *ls = values(m, in, "ls"), b[200];

@@ -609,6 +609,61 @@ static void test_solver_probabilistic_mode(void **state)
     }
 }
 
+/* sp_engine_counts on one sum over an axis of the given terms: 1 when two terms may share a
+   monomial (a count), 0 when shown not to (docs/soundness.md, "Counts") */
+static int counts_of(const char *const *terms, int n)
+{
+    sp_engine_t *S = sp_engine_new(NULL, 3);
+    sp_ectx_struct *E = sp_engine_exprs(S);
+    sp_expr_t t[8], at;
+    for (int i = 0; i < n; i++)
+        assert_int_not_equal(t[i] = sp_expr_parse(E, terms[i], NULL, 0), SP_EXPR_NONE);
+    sp_expr_t e = sp_expr_nary(E, SP_OP_ADD, t, (uint32_t)n);
+    sp_expr_mark_axsum(E, e);
+    int r = sp_engine_counts(S, &at);
+    assert_true(r == 0 ? at == SP_EXPR_NONE : at == e);
+    sp_engine_free(S);
+    return r;
+}
+
+static void test_solver_counts(void **state)
+{
+    (void)state;
+    /* the fuzzer's count: ones summed over an axis (each term's form is 1) */
+    const char *ones[] = {"c*0 + 1", "d*0 + 1", "e*0 + 1"};
+    assert_int_equal(counts_of(ones, 3), 1);
+    /* a product with a symbol that no other term holds */
+    const char *dot[] = {"k1*v", "k2*v", "k3*w"};
+    assert_int_equal(counts_of(dot, 3), 0);
+    /* softmax denominators: exp atoms of private symbols */
+    const char *den[] = {"exp((q1*k1 + q2*k2)/3)", "exp((q1*j1 + q2*j2)/3)", "exp(q1*i1 + 2)"};
+    assert_int_equal(counts_of(den, 3), 0);
+    /* softmax probabilities: a clean divisor that holds every private symbol */
+    const char *prob[] = {"exp(q*k1)/(exp(q*k1) + exp(q*k2))", "exp(q*k2)/(exp(q*k1) + exp(q*k2))"};
+    assert_int_equal(counts_of(prob, 2), 0);
+    /* the same atoms cancelled by the divisor: every term is 1 */
+    const char *ratio[] = {"exp(k1)/exp(k1)", "exp(k2)/exp(k2)", "exp(k3)/exp(k3)"};
+    assert_int_equal(counts_of(ratio, 3), 1);
+    /* cancelled by another factor of the term: every term's form is v */
+    const char *cancel[] = {"exp(k1)*exp(-k1)*v", "exp(k2)*exp(-k2)*v"};
+    assert_int_equal(counts_of(cancel, 2), 1);
+    /* a symbol that cancels in the exp argument holds no atom */
+    const char *gone[] = {"exp(k1 - k1 + q)", "exp(k2 - k2 + q)"};
+    assert_int_equal(counts_of(gone, 2), 1);
+    /* a symbol inside an exp is taken out by a log above it: log(exp(k1)) is k1 */
+    const char *lg[] = {"k1*v", "log(exp(k1))*v"};
+    assert_int_equal(counts_of(lg, 2), 1);
+    /* terms that are sums: their summands' markers */
+    const char *nested[] = {"a*k1 + b*k2", "a*j1 + b*j2"};
+    assert_int_equal(counts_of(nested, 2), 0);
+    /* one term without a marker shares with none of the others */
+    const char *one[] = {"x + y", "k1*v", "k2*v"};
+    assert_int_equal(counts_of(one, 3), 0);
+    /* a symbol inside a max, which a case split may resolve either way, is no marker */
+    const char *mx[] = {"max(k1, u)*v", "max(k2, u)*v"};
+    assert_int_equal(counts_of(mx, 2), 0); /* forms: two distinct max atoms */
+}
+
 /* sp_equiv of two expression texts in S's store; *why is the reason of an UNKNOWN */
 static sp_answer_t equiv_texts(sp_engine_t *S, const char *lhs, const char *rhs, sp_why_t *why)
 {
@@ -987,6 +1042,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_solver_prefetch_changes_nothing, fx_setup, fx_teardown),
         cmocka_unit_test(test_solver_memory_bound_named),
         cmocka_unit_test(test_solver_exponent_past_32_bits),
+        cmocka_unit_test(test_solver_counts),
     };
     return cmocka_run_group_tests_name("solver", tests, NULL, NULL);
 }

@@ -847,7 +847,7 @@ static void ring_attention_fwd(gen_t *g, grp_t *G)
              SC);
     gen_grp_st(g, G, K_VAL, "sc", "sc[$l]", e, NULL, NULL);
     s = gen_grp_st(g, G, K_VAL, "la", "la[$l]",
-                   "log(sum(exp($sc) * gt(causal_softmax($sc * 0), 0), dim = -1))", NULL, NULL);
+                   "log(sum(exp($sc) * causal_mask($sc), dim = -1))", NULL, NULL);
     s->note = "its log-sum-exp";
     gen_grp_st(g, G, K_VAL, "kc", "kc[$l]", "$kr", NULL, NULL);
     gen_grp_st(g, G, K_VAL, "vc", "vc[$l]", "$vh", NULL, NULL);

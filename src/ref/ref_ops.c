@@ -1094,6 +1094,26 @@ static int f_softmax(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
     return 1;
 }
 
+/* causal_mask(x, offset=0): 1 at key j <= query i + offset of the last two dims, else 0 */
+static int f_causal_mask(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
+                         const rattr_t *const *A, rten_t *out)
+{
+    const rten_t *x = &in[0];
+    int64_t off = 0, idx[RMAXD];
+    if (x->nd < 2)
+        return fail(c, "needs at least 2 dimensions");
+    if (!a_int(c, A[0], 0, &off) || !talloc(c, out, x->nd, x->sh))
+        return 0;
+    uint32_t one = rs_const(c->S, 1, 1);
+    if (one == 0)
+        return fail(c, "out of memory");
+    for (int64_t i = 0, n = rt_numel(x); i < n; i++) {
+        unflat(i, x->nd, x->sh, idx);
+        out->id[i] = idx[x->nd - 1] <= idx[x->nd - 2] + off ? one : 0;
+    }
+    return 1;
+}
+
 /* layernorm (code 1): (x - mean) rsqrt(var + eps) [* w [+ b]]; rmsnorm (code 0):
    x rsqrt(mean(x^2) + eps) [* w], over the dim `dim` (default the last) */
 static int f_norm(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const rattr_t *const *A,
@@ -1688,6 +1708,7 @@ static const rdef_t defs[] = {
     {"softmax", f_softmax, 1, 2, "dim", 1, SM_SOFT, NULL, 0},
     {"log_softmax", f_softmax, 1, 1, "dim", 1, SM_LOG, NULL, 0},
     {"causal_softmax", f_softmax, 1, 1, "offset", 1, SM_CAUSAL, NULL, 0},
+    {"causal_mask", f_causal_mask, 1, 1, "offset", 1, 0, NULL, 0},
     {"layernorm", f_norm, 1, 3, "eps,dim", 1, 1, NULL, 0},
     {"rmsnorm", f_norm, 1, 2, "eps,dim", 1, 0, NULL, 0},
     {"cross_entropy", f_ce, 2, 3, "label_smoothing,reduction", 0, 0, NULL, 0},

@@ -93,7 +93,7 @@ plan llama3_cp2_tp2_ring of llama3 {
     kr[l] = rope(kh[l], cosl, sinl)                          ~ kr[l] : [B, NKV@tp, S@cp, HD]
     oa[l] = attention(qr[l], kr[l], vh[l], causal = 1)   # the rank's own block, causal
     sc[l] = matmul(qr[l], transpose(repeat_interleave(kr[l], repeats = G, dim = 1), 2, 3)) * rsqrt(HD)
-    la[l] = log(sum(exp(sc[l]) * gt(causal_softmax(sc[l] * 0), 0), dim = -1))   # its log-sum-exp
+    la[l] = log(sum(exp(sc[l]) * causal_mask(sc[l]), dim = -1))   # its log-sum-exp
     kc[l] = kr[l]
     vc[l] = vh[l]
     for t in 1..cp {
