@@ -205,6 +205,9 @@ typedef struct {
     struct unit { sp_expr_t node; uint32_t term, leaf; int den; } *unit; /* from 1 */
     size_t ucap;
     uint32_t nu, nleaf;
+    sp_expr_t *leaves;        /* one term's leaves */
+    size_t lcap;
+    int single;               /* the term being read is one leaf */
 } owners_t;
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -253,10 +256,13 @@ static int clean(sp_engine_t *S, owners_t *O, sp_expr_t b)
 }
 
 /* A unit of term k's leaf: f a factor of the leaf's numerator, or (den) a divisor, which takes
-   no unit when clean.  0 if memory ran out. */
+   no unit when clean and the leaf is the whole term (a term of several leaves is their sum over
+   the product of their divisors, which multiplies each leaf by the others' divisors and may
+   then cancel with them: a / (a + b) + b / (a + b) is 1, whose divisor holds the markers a and
+   b).  0 if memory ran out. */
 static int unit(sp_engine_t *S, owners_t *O, uint32_t k, sp_expr_t f, int den)
 {
-    if (den && clean(S, O, f))
+    if (den && O->single && clean(S, O, f))
         return 1;
     if (!grow((void **)&O->unit, &O->ucap, O->nu + 2, sizeof(struct unit)))
         return 0;
@@ -338,6 +344,7 @@ static int owners(sp_engine_t *S, owners_t *O, sp_expr_t e)
     O->stamp++;
     O->nu = O->nleaf = 0;
     for (uint32_t k = 0; k < sp_expr_nargs(E, e); k++) {
+        size_t nl = 0;
         if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
             return -1;
         O->stack[sp++] = sp_expr_arg(E, e, k);
@@ -349,11 +356,16 @@ static int owners(sp_engine_t *S, owners_t *O, sp_expr_t e)
                     return -1;
                 for (uint32_t i = td->nargs; i-- > 0;)
                     O->stack[sp++] = sp_expr_arg(E, t, i);
-            } else if (!(td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t))) &&
-                       !leaf_units(S, O, k, t)) {
-                return -1;
+            } else if (!(td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t)))) {
+                if (!grow((void **)&O->leaves, &O->lcap, nl + 1, sizeof(sp_expr_t)))
+                    return -1;
+                O->leaves[nl++] = t;
             }
         }
+        O->single = nl == 1;
+        for (size_t i = 0; i < nl; i++)
+            if (!leaf_units(S, O, k, O->leaves[i]))
+                return -1;
     }
     for (uint32_t u = 1; u <= O->nu; u++)
         if (!mark(E, O, u, 1) || !mark(E, O, u, 0))
@@ -514,6 +526,7 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     flint_free(O.clean);
     flint_free(O.stack);
     flint_free(O.unit);
+    flint_free(O.leaves);
     flint_free(rest);
     flint_free(t);
     flint_free(buf);

@@ -653,6 +653,12 @@ static void test_solver_counts(void **state)
     /* a symbol inside an exp is taken out by a log above it: log(exp(k1)) is k1 */
     const char *lg[] = {"k1*v", "log(exp(k1))*v"};
     assert_int_equal(counts_of(lg, 2), 1);
+    /* a term of several leaves over a clean divisor that holds their markers: each term is 1 */
+    const char *frac[] = {"a1/(a1 + b1) + b1/(a1 + b1)", "a2/(a2 + b2) + b2/(a2 + b2)"};
+    assert_int_equal(counts_of(frac, 2), 1);
+    /* a clean divisor multiplied into another term's numerator: x + y(a + b) holds a */
+    const char *mul[] = {"a*v", "x/(a + b) + y"};
+    assert_int_equal(counts_of(mul, 2), 0); /* by forms: a*v against x + a*y + b*y: no repeat */
     /* terms that are sums: their summands' markers */
     const char *nested[] = {"a*k1 + b*k2", "a*j1 + b*j2"};
     assert_int_equal(counts_of(nested, 2), 0);
