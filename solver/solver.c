@@ -126,14 +126,19 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* 1 if two of the normal forms t[0..n) have numerators that share a monomial, -1 if memory ran
-   out; *buf (of *cap entries) is scratch */
+/* 1 if two of the normal forms t[0..n) have numerators that share a monomial, or one has a
+   denominator other than 1 (the sum is then its terms over their common denominator, where
+   numerators that share nothing may still add up to a multiple of it: (a + b + c)/(a + b) is
+   1 + c/(a + b), helper-57's review), -1 if memory ran out; *buf (of *cap entries) is scratch */
 static int terms_share(const sp_engine_t *S, const sp_nfid_t *t, uint32_t n, uint32_t **buf,
                        size_t *cap)
 {
     size_t tot = 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        if (!sp_poly_is_const(S->nf[t[i]].den))
+            return 1;
         tot += (size_t)S->nf[t[i]].num->len;
+    }
     if (tot > *cap) {
         uint32_t *b = flint_realloc(*buf, tot * sizeof(uint32_t));
         if (b == NULL)
@@ -190,7 +195,7 @@ static int opaque(const sp_ectx_t E, const uint8_t *haslog, sp_expr_t e)
 
 /*
  * Owners of the nodes of one sum's cone.  A term is a sum of leaves (owners()) and a leaf a
- * product of units: its factors and its divisors that are not clean (clean()).  full[x]: the
+ * product of units: its factors and its divisors (unit()).  full[x]: the
  * unit whose cone holds x, UINT32_MAX if several do, 0 none; poly[x]: the same over the paths
  * that enter no opaque operator (the symbols that may be polynomial variables of a unit's
  * normal form).  Both are valid where seen[x] is the sum's stamp.
@@ -201,13 +206,9 @@ typedef struct {
     uint8_t *haslog;          /* per node of the store: a log in its cone */
     sp_expr_t *stack;         /* the traversals' */
     size_t scap;
-    uint8_t *clean;           /* per node as a divisor: 0 not known, 1 clean, 2 not (clean()) */
     struct unit { sp_expr_t node; uint32_t term, leaf; int den; } *unit; /* from 1 */
     size_t ucap;
     uint32_t nu, nleaf;
-    sp_expr_t *leaves;        /* one term's leaves */
-    size_t lcap;
-    int single;               /* the term being read is one leaf */
 } owners_t;
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -223,47 +224,12 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 1;
 }
 
-/*
- * Divisor b is clean when its normal form's denominator is 1 and its numerator has no monomial
- * factor and no negative exponent (a nonzero constant, or two terms or more): dividing by it
- * then puts no variable in the numerator of the quotient's form (num / b = num * den_b / num_b,
- * and gcd(num, num_b) has no monomial factor), so b's symbols are no polynomial variables or
- * atoms of the term's numerator.  A softmax denominator sum_j exp(s_j) is clean.
- */
-static int clean(sp_engine_t *S, owners_t *O, sp_expr_t b)
+/* A unit of term k's leaf: f a factor of the leaf's numerator, or (den) a divisor.  Every
+   divisor is a unit, clean or not: a sum over an axis is its terms over the product of their
+   divisors, so a divisor that holds a marker may cancel it (sum_j exp(s_j) / Z over a row is
+   Z / Z = 1, a/(a+b) + b/(a+b) is 1: helper-57's review).  0 if memory ran out. */
+static int unit(owners_t *O, uint32_t k, sp_expr_t f, int den)
 {
-    if (O->clean[b] != 0)
-        return O->clean[b] == 1;
-    sp_nfid_t id = sp_nf_of_expr(S, b);
-    int ok = id != SP_NF_FAIL && sp_poly_is_const(S->nf[id].den) &&
-             (S->nf[id].num->len >= 2 || (S->nf[id].num->len == 1 && S->nf[id].num->m[0] == 0));
-    S->why = SP_WHY_NONE;
-    const sp_poly_struct *p = ok ? S->nf[id].num : NULL;
-    for (slong j = 0; ok && j < p->len; j++) {
-        const sp_vpow_t *v = sp_mono_factors(&S->M, p->m[j]);
-        for (uint32_t i = 0; ok && i < sp_mono_nfactors(&S->M, p->m[j]); i++) {
-            ok = v[i].exp > 0;
-            if (ok && j == 0) { /* a factor of the first monomial in every other one */
-                slong l = 1;
-                while (l < p->len && sp_mono_exp(&S->M, p->m[l], v[i].var) != 0)
-                    l++;
-                ok = l < p->len;
-            }
-        }
-    }
-    O->clean[b] = ok ? 1 : 2;
-    return ok;
-}
-
-/* A unit of term k's leaf: f a factor of the leaf's numerator, or (den) a divisor, which takes
-   no unit when clean and the leaf is the whole term (a term of several leaves is their sum over
-   the product of their divisors, which multiplies each leaf by the others' divisors and may
-   then cancel with them: a / (a + b) + b / (a + b) is 1, whose divisor holds the markers a and
-   b).  0 if memory ran out. */
-static int unit(sp_engine_t *S, owners_t *O, uint32_t k, sp_expr_t f, int den)
-{
-    if (den && O->single && clean(S, O, f))
-        return 1;
     if (!grow((void **)&O->unit, &O->ucap, O->nu + 2, sizeof(struct unit)))
         return 0;
     O->nu++;
@@ -304,33 +270,34 @@ static int mark(const sp_ectx_struct *E, owners_t *O, uint32_t u, int full)
     return 1;
 }
 
-/* The units of leaf t of term k: its factors (a product's arguments, a quotient's dividend's)
+/* The units of leaf t of term k: its factors (through nested products and quotients' dividends)
    and its divisors (a quotient's, a negative power's base).  0 if memory ran out. */
 static int leaf_units(sp_engine_t *S, owners_t *O, uint32_t k, sp_expr_t t)
 {
     const sp_ectx_struct *E = S->E;
-    int ok = 1;
-    uint32_t nu = O->nu;
-    sp_expr_t leaf = t;
+    sp_expr_t *st = NULL;
+    size_t cap = 0, sp = 0;
+    int ok = grow((void **)&st, &cap, 1, sizeof(sp_expr_t));
     O->nleaf++;
-    if (sp_expr_op(E, t) == SP_OP_DIV) {
-        ok = unit(S, O, k, sp_expr_arg(E, t, 1), 1);
-        t = sp_expr_arg(E, t, 0);
-    }
-    uint32_t nf = sp_expr_op(E, t) == SP_OP_MUL ? sp_expr_nargs(E, t) : 1;
-    for (uint32_t i = 0; i < nf && ok; i++) {
-        sp_expr_t f = nf == 1 ? t : sp_expr_arg(E, t, i);
+    if (ok)
+        st[sp++] = t;
+    while (ok && sp > 0) {
+        sp_expr_t f = st[--sp];
         const sp_node_t *fd = sp_expr_node(E, f);
-        if (fd->op == SP_OP_POW && fd->param < 0)
-            ok = unit(S, O, k, sp_expr_arg(E, f, 0), 1);
-        else if (fd->op == SP_OP_DIV)
-            ok = unit(S, O, k, sp_expr_arg(E, f, 0), 0) &&
-                 unit(S, O, k, sp_expr_arg(E, f, 1), 1);
-        else
-            ok = unit(S, O, k, f, 0);
+        if (fd->op == SP_OP_MUL || fd->op == SP_OP_DIV) {
+            uint32_t n = fd->op == SP_OP_MUL ? fd->nargs : 1;
+            if (fd->op == SP_OP_DIV)
+                ok = unit(O, k, sp_expr_arg(E, f, 1), 1);
+            if (ok && (ok = grow((void **)&st, &cap, sp + n, sizeof(sp_expr_t))))
+                for (uint32_t i = n; i-- > 0;)
+                    st[sp++] = sp_expr_arg(E, f, i);
+        } else if (fd->op == SP_OP_POW && fd->param < 0) {
+            ok = unit(O, k, sp_expr_arg(E, f, 0), 1);
+        } else {
+            ok = unit(O, k, f, 0);
+        }
     }
-    if (ok && O->nu == nu) /* clean divisors only: the leaf, which holds no marker */
-        ok = unit(S, O, k, leaf, 0);
+    flint_free(st);
     return ok;
 }
 
@@ -344,7 +311,6 @@ static int owners(sp_engine_t *S, owners_t *O, sp_expr_t e)
     O->stamp++;
     O->nu = O->nleaf = 0;
     for (uint32_t k = 0; k < sp_expr_nargs(E, e); k++) {
-        size_t nl = 0;
         if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
             return -1;
         O->stack[sp++] = sp_expr_arg(E, e, k);
@@ -356,16 +322,11 @@ static int owners(sp_engine_t *S, owners_t *O, sp_expr_t e)
                     return -1;
                 for (uint32_t i = td->nargs; i-- > 0;)
                     O->stack[sp++] = sp_expr_arg(E, t, i);
-            } else if (!(td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t)))) {
-                if (!grow((void **)&O->leaves, &O->lcap, nl + 1, sizeof(sp_expr_t)))
-                    return -1;
-                O->leaves[nl++] = t;
+            } else if (!(td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t))) &&
+                       !leaf_units(S, O, k, t)) {
+                return -1;
             }
         }
-        O->single = nl == 1;
-        for (size_t i = 0; i < nl; i++)
-            if (!leaf_units(S, O, k, O->leaves[i]))
-                return -1;
     }
     for (uint32_t u = 1; u <= O->nu; u++)
         if (!mark(E, O, u, 1) || !mark(E, O, u, 0))
@@ -373,12 +334,50 @@ static int owners(sp_engine_t *S, owners_t *O, sp_expr_t e)
     return 1;
 }
 
-/* Unit u's factor f (of its term) is a marker: a variable that every monomial of the term's
-   numerator holds and no other term's numerator holds.  Either f is a symbol that no other unit
-   may hold as a polynomial variable, or f = exp(a), a without log and piecewise operators, and
-   a monomial of a's numerator holds a symbol that no other unit's cone holds (the atom
-   exp(m / D) of that monomial m is then in f's form, the only monomial of exp(a)'s). */
-static int marker(sp_engine_t *S, const owners_t *O, uint32_t u)
+/* Unit u, a sum, has a marker in each monomial: each of its leaves (through +, - and negation)
+   is zero, or a symbol no other unit may hold as a polynomial variable, or a product of symbols
+   and nonzero constants one of which is such a symbol (a dot product with a row of its own:
+   attention's dP_ij = sum_e dO_ie V_je).  Its form's monomials are then among its leaves',
+   each holding such a symbol. */
+static int sum_marked(const sp_ectx_struct *E, owners_t *O, uint32_t u)
+{
+    size_t sp = 0;
+    if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
+        return 0;
+    O->stack[sp++] = O->unit[u].node;
+    while (sp > 0) {
+        sp_expr_t t = O->stack[--sp];
+        const sp_node_t *td = sp_expr_node(E, t);
+        if (td->op == SP_OP_ADD || td->op == SP_OP_SUB || td->op == SP_OP_NEG) {
+            if (!grow((void **)&O->stack, &O->scap, sp + td->nargs, sizeof(sp_expr_t)))
+                return 0;
+            for (uint32_t i = 0; i < td->nargs; i++)
+                O->stack[sp++] = sp_expr_arg(E, t, i);
+            continue;
+        }
+        if (td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t)))
+            continue;
+        int mine = td->op == SP_OP_SYM && O->poly[t] == u;
+        for (uint32_t i = 0; td->op == SP_OP_MUL && i < td->nargs; i++) {
+            sp_expr_t a = sp_expr_arg(E, t, i);
+            if (sp_expr_op(E, a) == SP_OP_SYM)
+                mine |= O->poly[a] == u;
+            else if (sp_expr_op(E, a) != SP_OP_CONST || fmpq_is_zero(sp_expr_const(E, a)))
+                return 0;
+        }
+        if (!mine)
+            return 0;
+    }
+    return 1;
+}
+
+/* Unit u's factor f (of its leaf) holds a marker in every monomial of its form: a variable that
+   no other unit, divisors included, holds.  Either f is a symbol that no other unit may hold as
+   a polynomial variable, or a sum of products of symbols each with such a symbol
+   (sum_marked()), or f = exp(a), a without log and piecewise operators, and a monomial of a's
+   numerator holds a symbol that no other unit's cone holds (the atom exp(m / D) of that
+   monomial m is then in f's form, the only monomial of exp(a)'s). */
+static int marker(sp_engine_t *S, owners_t *O, uint32_t u)
 {
     sp_ectx_struct *E = S->E;
     sp_expr_t f = O->unit[u].node;
@@ -386,6 +385,8 @@ static int marker(sp_engine_t *S, const owners_t *O, uint32_t u)
         return 0;
     if (sp_expr_op(E, f) == SP_OP_SYM)
         return O->poly[f] == u;
+    if (sp_expr_op(E, f) == SP_OP_ADD)
+        return sum_marked(E, O, u);
     if (sp_expr_op(E, f) != SP_OP_EXP)
         return 0;
     sp_expr_t a = sp_expr_arg(E, f, 0);
@@ -409,10 +410,11 @@ static int marker(sp_engine_t *S, const owners_t *O, uint32_t u)
 }
 
 /*
- * Sum e's terms share no monomial, shown without their normal forms (terms past the test's
- * budget): every term but at most one holds a marker (marker()), or is the constant zero.  A
- * term with a marker shares no monomial with any other term.  1 if shown, 0 if not, -1 if
- * memory ran out.
+ * Sum e counts nothing, shown without its terms' normal forms: every leaf of every term but at
+ * most one holds markers (marker()).  Then, over the common denominator of the terms (a product
+ * of divisors, which hold no marker), the numerator is a polynomial in the markers whose
+ * every monomial comes from one term, and dividing out a marker-free gcd keeps that, so no
+ * coefficient of the sum adds up terms.  1 if shown, 0 if not, -1 if memory ran out.
  */
 static int terms_private(sp_engine_t *S, owners_t *O, sp_expr_t e)
 {
@@ -451,10 +453,9 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     O.seen = flint_calloc(len0, sizeof(uint32_t));
     O.full = flint_malloc(len0 * sizeof(uint32_t));
     O.poly = flint_malloc(len0 * sizeof(uint32_t));
-    O.clean = flint_calloc(len0, 1);
     sp_expr_t *rest = NULL; /* the sums not shown structurally */
     uint32_t nrest = 0, restcap = 0;
-    int r = O.haslog && O.seen && O.full && O.poly && O.clean ? 0 : -1;
+    int r = O.haslog && O.seen && O.full && O.poly ? 0 : -1;
     for (sp_expr_t x = 1; r == 0 && x < len0; x++) {
         const sp_node_t *xd = sp_expr_node(S->E, x);
         O.haslog[x] = xd->op == SP_OP_LOG;
@@ -523,10 +524,8 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     flint_free(O.seen);
     flint_free(O.full);
     flint_free(O.poly);
-    flint_free(O.clean);
     flint_free(O.stack);
     flint_free(O.unit);
-    flint_free(O.leaves);
     flint_free(rest);
     flint_free(t);
     flint_free(buf);

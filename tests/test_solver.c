@@ -638,9 +638,18 @@ static void test_solver_counts(void **state)
     /* softmax denominators: exp atoms of private symbols */
     const char *den[] = {"exp((q1*k1 + q2*k2)/3)", "exp((q1*j1 + q2*j2)/3)", "exp(q1*i1 + 2)"};
     assert_int_equal(counts_of(den, 3), 0);
-    /* softmax probabilities: a clean divisor that holds every private symbol */
+    /* softmax probabilities: their numerators share nothing, but over their common divisor they
+       add up to it, 1 a row (K over K rows: helper-57's review), so a divisor holding the
+       markers voids them, and forms with a divisor other than 1 count */
     const char *prob[] = {"exp(q*k1)/(exp(q*k1) + exp(q*k2))", "exp(q*k2)/(exp(q*k1) + exp(q*k2))"};
-    assert_int_equal(counts_of(prob, 2), 0);
+    assert_int_equal(counts_of(prob, 2), 1);
+    const char *one[] = {"(a1 + b1 + c1)/(a1 + b1)", "(a2 + b2 + c2)/(a2 + b2)"};
+    assert_int_equal(counts_of(one, 2), 1);
+    /* attention's sum_j P_ij dP_ij: a divisor shared by the terms, each term's sum of products
+       with a row of its own (v1*, v2*) */
+    const char *att[] = {"exp(q*k1)/(exp(q*k1) + exp(q*k2))*(v11*o1 + v12*o2)",
+                         "exp(q*k2)/(exp(q*k1) + exp(q*k2))*(v21*o1 + v22*o2)"};
+    assert_int_equal(counts_of(att, 2), 0);
     /* the same atoms cancelled by the divisor: every term is 1 */
     const char *ratio[] = {"exp(k1)/exp(k1)", "exp(k2)/exp(k2)", "exp(k3)/exp(k3)"};
     assert_int_equal(counts_of(ratio, 3), 1);
@@ -653,18 +662,22 @@ static void test_solver_counts(void **state)
     /* a symbol inside an exp is taken out by a log above it: log(exp(k1)) is k1 */
     const char *lg[] = {"k1*v", "log(exp(k1))*v"};
     assert_int_equal(counts_of(lg, 2), 1);
-    /* a term of several leaves over a clean divisor that holds their markers: each term is 1 */
+    /* a term of several leaves over a divisor that holds their markers: each term is 1 */
     const char *frac[] = {"a1/(a1 + b1) + b1/(a1 + b1)", "a2/(a2 + b2) + b2/(a2 + b2)"};
     assert_int_equal(counts_of(frac, 2), 1);
-    /* a clean divisor multiplied into another term's numerator: x + y(a + b) holds a */
+    /* a divisor multiplied into another term's numerator: x + y(a + b) holds a */
     const char *mul[] = {"a*v", "x/(a + b) + y"};
-    assert_int_equal(counts_of(mul, 2), 0); /* by forms: a*v against x + a*y + b*y: no repeat */
+    assert_int_equal(counts_of(mul, 2), 0); /* x and y are markers, a is not */
+    /* a router's normalized weights times a gradient of their own (gen deepseek3 --score
+       sigmoid): a nested product's symbol factor is a marker beside the shared divisor */
+    const char *route[] = {"p1*(g1*m1)/(p1*m1 + p2*m2)", "p2*(g2*m2)/(p1*m1 + p2*m2)"};
+    assert_int_equal(counts_of(route, 2), 0);
     /* terms that are sums: their summands' markers */
     const char *nested[] = {"a*k1 + b*k2", "a*j1 + b*j2"};
     assert_int_equal(counts_of(nested, 2), 0);
     /* one term without a marker shares with none of the others */
-    const char *one[] = {"x + y", "k1*v", "k2*v"};
-    assert_int_equal(counts_of(one, 3), 0);
+    const char *unmarked[] = {"x + y", "k1*v", "k2*v"};
+    assert_int_equal(counts_of(unmarked, 3), 0);
     /* a symbol inside a max, which a case split may resolve either way, is no marker */
     const char *mx[] = {"max(k1, u)*v", "max(k2, u)*v"};
     assert_int_equal(counts_of(mx, 2), 0); /* forms: two distinct max atoms */
