@@ -240,8 +240,10 @@ static int unit(owners_t *O, uint32_t k, sp_expr_t f, int den)
 /* Unit u's cone into the owners (full: every node; else the nodes reached through no opaque
    operator, or every node when the unit holds a log: log(exp(t)) = t takes a symbol out of an
    exp).  A node reached by two units is shared, and so is its cone: a node found shared
-   already had its cone made shared, so each node is entered at most twice.  0 if memory ran
-   out. */
+   already had its cone made shared, so each node is entered at most twice.  For that, a unit
+   that stops at an opaque operator leaves the operator's node as it is (an atom is no symbol
+   a marker could be; marking it shared without its cone would let a later unit that enters it
+   stop there too: test_solver_counts, "stop").  0 if memory ran out. */
 static int mark(const sp_ectx_struct *E, owners_t *O, uint32_t u, int full)
 {
     uint32_t *o = full ? O->full : O->poly;
@@ -256,11 +258,9 @@ static int mark(const sp_ectx_struct *E, owners_t *O, uint32_t u, int full)
             O->seen[x] = O->stamp;
             O->full[x] = O->poly[x] = 0;
         }
-        if (o[x] == u || o[x] == UINT32_MAX)
+        if ((stop && opaque(E, O->haslog, x)) || o[x] == u || o[x] == UINT32_MAX)
             continue;
         o[x] = o[x] == 0 ? u : UINT32_MAX;
-        if (stop && opaque(E, O->haslog, x))
-            continue;
         const sp_node_t *nd = sp_expr_node(E, x);
         if (!grow((void **)&O->stack, &O->scap, sp + nd->nargs, sizeof(sp_expr_t)))
             return 0;

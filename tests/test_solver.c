@@ -672,6 +672,10 @@ static void test_solver_counts(void **state)
        sigmoid): a nested product's symbol factor is a marker beside the shared divisor */
     const char *route[] = {"p1*(g1*m1)/(p1*m1 + p2*m2)", "p2*(g2*m2)/(p1*m1 + p2*m2)"};
     assert_int_equal(counts_of(route, 2), 0);
+    /* the same exp node reached first by two units that stop there, then by one that holds a
+       log (log(exp(s)) is s): s is held by the last too */
+    const char *stop[] = {"s*y", "exp(s)*z1", "exp(s)*z2", "log(exp(s))*y"};
+    assert_int_equal(counts_of(stop, 4), 1);
     /* terms that are sums: their summands' markers */
     const char *nested[] = {"a*k1 + b*k2", "a*j1 + b*j2"};
     assert_int_equal(counts_of(nested, 2), 0);
