@@ -209,6 +209,8 @@ typedef struct {
     struct unit { sp_expr_t node; uint32_t term, leaf; int den; } *unit; /* from 1 */
     size_t ucap;
     uint32_t nu, nleaf;
+    sp_expr_t *lv;            /* leaves() */
+    size_t lcap;
 } owners_t;
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -221,6 +223,32 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
         return 0;
     *p = q;
     *cap = c;
+    return 1;
+}
+
+/* The leaves of e into O->lv[0..*n): its summands through sums, differences and negations,
+   zeros left out.  0 if memory ran out. */
+static int leaves(const sp_ectx_struct *E, owners_t *O, sp_expr_t e, size_t *n)
+{
+    size_t sp = 0;
+    *n = 0;
+    if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
+        return 0;
+    O->stack[sp++] = e;
+    while (sp > 0) {
+        sp_expr_t t = O->stack[--sp];
+        const sp_node_t *td = sp_expr_node(E, t);
+        if (td->op == SP_OP_ADD || td->op == SP_OP_SUB || td->op == SP_OP_NEG) {
+            if (!grow((void **)&O->stack, &O->scap, sp + td->nargs, sizeof(sp_expr_t)))
+                return 0;
+            for (uint32_t i = td->nargs; i-- > 0;)
+                O->stack[sp++] = sp_expr_arg(E, t, i);
+        } else if (!(td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t)))) {
+            if (!grow((void **)&O->lv, &O->lcap, *n + 1, sizeof(sp_expr_t)))
+                return 0;
+            O->lv[(*n)++] = t;
+        }
+    }
     return 1;
 }
 
@@ -272,61 +300,46 @@ static int mark(const sp_ectx_struct *E, owners_t *O, uint32_t u, int full)
 
 /* The units of leaf t of term k: its factors (through nested products and quotients' dividends)
    and its divisors (a quotient's, a negative power's base).  0 if memory ran out. */
-static int leaf_units(sp_engine_t *S, owners_t *O, uint32_t k, sp_expr_t t)
+static int leaf_units(const sp_ectx_struct *E, owners_t *O, uint32_t k, sp_expr_t t)
 {
-    const sp_ectx_struct *E = S->E;
-    sp_expr_t *st = NULL;
-    size_t cap = 0, sp = 0;
-    int ok = grow((void **)&st, &cap, 1, sizeof(sp_expr_t));
+    size_t sp = 0;
+    int ok = grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t));
     O->nleaf++;
     if (ok)
-        st[sp++] = t;
+        O->stack[sp++] = t;
     while (ok && sp > 0) {
-        sp_expr_t f = st[--sp];
+        sp_expr_t f = O->stack[--sp];
         const sp_node_t *fd = sp_expr_node(E, f);
         if (fd->op == SP_OP_MUL || fd->op == SP_OP_DIV) {
             uint32_t n = fd->op == SP_OP_MUL ? fd->nargs : 1;
             if (fd->op == SP_OP_DIV)
                 ok = unit(O, k, sp_expr_arg(E, f, 1), 1);
-            if (ok && (ok = grow((void **)&st, &cap, sp + n, sizeof(sp_expr_t))))
+            if (ok && (ok = grow((void **)&O->stack, &O->scap, sp + n, sizeof(sp_expr_t))))
                 for (uint32_t i = n; i-- > 0;)
-                    st[sp++] = sp_expr_arg(E, f, i);
+                    O->stack[sp++] = sp_expr_arg(E, f, i);
         } else if (fd->op == SP_OP_POW && fd->param < 0) {
             ok = unit(O, k, sp_expr_arg(E, f, 0), 1);
         } else {
             ok = unit(O, k, f, 0);
         }
     }
-    flint_free(st);
     return ok;
 }
 
 /* The owners of sum e's cone, over the units of its terms' leaves (a term that is a sum or a
    difference is its summands, recursively; a negation its argument; a zero no leaf): 1, -1 if
    memory ran out. */
-static int owners(sp_engine_t *S, owners_t *O, sp_expr_t e)
+static int owners(const sp_ectx_struct *E, owners_t *O, sp_expr_t e)
 {
-    const sp_ectx_struct *E = S->E;
-    size_t sp = 0;
     O->stamp++;
     O->nu = O->nleaf = 0;
     for (uint32_t k = 0; k < sp_expr_nargs(E, e); k++) {
-        if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
+        size_t n;
+        if (!leaves(E, O, sp_expr_arg(E, e, k), &n))
             return -1;
-        O->stack[sp++] = sp_expr_arg(E, e, k);
-        while (sp > 0) {
-            sp_expr_t t = O->stack[--sp];
-            const sp_node_t *td = sp_expr_node(E, t);
-            if (td->op == SP_OP_ADD || td->op == SP_OP_SUB || td->op == SP_OP_NEG) {
-                if (!grow((void **)&O->stack, &O->scap, sp + td->nargs, sizeof(sp_expr_t)))
-                    return -1;
-                for (uint32_t i = td->nargs; i-- > 0;)
-                    O->stack[sp++] = sp_expr_arg(E, t, i);
-            } else if (!(td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t))) &&
-                       !leaf_units(S, O, k, t)) {
+        for (size_t i = 0; i < n; i++)
+            if (!leaf_units(E, O, k, O->lv[i]))
                 return -1;
-            }
-        }
     }
     for (uint32_t u = 1; u <= O->nu; u++)
         if (!mark(E, O, u, 1) || !mark(E, O, u, 0))
@@ -341,22 +354,12 @@ static int owners(sp_engine_t *S, owners_t *O, sp_expr_t e)
    each holding such a symbol. */
 static int sum_marked(const sp_ectx_struct *E, owners_t *O, uint32_t u)
 {
-    size_t sp = 0;
-    if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
+    size_t n;
+    if (!leaves(E, O, O->unit[u].node, &n))
         return 0;
-    O->stack[sp++] = O->unit[u].node;
-    while (sp > 0) {
-        sp_expr_t t = O->stack[--sp];
+    for (size_t j = 0; j < n; j++) {
+        sp_expr_t t = O->lv[j];
         const sp_node_t *td = sp_expr_node(E, t);
-        if (td->op == SP_OP_ADD || td->op == SP_OP_SUB || td->op == SP_OP_NEG) {
-            if (!grow((void **)&O->stack, &O->scap, sp + td->nargs, sizeof(sp_expr_t)))
-                return 0;
-            for (uint32_t i = 0; i < td->nargs; i++)
-                O->stack[sp++] = sp_expr_arg(E, t, i);
-            continue;
-        }
-        if (td->op == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, t)))
-            continue;
         int mine = td->op == SP_OP_SYM && O->poly[t] == u;
         for (uint32_t i = 0; td->op == SP_OP_MUL && i < td->nargs; i++) {
             sp_expr_t a = sp_expr_arg(E, t, i);
@@ -418,7 +421,7 @@ static int marker(sp_engine_t *S, owners_t *O, uint32_t u)
  */
 static int terms_private(sp_engine_t *S, owners_t *O, sp_expr_t e)
 {
-    int r = owners(S, O, e);
+    int r = owners(S->E, O, e);
     if (r <= 0)
         return r;
     uint32_t unshown = 0, term = UINT32_MAX;
@@ -443,7 +446,8 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
        bounded part of the stage: a form past them counts as sharing */
     slong mt = S->lim.max_terms;
     size_t cap = mt > 0 ? (size_t)mt * SP_NF_TERMS_FACTOR : SIZE_MAX;
-    S->nf_total_cap = cap; /* the structural test's forms are small (exp arguments, divisors) */
+    S->nf_total_cap = cap; /* the structural test's forms (exp arguments) within the engine's
+                              bound, which the lowered max_terms below would otherwise scale */
     if (mt <= 0 || mt > SP_COUNT_TERMS)
         S->lim.max_terms = SP_COUNT_TERMS;
     sp_expr_t len0 = S->E->len; /* the forms below may add nodes: the arrays cover these */
@@ -526,6 +530,7 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     flint_free(O.poly);
     flint_free(O.stack);
     flint_free(O.unit);
+    flint_free(O.lv);
     flint_free(rest);
     flint_free(t);
     flint_free(buf);

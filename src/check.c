@@ -963,9 +963,11 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
            at the reduced sizes are no instance of the program's at the real ones */
         char dims[160], note[400];
         reduced_dims(C, dims, sizeof dims);
-        snprintf(note, sizeof note, "with %s a sum over an axis in the values of %s (%s:%u:%u) "
-                 "counts elements (its terms share a monomial), so the real sizes are checked", dims, cs->plan_name,
-                 cs->plan_loc.file ? cs->plan_loc.file : "?", cs->plan_loc.line, cs->plan_loc.col);
+        snprintf(note, sizeof note,
+                 "with %s a sum over an axis in the values of %s (%s:%u:%u) counts elements (its "
+                 "terms share a monomial), so the real sizes are checked",
+                 dims, cs->plan_name, cs->plan_loc.file ? cs->plan_loc.file : "?",
+                 cs->plan_loc.line, cs->plan_loc.col);
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->ncutoff > 0 && !C->opt.full_mesh &&
