@@ -73,7 +73,7 @@ sp_expr_t sub2(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
     return sp_expr_sub(E, a, b);
 }
 
-/* Sum of v[0..n) over an axis as one n-ary ADD, literal zeros dropped.  v is scratch (compacted in place). */
+/* Sum of v[0..n) as one n-ary ADD, literal zeros dropped.  v is scratch (compacted in place). */
 sp_expr_t addv_terms(sp_ectx_t E, sp_expr_t *v, int64_t n)
 {
     uint32_t m = 0;

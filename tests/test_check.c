@@ -130,7 +130,7 @@ static void test_check_second_reference_run(void **state)
     char text[2048];
     shardproof_verdict_t v;
     snprintf(text, sizeof text, "%s  y = x * 2 + x * 3\n  output y = y : [N]\n}\n", head);
-    char *r = report_text("count.sp", text, &v);
+    char *r = report_text("value.sp", text, &v);
     if (v != SHARDPROOF_NOT_EQUIVALENT)
         fprintf(stderr, "%s\n", r);
     assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
@@ -138,7 +138,7 @@ static void test_check_second_reference_run(void **state)
                               "so the real sizes are checked"));
     free(r);
     snprintf(text, sizeof text, "%s  y = x * K\n  output y = y : [N]\n}\n", head);
-    r = report_text("count_ok.sp", text, &v);
+    r = report_text("value_ok.sp", text, &v);
     assert_int_equal(v, SHARDPROOF_EQUIVALENT);
     assert_non_null(strstr(r, "reference run: AGREE at the sizes N="));
     assert_non_null(strstr(r, " K=25 "));
