@@ -305,8 +305,9 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
         }
         sp_op_err_t err;
         err.msg[0] = 0;
-        if (!sp_ops_vjp(E, tp->op, ins, tp->nin, tp->attr, tp->nattr, &I->tv[tp->out], &g[tp->out],
-                        din, &err)) {
+        sp_op_env_t env = sp_pos_env(I->C);
+        if (!sp_ops_vjp_env(E, &env, tp->op, ins, tp->nin, tp->attr, tp->nattr, &I->tv[tp->out],
+                            &g[tp->out], din, &err)) {
             errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, t->loc,
                   "cannot differentiate '%s': %s", tp->op, err.msg);
             st = SP_ERR_INPUT;

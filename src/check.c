@@ -920,8 +920,10 @@ static const sp_stage_t *counted_stage(const sp_check_t *C)
  * - A difference over inputs only at reduced sizes that the reference executor does not show at
  *   the real sizes (sizes equal at the real sizes reduced apart, so `x * (H/2)` for `x * K` with
  *   H = 8, K = 4 differs only at the checked sizes) is checked again at the real sizes, where a
- *   counterexample is one of the plan as written.  The reference executor could run the real
- *   sizes, so they are small.
+ *   counterexample is one of the plan as written; so is one that the reference executor, unable
+ *   to run the real sizes, does not show at the checked sizes either (src/crosscheck.c lift: the
+ *   checked program takes sizes used as values at their real sizes, the reference executor at
+ *   the checked ones).
  * - A run at reduced sizes in which an operator's bound was past its dim (a clamped slice, a
  *   top-k k above its lane) or an operator made an extent that is a sum of sizes (src/ops.h
  *   sp_clamp_t) is checked again at the real sizes: the reduction keeps neither the order of
@@ -1010,14 +1012,15 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                                         "real sizes, so the real sizes are checked", dims);
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
-    if (C->clamped && !C->opt.real_sizes && (v != SHARDPROOF_UNKNOWN || clamp_first) &&
+    if (C->clamped && !C->opt.real_sizes && (v != SHARDPROOF_UNKNOWN || clamp_first || C->unlifted) &&
         sp_check_reduced(C)) {
         /* an operator clamped a bound (a slice past its dim) or refused one (a top-k k above
            its lane) at the reduced sizes: the reduction keeps sizes' order against 0, 1, the
            literals and the mesh, not against each other, so the bound may be inside the dim
            at the real sizes; or it made an extent that is a sum of sizes (unequal concatenated
            parts, a padding), whose additive relations the reduction does not keep
-           (docs/soundness.md, "Shape reduction"): the real sizes decide */
+           (docs/soundness.md, "Shape reduction"): the real sizes decide, also after a
+           difference there that could not be lifted (it may be one of those sizes only) */
         char note[256];
         snprintf(note, sizeof note, "%s at %s:%u:%u %s, so the real sizes are checked",
                  C->clamped == SP_CLAMP_BOUND ? "an operator's bound" : "an operator",

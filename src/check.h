@@ -421,6 +421,9 @@ int sp_pos_same_scale(sp_check_t *C, int32_t a, int32_t b);
 /* src/exec_pos.c: a size term or a reduced extent made on axis a (NULL: an axis not known) */
 void sp_size_on_exact(sp_check_t *C, const sp_pos_t *a, sp_loc_t loc);
 void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc);
+/* src/exec_pos.c: what the operators ask of the checker (sp_op_env_t): the real count of the
+   elements a mean divides by, from the extents' monomials */
+sp_op_env_t sp_pos_env(sp_check_t *C);
 void sp_note_divisible(sp_check_t *C, const sp_op_err_t *err);
 
 /* execution (exec.c, the interpreter's core; autodiff.c, the model; lineage.c, cut points and

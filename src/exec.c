@@ -497,14 +497,15 @@ int eval_int(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int64_t *out)
     }
 }
 
-/* An integer expression in a tensor context: exact rational (1/(B*H) is not integer division). */
-static int eval_rat(interp_t *I, const sp_ast_expr_t *e, int64_t rank, fmpq_t out)
+/* An integer expression in a tensor context: exact rational (1/(B*H) is not integer division).
+   real: dims at their real sizes (a size used as a value, docs/soundness.md "Sizes as values"). */
+static int eval_rat_as(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int real, fmpq_t out)
 {
     if (e->kind == SP_AST_BINOP && e->op <= SP_BIN_DIV) {
         fmpq_t a, b;
         fmpq_init(a);
         fmpq_init(b);
-        int ok = eval_rat(I, e->a, rank, a) && eval_rat(I, e->b, rank, b);
+        int ok = eval_rat_as(I, e->a, rank, real, a) && eval_rat_as(I, e->b, rank, real, b);
         if (ok) {
             switch (e->op) {
             case SP_BIN_ADD: fmpq_add(out, a, b); break;
@@ -524,7 +525,7 @@ static int eval_rat(interp_t *I, const sp_ast_expr_t *e, int64_t rank, fmpq_t ou
         return ok;
     }
     if (e->kind == SP_AST_NEG) {
-        if (!eval_rat(I, e->a, rank, out))
+        if (!eval_rat_as(I, e->a, rank, real, out))
             return 0;
         fmpq_neg(out, out);
         return 1;
@@ -534,10 +535,31 @@ static int eval_rat(interp_t *I, const sp_ast_expr_t *e, int64_t rank, fmpq_t ou
         return 1;
     }
     int64_t v;
+    if (real && e->kind == SP_AST_BINOP && e->op == SP_BIN_POW) {
+        if (!eval_rat_as(I, e->a, rank, real, out) || !eval_int(I, e->b, rank, &v))
+            return 0;
+        if (v < 0 || v > 62) {
+            errat(I, SP_DIAG_SHAPE, e->loc, "integer power out of range");
+            return 0;
+        }
+        fmpq_pow_si(out, out, (slong)v);
+        return 1;
+    }
+    int d = real && e->kind == SP_AST_NAME && !ivar_find(I, e->name, &v) ? sp_dim_find(I->C, e->name)
+                                                                           : -1;
+    if (d >= 0) {
+        fmpq_set_si(out, I->C->dims[d].real, 1);
+        return 1;
+    }
     if (!eval_int(I, e, rank, &v))
         return 0;
     fmpq_set_si(out, v, 1);
     return 1;
+}
+
+static int eval_rat(interp_t *I, const sp_ast_expr_t *e, int64_t rank, fmpq_t out)
+{
+    return eval_rat_as(I, e, rank, 0, out);
 }
 
 /* ---- layouts -------------------------------------------------------------------------------- */
@@ -780,7 +802,10 @@ static pval_t const_pval(interp_t *I, const fmpq_t q)
     return p;
 }
 
-/* An integer expression as a constant tensor, evaluated on each rank (rank.tp differs). */
+/* An integer expression as a constant tensor, evaluated on each rank (rank.tp differs): its
+   dims at their real sizes, which the reduction keeps from every decision of the program but
+   the shapes (docs/soundness.md "Sizes as values"); checked at the reduced sizes first, where
+   the program's decisions are made (a division that is not whole there stops the run). */
 static sp_status_t int_pval(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
 {
     pval_t p = pval_new(I->nranks);
@@ -789,7 +814,7 @@ static sp_status_t int_pval(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     for (int64_t r = 0; r < I->nranks; r++) {
         if (!I->active[r])
             continue;
-        if (!eval_rat(I, e, r, q)) {
+        if (!eval_rat(I, e, r, q) || !eval_rat_as(I, e, r, 1, q)) {
             fmpq_clear(q);
             pval_free(p, I->nranks);
             return SP_ERR_INPUT;
@@ -1113,8 +1138,9 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 sp_op_err_t err;
                 err.msg[0] = 0;
                 C->E->force_hollow = e == I->hollow_at;
-                int applied = sp_ops_apply(C->E, name, ins, nt, attrs, na, C->opt.max_elements,
-                                           &res[r], &err);
+                sp_op_env_t env = sp_pos_env(C);
+                int applied = sp_ops_apply_env(C->E, &env, name, ins, nt, attrs, na,
+                                               C->opt.max_elements, &res[r], &err);
                 C->E->force_hollow = 0;
                 sp_note_clamped(C, err.clamped, e->loc);
                 sp_note_exact_extent(C, err.exact_sum, e->loc);
@@ -1198,8 +1224,9 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         }
         sp_op_err_t err;
         err.msg[0] = 0;
-        int applied = sp_ops_apply(I->C->E, op, tmp, nin, attrs, nattr, I->C->opt.max_elements,
-                                   &res[r], &err);
+        sp_op_env_t env = sp_pos_env(I->C);
+        int applied = sp_ops_apply_env(I->C->E, &env, op, tmp, nin, attrs, nattr,
+                                       I->C->opt.max_elements, &res[r], &err);
         sp_note_clamped(I->C, err.clamped, loc);
         sp_note_exact_extent(I->C, err.exact_sum, loc);
         if (applied)

@@ -757,3 +757,32 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
     y->pos[d] = p;
 }
 
+
+/*
+ * The real count of x's elements over the dims in mask (sp_op_env_t's real_count): each dim's
+ * extent times its monomial's scale (sp_pos_scale); 0 when a dim's monomial is not known (a
+ * fresh one, or none), and the operator divides by the count it sees.
+ */
+static int real_count(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_t out)
+{
+    sp_check_t *C = ctx;
+    fmpq_t q;
+    fmpq_init(q);
+    fmpq_one(out);
+    int ok = 1;
+    for (int d = 0; ok && d < x->ndim; d++) {
+        if (!(mask >> d & 1u))
+            continue;
+        ok = sp_pos_scale(C, x->pos[d].ext, q);
+        fmpz_mul_si(fmpq_numref(q), fmpq_numref(q), (slong)x->shape[d]);
+        fmpq_canonicalise(q);
+        fmpq_mul(out, out, q);
+    }
+    fmpq_clear(q);
+    return ok && fmpz_is_one(fmpq_denref(out));
+}
+
+sp_op_env_t sp_pos_env(sp_check_t *C)
+{
+    return (sp_op_env_t){real_count, C};
+}

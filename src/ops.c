@@ -1051,24 +1051,31 @@ static void hollow_free(hollow_ops_t *H)
     flint_free(H->own);
 }
 
-static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
-                     const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
-                     sp_op_err_t *err);
+static int ops_apply(sp_ectx_t E, const sp_op_env_t *env, const char *name,
+                     const sp_tensor_t *in, int nin, const sp_attr_t *attr, int nattr,
+                     int64_t max_numel, sp_tensor_t *out, sp_op_err_t *err);
+
+int sp_ops_apply_env(sp_ectx_t E, const sp_op_env_t *env, const char *name, const sp_tensor_t *in,
+                     int nin, const sp_attr_t *attr, int nattr, int64_t max_numel,
+                     sp_tensor_t *out, sp_op_err_t *err)
+{
+    hollow_ops_t H;
+    int hollow = hollow_operands(E, in, nin, NULL, 0, &H);
+    int ok = ops_apply(E, env, name, hollow ? H.t : in, nin, attr, nattr, max_numel, out, err);
+    hollow_free(&H);
+    return ok;
+}
 
 int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                  const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
                  sp_op_err_t *err)
 {
-    hollow_ops_t H;
-    int hollow = hollow_operands(E, in, nin, NULL, 0, &H);
-    int ok = ops_apply(E, name, hollow ? H.t : in, nin, attr, nattr, max_numel, out, err);
-    hollow_free(&H);
-    return ok;
+    return sp_ops_apply_env(E, NULL, name, in, nin, attr, nattr, max_numel, out, err);
 }
 
-static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
-                     const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
-                     sp_op_err_t *err)
+static int ops_apply(sp_ectx_t E, const sp_op_env_t *env, const char *name,
+                     const sp_tensor_t *in, int nin, const sp_attr_t *attr, int nattr,
+                     int64_t max_numel, sp_tensor_t *out, sp_op_err_t *err)
 {
     if (err != NULL) {
         err->msg[0] = 0;
@@ -1084,7 +1091,7 @@ static int ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int n
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err, 0, 0, 0, 0, 0};
+    opc_t c = {E, def, name, in, nin, attr, nattr, max_numel, err, 0, 0, 0, 0, 0, env};
     attrbuf_t ab;
     sp_tensor_t res;
     sp_tensor_init(&res);
@@ -1126,13 +1133,21 @@ static int run_vjp(opc_t *c, const sp_tensor_t *dy, sp_tensor_t *din, sp_tensor_
     return c->def->vjp(c, yv, dy, din);
 }
 
-static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
-                   const sp_attr_t *attr, int nattr, const sp_tensor_t *out,
-                   const sp_tensor_t *dout, sp_tensor_t *din, sp_op_err_t *err);
+static int ops_vjp(sp_ectx_t E, const sp_op_env_t *env, const char *name,
+                   const sp_tensor_t *in, int nin, const sp_attr_t *attr, int nattr,
+                   const sp_tensor_t *out, const sp_tensor_t *dout, sp_tensor_t *din,
+                   sp_op_err_t *err);
 
 int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                const sp_attr_t *attr, int nattr, const sp_tensor_t *out, const sp_tensor_t *dout,
                sp_tensor_t *din, sp_op_err_t *err)
+{
+    return sp_ops_vjp_env(E, NULL, name, in, nin, attr, nattr, out, dout, din, err);
+}
+
+int sp_ops_vjp_env(sp_ectx_t E, const sp_op_env_t *env, const char *name, const sp_tensor_t *in,
+                   int nin, const sp_attr_t *attr, int nattr, const sp_tensor_t *out,
+                   const sp_tensor_t *dout, sp_tensor_t *din, sp_op_err_t *err)
 {
     hollow_ops_t H;
     sp_tensor_t more[2], y;
@@ -1141,24 +1156,25 @@ int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
        full run's forward made (rules differ in form when they rebuild it themselves) */
     if (out != NULL && valid_tensor(out) && E->hollow != SP_EXPR_NONE && !E->force_hollow &&
         any_hollow(E, out) && dout != NULL && !any_hollow(E, dout) &&
-        sp_ops_apply(E, name, in, nin, attr, nattr, 0, &y, NULL))
+        sp_ops_apply_env(E, env, name, in, nin, attr, nattr, 0, &y, NULL))
         out = &y;
     more[0] = out != NULL ? *out : (sp_tensor_t){.ndim = -1};
     more[1] = dout != NULL ? *dout : (sp_tensor_t){.ndim = -1};
     int ok;
     if (hollow_operands(E, in, nin, more, 2, &H))
-        ok = ops_vjp(E, name, H.t, nin, attr, nattr, out != NULL ? &H.t[nin] : NULL,
+        ok = ops_vjp(E, env, name, H.t, nin, attr, nattr, out != NULL ? &H.t[nin] : NULL,
                      dout != NULL ? &H.t[nin + 1] : NULL, din, err);
     else
-        ok = ops_vjp(E, name, in, nin, attr, nattr, out, dout, din, err);
+        ok = ops_vjp(E, env, name, in, nin, attr, nattr, out, dout, din, err);
     hollow_free(&H);
     sp_tensor_clear(&y);
     return ok;
 }
 
-static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
-                   const sp_attr_t *attr, int nattr, const sp_tensor_t *out,
-                   const sp_tensor_t *dout, sp_tensor_t *din, sp_op_err_t *err)
+static int ops_vjp(sp_ectx_t E, const sp_op_env_t *env, const char *name,
+                   const sp_tensor_t *in, int nin, const sp_attr_t *attr, int nattr,
+                   const sp_tensor_t *out, const sp_tensor_t *dout, sp_tensor_t *din,
+                   sp_op_err_t *err)
 {
     if (err != NULL) {
         err->msg[0] = 0;
@@ -1178,7 +1194,7 @@ static int ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin
         set_err(err, "unknown operator '%s'", name);
         return 0;
     }
-    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err, 0, 0, 0, 0, 0};
+    opc_t c = {E, def, name, in, nin, attr, nattr, 0, err, 0, 0, 0, 0, 0, env};
     if (din == NULL && nin > 0)
         return fail(&c, "no gradient storage");
     attrbuf_t ab;

@@ -187,6 +187,18 @@ typedef enum {
 } sp_clamp_t;
 
 /*
+ * What an operator asks of its caller beyond its operands (NULL: nothing).  real_count: the
+ * number of elements of x over the dims in mask (bit d) at the real sizes, into out; 0 when not
+ * known.  A mean, a norm and a mean cross entropy divide by it, so that a count at reduced
+ * shapes is the real one, as a size written as a value is (src/exec_pos.c sp_pos_real_count;
+ * docs/soundness.md "Sizes as values"); without it they divide by the count they see.
+ */
+typedef struct {
+    int (*real_count)(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_t out);
+    void *ctx;
+} sp_op_env_t;
+
+/*
  * Apply the operator `name` to tensors in[0..nin) with attributes attr[0..nattr).
  * On success returns 1 and sets *out (initialised by the caller with sp_tensor_init).
  * On bad input (unknown operator, wrong arity, shape mismatch, bad attribute) returns 0 with a
@@ -196,6 +208,10 @@ typedef enum {
 int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                  const sp_attr_t *attr, int nattr, int64_t max_numel, sp_tensor_t *out,
                  sp_op_err_t *err);
+/* ... with env */
+int sp_ops_apply_env(sp_ectx_t E, const sp_op_env_t *env, const char *name, const sp_tensor_t *in,
+                     int nin, const sp_attr_t *attr, int nattr, int64_t max_numel,
+                     sp_tensor_t *out, sp_op_err_t *err);
 
 /*
  * The vector-Jacobian product of operator `name` at inputs in[0..nin) (same arguments as
@@ -212,6 +228,10 @@ int sp_ops_apply(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
 int sp_ops_vjp(sp_ectx_t E, const char *name, const sp_tensor_t *in, int nin,
                const sp_attr_t *attr, int nattr, const sp_tensor_t *out, const sp_tensor_t *dout,
                sp_tensor_t *din, sp_op_err_t *err);
+/* ... with env */
+int sp_ops_vjp_env(sp_ectx_t E, const sp_op_env_t *env, const char *name, const sp_tensor_t *in,
+                   int nin, const sp_attr_t *attr, int nattr, const sp_tensor_t *out,
+                   const sp_tensor_t *dout, sp_tensor_t *din, sp_op_err_t *err);
 
 /* 1 if name is a known (non-collective) operator. */
 int sp_ops_known(const char *name);

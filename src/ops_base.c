@@ -9,6 +9,25 @@
 
 sp_expr_t K(sp_ectx_t E, slong num, ulong den) { return sp_expr_const_si(E, num, den); }
 
+void count_real(opc_t *c, const sp_tensor_t *x, unsigned mask, int64_t m, fmpq_t out)
+{
+    if (c->env == NULL || c->env->real_count == NULL ||
+        !c->env->real_count(c->env->ctx, x, mask, out) || fmpq_sgn(out) <= 0)
+        fmpq_set_si(out, (slong)m, 1);
+}
+
+sp_expr_t count_const(opc_t *c, const sp_tensor_t *x, unsigned mask, int64_t m, int inverse)
+{
+    fmpq_t q;
+    fmpq_init(q);
+    count_real(c, x, mask, m, q);
+    if (inverse && !fmpq_is_zero(q))
+        fmpq_inv(q, q);
+    sp_expr_t r = sp_expr_const_fmpq(c->E, q);
+    fmpq_clear(q);
+    return r;
+}
+
 static int is_const_si(const sp_ectx_t E, sp_expr_t e, slong v)
 {
     if (e == SP_EXPR_NONE || sp_expr_op(E, e) != SP_OP_CONST)

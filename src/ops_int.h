@@ -30,6 +30,7 @@ typedef struct {
     unsigned want; /* VJP: the inputs whose gradients are asked for (bit k: in[k]); 0 = all */
     unsigned red_mask; /* a reduction's dims (bit d), set by its forward with red_set */
     int red_keep, red_set;
+    const sp_op_env_t *env; /* the caller's (NULL: none) */
 } opc_t;
 
 enum { DM_AFFINE = 0, DM_MOD, DM_DIV, DM_PAD };
@@ -123,6 +124,11 @@ int valid_tensor(const sp_tensor_t *t);
 
 /* ops_base.c */
 sp_expr_t K(sp_ectx_t E, slong num, ulong den);
+/* The number of x's elements over the dims in mask (bit d), m at the shapes seen: the real
+   count where the caller knows it (c->env), else m; into out, or as a constant (its inverse
+   when inverse is 1).  What a mean divides by (docs/soundness.md "Sizes as values"). */
+void count_real(opc_t *c, const sp_tensor_t *x, unsigned mask, int64_t m, fmpq_t out);
+sp_expr_t count_const(opc_t *c, const sp_tensor_t *x, unsigned mask, int64_t m, int inverse);
 sp_expr_t mul2(sp_ectx_t E, sp_expr_t a, sp_expr_t b);
 void pairs(sp_expr_t *px, sp_expr_t *py, const sp_expr_t *x, int64_t sx, const sp_expr_t *y,
            int64_t sy, int64_t n);

@@ -388,8 +388,10 @@ static int att_setup(opc_t *c, att_t *a)
     fmpq_t s;
     fmpq_init(s);
     int present, ok = attr_num(c, "scale", 1, 1, s, &present);
+    /* the default 1/sqrt(D): D the real head dim where it is known (count_const) */
     a->scale = present ? sp_expr_const_fmpq(c->E, s)
-                       : sp_expr_unary(c->E, SP_OP_RSQRT, K(c->E, a->d, 1));
+                       : sp_expr_unary(c->E, SP_OP_RSQRT,
+                                       count_const(c, q, 1u << (nd - 1), a->d, 0));
     fmpq_clear(s);
     if (!ok || !attr_flag(c, "causal", &a->causal) || !attr_int(c, "offset", 0, &a->offset, NULL))
         return 0;

@@ -74,15 +74,30 @@ int fwd_reduce(opc_t *c, sp_tensor_t *out)
     int ok = red_setup(c, code, &r) && out_alloc(c, out, r.ondim, r.oshape);
     sp_expr_t *tmp = ok ? scratch(c, sp_tensor_numel(&c->in[0])) : NULL;
     ok = ok && tmp != NULL;
+    sp_expr_t inv = SP_EXPR_NONE; /* a mean's 1/count, the same for every group */
     for (int64_t k = 0; ok && k < r.nout; k++) {
         int64_t m = 0;
         for (int64_t j = r.g.start[k]; j < r.g.start[k + 1]; j++) {
             sp_expr_t x = c->in[0].v[r.g.idx[j]];
             tmp[m++] = code == RED_LSE ? sp_expr_unary(E, SP_OP_EXP, x) : x;
         }
+        /* a sum of one constant counts the elements: the real count where it is known (a
+           count the program takes from its data, `sum(w * 0 + 1)`, is a size used as a value
+           like a written one; docs/soundness.md "Sizes as values"), and their mean is it */
+        int same = m > 0 && (code == RED_SUM || code == RED_MEAN) &&
+                   sp_expr_op(E, tmp[0]) == SP_OP_CONST;
+        for (int64_t j = 1; same && j < m; j++)
+            same = tmp[j] == tmp[0];
         switch (code) {
-        case RED_SUM: out->v[k] = addv(E, tmp, m); break;
-        case RED_MEAN: out->v[k] = mul2(E, K(E, 1, (ulong)m), addv(E, tmp, m)); break;
+        case RED_SUM:
+            out->v[k] = same ? mul2(E, tmp[0], count_const(c, &c->in[0], c->red_mask, m, 0))
+                             : addv(E, tmp, m);
+            break;
+        case RED_MEAN:
+            if (inv == SP_EXPR_NONE)
+                inv = count_const(c, &c->in[0], c->red_mask, m, 1);
+            out->v[k] = same ? tmp[0] : mul2(E, inv, addv(E, tmp, m));
+            break;
         case RED_MAX:
         case RED_MIN:
             out->v[k] = sp_expr_nary(E, code == RED_MAX ? SP_OP_MAX : SP_OP_MIN, tmp, (uint32_t)m);
@@ -108,6 +123,7 @@ int vjp_reduce(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_
     int64_t nx = sp_tensor_numel(x);
     sp_expr_t *tmp = ok ? scratch(c, nx) : NULL, *ind = ok ? scratch(c, nx) : NULL;
     ok = ok && tmp != NULL && ind != NULL;
+    sp_expr_t inv = SP_EXPR_NONE;
     for (int64_t k = 0; ok && k < r.nout; k++) {
         int64_t b = r.g.start[k], m = r.g.start[k + 1] - b;
         sp_expr_t d = dy->v[k], s = SP_EXPR_NONE;
@@ -126,7 +142,11 @@ int vjp_reduce(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_
             int64_t i = r.g.idx[b + j];
             switch (code) {
             case RED_SUM: din[0].v[i] = d; break;
-            case RED_MEAN: din[0].v[i] = mul2(E, d, K(E, 1, (ulong)m)); break;
+            case RED_MEAN:
+                if (inv == SP_EXPR_NONE)
+                    inv = count_const(c, x, c->red_mask, m, 1);
+                din[0].v[i] = mul2(E, d, inv);
+                break;
             case RED_LSE:
                 din[0].v[i] = mul2(E, d, sp_expr_div(E, sp_expr_unary(E, SP_OP_EXP, x->v[i]), s));
                 break;
@@ -329,6 +349,8 @@ typedef struct {
     const sp_tensor_t *x, *w, *b;
     int64_t n, rows;
     sp_expr_t eps;
+    sp_expr_t inv_n, nn; /* 1/n and n, n the real count where it is known (count_const) */
+    int scaled;          /* ... and n is not the count of the elements seen */
 } norm_t;
 
 static int norm_setup(opc_t *c, int is_ln, norm_t *nm)
@@ -348,6 +370,9 @@ static int norm_setup(opc_t *c, int is_ln, norm_t *nm)
     if (nm->n == 0)
         return fail(c, "the normalized dimension is empty");
     nm->rows = sp_tensor_numel(x) / nm->n;
+    nm->inv_n = count_const(c, x, 1u << (x->ndim - 1), nm->n, 1);
+    nm->nn = count_const(c, x, 1u << (x->ndim - 1), nm->n, 0);
+    nm->scaled = nm->nn != K(c->E, nm->n, 1);
     nm->w = c->nin > 1 ? &c->in[1] : NULL;
     nm->b = c->nin > 2 ? &c->in[2] : NULL;
     if (nm->w && !(nm->w->ndim == 1 && nm->w->shape[0] == nm->n))
@@ -373,7 +398,7 @@ static void norm_row(sp_ectx_t E, const norm_t *nm, int is_ln, int64_t row, sp_e
 {
     int64_t n = nm->n;
     const sp_expr_t *x = nm->x->v + row * n;
-    sp_expr_t inv_n = K(E, 1, (ulong)n);
+    sp_expr_t inv_n = nm->inv_n;
     if (is_ln) {
         memcpy(tmp, x, (size_t)n * sizeof(sp_expr_t));
         sp_expr_t mu = mul2(E, inv_n, addv(E, tmp, n));
@@ -427,7 +452,7 @@ int vjp_norm(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_t 
     sp_expr_t *gw = tmp ? scratch(c, n * rows) : NULL, *gb = gw ? scratch(c, n * rows) : NULL;
     sp_expr_t *g = gb ? scratch(c, n) : NULL;
     ok = ok && g != NULL;
-    sp_expr_t inv_n = K(E, 1, (ulong)n), nn = K(E, n, 1);
+    sp_expr_t inv_n = nm.inv_n, nn = nm.nn;
     for (int64_t row = 0; ok && row < rows; row++) {
         sp_expr_t u, r;
         const sp_expr_t *dyr = dy->v + row * n;
@@ -437,18 +462,24 @@ int vjp_norm(opc_t *c, const sp_tensor_t *y, const sp_tensor_t *dy, sp_tensor_t 
         for (int64_t j = 0; j < n; j++)
             tmp[j] = mul2(E, g[j], d[j]);
         sp_expr_t gd = addv(E, tmp, n);
-        /* d r / d x_i = -(1/n) d_i r / u, so
-           layernorm: dx_i = r (g_i - mean(g)) - r d_i sum(g d) / (n u)
-           rmsnorm:   dx_i = r g_i - x_i r sum(g x) / (n u) */
-        sp_expr_t corr_mean = K(E, 0, 1);
+        /* d r / d x_i = -(1/n) (d_i - dbar) r / u, so
+           layernorm: dx_i = r (g_i - mean(g)) - r (d_i - dbar) sum(g d) / (n u)
+           rmsnorm:   dx_i = r g_i - x_i r sum(g x) / (n u)
+           where dbar = sum(d) / n is 0 unless n is a real count other than the row's (then
+           the mean is the row's sum over the real count: nm.scaled) */
+        sp_expr_t corr_mean = K(E, 0, 1), dbar = K(E, 0, 1);
         if (is_ln) {
             memcpy(tmp, g, (size_t)n * sizeof(sp_expr_t));
             corr_mean = mul2(E, inv_n, addv(E, tmp, n));
+            if (nm.scaled) {
+                memcpy(tmp, d, (size_t)n * sizeof(sp_expr_t));
+                dbar = mul2(E, inv_n, addv(E, tmp, n));
+            }
         }
         sp_expr_t nu = mul2(E, nn, u);
         for (int64_t j = 0; j < n; j++) {
             sp_expr_t a = mul2(E, r, sub2(E, g[j], corr_mean));
-            sp_expr_t bterm = sp_expr_div(E, mul3(E, d[j], r, gd), nu);
+            sp_expr_t bterm = sp_expr_div(E, mul3(E, sub2(E, d[j], dbar), r, gd), nu);
             din[0].v[row * n + j] = sub2(E, a, bterm);
             gw[j * rows + row] = mul3(E, dyr[j], d[j], r);
             gb[j * rows + row] = dyr[j];
@@ -483,13 +514,20 @@ typedef struct {
     groups_t g;    /* lanes of the logits over the vocabulary */
 } ce_t;
 
-/* q = e / v */
-static void rat_div_int(fmpq_t q, const fmpq_t e, int64_t v)
+/* q = eps / V, the smoothing's weight of each class (V the real count where it is known) */
+static void ce_eps_v(opc_t *c, const ce_t *ce, fmpq_t q)
 {
-    fmpz_t z;
-    fmpz_init_set_si(z, (slong)v);
-    fmpq_div_fmpz(q, e, z);
-    fmpz_clear(z);
+    fmpq_t v;
+    fmpq_init(v);
+    count_real(c, ce->x, 1u << (ce->x->ndim - 1), ce->V, v);
+    fmpq_div(q, ce->eps, v);
+    fmpq_clear(v);
+}
+
+/* 1/P, a mean's weight of each position (P the real count where it is known) */
+static sp_expr_t ce_inv_p(opc_t *c, const ce_t *ce)
+{
+    return count_const(c, ce->x, (1u << (ce->x->ndim - 1)) - 1u, ce->P, 1);
 }
 
 static void ce_clear(ce_t *ce)
@@ -567,7 +605,7 @@ static int ce_forward(opc_t *c, ce_t *ce, sp_tensor_t *out)
     fmpq_one(q);
     fmpq_sub(q, q, ce->eps);
     sp_expr_t one_m_eps = sp_expr_const_fmpq(E, q);
-    rat_div_int(q, ce->eps, ce->V);
+    ce_eps_v(c, ce, q);
     sp_expr_t eps_v = sp_expr_const_fmpq(E, q), eps = sp_expr_const_fmpq(E, ce->eps);
     fmpq_clear(q);
     for (int64_t p = 0; ok && p < ce->P; p++) {
@@ -596,7 +634,7 @@ static int ce_forward(opc_t *c, ce_t *ce, sp_tensor_t *out)
         else if (ce->m)
             out->v[0] = sp_expr_div(E, s, addv(E, msk, ce->P));
         else
-            out->v[0] = mul2(E, K(E, 1, (ulong)ce->P), s);
+            out->v[0] = mul2(E, ce_inv_p(c, ce), s);
     }
     flint_free(tmp);
     flint_free(t2);
@@ -624,16 +662,24 @@ static int ce_backward(opc_t *c, ce_t *ce, const sp_tensor_t *dy, sp_tensor_t *d
     fmpq_one(q);
     fmpq_sub(q, q, ce->eps);
     sp_expr_t one_m_eps = sp_expr_const_fmpq(E, q);
-    rat_div_int(q, ce->eps, ce->V);
-    sp_expr_t eps_v = sp_expr_const_fmpq(E, q), eps = sp_expr_const_fmpq(E, ce->eps);
+    ce_eps_v(c, ce, q);
+    sp_expr_t eps_v = sp_expr_const_fmpq(E, q);
+    /* the smoothing term's weights summed over the classes seen: eps at the real sizes, and
+       eps * V/V_real where only V of them are there (d/dx_j of sum_v -lsm_v is V sm_j - 1) */
+    fmpz_t vz;
+    fmpz_init_set_si(vz, (slong)ce->V);
+    fmpq_mul_fmpz(q, q, vz);
+    fmpz_clear(vz);
+    sp_expr_t eps = sp_expr_const_fmpq(E, q);
     fmpq_clear(q);
+    sp_expr_t inv_p = ce_inv_p(c, ce);
     int smooth = !fmpq_is_zero(ce->eps);
     for (int64_t p = 0; ok && p < ce->P; p++) {
         sp_expr_t d = dy == NULL ? K(E, 1, 1) : dy->v[ce->red == CE_NONE ? p : 0];
         sp_expr_t mp = ce->m ? ce->m->v[ce->mmap[p]] : K(E, 1, 1);
         sp_expr_t cp;
         if (ce->red == CE_MEAN)
-            cp = ce->m ? sp_expr_div(E, mul2(E, d, mp), msum) : mul2(E, d, K(E, 1, (ulong)ce->P));
+            cp = ce->m ? sp_expr_div(E, mul2(E, d, mp), msum) : mul2(E, d, inv_p);
         else
             cp = mul2(E, d, mp);
         sp_expr_t z = ce_z(c, ce, p, tmp);

@@ -1069,8 +1069,9 @@ static int parse_shapes(fx_t *f, const char *spec, sp_tensor_t *in)
     return n;
 }
 
-/* Checks din[k][j] == d L / d in[k][j] for L = sum(g * out), g fresh symbols. */
-static int check_vjp(fx_t *f, const vcase_t *vc)
+/* Checks din[k][j] == d L / d in[k][j] for L = sum(g * out), g fresh symbols (env: the
+   caller's, sp_op_env_t, or NULL). */
+static int check_vjp_env(fx_t *f, const vcase_t *vc, const sp_op_env_t *env)
 {
     sp_tensor_t in[5], out, g, din[5];
     attrs_t A;
@@ -1078,7 +1079,7 @@ static int check_vjp(fx_t *f, const vcase_t *vc)
     int nin = parse_shapes(f, vc->shapes, in);
     attrs_init(&A, vc->attrs);
     sp_tensor_init(&out);
-    int ok = sp_ops_apply(f->E, vc->name, in, nin, A.a, A.n, 0, &out, &err);
+    int ok = sp_ops_apply_env(f->E, env, vc->name, in, nin, A.a, A.n, 0, &out, &err);
     if (!ok) {
         fprintf(stderr, "%s [%s]: forward failed: %s\n", vc->name, vc->shapes, err.msg);
         goto done;
@@ -1094,7 +1095,7 @@ static int check_vjp(fx_t *f, const vcase_t *vc)
     free(terms);
     for (int k = 0; k < nin; k++)
         sp_tensor_init(&din[k]);
-    ok = sp_ops_vjp(f->E, vc->name, in, nin, A.a, A.n, &out, &g, din, &err);
+    ok = sp_ops_vjp_env(f->E, env, vc->name, in, nin, A.a, A.n, &out, &g, din, &err);
     if (!ok)
         fprintf(stderr, "%s [%s]: vjp failed: %s\n", vc->name, vc->shapes, err.msg);
     for (int k = 0; ok && k < nin; k++) {
@@ -1225,6 +1226,11 @@ static const vcase_t vjp_cases[] = {
     {"attention", "1,2,2;1,2,2;1,2,1;2,2", "scale=1", 7, 0},
     {"topk_mask", "3", "k=1", 0, 1},
 };
+
+static int check_vjp(fx_t *f, const vcase_t *vc)
+{
+    return check_vjp_env(f, vc, NULL);
+}
 
 static void test_ops_vjp_matches_diff(void **state)
 {
@@ -1437,6 +1443,51 @@ static void test_ops_cross_entropy_grad(void **state)
         attrs_clear(&A);
     }
     clear_all(in, 4);
+}
+
+/* A caller that knows real counts other than the ones seen (the checker at reduced shapes):
+   every dim counts 2 more elements than it has */
+static int counts_plus_two(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_t out)
+{
+    (void)ctx;
+    fmpq_one(out);
+    for (int d = 0; d < x->ndim; d++)
+        if (mask >> d & 1u) {
+            fmpz_mul_si(fmpq_numref(out), fmpq_numref(out), (slong)(x->shape[d] + 2));
+        }
+    return 1;
+}
+
+/* A mean, a norm and a mean cross entropy divide by the caller's real count (docs/soundness.md
+   "Sizes as values"), and their VJPs are still the derivatives of what they compute. */
+static void test_ops_real_counts(void **state)
+{
+    fx_t *f = *state;
+    sp_op_env_t env = {counts_plus_two, NULL};
+    static const vcase_t cases[] = {
+        {"mean", "2,3", "dim=1", 1, 0},
+        {"mean", "2,3", "dim=[0,1];keepdim=1", 1, 0},
+        {"layernorm", "2,3;3;3", NULL, 7, 0},
+        {"rmsnorm", "2,3;3", "eps=1/100", 3, 0},
+        {"cross_entropy", "2,3;2,3", NULL, 1, 0},
+        {"cross_entropy", "2,3;2,3", "label_smoothing=1/10", 1, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_true(check_vjp_env(f, &cases[i], &env));
+    /* mean over [2, 3] along dim 1: the row's sum over 3 + 2 = 5 */
+    sp_tensor_t x, y;
+    sp_op_err_t err;
+    attrs_t A;
+    symt(f, &x, "x", 2, 2, 3);
+    attrs_init(&A, "dim=1");
+    sp_tensor_init(&y);
+    assert_true(sp_ops_apply_env(f->E, &env, "mean", &x, 1, A.a, A.n, 0, &y, &err));
+    sp_expr_t s = sp_expr_add(f->E, sp_expr_add(f->E, x.v[0], x.v[1]), x.v[2]);
+    assert_int_equal(equiv(f, y.v[0], sp_expr_div(f->E, s, sp_expr_const_si(f->E, 5, 1)), "mean"),
+                     SP_EQUAL);
+    sp_tensor_clear(&y);
+    sp_tensor_clear(&x);
+    attrs_clear(&A);
 }
 
 /* Random shapes (with empty dims), attributes and arities for every operator, forward and VJP:
@@ -1673,6 +1724,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_topk_mask, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_errors, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_output_aliases_input, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_real_counts, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_vjp_matches_diff, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_vjp_random_broadcast, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_vjp_errors, fx_setup, fx_teardown),
