@@ -663,14 +663,8 @@ static int ce_backward(opc_t *c, ce_t *ce, const sp_tensor_t *dy, sp_tensor_t *d
     fmpq_sub(q, q, ce->eps);
     sp_expr_t one_m_eps = sp_expr_const_fmpq(E, q);
     ce_eps_v(c, ce, q);
-    sp_expr_t eps_v = sp_expr_const_fmpq(E, q);
-    /* the smoothing term's weights summed over the classes seen: eps at the real sizes, and
-       eps * V/V_real where only V of them are there (d/dx_j of sum_v -lsm_v is V sm_j - 1) */
-    fmpz_t vz;
-    fmpz_init_set_si(vz, (slong)ce->V);
-    fmpq_mul_fmpz(q, q, vz);
-    fmpz_clear(vz);
-    sp_expr_t eps = sp_expr_const_fmpq(E, q);
+    /* the derivative of eps * lse - eps/V * sum_v x_v (ce_forward) */
+    sp_expr_t eps_v = sp_expr_const_fmpq(E, q), eps = sp_expr_const_fmpq(E, ce->eps);
     fmpq_clear(q);
     sp_expr_t inv_p = ce_inv_p(c, ce);
     int smooth = !fmpq_is_zero(ce->eps);

@@ -2,8 +2,10 @@
 # The real sizes are too large for the reference executor (B*H = 8 * 16384 elements), so only
 # the reduction stands between this plan and EQUIVALENT. Before 2026-12-02 the default
 # reduction let B reduce to 2 = dp and printed EQUIVALENT; the default now keeps every size
-# apart from mesh sizes (B = 4). --fast-shapes: no difference at its sizes, UNKNOWN with
-# --no-cross-check, else the reference executor's second run (B = 8) finds it (tests/cli.sh).
+# apart from mesh sizes (B = 4). Under --fast-shapes the same sizes as before gave no
+# difference and the verdict was UNKNOWN; since 2026-12-05 the mean divides by the real count
+# of B (docs/soundness.md "Sizes as values"), so --fast-shapes finds the difference too
+# (tests/cli.sh; ok/reduce_fast_shapes_mean_written.sp is now the no-proof example).
 # expect: NOT EQUIVALENT at line 17
 dim B = 8, H = 16384
 model m {
