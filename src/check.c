@@ -154,7 +154,7 @@ static void reset_model(sp_check_t *C)
     C->xref = NULL;
     C->unlifted = 0;
     C->resize = 0;
-    C->resize_lit = 0;
+    C->resize_why = 0;
 }
 
 /* What one execution of model and plan left but its cut points: values, stages, crossed cuts. */
@@ -946,6 +946,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->unproved[0] = '\0';
     C->limit_note[0] = '\0';
     C->clamped = SP_CLAMP_NONE;
+    C->value_real[0] = '\0';
     C->pos_exact_sum = C->pos_size_on_exact = C->pos_forms = C->npos_terms = C->npos_named =
         C->npos_host = 0;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
@@ -1003,13 +1004,19 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
             snprintf(note, sizeof note, "with %s no difference was found, but the reference "
                                         "executor found one at %s, so the real sizes are checked",
                      dims, C->resize == 2 ? "other admissible sizes" : "the real sizes");
-        else if (C->resize_lit)
+        else if (C->resize_why == 1)
             snprintf(note, sizeof note, "with %s the difference found rests on the literal %s "
                                         "at the real sizes only, so the real sizes are checked",
                      dims, C->lit_real);
+        else if (C->resize_why == 2)
+            snprintf(note, sizeof note, "with %s the difference found was not lifted (the "
+                                        "program uses %s as a value), so the real sizes are "
+                                        "checked",
+                     dims, C->value_real);
         else
             snprintf(note, sizeof note, "with %s the difference found was not reproduced at the "
-                                        "real sizes, so the real sizes are checked", dims);
+                                        "%s sizes, so the real sizes are checked",
+                     dims, C->resize_why == 3 ? "checked" : "real");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->clamped && !C->opt.real_sizes && (v != SHARDPROOF_UNKNOWN || clamp_first || C->unlifted) &&

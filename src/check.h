@@ -218,7 +218,14 @@ typedef struct sp_check {
                                 the real sizes and not at the checked ones ("131072 = B*S"), or
                                 "": a difference at the checked sizes alone is then no witness
                                 (src/reduce.c lit_relations, src/crosscheck.c lift) */
-    int resize_lit;          /* with resize 1: the difference was no witness because of lit_real */
+    int resize_why;          /* with resize 1, why the difference was no witness: 0 the
+                                reference executor's run at the real sizes shows none, 1
+                                lit_real, 2 value_real, 3 its run at the checked sizes (it
+                                cannot run the real ones) shows none */
+    char value_real[200];    /* the first size used as a value whose value at the real sizes
+                                (which the checked program takes) is not its value at the
+                                checked ones (which the reference executor takes there):
+                                "H/2 at f.sp:3:9", or "" (src/exec_pos.c sp_note_value_real) */
     uint32_t exec_nodes;     /* expression nodes after executing the model and the plan (the
                                 size of the reference executor's second run: src/crosscheck.c) */
     int clamped;             /* what the first operator that did what the reduction does not
@@ -421,6 +428,9 @@ int sp_pos_same_scale(sp_check_t *C, int32_t a, int32_t b);
 /* src/exec_pos.c: a size term or a reduced extent made on axis a (NULL: an axis not known) */
 void sp_size_on_exact(sp_check_t *C, const sp_pos_t *a, sp_loc_t loc);
 void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc);
+/* src/exec_pos.c: the checked program took a size used as a value (what, at loc) at its real
+   size, other than its checked one (C->value_real) */
+void sp_note_value_real(sp_check_t *C, const char *what, sp_loc_t loc);
 /* src/exec_pos.c: what the operators ask of the checker (sp_op_env_t): the real count of the
    elements a mean divides by, from the extents' monomials */
 sp_op_env_t sp_pos_env(sp_check_t *C);

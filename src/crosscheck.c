@@ -232,7 +232,23 @@ static shardproof_verdict_t lit_no_witness(sp_check_t *C, sp_sbuf_t *b)
                    C->lit_real);
     C->unlifted = 1;
     C->resize = 1;
-    C->resize_lit = 1;
+    C->resize_why = 1;
+    return SHARDPROOF_UNKNOWN;
+}
+
+/* The checked program's own counterexample at the checked sizes where it took a size used as a
+   value at its real size (src/exec.c int_pval, a sum of one constant; docs/soundness.md "Sizes
+   as values"): it is no input of the plan at any sizes (`shardproof run --dims` takes the
+   size at the sizes it is given), so no witness; the real sizes are checked. */
+static shardproof_verdict_t value_no_witness(sp_check_t *C, sp_sbuf_t *b)
+{
+    sp_sbuf_printf(b, "not lifted: the program uses %s as a value, which the checked program "
+                      "takes at its real size (the reference executor did not run the checked "
+                      "sizes): the real sizes are checked\n",
+                   C->value_real);
+    C->unlifted = 1;
+    C->resize = 1;
+    C->resize_why = 2;
     return SHARDPROOF_UNKNOWN;
 }
 
@@ -307,6 +323,8 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
                     break;
                 same++;
             }
+            if (same == 0 && C->value_real[0])
+                return value_no_witness(C, b);
             if (same == 0) {
                 sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at "
                                 "the checked sizes)\n");
@@ -317,6 +335,7 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
                               "real sizes are checked\n", same);
             C->unlifted = 1;
             C->resize = 1;
+            C->resize_why = 3;
             return SHARDPROOF_UNKNOWN;
         }
         sp_sbuf_printf(b, "not lifted: the reference executor finds the outputs equal at the "

@@ -809,20 +809,25 @@ static pval_t const_pval(interp_t *I, const fmpq_t q)
 static sp_status_t int_pval(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
 {
     pval_t p = pval_new(I->nranks);
-    fmpq_t q;
+    fmpq_t q, c;
     fmpq_init(q);
+    fmpq_init(c);
     for (int64_t r = 0; r < I->nranks; r++) {
         if (!I->active[r])
             continue;
-        if (!eval_rat(I, e, r, q) || !eval_rat_as(I, e, r, 1, q)) {
+        if (!eval_rat(I, e, r, c) || !eval_rat_as(I, e, r, 1, q)) {
             fmpq_clear(q);
+            fmpq_clear(c);
             pval_free(p, I->nranks);
             return SP_ERR_INPUT;
         }
+        if (!fmpq_equal(q, c))
+            sp_note_value_real(I->C, "a size", e->loc);
         sp_tensor_alloc(&p[r], 0, NULL);
         p[r].v[0] = sp_expr_const_fmpq(I->C->E, q);
     }
     fmpq_clear(q);
+    fmpq_clear(c);
     *out = p;
     return SP_OK;
 }
@@ -1144,6 +1149,8 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 C->E->force_hollow = 0;
                 sp_note_clamped(C, err.clamped, e->loc);
                 sp_note_exact_extent(C, err.exact_sum, e->loc);
+                if (err.counted)
+                    sp_note_value_real(C, "a count", e->loc);
                 if (applied && nt > 0)
                     sp_refine_pos(C, e, name, attr_args, attrs, na, ins, nt, &res[r]);
                 if (applied)
@@ -1229,6 +1236,8 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
                                        I->C->opt.max_elements, &res[r], &err);
         sp_note_clamped(I->C, err.clamped, loc);
         sp_note_exact_extent(I->C, err.exact_sum, loc);
+        if (err.counted)
+            sp_note_value_real(I->C, "a count", loc);
         if (applied)
             sp_pos_note(I->C, &res[r], loc);
         if (!applied) {

@@ -32,6 +32,13 @@ void sp_note_clamped(sp_check_t *C, int kind, sp_loc_t loc)
     }
 }
 
+void sp_note_value_real(sp_check_t *C, const char *what, sp_loc_t loc)
+{
+    if (!C->value_real[0])
+        snprintf(C->value_real, sizeof C->value_real, "%s at %s:%u:%u", what,
+                 loc.file ? loc.file : "?", loc.line, loc.col);
+}
+
 /*
  * A concatenation of parts whose extents are exact (dims kept real, literals) makes an extent
  * that is the same at the real sizes: a size of the program that the reduction must keep

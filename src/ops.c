@@ -1085,6 +1085,7 @@ static int ops_apply(sp_ectx_t E, const sp_op_env_t *env, const char *name,
         err->div_min = 1;
         err->clamped = SP_CLAMP_NONE;
         err->exact_sum = 0;
+        err->counted = 0;
     }
     const op_def_t *def = find_op(name);
     if (def == NULL) {
@@ -1184,6 +1185,7 @@ static int ops_vjp(sp_ectx_t E, const sp_op_env_t *env, const char *name,
         err->div_min = 1;
         err->clamped = SP_CLAMP_NONE;
         err->exact_sum = 0;
+        err->counted = 0;
     }
     for (int k = 0; din != NULL && k < nin; k++) {
         sp_tensor_clear(&din[k]);

@@ -157,6 +157,9 @@ typedef struct {
                                  run at reduced sizes at the real ones) */
     int64_t exact_sum;        /* > 0: a concatenation of exact extents made this extent, a
                                  size of the program (src/exec_pos.c sp_note_exact_extent) */
+    int counted;              /* a sum of one constant counted its elements at a real count
+                                 other than the one seen: a size used as a value
+                                 (src/exec_pos.c sp_note_value_real) */
 } sp_op_err_t;
 
 /* A composition's result k (src/ops_pos.c sp_pos_compose, _concat, _piece) into err: 0 a sum of

@@ -90,8 +90,14 @@ int fwd_reduce(opc_t *c, sp_tensor_t *out)
             same = tmp[j] == tmp[0];
         switch (code) {
         case RED_SUM:
-            out->v[k] = same ? mul2(E, tmp[0], count_const(c, &c->in[0], c->red_mask, m, 0))
-                             : addv(E, tmp, m);
+            if (same) {
+                sp_expr_t n = count_const(c, &c->in[0], c->red_mask, m, 0);
+                if (n != K(E, m, 1) && c->err != NULL)
+                    c->err->counted = 1;
+                out->v[k] = mul2(E, tmp[0], n);
+            } else {
+                out->v[k] = addv(E, tmp, m);
+            }
             break;
         case RED_MEAN:
             if (inv == SP_EXPR_NONE)

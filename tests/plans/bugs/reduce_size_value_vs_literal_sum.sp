@@ -1,14 +1,13 @@
-# expect: NOT EQUIVALENT at line 25
-# fuzz: not a seed (the checker alone says EQUIVALENT: the open hole of docs/soundness.md; the cross-check's second run catches it)
+# expect: NOT EQUIVALENT at line 24
+# fuzz: not a seed (with --no-cross-check the checker alone says UNKNOWN: its difference is at the checked sizes only)
 # A size written as a value against a sum of literals: the model scales x by K = 25, the plan
 # by 2 + 3 = 5.  The reduction may check K at 5 (a prime outside the factors 2 and 3, so the
-# products rule admits it), where both are 5 * x (docs/soundness.md, "Open: additive relations
-# of sizes used as values": part (a) of docs/architecture.md's design is not built).  N =
-# 100000 keeps the real sizes beyond the reference executor; its second run, at admissible
-# sizes with the small dims real (K = 25, N reduced), finds the difference, and the real sizes
-# are checked.  With --no-cross-check the check says EQUIVALENT (tests/cli.sh asserts it, so
-# that closing the hole shows).  bugs/reduce_count_vs_literal_sum.sp is the count twin, which
-# the checker alone catches.
+# products rule admits it), where both were 5 * x until 2026-12-06 (a wrong EQUIVALENT with
+# --no-cross-check).  The checked program now takes K at its real size (docs/soundness.md,
+# "Sizes as values") and differs (5 * x against 25 * x); N = 100000 keeps the real sizes beyond
+# the reference executor, which at the checked sizes takes K = 5 and agrees, so the real sizes
+# are checked and show the difference (tests/cli.sh; with --no-cross-check UNKNOWN).
+# bugs/reduce_count_vs_literal_sum.sp is the count twin, caught by the count test.
 dim N = 100000, K = 25
 
 model m {
