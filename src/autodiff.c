@@ -312,6 +312,10 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
                   "cannot differentiate '%s': %s", tp->op, err.msg);
             st = SP_ERR_INPUT;
         }
+        if (err.clamped == SP_CLAMP_COUNT) /* a count (src/ops_base.c count_real) */
+            sp_note_clamped(I->C, SP_CLAMP_COUNT, t->loc);
+        if (err.counted)
+            sp_note_value_real(I->C, "a count", t->loc);
         for (int j = 0; j < tp->nin && st == SP_OK; j++) {
             if (din[j].ndim < 0 || din[j].v == NULL)
                 continue;

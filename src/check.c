@@ -883,6 +883,7 @@ static shardproof_verdict_t run_real_sizes(shardproof_t *C, const char *path, co
     sp_diags_restore(C->d, dm);
     C->opt.real_sizes = 1;
     C->opt.full_mesh = 1;
+    C->nuneven = 0;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, dm);
     C->opt.real_sizes = 0;
     C->opt.full_mesh = full;
@@ -947,6 +948,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->limit_note[0] = '\0';
     C->clamped = SP_CLAMP_NONE;
     C->value_real[0] = '\0';
+    C->nuneven = 0;
     C->pos_exact_sum = C->pos_size_on_exact = C->pos_forms = C->npos_terms = C->npos_named =
         C->npos_host = 0;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, &dm);
@@ -1042,6 +1044,9 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                                                    "sizes only"
                  : C->clamped == SP_CLAMP_BOUND_REAL ? "has a bound beyond its dim at the real "
                                                        "sizes only"
+                 : C->clamped == SP_CLAMP_COUNT ? "divides by a count of elements not known at "
+                                                  "the real sizes (an extent read otherwise, or "
+                                                  "a shard of an uneven split)"
                                                  : "made an extent that is a sum of sizes");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }

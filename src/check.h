@@ -222,6 +222,12 @@ typedef struct sp_check {
                                 reference executor's run at the real sizes shows none, 1
                                 lit_real, 2 value_real, 3 its run at the checked sizes (it
                                 cannot run the real ones) shows none */
+    int32_t uneven[16];      /* extent monomials that a layout splits unevenly (torch.chunk's
+                                partial last shard, an explicit split): a shard's real extent
+                                is not its checked one times the monomial's scale, so an
+                                operator's count over such an axis is not known (src/plan.c,
+                                src/exec_pos.c real_count); nuneven past 16: every one */
+    int nuneven;
     char value_real[200];    /* the first size used as a value whose value at the real sizes
                                 (which the checked program takes) is not its value at the
                                 checked ones (which the reference executor takes there):
@@ -431,6 +437,8 @@ void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc);
 /* src/exec_pos.c: the checked program took a size used as a value (what, at loc) at its real
    size, other than its checked one (C->value_real) */
 void sp_note_value_real(sp_check_t *C, const char *what, sp_loc_t loc);
+/* src/exec_pos.c: a layout splits the axis of extent monomial ext unevenly (C->uneven) */
+void sp_note_uneven(sp_check_t *C, int32_t ext);
 /* src/exec_pos.c: what the operators ask of the checker (sp_op_env_t): the real count of the
    elements a mean divides by, from the extents' monomials */
 sp_op_env_t sp_pos_env(sp_check_t *C);

@@ -221,34 +221,28 @@ static void witness_str(sp_check_t *C, const sp_ref_result_t *r, int reduced, sp
     sp_sbuf_puts(b, " --print-inputs\n");
 }
 
-/* A difference at the checked sizes where the program writes a literal that is a product of
-   sizes at the real sizes only (src/reduce.c lit_relations: `/ 131072` for B*S): no witness,
-   since the reduction took the literal and the product apart; the real sizes are checked. */
-static shardproof_verdict_t lit_no_witness(sp_check_t *C, sp_sbuf_t *b)
+/* A difference at the checked sizes that is no witness, so the real sizes are checked
+   (C->resize_why):
+   1, the program writes a literal that is a product of sizes at the real sizes only
+   (src/reduce.c lit_relations: `/ 131072` for B*S), which the reduction took apart;
+   2, the checked program's own counterexample where it took a size used as a value at its real
+   size (C->value_real; docs/soundness.md "Sizes as values"): no input of the plan at any sizes
+   (`shardproof run --dims` takes sizes at the sizes it is given). */
+static shardproof_verdict_t no_witness(sp_check_t *C, int why, sp_sbuf_t *b)
 {
-    sp_sbuf_printf(b, "not lifted: the program's literal %s at the real sizes, which the "
-                      "checked sizes do not keep (a size expression follows them): the real "
-                      "sizes are checked\n",
-                   C->lit_real);
+    if (why == 1)
+        sp_sbuf_printf(b, "not lifted: the program's literal %s at the real sizes, which the "
+                          "checked sizes do not keep (a size expression follows them): the real "
+                          "sizes are checked\n",
+                       C->lit_real);
+    else
+        sp_sbuf_printf(b, "not lifted: the program uses %s as a value, which the checked "
+                          "program takes at its real size (the reference executor did not run "
+                          "the checked sizes): the real sizes are checked\n",
+                       C->value_real);
     C->unlifted = 1;
     C->resize = 1;
-    C->resize_why = 1;
-    return SHARDPROOF_UNKNOWN;
-}
-
-/* The checked program's own counterexample at the checked sizes where it took a size used as a
-   value at its real size (src/exec.c int_pval, a sum of one constant; docs/soundness.md "Sizes
-   as values"): it is no input of the plan at any sizes (`shardproof run --dims` takes the
-   size at the sizes it is given), so no witness; the real sizes are checked. */
-static shardproof_verdict_t value_no_witness(sp_check_t *C, sp_sbuf_t *b)
-{
-    sp_sbuf_printf(b, "not lifted: the program uses %s as a value, which the checked program "
-                      "takes at its real size (the reference executor did not run the checked "
-                      "sizes): the real sizes are checked\n",
-                   C->value_real);
-    C->unlifted = 1;
-    C->resize = 1;
-    C->resize_why = 2;
+    C->resize_why = why;
     return SHARDPROOF_UNKNOWN;
 }
 
@@ -301,7 +295,7 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
             sp_ref_result_clear(&r);
         }
         if ((refused || agreed == 0) && C->lit_real[0])
-            return lit_no_witness(C, b);
+            return no_witness(C, 1, b);
         if (refused || agreed == 0) {
             /* the checked program takes sizes used as values at their real sizes (src/exec.c
                int_pval, docs/soundness.md "Sizes as values"); the reference executor at the
@@ -324,7 +318,7 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
                 same++;
             }
             if (same == 0 && C->value_real[0])
-                return value_no_witness(C, b);
+                return no_witness(C, 2, b);
             if (same == 0) {
                 sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at "
                                 "the checked sizes)\n");
@@ -355,7 +349,7 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
             sp_ref_verdict_t v = st == SP_OK ? r.verdict : SP_REF_ERROR;
             if (v == SP_REF_DIFFER && reduced && C->lit_real[0]) {
                 sp_ref_result_clear(&r);
-                return lit_no_witness(C, b);
+                return no_witness(C, 1, b);
             }
             if (v == SP_REF_DIFFER) {
                 witness_str(C, &r, reduced, b);

@@ -768,8 +768,23 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
 /*
  * The real count of x's elements over the dims in mask (sp_op_env_t's real_count): each dim's
  * extent times its monomial's scale (sp_pos_scale); 0 when a dim's monomial is not known (a
- * fresh one, or none), and the operator divides by the count it sees.
+ * fresh one, or none) or is one a layout splits unevenly (C->uneven: the axis may be a shard,
+ * whose real extent is not its checked one times the scale), or the count is not whole: the
+ * operator divides by the count it sees and reports SP_CLAMP_COUNT, and the real sizes decide.
  */
+void sp_note_uneven(sp_check_t *C, int32_t ext)
+{
+    if (ext == 1)
+        return;
+    for (int k = 0; k < C->nuneven && k < 16; k++)
+        if (C->uneven[k] == ext)
+            return;
+    if (C->nuneven < 16)
+        C->uneven[C->nuneven] = ext;
+    if (C->nuneven <= 16)
+        C->nuneven++;
+}
+
 static int real_count(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_t out)
 {
     sp_check_t *C = ctx;
@@ -780,7 +795,9 @@ static int real_count(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_t out
     for (int d = 0; ok && d < x->ndim; d++) {
         if (!(mask >> d & 1u))
             continue;
-        ok = sp_pos_scale(C, x->pos[d].ext, q);
+        for (int k = 0; k < C->nuneven && ok; k++)
+            ok = x->pos[d].ext == 1 || (C->nuneven <= 16 && C->uneven[k] != x->pos[d].ext);
+        ok = ok && sp_pos_scale(C, x->pos[d].ext, q);
         fmpz_mul_si(fmpq_numref(q), fmpq_numref(q), (slong)x->shape[d]);
         fmpq_canonicalise(q);
         fmpq_mul(out, out, q);

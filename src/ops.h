@@ -157,8 +157,8 @@ typedef struct {
                                  run at reduced sizes at the real ones) */
     int64_t exact_sum;        /* > 0: a concatenation of exact extents made this extent, a
                                  size of the program (src/exec_pos.c sp_note_exact_extent) */
-    int counted;              /* a sum of one constant counted its elements at a real count
-                                 other than the one seen: a size used as a value
+    int counted;              /* a count (a mean's, a norm's, a sum of one constant's) taken at
+                                 a real count other than the one seen: a size used as a value
                                  (src/exec_pos.c sp_note_value_real) */
 } sp_op_err_t;
 
@@ -185,8 +185,12 @@ typedef enum {
                           sizes): real sizes only with a size term on an exact dim (src/exec.c) */
     SP_CLAMP_PAIR,     /* positions of two monomials no rule keeps apart (src/exec_pos.c
                           note_terms, slice_bounds_real) */
-    SP_CLAMP_BOUND_REAL /* a slice's bound past its dim at the real sizes only (src/exec_pos.c
+    SP_CLAMP_BOUND_REAL, /* a slice's bound past its dim at the real sizes only (src/exec_pos.c
                            slice_bounds_real) */
+    SP_CLAMP_COUNT     /* a count an operator divides by (a mean, a norm, a mean cross entropy,
+                          attention's default scale) not known at the real sizes: an extent's
+                          monomial not known, or a shard of an uneven split (src/ops_base.c
+                          count_real; docs/soundness.md "Sizes as values") */
 } sp_clamp_t;
 
 /*

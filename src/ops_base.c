@@ -11,9 +11,20 @@ sp_expr_t K(sp_ectx_t E, slong num, ulong den) { return sp_expr_const_si(E, num,
 
 void count_real(opc_t *c, const sp_tensor_t *x, unsigned mask, int64_t m, fmpq_t out)
 {
-    if (c->env == NULL || c->env->real_count == NULL ||
-        !c->env->real_count(c->env->ctx, x, mask, out) || fmpq_sgn(out) <= 0)
+    if (c->env == NULL || c->env->real_count == NULL) {
         fmpq_set_si(out, (slong)m, 1);
+        return;
+    }
+    if (!c->env->real_count(c->env->ctx, x, mask, out) || fmpq_sgn(out) <= 0) {
+        /* not known at the real sizes: the count seen, and the real sizes decide (a count
+           of the shapes seen against real counts elsewhere is no instance of the program) */
+        fmpq_set_si(out, (slong)m, 1);
+        if (c->err != NULL && c->err->clamped == SP_CLAMP_NONE)
+            c->err->clamped = SP_CLAMP_COUNT;
+        return;
+    }
+    if (c->err != NULL && !(fmpz_is_one(fmpq_denref(out)) && fmpz_cmp_si(fmpq_numref(out), m) == 0))
+        c->err->counted = 1;
 }
 
 sp_expr_t count_const(opc_t *c, const sp_tensor_t *x, unsigned mask, int64_t m, int inverse)

@@ -91,10 +91,7 @@ int fwd_reduce(opc_t *c, sp_tensor_t *out)
         switch (code) {
         case RED_SUM:
             if (same) {
-                sp_expr_t n = count_const(c, &c->in[0], c->red_mask, m, 0);
-                if (n != K(E, m, 1) && c->err != NULL)
-                    c->err->counted = 1;
-                out->v[k] = mul2(E, tmp[0], n);
+                out->v[k] = mul2(E, tmp[0], count_const(c, &c->in[0], c->red_mask, m, 0));
             } else {
                 out->v[k] = addv(E, tmp, m);
             }

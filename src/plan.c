@@ -110,6 +110,8 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
     sp_tensor_t fullx = *full; /* the same elements; an extent not known gets one fresh id for
                                   every rank's block (src/ops_pos.c) */
     sp_pos_fill_ext(&fullx, &C->pos_next);
+    int64_t ext0[SP_MAX_DIMS]; /* the first rank's shard extents */
+    int have0 = 0;
     for (int64_t r = 0; r < I->nranks; r++)
         if (I->active[r]) {
             sp_layout_project(&C->mesh, L, r, full, &out[r]);
@@ -119,6 +121,18 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             int k = sp_pos_block(&out[r], &fullx, start, &C->pos_next);
             sp_note_composed(C, k, loc);
             sp_pos_note(C, &out[r], loc);
+            /* a shard whose extent is not the full one's over a whole number of equal parts
+               (torch.chunk's partial last shard, an explicit split): its real extent is not
+               its checked one times the monomial's scale (src/exec_pos.c real_count) */
+            for (int d = 0; d < out[r].ndim && d < fullx.ndim && d < SP_MAX_DIMS; d++) {
+                if (!have0)
+                    ext0[d] = out[r].shape[d];
+                if (out[r].shape[d] != fullx.shape[d] &&
+                    (out[r].shape[d] == 0 || fullx.shape[d] % out[r].shape[d] != 0 ||
+                     out[r].shape[d] != ext0[d]))
+                    sp_note_uneven(C, fullx.pos[d].ext);
+            }
+            have0 = 1;
         }
     for (int k = 0; k < L->npartial; k++) {
         const sp_axes_t *a = &L->paxes[k];

@@ -508,8 +508,8 @@ typedef struct {
     int count;              /* a literal (e NULL): bit 0 met as a count or an extent that cuts
                                blocks (chunk(x, 2), reshape(x, [2, -1])), bit 1 as a position,
                                bit 2 as a number that does neither (a top-k's k) */
-    int keep;               /* keeps its real value (the bound of a loop whose variable is a
-                               position: var_positions()) */
+    int keep;               /* keeps its real value (the bound of a loop: push_loop(), whose
+                               variable is a value or a position: var_uses(), var_positions()) */
 } sval_t;
 
 /* A loop variable or an integer parameter of a user function: the values it takes at the real
@@ -1335,6 +1335,14 @@ static int push_loop(const sp_check_t *C, const sp_mesh_t *mesh, svals_t *V,
                     else
                         x->keep[nk++] = V->var[j].keep[i];
                 }
+    /* the trip count is a size used as a value: iterations that compose (`y += x`, `h[l+1] =
+       h[l] * 2`, a count accumulated over `w[l]`) make a value of it, whether the variable is
+       used or not (helper-58's review, 2026-12-06: `for i in 0..K { y += x }` for the model's
+       `x * 5`, K = 25 checked at 5, was EQUIVALENT), so bounds that are sizes stay real */
+    for (int k = 0; k < nk; k++) {
+        sv_push(V, x->keep[k], 0, 0, 0);
+        V->v[V->len - 1].keep = 1;
+    }
     return 1;
 }
 
@@ -2931,8 +2939,8 @@ static int admissible_as(const sp_check_t *C, const sp_mesh_t *mesh, const svals
         }
         if (V->v[i].keep && R != r) {
             deps(C, V->v[i].e, pin, 0);
-            snprintf(why, whylen, "the bound at line %u of a loop whose variable is a position "
-                     "keeps its real size", V->v[i].e->loc.line);
+            snprintf(why, whylen, "the bound at line %u of a loop keeps its real size (a trip "
+                     "count is a value)", V->v[i].e->loc.line);
             ok = 0;
             break;
         }

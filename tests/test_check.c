@@ -148,8 +148,10 @@ static void test_check_second_reference_run(void **state)
     free(r);
 }
 
-/* A loop variable compared with a literal keeps its loop's size bound real (src/reduce.c
-   var_uses): at a reduced L the branch l >= 50 never runs and the scaled layers pass.  A
+/* A loop's size bound keeps its real size (src/reduce.c push_loop: a trip count is a value;
+   before 2026-12-06 only a loop variable used as a value, var_uses, kept it): at a reduced L the
+   branch l >= 50 never runs and the scaled layers pass, and `for i in 0..K { y += x }` adds x
+   K times (helper-58's review: tests/plans/bugs/size_values_loop_trip_count.sp).  A
    literal that is a product of sizes at the real sizes only (131072 = B*S) meets the mean's
    count, which the checked program takes at its real size (docs/soundness.md "Sizes as
    values"): proved at the checked sizes; the reference executor's second run (other sizes,
@@ -157,9 +159,9 @@ static void test_check_second_reference_run(void **state)
 static void test_check_loop_variable_and_literal_sizes(void **state)
 {
     (void)state;
-    /* for l in 0..L with the plan's layer body %s: a loop variable in a condition or a value
-       keeps L real; an affine subscript keeps it reduced, any other form (w[l % 60]: w[l] at
-       a reduced L) keeps it real, and so does a nested loop's bound naming l */
+    /* for l in 0..L with the plan's layer body %s: L real whatever the body (a loop variable
+       in a condition or a value, an affine subscript, w[l % 60], a nested loop's bound naming
+       l); the correct bodies are EQUIVALENT at L real */
     static const char *const loop =
         "dim L = 100, N = 4\n"
         "model m {\n  input x : [N]\n  param w[L] : [N]\n  h[0] = x\n"
@@ -177,12 +179,12 @@ static void test_check_loop_variable_and_literal_sizes(void **state)
     snprintf(text, sizeof text, loop, "    g[l+1] = g[l] * w[l]\n");
     r = report_text("loop_ok.sp", text, &v);
     assert_int_equal(v, SHARDPROOF_EQUIVALENT);
-    assert_null(strstr(r, "reduced dims: L=100 ")); /* a subscript only: L is reduced */
+    assert_non_null(strstr(r, "reduced dims: L=100 ")); /* a subscript only: L real too */
     free(r);
     snprintf(text, sizeof text, loop, "    g[l+1] = g[l] * w[(l + 1) - 1]\n");
     r = report_text("sub_ok.sp", text, &v);
     assert_int_equal(v, SHARDPROOF_EQUIVALENT);
-    assert_null(strstr(r, "reduced dims: L=100 "));
+    assert_non_null(strstr(r, "reduced dims: L=100 "));
     free(r);
     snprintf(text, sizeof text, loop, "    g[l+1] = g[l] * w[l % 60]\n");
     r = report_text("sub_mod.sp", text, &v);

@@ -3,7 +3,7 @@
 # are past the reference executor, and the difference at the checked sizes stood as the
 # witness: NOT EQUIVALENT (helper-44's review, session 31).  A literal that is a product of
 # sizes at the real sizes only (src/reduce.c lit_relations) makes such a difference no
-# witness: the real sizes are checked (src/crosscheck.c lit_no_witness).
+# witness: the real sizes are checked (src/crosscheck.c no_witness).
 dim B = 8, S = 16384
 model m {
   input x : [B, S]
