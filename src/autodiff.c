@@ -133,7 +133,7 @@ static int train_num(interp_t *I, const sp_ast_stmt_t *t, const char *key, const
     for (size_t i = 0; i < t->nargs; i++) {
         if (t->args[i].key.str && strcmp(t->args[i].key.str, key) == 0) {
             sp_attr_t a;
-            int ok = make_attr(I, &t->args[i], 0, &a) && a.kind == SP_ATTR_NUM;
+            int ok = make_attr(I, &t->args[i], 0, 1, &a) && a.kind == SP_ATTR_NUM;
             if (ok)
                 fmpq_set(out, a.num);
             else

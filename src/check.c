@@ -1010,6 +1010,11 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
             snprintf(note, sizeof note, "with %s the difference found rests on the literal %s "
                                         "at the real sizes only, so the real sizes are checked",
                      dims, C->lit_real);
+        else if (C->resize_why == 4)
+            snprintf(note, sizeof note, "with %s the difference found is in values that count "
+                                        "elements (docs/soundness.md, \"Counts\"), so the real "
+                                        "sizes are checked",
+                     dims);
         else if (C->resize_why == 2)
             snprintf(note, sizeof note, "with %s the difference found was not lifted (the "
                                         "program uses %s as a value), so the real sizes are "

@@ -115,6 +115,8 @@ typedef struct {
     int inferred;            /* a relation lineage inference proposed (src/infer.c) */
     int counted;             /* UNKNOWN: at the reduced sizes a sum over an axis counted elements
                                 (sp_engine_counts), so the real sizes decide (src/check.c) */
+    int counts;              /* ... whatever the status: a difference there may be the count's,
+                                so it is lifted at the real sizes only (src/crosscheck.c lift) */
 } sp_stage_t;
 
 typedef struct {
@@ -221,7 +223,8 @@ typedef struct sp_check {
     int resize_why;          /* with resize 1, why the difference was no witness: 0 the
                                 reference executor's run at the real sizes shows none, 1
                                 lit_real, 2 value_real, 3 its run at the checked sizes (it
-                                cannot run the real ones) shows none */
+                                cannot run the real ones) shows none, 4 a failed stage's
+                                values count elements (src/crosscheck.c failed_counts) */
     int32_t uneven[16];      /* extent monomials that a layout splits unevenly (torch.chunk's
                                 partial last shard, an explicit split): a shard's real extent
                                 is not its checked one times the monomial's scale, so an

@@ -62,6 +62,18 @@ static const sp_stage_t *first_failed(const sp_check_t *C)
     return NULL;
 }
 
+/* A failed stage whose values count elements at the checked sizes (sp_stage_t.counts): its
+   difference may be the count's (`sum(expand(s, [K]))` is 5 s at K = 5 for a model's 25 s), so
+   no difference at the checked sizes is a witness of the plan at its real sizes; the real
+   sizes decide (helper-59's review, 2026-12-06) */
+static int failed_counts(const sp_check_t *C)
+{
+    for (int i = 0; i < C->nstages; i++)
+        if (C->stages[i].status == SP_STAGE_FAILED && C->stages[i].counts)
+            return 1;
+    return 0;
+}
+
 static sp_status_t ref_at_inputs(sp_check_t *C, int reduced, uint64_t seed,
                                  const sp_ref_inputs_struct *given, sp_ref_result_t *res)
 {
@@ -227,7 +239,8 @@ static void witness_str(sp_check_t *C, const sp_ref_result_t *r, int reduced, sp
    (src/reduce.c lit_relations: `/ 131072` for B*S), which the reduction took apart;
    2, the checked program's own counterexample where it took a size used as a value at its real
    size (C->value_real; docs/soundness.md "Sizes as values"): no input of the plan at any sizes
-   (`shardproof run --dims` takes sizes at the sizes it is given). */
+   (`shardproof run --dims` takes sizes at the sizes it is given);
+   4, a failed stage's values count elements at the checked sizes (failed_counts). */
 static shardproof_verdict_t no_witness(sp_check_t *C, int why, sp_sbuf_t *b)
 {
     if (why == 1)
@@ -235,11 +248,15 @@ static shardproof_verdict_t no_witness(sp_check_t *C, int why, sp_sbuf_t *b)
                           "checked sizes do not keep (a size expression follows them): the real "
                           "sizes are checked\n",
                        C->lit_real);
-    else
+    else if (why == 2)
         sp_sbuf_printf(b, "not lifted: the program uses %s as a value, which the checked "
                           "program takes at its real size (the reference executor did not run "
                           "the checked sizes): the real sizes are checked\n",
                        C->value_real);
+    else
+        sp_sbuf_puts(b, "not lifted: the failing stage's values count elements at the checked "
+                        "sizes (docs/soundness.md, \"Counts\"), so a difference there is no "
+                        "witness: the real sizes are checked\n");
     C->unlifted = 1;
     C->resize = 1;
     C->resize_why = why;
@@ -296,6 +313,8 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
         }
         if ((refused || agreed == 0) && C->lit_real[0])
             return no_witness(C, 1, b);
+        if ((refused || agreed == 0) && failed_counts(C))
+            return no_witness(C, 4, b);
         if (refused || agreed == 0) {
             /* the checked program takes sizes used as values at their real sizes (src/exec.c
                int_pval, docs/soundness.md "Sizes as values"); the reference executor at the
@@ -347,9 +366,9 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
             sp_ref_result_init(&r);
             sp_status_t st = ref_at(C, reduced, C->opt.seed + (uint64_t)k, &r);
             sp_ref_verdict_t v = st == SP_OK ? r.verdict : SP_REF_ERROR;
-            if (v == SP_REF_DIFFER && reduced && C->lit_real[0]) {
+            if (v == SP_REF_DIFFER && reduced && (C->lit_real[0] || failed_counts(C))) {
                 sp_ref_result_clear(&r);
-                return no_witness(C, 1, b);
+                return no_witness(C, C->lit_real[0] ? 1 : 4, b);
             }
             if (v == SP_REF_DIFFER) {
                 witness_str(C, &r, reduced, b);

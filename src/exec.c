@@ -833,7 +833,7 @@ static sp_status_t int_pval(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
 }
 
 /* an attribute from an argument expression, for one rank */
-int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr_t *a)
+int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, int value, sp_attr_t *a)
 {
     memset(a, 0, sizeof(*a));
     fmpq_init(a->num);
@@ -871,12 +871,29 @@ int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr_t *a)
     }
     a->kind = SP_ATTR_NUM;
     /* a constant expression: 1/64, H/2, (2*1e-5), -(1/3), rank.cp*S */
-    if (v->kind == SP_AST_BINOP || v->kind == SP_AST_NEG)
-        return eval_rat(I, v, rank, a->num);
     int64_t x;
-    if (!eval_int(I, v, rank, &x))
-        return 0;
-    fmpq_set_si(a->num, x, 1);
+    if (v->kind == SP_AST_BINOP || v->kind == SP_AST_NEG) {
+        if (!eval_rat(I, v, rank, a->num))
+            return 0;
+    } else {
+        if (!eval_int(I, v, rank, &x))
+            return 0;
+        fmpq_set_si(a->num, x, 1);
+    }
+    if (value) {
+        /* a value the operator computes with (`scale(x, c = K)`, `pow(x, K)`, an optimizer's
+           lr): its dims at their real sizes, like a size in a tensor expression (int_pval;
+           docs/soundness.md "Sizes as values"); checked at the reduced sizes first */
+        fmpq_t q;
+        fmpq_init(q);
+        int ok = eval_rat_as(I, v, rank, 1, q);
+        if (ok && !fmpq_equal(q, a->num)) {
+            sp_note_value_real(I->C, "a size", v->loc);
+            fmpq_swap(q, a->num);
+        }
+        fmpq_clear(q);
+        return ok;
+    }
     return 1;
 }
 
@@ -1105,9 +1122,15 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
            (tensor-parallel replicas of replicated computation) copies the result, since an
            operator is a function of its arguments in the hash-consed store */
         sp_attr_t *pattrs = flint_calloc((size_t)(na ? na : 1), sizeof(sp_attr_t));
-        for (int k = 0; k < na; k++) {
+        /* the attributes that are values (a size there is used as a value: make_attr), by
+           keyword or by position among the positional ones */
+        int *is_value = flint_calloc((size_t)(na ? na : 1), sizeof(int));
+        for (int k = 0, pos = 0; k < na; k++) {
             fmpq_init(pattrs[k].num);
             fmpq_init(attrs[k].num);
+            const char *key = attr_args[k]->key.str;
+            is_value[k] = sp_ops_attr_is_value(name, key, key ? -1 : pos);
+            pos += key == NULL;
         }
         int64_t prev = -1;
         for (int64_t r = 0; r < I->nranks && st == SP_OK; r++) {
@@ -1128,7 +1151,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
             }
             int built = 0;
             for (int k = 0; k < na && ok; k++) {
-                if (!make_attr(I, attr_args[k], r, &attrs[k])) {
+                if (!make_attr(I, attr_args[k], r, is_value[k], &attrs[k])) {
                     st = SP_ERR_INPUT;
                     ok = 0;
                 }
@@ -1189,6 +1212,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
         flint_free(ins);
         flint_free(attrs);
         flint_free(pattrs);
+        flint_free(is_value);
     }
     for (int k = 0; k < nt; k++)
         pval_free(tin[k], I->nranks);

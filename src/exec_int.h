@@ -169,7 +169,7 @@ int target_name(interp_t *I, const sp_ast_expr_t *t, char *buf, size_t len)
     SP_EXEC_LINK(target_name);
 /* An attribute from an argument expression, for one rank: *a is initialized here, and its num
    and list are the caller's to clear, also on failure. */
-int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, sp_attr_t *a)
+int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, int value, sp_attr_t *a)
     SP_EXEC_LINK(make_attr);
 
 /* A tensor expression on every active rank: *out owned by the caller, *vid its model value id. */

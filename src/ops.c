@@ -698,6 +698,31 @@ static const op_def_t *find_op(const char *name)
     return NULL;
 }
 
+int sp_ops_attr_is_value(const char *name, const char *key, int pos)
+{
+    /* the attributes read by attr_num(), and pow's exponent (read as an integer, a value all
+       the same: x^K); every other one is a position, an extent, a count or a flag */
+    static const char *const values[] = {"c", "value", "p", "label_smoothing", "eps", "lo", "hi",
+                                         "scale", NULL};
+    const op_def_t *d = find_op(name);
+    if (d == NULL)
+        return 0;
+    int k = key != NULL ? key_index(d->keys, key) : pos < d->npos ? pos : -1;
+    const char *p = k < 0 ? NULL : d->keys; /* the k-th key's first alias */
+    for (int i = 0; i < k && p != NULL; i++)
+        if ((p = strchr(p, ',')) != NULL)
+            p++;
+    if (p == NULL)
+        return 0;
+    size_t n = strcspn(p, ",|");
+    if (n == 1 && *p == 'k' && (!strcmp(d->name, "pow") || (d->base && !strcmp(d->base, "pow"))))
+        return 1;
+    for (int i = 0; values[i]; i++)
+        if (strlen(values[i]) == n && !strncmp(p, values[i], n))
+            return 1;
+    return 0;
+}
+
 int sp_ops_known(const char *name) { return find_op(name) != NULL; }
 
 const char *const *sp_ops_names(void) { return op_names; }

@@ -243,6 +243,13 @@ int sp_ops_vjp_env(sp_ectx_t E, const sp_op_env_t *env, const char *name, const 
 /* 1 if name is a known (non-collective) operator. */
 int sp_ops_known(const char *name);
 
+/* 1 if the attribute of operator name given by keyword key (or, key NULL, at positional index
+   pos) is a value the operator computes with (`scale`'s c, pow's exponent, an eps, a bound, a
+   probability, attention's scale), not a position, an extent, a count or a flag: a size
+   written there is a size used as a value (src/exec.c make_attr; docs/soundness.md "Sizes as
+   values"). */
+int sp_ops_attr_is_value(const char *name, const char *key, int pos);
+
 /*
  * The operator table as data, for the reference docs/operators.md (`shardproof ops --markdown`).
  * Every string is static.

@@ -547,7 +547,8 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
         }
         break;
     }
-    if (s->status == SP_STAGE_PROVED && (counts || sp_engine_counted(S) != SP_EXPR_NONE))
+    s->counts = counts || sp_engine_counted(S) != SP_EXPR_NONE;
+    if (s->status == SP_STAGE_PROVED && s->counts)
         stage_counted(s); /* the test, or a case split's leaf, counted */
     sp_result_clear(&r);
     flint_free(skip);
