@@ -1,3 +1,4 @@
+# fuzz: not a seed (S = 1000 keeps the real sizes beyond the cross-check; the fuzzer's reference run there takes minutes)
 # The model's default attention scale 1/sqrt(D) against the plan's literal scale = 1/8 for
 # D = 64: the checked program takes the default at the real D (docs/soundness.md, "Sizes as
 # values"), so D reduced meets 1/8 as the same number.  A false alarm (NOT EQUIVALENT at the
