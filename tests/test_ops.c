@@ -1460,6 +1460,33 @@ static int counts_plus_two(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_
 
 /* A mean, a norm and a mean cross entropy divide by the caller's real count (docs/soundness.md
    "Sizes as values"), and their VJPs are still the derivatives of what they compute. */
+/* Which attributes are values (a size written there is taken at its real size: src/exec.c
+   make_attr), by keyword, alias and position; positions, extents, counts and flags are not. */
+static void test_ops_attr_values(void **state)
+{
+    (void)state;
+    assert_int_equal(sp_ops_attr_is_value("scale", "c", -1), 1);
+    assert_int_equal(sp_ops_attr_is_value("scale", "factor", -1), 1); /* an alias */
+    assert_int_equal(sp_ops_attr_is_value("scale", NULL, 0), 1);
+    assert_int_equal(sp_ops_attr_is_value("pow", "k", -1), 1);
+    assert_int_equal(sp_ops_attr_is_value("pow", NULL, 0), 1);
+    assert_int_equal(sp_ops_attr_is_value("topk_mask", "k", -1), 0); /* a count */
+    assert_int_equal(sp_ops_attr_is_value("topk_mask", NULL, 0), 0);
+    assert_int_equal(sp_ops_attr_is_value("layernorm", "eps", -1), 1);
+    assert_int_equal(sp_ops_attr_is_value("layernorm", "dim", -1), 0);
+    assert_int_equal(sp_ops_attr_is_value("pad", "value", -1), 1);
+    assert_int_equal(sp_ops_attr_is_value("pad", "before", -1), 0);
+    assert_int_equal(sp_ops_attr_is_value("pad", NULL, 3), 1);
+    assert_int_equal(sp_ops_attr_is_value("pad", NULL, 1), 0);
+    assert_int_equal(sp_ops_attr_is_value("scale", NULL, 5), 0); /* past npos */
+    assert_int_equal(sp_ops_attr_is_value("clamp", "max", -1), 1);
+    assert_int_equal(sp_ops_attr_is_value("attention", "scale", -1), 1);
+    assert_int_equal(sp_ops_attr_is_value("attention", "offset", -1), 0);
+    assert_int_equal(sp_ops_attr_is_value("concat", NULL, 0), 0);
+    assert_int_equal(sp_ops_attr_is_value("no_such_op", "c", -1), 0);
+    assert_int_equal(sp_ops_attr_is_value("scale", "no_such_key", -1), 0);
+}
+
 static void test_ops_real_counts(void **state)
 {
     fx_t *f = *state;
@@ -1733,6 +1760,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_random_inputs_never_crash, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_hollow_operands, fx_setup, fx_teardown),
         cmocka_unit_test(test_ops_every_operator_documented),
+        cmocka_unit_test(test_ops_attr_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
