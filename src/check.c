@@ -984,6 +984,9 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         const char *what = v == SHARDPROOF_BAD_INPUT ? "the program was ill-formed"
                            : C->resize >= 2 ? "no difference was found, but the reference executor "
                                               "found one at the real sizes"
+                           : C->resize_why == 5 ? "the difference found may rest on a size used as "
+                                                  "a value, taken at its real size beside the "
+                                                  "cut mesh sizes"
                                             : "the difference found was not reproduced by the "
                                               "reference executor";
         sp_diags_restore(C->d, &dm);

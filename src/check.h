@@ -224,7 +224,9 @@ typedef struct sp_check {
                                 reference executor's run at the real sizes shows none, 1
                                 lit_real, 2 value_real, 3 its run at the checked sizes (it
                                 cannot run the real ones) shows none, 4 a failed stage's
-                                values count elements (src/crosscheck.c failed_counts) */
+                                values count elements (src/crosscheck.c failed_counts), 5 a
+                                size used as a value under the mesh cutoff (the real mesh is
+                                checked first) */
     int32_t uneven[16];      /* extent monomials that a layout splits unevenly (torch.chunk's
                                 partial last shard, an explicit split): a shard's real extent
                                 is not its checked one times the monomial's scale, so an

@@ -240,7 +240,12 @@ static void witness_str(sp_check_t *C, const sp_ref_result_t *r, int reduced, sp
    2, the checked program's own counterexample where it took a size used as a value at its real
    size (C->value_real; docs/soundness.md "Sizes as values"): no input of the plan at any sizes
    (`shardproof run --dims` takes sizes at the sizes it is given);
-   4, a failed stage's values count elements at the checked sizes (failed_counts). */
+   4, a failed stage's values count elements at the checked sizes (failed_counts);
+   5, under the mesh cutoff, whose checked mesh sizes used as values are values at the checked
+   size, the checked program took a size used as a value at its real size (C->value_real): a
+   dim equal to a mesh size at the real sizes (`x * K` against `x * dp`, K = dp = 8) is apart
+   from it at the checked ones in both the checker and the reference executor (helper-60's
+   review, 2026-12-06); the real mesh is checked (src/check.c run_exact). */
 static shardproof_verdict_t no_witness(sp_check_t *C, int why, sp_sbuf_t *b)
 {
     if (why == 1)
@@ -253,10 +258,15 @@ static shardproof_verdict_t no_witness(sp_check_t *C, int why, sp_sbuf_t *b)
                           "program takes at its real size (the reference executor did not run "
                           "the checked sizes): the real sizes are checked\n",
                        C->value_real);
-    else
+    else if (why == 4)
         sp_sbuf_puts(b, "not lifted: the failing stage's values count elements at the checked "
                         "sizes (docs/soundness.md, \"Counts\"), so a difference there is no "
                         "witness: the real sizes are checked\n");
+    else
+        sp_sbuf_printf(b, "not lifted: the program uses %s as a value, which the checked "
+                          "program takes at its real size, and the mesh cutoff's sizes at "
+                          "their checked ones: the real mesh is checked\n",
+                       C->value_real);
     C->unlifted = 1;
     C->resize = 1;
     C->resize_why = why;
@@ -366,9 +376,10 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
             sp_ref_result_init(&r);
             sp_status_t st = ref_at(C, reduced, C->opt.seed + (uint64_t)k, &r);
             sp_ref_verdict_t v = st == SP_OK ? r.verdict : SP_REF_ERROR;
-            if (v == SP_REF_DIFFER && reduced && (C->lit_real[0] || failed_counts(C))) {
+            if (v == SP_REF_DIFFER && reduced &&
+                (C->lit_real[0] || failed_counts(C) || (C->ncutoff > 0 && C->value_real[0]))) {
                 sp_ref_result_clear(&r);
-                return no_witness(C, C->lit_real[0] ? 1 : 4, b);
+                return no_witness(C, C->lit_real[0] ? 1 : failed_counts(C) ? 4 : 5, b);
             }
             if (v == SP_REF_DIFFER) {
                 witness_str(C, &r, reduced, b);
