@@ -154,7 +154,7 @@ static void reset_model(sp_check_t *C)
     C->xref = NULL;
     C->unlifted = 0;
     C->resize = 0;
-    C->resize_why = 0;
+    C->resize_why = SP_NOWIT_REAL_AGREE;
 }
 
 /* What one execution of model and plan left but its cut points: values, stages, crossed cuts. */
@@ -883,7 +883,6 @@ static shardproof_verdict_t run_real_sizes(shardproof_t *C, const char *path, co
     sp_diags_restore(C->d, dm);
     C->opt.real_sizes = 1;
     C->opt.full_mesh = 1;
-    C->nuneven = 0;
     shardproof_verdict_t v = run_inferred(C, path, text, len, solve, dm);
     C->opt.real_sizes = 0;
     C->opt.full_mesh = full;
@@ -981,14 +980,14 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         for (int c = 0; c < C->ncutoff; c++)
             snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s=%lld", c ? ", " : "",
                      C->cutoff[c].name, (long long)C->cutoff[c].red);
-        const char *what = v == SHARDPROOF_BAD_INPUT ? "the program was ill-formed"
-                           : C->resize >= 2 ? "no difference was found, but the reference executor "
-                                              "found one at the real sizes"
-                           : C->resize_why == 5 ? "the difference found may rest on a size used as "
-                                                  "a value, taken at its real size beside the "
-                                                  "cut mesh sizes"
-                                            : "the difference found was not reproduced by the "
-                                              "reference executor";
+        const char *what =
+            v == SHARDPROOF_BAD_INPUT ? "the program was ill-formed"
+            : C->resize >= 2 ? "no difference was found, but the reference executor found one at "
+                               "the real sizes"
+            : C->resize_why == SP_NOWIT_CUTOFF_VALUE
+                ? "the difference found may rest on a size used as a value, taken at its real "
+                  "size beside the cut mesh sizes"
+                : "the difference found was not reproduced by the reference executor";
         sp_diags_restore(C->d, &dm);
         C->opt.full_mesh = 1;
         v = run_inferred(C, path, text, len, solve, &dm);
@@ -1009,16 +1008,16 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
             snprintf(note, sizeof note, "with %s no difference was found, but the reference "
                                         "executor found one at %s, so the real sizes are checked",
                      dims, C->resize == 2 ? "other admissible sizes" : "the real sizes");
-        else if (C->resize_why == 1)
+        else if (C->resize_why == SP_NOWIT_LITERAL)
             snprintf(note, sizeof note, "with %s the difference found rests on the literal %s "
                                         "at the real sizes only, so the real sizes are checked",
                      dims, C->lit_real);
-        else if (C->resize_why == 4)
+        else if (C->resize_why == SP_NOWIT_COUNTS)
             snprintf(note, sizeof note, "with %s the difference found is in values that count "
                                         "elements (docs/soundness.md, \"Counts\"), so the real "
                                         "sizes are checked",
                      dims);
-        else if (C->resize_why == 2)
+        else if (C->resize_why == SP_NOWIT_VALUE)
             snprintf(note, sizeof note, "with %s the difference found was not lifted (the "
                                         "program uses %s as a value), so the real sizes are "
                                         "checked",
@@ -1026,7 +1025,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         else
             snprintf(note, sizeof note, "with %s the difference found was not reproduced at the "
                                         "%s sizes, so the real sizes are checked",
-                     dims, C->resize_why == 3 ? "checked" : "real");
+                     dims, C->resize_why == SP_NOWIT_CHECKED_AGREE ? "checked" : "real");
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->clamped && !C->opt.real_sizes && (v != SHARDPROOF_UNKNOWN || clamp_first || C->unlifted) &&

@@ -174,6 +174,16 @@ typedef struct {
     int move;                /* src/infer.c: the assignment only moves values (never kept) */
 } sp_inferred_t;
 
+/* Why a difference found at the checked sizes is no witness (src/crosscheck.c no_witness) */
+typedef enum {
+    SP_NOWIT_REAL_AGREE = 0, /* the reference executor finds none at the real sizes */
+    SP_NOWIT_LITERAL,        /* a literal that is a product of sizes at the real sizes only */
+    SP_NOWIT_VALUE,          /* the checker's own counterexample, with sizes used as values */
+    SP_NOWIT_CHECKED_AGREE,  /* none at the checked sizes, the real ones beyond it */
+    SP_NOWIT_COUNTS,         /* a failed stage's values count elements */
+    SP_NOWIT_CUTOFF_VALUE    /* a size used as a value under the mesh cutoff */
+} sp_nowit_t;
+
 typedef struct sp_check {
     sp_check_opts_t opt;
     sp_diags_t d;
@@ -220,18 +230,13 @@ typedef struct sp_check {
                                 the real sizes and not at the checked ones ("131072 = B*S"), or
                                 "": a difference at the checked sizes alone is then no witness
                                 (src/reduce.c lit_relations, src/crosscheck.c lift) */
-    int resize_why;          /* with resize 1, why the difference was no witness: 0 the
-                                reference executor's run at the real sizes shows none, 1
-                                lit_real, 2 value_real, 3 its run at the checked sizes (it
-                                cannot run the real ones) shows none, 4 a failed stage's
-                                values count elements (src/crosscheck.c failed_counts), 5 a
-                                size used as a value under the mesh cutoff (the real mesh is
-                                checked first) */
+    int resize_why;          /* with resize 1, why the difference was no witness: an
+                                sp_nowit_t (src/crosscheck.c no_witness) */
     int32_t uneven[16];      /* extent monomials that a layout splits unevenly (torch.chunk's
                                 partial last shard, an explicit split): a shard's real extent
                                 is not its checked one times the monomial's scale, so an
                                 operator's count over such an axis is not known (src/plan.c,
-                                src/exec_pos.c real_count); nuneven past 16: every one */
+                                src/exec_pos.c real_count); nuneven past the array: every one */
     int nuneven;
     char value_real[200];    /* the first size used as a value whose value at the real sizes
                                 (which the checked program takes) is not its value at the
@@ -442,6 +447,10 @@ void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc);
 /* src/exec_pos.c: the checked program took a size used as a value (what, at loc) at its real
    size, other than its checked one (C->value_real) */
 void sp_note_value_real(sp_check_t *C, const char *what, sp_loc_t loc);
+/* src/exec_pos.c: what an operator applied at loc reported beyond its result (err): a clamp
+   (sp_note_clamped), an exact extent (sp_note_exact_extent), a count taken at its real size
+   (sp_note_value_real) */
+void sp_note_op(sp_check_t *C, const sp_op_err_t *err, sp_loc_t loc);
 /* src/exec_pos.c: a layout splits the axis of extent monomial ext unevenly (C->uneven) */
 void sp_note_uneven(sp_check_t *C, int32_t ext);
 /* src/exec_pos.c: what the operators ask of the checker (sp_op_env_t): the real count of the

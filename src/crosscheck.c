@@ -233,40 +233,56 @@ static void witness_str(sp_check_t *C, const sp_ref_result_t *r, int reduced, sp
     sp_sbuf_puts(b, " --print-inputs\n");
 }
 
-/* A difference at the checked sizes that is no witness, so the real sizes are checked
-   (C->resize_why):
-   1, the program writes a literal that is a product of sizes at the real sizes only
-   (src/reduce.c lit_relations: `/ 131072` for B*S), which the reduction took apart;
-   2, the checked program's own counterexample where it took a size used as a value at its real
-   size (C->value_real; docs/soundness.md "Sizes as values"): no input of the plan at any sizes
-   (`shardproof run --dims` takes sizes at the sizes it is given);
-   4, a failed stage's values count elements at the checked sizes (failed_counts);
-   5, under the mesh cutoff, whose checked mesh sizes used as values are values at the checked
-   size, the checked program took a size used as a value at its real size (C->value_real): a
-   dim equal to a mesh size at the real sizes (`x * K` against `x * dp`, K = dp = 8) is apart
-   from it at the checked ones in both the checker and the reference executor (helper-60's
-   review, 2026-12-06); the real mesh is checked (src/check.c run_exact). */
-static shardproof_verdict_t no_witness(sp_check_t *C, int why, sp_sbuf_t *b)
+/* A difference found at the checked sizes that is no witness, so the real sizes are checked
+   (C->resize = 1, C->resize_why; src/check.c run_exact), with the reason into b:
+   SP_NOWIT_REAL_AGREE, the reference executor finds the outputs equal at the real sizes on n
+   seeds; SP_NOWIT_CHECKED_AGREE, unable to run the real sizes, it finds them equal at the
+   checked ones on n seeds (the checked program takes sizes used as values at their real
+   sizes, it at the checked ones); SP_NOWIT_LITERAL, the program writes a literal that is a
+   product of sizes at the real sizes only (src/reduce.c lit_relations: `/ 131072` for B*S),
+   which the reduction took apart; SP_NOWIT_VALUE, the checked program's own counterexample
+   where it took a size used as a value at its real size (C->value_real; docs/soundness.md
+   "Sizes as values"): no input of the plan at any sizes (`shardproof run --dims` takes sizes
+   at the sizes it is given); SP_NOWIT_COUNTS, a failed stage's values count elements at the
+   checked sizes (failed_counts); SP_NOWIT_CUTOFF_VALUE, under the mesh cutoff, whose checked
+   mesh sizes used as values are values at the checked size, the checked program took a size
+   used as a value at its real size: a dim equal to a mesh size at the real sizes (`x * K`
+   against `x * dp`, K = dp = 8) is apart from it at the checked ones in both the checker and
+   the reference executor (helper-60's review, 2026-12-06); the real mesh is checked first. */
+static shardproof_verdict_t no_witness(sp_check_t *C, sp_nowit_t why, int n, sp_sbuf_t *b)
 {
-    if (why == 1)
+    switch (why) {
+    case SP_NOWIT_REAL_AGREE:
+    case SP_NOWIT_CHECKED_AGREE:
+        sp_sbuf_printf(b, "not lifted: the reference executor %sfinds the outputs equal at the "
+                          "%s sizes on %d seeds: the real sizes are checked\n",
+                       why == SP_NOWIT_CHECKED_AGREE ? "cannot run the real sizes and " : "",
+                       why == SP_NOWIT_CHECKED_AGREE ? "checked" : "real", n);
+        break;
+    case SP_NOWIT_LITERAL:
         sp_sbuf_printf(b, "not lifted: the program's literal %s at the real sizes, which the "
                           "checked sizes do not keep (a size expression follows them): the real "
                           "sizes are checked\n",
                        C->lit_real);
-    else if (why == 2)
+        break;
+    case SP_NOWIT_VALUE:
         sp_sbuf_printf(b, "not lifted: the program uses %s as a value, which the checked "
                           "program takes at its real size (the reference executor did not run "
                           "the checked sizes): the real sizes are checked\n",
                        C->value_real);
-    else if (why == 4)
+        break;
+    case SP_NOWIT_COUNTS:
         sp_sbuf_puts(b, "not lifted: the failing stage's values count elements at the checked "
                         "sizes (docs/soundness.md, \"Counts\"), so a difference there is no "
                         "witness: the real sizes are checked\n");
-    else
+        break;
+    case SP_NOWIT_CUTOFF_VALUE:
         sp_sbuf_printf(b, "not lifted: the program uses %s as a value, which the checked "
                           "program takes at its real size, and the mesh cutoff's sizes at "
                           "their checked ones: the real mesh is checked\n",
                        C->value_real);
+        break;
+    }
     C->unlifted = 1;
     C->resize = 1;
     C->resize_why = why;
@@ -282,9 +298,38 @@ static int direct_witness(const sp_check_t *C)
            !sp_check_reduced(C);
 }
 
+/* The reference executor at the real (reduced 0) or checked (1) sizes on up to XREF_SEEDS
+   seeds, up to the first run that differs or cannot be made: SP_REF_DIFFER with that run in
+   *diff (the caller's to clear), SP_REF_TOO_LARGE or SP_REF_ERROR with its message in limit
+   ("" when none), else SP_REF_AGREE; *agreed the runs before that showed no difference
+   (overlapping balls included). */
+static sp_ref_verdict_t ref_seeds(sp_check_t *C, int reduced, sp_ref_result_t *diff, int *agreed,
+                                  char *limit, size_t nlimit)
+{
+    *agreed = 0;
+    limit[0] = '\0';
+    for (int k = 0; k < XREF_SEEDS; k++) {
+        sp_ref_result_init(diff);
+        sp_status_t st = ref_at(C, reduced, C->opt.seed + (uint64_t)k, diff);
+        sp_ref_verdict_t v = st == SP_OK ? diff->verdict : SP_REF_ERROR;
+        if (v == SP_REF_DIFFER)
+            return v;
+        if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR)
+            snprintf(limit, nlimit, "%s", diff->limit ? diff->limit : "");
+        sp_ref_result_clear(diff);
+        if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR)
+            return v;
+        (*agreed)++;
+    }
+    return SP_REF_AGREE;
+}
+
 static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
 {
     const sp_stage_t *s = first_failed(C);
+    sp_ref_result_t r;
+    char limit[300];
+    int agreed;
     /* under the mesh cutoff the stage's counterexample is on the checked mesh: the reference
        executor must find the difference (on the real mesh when it can run it) */
     if (s && s->kind == SP_STAGE_OUTPUT && cex_no_cut(s) && C->ncutoff == 0 &&
@@ -298,102 +343,54 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
            differ from the plan at its sizes (two sizes equal at the real sizes reduced apart):
            the reference executor looks for the difference at the real sizes, and if it runs
            them and finds none, the real sizes are checked (src/check.c, run_exact) */
-        int agreed = 0;
-        const char *refused = NULL;
-        for (int k = 0; k < XREF_SEEDS; k++) {
-            sp_ref_result_t r;
-            sp_ref_result_init(&r);
-            sp_status_t st = ref_at(C, 0, C->opt.seed + (uint64_t)k, &r);
-            sp_ref_verdict_t v = st == SP_OK ? r.verdict : SP_REF_ERROR;
-            if (v == SP_REF_DIFFER) {
-                witness_str(C, &r, 0, b);
-                sp_ref_result_clear(&r);
-                return SHARDPROOF_NOT_EQUIVALENT;
-            }
-            if (v == SP_REF_ERROR && r.limit)
-                sp_sbuf_printf(b, "note: at the real sizes the reference executor refuses the "
-                                  "program: %s\n", r.limit);
-            if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR) {
-                refused = "x";
-                sp_ref_result_clear(&r);
-                break;
-            }
-            agreed++;
+        sp_ref_verdict_t v = ref_seeds(C, 0, &r, &agreed, limit, sizeof limit);
+        if (v == SP_REF_DIFFER) {
+            witness_str(C, &r, 0, b);
             sp_ref_result_clear(&r);
+            return SHARDPROOF_NOT_EQUIVALENT;
         }
-        if ((refused || agreed == 0) && C->lit_real[0])
-            return no_witness(C, 1, b);
-        if ((refused || agreed == 0) && failed_counts(C))
-            return no_witness(C, 4, b);
-        if (refused || agreed == 0) {
-            /* the checked program takes sizes used as values at their real sizes (src/exec.c
-               int_pval, docs/soundness.md "Sizes as values"); the reference executor at the
-               checked sizes takes them at those: a difference it shows too is one of the plan
-               at those sizes, and one it does not show is left to the real sizes */
-            int same = 0;
-            for (int k = 0; k < XREF_SEEDS; k++) {
-                sp_ref_result_t r;
-                sp_ref_result_init(&r);
-                sp_status_t st = ref_at(C, 1, C->opt.seed + (uint64_t)k, &r);
-                sp_ref_verdict_t v = st == SP_OK ? r.verdict : SP_REF_ERROR;
-                if (v == SP_REF_DIFFER) {
-                    witness_str(C, &r, 1, b);
-                    sp_ref_result_clear(&r);
-                    return SHARDPROOF_NOT_EQUIVALENT;
-                }
-                sp_ref_result_clear(&r);
-                if (v != SP_REF_AGREE)
-                    break;
-                same++;
-            }
-            if (same == 0 && C->value_real[0])
-                return no_witness(C, 2, b);
-            if (same == 0) {
-                sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at "
-                                "the checked sizes)\n");
-                return SHARDPROOF_NOT_EQUIVALENT;
-            }
-            sp_sbuf_printf(b, "not lifted: the reference executor cannot run the real sizes and "
-                              "finds the outputs equal at the checked sizes on %d seeds: the "
-                              "real sizes are checked\n", same);
-            C->unlifted = 1;
-            C->resize = 1;
-            C->resize_why = 3;
-            return SHARDPROOF_UNKNOWN;
+        if (v == SP_REF_ERROR && limit[0])
+            sp_sbuf_printf(b, "note: at the real sizes the reference executor refuses the "
+                              "program: %s\n", limit);
+        if (v == SP_REF_AGREE)
+            return no_witness(C, SP_NOWIT_REAL_AGREE, agreed, b);
+        if (C->lit_real[0])
+            return no_witness(C, SP_NOWIT_LITERAL, 0, b);
+        if (failed_counts(C))
+            return no_witness(C, SP_NOWIT_COUNTS, 0, b);
+        /* the checked program takes sizes used as values at their real sizes (src/exec.c
+           int_pval, docs/soundness.md "Sizes as values"); the reference executor at the
+           checked sizes takes them at those: a difference it shows too is one of the plan at
+           those sizes, and one it does not show is left to the real sizes */
+        if (ref_seeds(C, 1, &r, &agreed, limit, sizeof limit) == SP_REF_DIFFER) {
+            witness_str(C, &r, 1, b);
+            sp_ref_result_clear(&r);
+            return SHARDPROOF_NOT_EQUIVALENT;
         }
-        sp_sbuf_printf(b, "not lifted: the reference executor finds the outputs equal at the "
-                          "real sizes on %d seeds: the real sizes are checked\n", agreed);
-        C->unlifted = 1;
-        C->resize = 1;
-        return SHARDPROOF_UNKNOWN;
+        if (agreed > 0)
+            return no_witness(C, SP_NOWIT_CHECKED_AGREE, agreed, b);
+        if (C->value_real[0])
+            return no_witness(C, SP_NOWIT_VALUE, 0, b);
+        sp_sbuf_puts(b, "end-to-end witness: the counterexample above (inputs only, at the "
+                        "checked sizes)\n");
+        return SHARDPROOF_NOT_EQUIVALENT;
     }
     const char *why = NULL;
-    char limit[300] = "";
-    int agreed = 0;
+    sp_ref_verdict_t v = SP_REF_AGREE;
     for (int reduced = 0; reduced < 2; reduced++) {
-        for (int k = 0; k < XREF_SEEDS; k++) {
-            sp_ref_result_t r;
-            sp_ref_result_init(&r);
-            sp_status_t st = ref_at(C, reduced, C->opt.seed + (uint64_t)k, &r);
-            sp_ref_verdict_t v = st == SP_OK ? r.verdict : SP_REF_ERROR;
-            if (v == SP_REF_DIFFER && reduced &&
-                (C->lit_real[0] || failed_counts(C) || (C->ncutoff > 0 && C->value_real[0]))) {
-                sp_ref_result_clear(&r);
-                return no_witness(C, C->lit_real[0] ? 1 : failed_counts(C) ? 4 : 5, b);
-            }
-            if (v == SP_REF_DIFFER) {
-                witness_str(C, &r, reduced, b);
-                sp_ref_result_clear(&r);
-                return SHARDPROOF_NOT_EQUIVALENT;
-            }
-            if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR) {
-                snprintf(limit, sizeof limit, "%s%s", v == SP_REF_ERROR ? "it refused the plan: " : "",
-                         r.limit ? r.limit : "no message");
-                sp_ref_result_clear(&r);
-                break;
-            }
-            agreed++;
+        v = ref_seeds(C, reduced, &r, &agreed, limit, sizeof limit);
+        if (v == SP_REF_DIFFER && reduced &&
+            (C->lit_real[0] || failed_counts(C) || (C->ncutoff > 0 && C->value_real[0]))) {
             sp_ref_result_clear(&r);
+            return no_witness(C, C->lit_real[0]    ? SP_NOWIT_LITERAL
+                                 : failed_counts(C) ? SP_NOWIT_COUNTS
+                                                    : SP_NOWIT_CUTOFF_VALUE,
+                              0, b);
+        }
+        if (v == SP_REF_DIFFER) {
+            witness_str(C, &r, reduced, b);
+            sp_ref_result_clear(&r);
+            return SHARDPROOF_NOT_EQUIVALENT;
         }
         if (agreed) {
             why = reduced ? "at the checked sizes" : "at the real sizes";
@@ -407,9 +404,10 @@ static shardproof_verdict_t lift(sp_check_t *C, sp_sbuf_t *b)
                        "plan may never produce (a wrong lineage annotation?): verdict UNKNOWN\n",
                        why, agreed);
     else
-        sp_sbuf_printf(b, "not lifted: the reference executor could not run the plan (%s): "
+        sp_sbuf_printf(b, "not lifted: the reference executor could not run the plan (%s%s): "
                           "verdict UNKNOWN\n",
-                       limit);
+                       v == SP_REF_ERROR ? "it refused the plan: " : "",
+                       limit[0] ? limit : "no message");
     C->unlifted = 1;
     return SHARDPROOF_UNKNOWN;
 }

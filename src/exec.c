@@ -536,12 +536,17 @@ static int eval_rat_as(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int re
     }
     int64_t v;
     if (real && e->kind == SP_AST_BINOP && e->op == SP_BIN_POW) {
-        if (!eval_rat_as(I, e->a, rank, real, out) || !eval_int(I, e->b, rank, &v))
+        /* the exponent is a value too (`2^K`): at the real sizes */
+        if (!eval_rat_as(I, e->b, rank, real, out))
             return 0;
-        if (v < 0 || v > 62) {
+        if (!fmpz_is_one(fmpq_denref(out)) || fmpz_sgn(fmpq_numref(out)) < 0 ||
+            fmpz_cmp_si(fmpq_numref(out), 62) > 0) {
             errat(I, SP_DIAG_SHAPE, e->loc, "integer power out of range");
             return 0;
         }
+        v = fmpz_get_si(fmpq_numref(out));
+        if (!eval_rat_as(I, e->a, rank, real, out))
+            return 0;
         fmpq_pow_si(out, out, (slong)v);
         return 1;
     }
@@ -560,6 +565,22 @@ static int eval_rat_as(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int re
 static int eval_rat(interp_t *I, const sp_ast_expr_t *e, int64_t rank, fmpq_t out)
 {
     return eval_rat_as(I, e, rank, 0, out);
+}
+
+/* A size expression used as a value into out: at the checked sizes first, where the program's
+   decisions are made (a division that is not whole there stops the run), then its dims at
+   their real sizes, which the reduction keeps from every decision of the program but the
+   shapes (docs/soundness.md "Sizes as values"); a value that differs is noted
+   (C->value_real). */
+static int value_rat(interp_t *I, const sp_ast_expr_t *e, int64_t rank, fmpq_t out)
+{
+    fmpq_t c;
+    fmpq_init(c);
+    int ok = eval_rat(I, e, rank, c) && eval_rat_as(I, e, rank, 1, out);
+    if (ok && !fmpq_equal(out, c))
+        sp_note_value_real(I->C, "a size", e->loc);
+    fmpq_clear(c);
+    return ok;
 }
 
 /* ---- layouts -------------------------------------------------------------------------------- */
@@ -802,32 +823,25 @@ static pval_t const_pval(interp_t *I, const fmpq_t q)
     return p;
 }
 
-/* An integer expression as a constant tensor, evaluated on each rank (rank.tp differs): its
-   dims at their real sizes, which the reduction keeps from every decision of the program but
-   the shapes (docs/soundness.md "Sizes as values"); checked at the reduced sizes first, where
-   the program's decisions are made (a division that is not whole there stops the run). */
+/* An integer expression as a constant tensor, evaluated on each rank (rank.tp differs): a
+   size used as a value (value_rat). */
 static sp_status_t int_pval(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
 {
     pval_t p = pval_new(I->nranks);
-    fmpq_t q, c;
+    fmpq_t q;
     fmpq_init(q);
-    fmpq_init(c);
     for (int64_t r = 0; r < I->nranks; r++) {
         if (!I->active[r])
             continue;
-        if (!eval_rat(I, e, r, c) || !eval_rat_as(I, e, r, 1, q)) {
+        if (!value_rat(I, e, r, q)) {
             fmpq_clear(q);
-            fmpq_clear(c);
             pval_free(p, I->nranks);
             return SP_ERR_INPUT;
         }
-        if (!fmpq_equal(q, c))
-            sp_note_value_real(I->C, "a size", e->loc);
         sp_tensor_alloc(&p[r], 0, NULL);
         p[r].v[0] = sp_expr_const_fmpq(I->C->E, q);
     }
     fmpq_clear(q);
-    fmpq_clear(c);
     *out = p;
     return SP_OK;
 }
@@ -870,30 +884,17 @@ int make_attr(interp_t *I, const sp_ast_arg_t *arg, int64_t rank, int value, sp_
         return 1;
     }
     a->kind = SP_ATTR_NUM;
+    /* a value the operator computes with (`scale(x, c = K)`, `pow(x, K)`, an optimizer's lr):
+       a size used as a value (value_rat) */
+    if (value)
+        return value_rat(I, v, rank, a->num);
     /* a constant expression: 1/64, H/2, (2*1e-5), -(1/3), rank.cp*S */
+    if (v->kind == SP_AST_BINOP || v->kind == SP_AST_NEG)
+        return eval_rat(I, v, rank, a->num);
     int64_t x;
-    if (v->kind == SP_AST_BINOP || v->kind == SP_AST_NEG) {
-        if (!eval_rat(I, v, rank, a->num))
-            return 0;
-    } else {
-        if (!eval_int(I, v, rank, &x))
-            return 0;
-        fmpq_set_si(a->num, x, 1);
-    }
-    if (value) {
-        /* a value the operator computes with (`scale(x, c = K)`, `pow(x, K)`, an optimizer's
-           lr): its dims at their real sizes, like a size in a tensor expression (int_pval;
-           docs/soundness.md "Sizes as values"); checked at the reduced sizes first */
-        fmpq_t q;
-        fmpq_init(q);
-        int ok = eval_rat_as(I, v, rank, 1, q);
-        if (ok && !fmpq_equal(q, a->num)) {
-            sp_note_value_real(I->C, "a size", v->loc);
-            fmpq_swap(q, a->num);
-        }
-        fmpq_clear(q);
-        return ok;
-    }
+    if (!eval_int(I, v, rank, &x))
+        return 0;
+    fmpq_set_si(a->num, x, 1);
     return 1;
 }
 
@@ -1170,10 +1171,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 int applied = sp_ops_apply_env(C->E, &env, name, ins, nt, attrs, na,
                                                C->opt.max_elements, &res[r], &err);
                 C->E->force_hollow = 0;
-                sp_note_clamped(C, err.clamped, e->loc);
-                sp_note_exact_extent(C, err.exact_sum, e->loc);
-                if (err.counted)
-                    sp_note_value_real(C, "a count", e->loc);
+                sp_note_op(C, &err, e->loc);
                 if (applied && nt > 0)
                     sp_refine_pos(C, e, name, attr_args, attrs, na, ins, nt, &res[r]);
                 if (applied)
@@ -1258,10 +1256,7 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         sp_op_env_t env = sp_pos_env(I->C);
         int applied = sp_ops_apply_env(I->C->E, &env, op, tmp, nin, attrs, nattr,
                                        I->C->opt.max_elements, &res[r], &err);
-        sp_note_clamped(I->C, err.clamped, loc);
-        sp_note_exact_extent(I->C, err.exact_sum, loc);
-        if (err.counted)
-            sp_note_value_real(I->C, "a count", loc);
+        sp_note_op(I->C, &err, loc);
         if (applied)
             sp_pos_note(I->C, &res[r], loc);
         if (!applied) {

@@ -64,6 +64,14 @@ void sp_note_exact_extent(sp_check_t *C, int64_t total, sp_loc_t loc)
     }
 }
 
+void sp_note_op(sp_check_t *C, const sp_op_err_t *err, sp_loc_t loc)
+{
+    sp_note_clamped(C, err->clamped, loc);
+    sp_note_exact_extent(C, err->exact_sum, loc);
+    if (err->counted)
+        sp_note_value_real(C, "a count", loc);
+}
+
 void sp_note_composed(sp_check_t *C, int k, sp_loc_t loc)
 {
     sp_note_clamped(C, k == 0 ? SP_CLAMP_OFFSET : k == 2 ? SP_CLAMP_EXACT : SP_CLAMP_NONE, loc);
@@ -765,26 +773,40 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
 }
 
 
-/*
- * The real count of x's elements over the dims in mask (sp_op_env_t's real_count): each dim's
- * extent times its monomial's scale (sp_pos_scale); 0 when a dim's monomial is not known (a
- * fresh one, or none) or is one a layout splits unevenly (C->uneven: the axis may be a shard,
- * whose real extent is not its checked one times the scale), or the count is not whole: the
- * operator divides by the count it sees and reports SP_CLAMP_COUNT, and the real sizes decide.
- */
+#define SP_UNEVEN_MAX ((int)(sizeof(((sp_check_t *)0)->uneven) / sizeof(int32_t)))
+
 void sp_note_uneven(sp_check_t *C, int32_t ext)
 {
     if (ext == 1)
-        return;
-    for (int k = 0; k < C->nuneven && k < 16; k++)
+        return; /* an exact extent: scale 1 */
+    for (int k = 0; k < C->nuneven && k < SP_UNEVEN_MAX; k++)
         if (C->uneven[k] == ext)
             return;
-    if (C->nuneven < 16)
+    if (C->nuneven < SP_UNEVEN_MAX)
         C->uneven[C->nuneven] = ext;
-    if (C->nuneven <= 16)
-        C->nuneven++;
+    if (C->nuneven <= SP_UNEVEN_MAX)
+        C->nuneven++; /* past the array: every monomial counts as split unevenly */
 }
 
+/* Does a layout split the axis of monomial ext unevenly (sp_note_uneven)? */
+static int uneven(const sp_check_t *C, int32_t ext)
+{
+    if (C->nuneven > SP_UNEVEN_MAX)
+        return 1;
+    for (int k = 0; k < C->nuneven; k++)
+        if (C->uneven[k] == ext)
+            return 1;
+    return 0;
+}
+
+/*
+ * The real count of x's elements over the dims in mask (sp_op_env_t's real_count): each dim's
+ * extent times its monomial's scale (sp_pos_scale); 0 when a dim's monomial is not known (a
+ * fresh one, or none), or is scaled and one a layout splits unevenly (C->uneven: the axis may
+ * be a shard, whose real extent is not its checked one times the scale; at scale 1 the extent
+ * seen is the real one), or the count is not whole: the operator divides by the count it sees
+ * and reports SP_CLAMP_COUNT, and the real sizes decide.
+ */
 static int real_count(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_t out)
 {
     sp_check_t *C = ctx;
@@ -795,9 +817,7 @@ static int real_count(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_t out
     for (int d = 0; ok && d < x->ndim; d++) {
         if (!(mask >> d & 1u))
             continue;
-        for (int k = 0; k < C->nuneven && ok; k++)
-            ok = x->pos[d].ext == 1 || (C->nuneven <= 16 && C->uneven[k] != x->pos[d].ext);
-        ok = ok && sp_pos_scale(C, x->pos[d].ext, q);
+        ok = sp_pos_scale(C, x->pos[d].ext, q) && (fmpq_is_one(q) || !uneven(C, x->pos[d].ext));
         fmpz_mul_si(fmpq_numref(q), fmpq_numref(q), (slong)x->shape[d]);
         fmpq_canonicalise(q);
         fmpq_mul(out, out, q);

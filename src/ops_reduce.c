@@ -74,7 +74,8 @@ int fwd_reduce(opc_t *c, sp_tensor_t *out)
     int ok = red_setup(c, code, &r) && out_alloc(c, out, r.ondim, r.oshape);
     sp_expr_t *tmp = ok ? scratch(c, sp_tensor_numel(&c->in[0])) : NULL;
     ok = ok && tmp != NULL;
-    sp_expr_t inv = SP_EXPR_NONE; /* a mean's 1/count, the same for every group */
+    /* a mean's 1/count and a sum's count of one constant, the same for every group */
+    sp_expr_t inv = SP_EXPR_NONE, cnt = SP_EXPR_NONE;
     for (int64_t k = 0; ok && k < r.nout; k++) {
         int64_t m = 0;
         for (int64_t j = r.g.start[k]; j < r.g.start[k + 1]; j++) {
@@ -90,14 +91,12 @@ int fwd_reduce(opc_t *c, sp_tensor_t *out)
             same = tmp[j] == tmp[0];
         switch (code) {
         case RED_SUM:
-            if (same) {
-                out->v[k] = mul2(E, tmp[0], count_const(c, &c->in[0], c->red_mask, m, 0));
-            } else {
-                out->v[k] = addv(E, tmp, m);
-            }
+            if (same && cnt == SP_EXPR_NONE)
+                cnt = count_const(c, &c->in[0], c->red_mask, m, 0);
+            out->v[k] = same ? mul2(E, tmp[0], cnt) : addv(E, tmp, m);
             break;
         case RED_MEAN:
-            if (inv == SP_EXPR_NONE)
+            if (!same && inv == SP_EXPR_NONE)
                 inv = count_const(c, &c->in[0], c->red_mask, m, 1);
             out->v[k] = same ? tmp[0] : mul2(E, inv, addv(E, tmp, m));
             break;
@@ -373,9 +372,14 @@ static int norm_setup(opc_t *c, int is_ln, norm_t *nm)
     if (nm->n == 0)
         return fail(c, "the normalized dimension is empty");
     nm->rows = sp_tensor_numel(x) / nm->n;
-    nm->inv_n = count_const(c, x, 1u << (x->ndim - 1), nm->n, 1);
-    nm->nn = count_const(c, x, 1u << (x->ndim - 1), nm->n, 0);
+    fmpq_t q;
+    fmpq_init(q);
+    count_real(c, x, 1u << (x->ndim - 1), nm->n, q);
+    nm->nn = sp_expr_const_fmpq(c->E, q);
     nm->scaled = nm->nn != K(c->E, nm->n, 1);
+    fmpq_inv(q, q); /* n > 0 */
+    nm->inv_n = sp_expr_const_fmpq(c->E, q);
+    fmpq_clear(q);
     nm->w = c->nin > 1 ? &c->in[1] : NULL;
     nm->b = c->nin > 2 ? &c->in[2] : NULL;
     if (nm->w && !(nm->w->ndim == 1 && nm->w->shape[0] == nm->n))

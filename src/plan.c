@@ -124,7 +124,7 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             /* a shard whose extent is not the full one's over a whole number of equal parts
                (torch.chunk's partial last shard, an explicit split): its real extent is not
                its checked one times the monomial's scale (src/exec_pos.c real_count) */
-            for (int d = 0; d < out[r].ndim && d < fullx.ndim && d < SP_MAX_DIMS; d++) {
+            for (int d = 0; d < out[r].ndim && d < fullx.ndim; d++) {
                 if (!have0)
                     ext0[d] = out[r].shape[d];
                 if (out[r].shape[d] != fullx.shape[d] &&

@@ -1452,14 +1452,11 @@ static int counts_plus_two(void *ctx, const sp_tensor_t *x, unsigned mask, fmpq_
     (void)ctx;
     fmpq_one(out);
     for (int d = 0; d < x->ndim; d++)
-        if (mask >> d & 1u) {
+        if (mask >> d & 1u)
             fmpz_mul_si(fmpq_numref(out), fmpq_numref(out), (slong)(x->shape[d] + 2));
-        }
     return 1;
 }
 
-/* A mean, a norm and a mean cross entropy divide by the caller's real count (docs/soundness.md
-   "Sizes as values"), and their VJPs are still the derivatives of what they compute. */
 /* Which attributes are values (a size written there is taken at its real size: src/exec.c
    make_attr), by keyword, alias and position; positions, extents, counts and flags are not. */
 static void test_ops_attr_values(void **state)
@@ -1487,6 +1484,8 @@ static void test_ops_attr_values(void **state)
     assert_int_equal(sp_ops_attr_is_value("scale", "no_such_key", -1), 0);
 }
 
+/* A mean, a norm and a mean cross entropy divide by the caller's real count (docs/soundness.md
+   "Sizes as values"), and their VJPs are still the derivatives of what they compute. */
 static void test_ops_real_counts(void **state)
 {
     fx_t *f = *state;

@@ -4,7 +4,7 @@
 # reference executor at the checked sizes (K = 2) both differed, and the difference was taken as
 # a witness: NOT EQUIVALENT (helper-60's review).  A difference under the cutoff where a size
 # used as a value took its real size is no witness; the real mesh is checked (src/crosscheck.c
-# no_witness, case 5).
+# no_witness, SP_NOWIT_CUTOFF_VALUE).
 dim N = 100000, K = 8
 model m {
   input x : [N]
