@@ -1132,6 +1132,9 @@ static void note_reduced_sizes(shardproof_t *C, shardproof_verdict_t v)
     char buf[512];
     size_t at = 0;
     int n = 0;
+    for (int i = 0; i < C->ndims; i++)
+        if (!C->dims[i].derived && C->dims[i].red < 1)
+            return; /* refused before any reduction was chosen: no sizes to name */
     for (int i = 0; i < C->ndims && at + 64 < sizeof buf; i++) {
         const sp_dimdef_t *D = &C->dims[i];
         if (D->derived || D->red == D->real)
