@@ -240,8 +240,11 @@ typedef struct sp_check {
     int nuneven;
     char value_real[200];    /* the first size used as a value whose value at the real sizes
                                 (which the checked program takes) is not its value at the
-                                checked ones (which the reference executor takes there):
-                                "H/2 at f.sp:3:9", or "" (src/exec_pos.c sp_note_value_real) */
+                                checked ones: "H/2 at f.sp:3:9", or "" (src/exec_pos.c
+                                sp_note_value_real); the reference executor then runs the
+                                checked sizes with real_values (src/crosscheck.c) */
+    int xref_plain;          /* under --fast-shapes, a real_values run that could not take a
+                                count: the checked sizes with their own values instead */
     uint32_t exec_nodes;     /* expression nodes after executing the model and the plan (the
                                 size of the reference executor's second run: src/crosscheck.c) */
     int clamped;             /* what the first operator that did what the reduction does not

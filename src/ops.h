@@ -157,7 +157,7 @@ typedef struct {
                                  run at reduced sizes at the real ones) */
     int64_t exact_sum;        /* > 0: a concatenation of exact extents made this extent, a
                                  size of the program (src/exec_pos.c sp_note_exact_extent) */
-    int counted;              /* a count (a mean's, a norm's, a sum of one constant's) taken at
+    int counted;              /* a count (a mean's, a norm's) taken at
                                  a real count other than the one seen: a size used as a value
                                  (src/exec_pos.c sp_note_value_real) */
 } sp_op_err_t;

@@ -74,31 +74,26 @@ int fwd_reduce(opc_t *c, sp_tensor_t *out)
     int ok = red_setup(c, code, &r) && out_alloc(c, out, r.ondim, r.oshape);
     sp_expr_t *tmp = ok ? scratch(c, sp_tensor_numel(&c->in[0])) : NULL;
     ok = ok && tmp != NULL;
-    /* a mean's 1/count and a sum's count of one constant, the same for every group */
-    sp_expr_t inv = SP_EXPR_NONE, cnt = SP_EXPR_NONE;
+    /* a mean's 1/count, the same for every group */
+    sp_expr_t inv = SP_EXPR_NONE;
     for (int64_t k = 0; ok && k < r.nout; k++) {
         int64_t m = 0;
         for (int64_t j = r.g.start[k]; j < r.g.start[k + 1]; j++) {
             sp_expr_t x = c->in[0].v[r.g.idx[j]];
             tmp[m++] = code == RED_LSE ? sp_expr_unary(E, SP_OP_EXP, x) : x;
         }
-        /* a sum of one constant counts the elements: the real count where it is known (a
-           count the program takes from its data, `sum(w * 0 + 1)`, is a size used as a value
-           like a written one; docs/soundness.md "Sizes as values"), and their mean is it */
-        int same = m > 0 && (code == RED_SUM || code == RED_MEAN) &&
-                   sp_expr_op(E, tmp[0]) == SP_OP_CONST;
-        for (int64_t j = 1; same && j < m; j++)
-            same = tmp[j] == tmp[0];
+        /* a sum of copies of one constant is a sum like any other (m copies at the checked
+           sizes): the count test sends a stage with it to the real sizes (src/stage.c).  Taking
+           the real count instead (sessions 37-38) assumed the copies are copies at the real
+           sizes too, which a positional pattern breaks: row 2 of an offset-2 causal mask is
+           all ones at S = 5 and 5 ones in 40 at S = 40 (helper-61's review; docs/soundness.md
+           "Sizes as values") */
         switch (code) {
-        case RED_SUM:
-            if (same && cnt == SP_EXPR_NONE)
-                cnt = count_const(c, &c->in[0], c->red_mask, m, 0);
-            out->v[k] = same ? mul2(E, tmp[0], cnt) : addv(E, tmp, m);
-            break;
+        case RED_SUM: out->v[k] = addv(E, tmp, m); break;
         case RED_MEAN:
-            if (!same && inv == SP_EXPR_NONE)
+            if (inv == SP_EXPR_NONE)
                 inv = count_const(c, &c->in[0], c->red_mask, m, 1);
-            out->v[k] = same ? tmp[0] : mul2(E, inv, addv(E, tmp, m));
+            out->v[k] = mul2(E, inv, addv(E, tmp, m));
             break;
         case RED_MAX:
         case RED_MIN:

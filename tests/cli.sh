@@ -209,11 +209,15 @@ grep -q "^reduced dims: none" "$tmp/out" && bad "$inner: the real sizes were che
 two=$root/tests/plans/ok/reduce_second_reference_run.sp
 expect 0 "^reference run: AGREE at the sizes N=[0-9]+ K=25 " check "$two" --no-progress
 # a size used as a value is taken at its real size (docs/soundness.md, "Sizes as values"): the
-# checked program differs at K = 5, the reference executor there does not, the real sizes
-# decide; without the cross-check no witness, so UNKNOWN (it was EQUIVALENT before 2026-12-06)
+# checked program differs at K = 5, and so does the reference executor there with sizes used as
+# values at their real sizes (--real-values; before session 38 it took K = 5, agreed, and the
+# real sizes decided); without the cross-check no witness, so UNKNOWN (it was EQUIVALENT before
+# 2026-12-06)
 val=$root/tests/plans/bugs/reduce_size_value_vs_literal_sum.sp
-expect 1 "^reduced dims: none; with N=7 K=5 the difference found was not reproduced at the checked sizes, so the real sizes are checked" \
+expect 1 "end-to-end witness \(reference executor, the checked sizes N=7 K=5 with sizes used as values at the real sizes, seed 1\)" \
     check "$val" --no-progress
+expect 1 "^DIFFER" run "$val" --dims N=7,K=5 --real-values
+expect 0 "^AGREE" run "$val" --dims N=7,K=5
 expect 3 "^UNKNOWN" check "$val" --no-progress --no-cross-check
 # a count (docs/soundness.md, "Counts"): the checker alone sends it to the real sizes
 cnt=$root/tests/plans/bugs/reduce_count_vs_literal_sum.sp

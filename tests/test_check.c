@@ -118,8 +118,9 @@ static void test_check_sums_of_sizes(void **state)
    src/crosscheck.c second_run; docs/soundness.md): real sizes beyond it (N), a small dim K
    reduced.  K written as a value against 2 + 3: the same at K = 5 only, so a reduction to 5
    passed before 2026-12-06; the checked program takes K at its real size 25 now and differs,
-   the reference executor at the checked sizes (K = 5 there) does not, and the real sizes
-   decide.  K against itself: EQUIVALENT, and the second run, with K at its real size and N
+   and so does the reference executor at the checked sizes with sizes used as values at their
+   real sizes (the checker's program; before session 38 it took K = 5 there, agreed, and the
+   real sizes decided).  K against itself: EQUIVALENT, and the second run, with K at its real size and N
    reduced, agrees and says at which sizes.  (A count of K, sum(c * 0 + 1), is caught as a
    count: docs/soundness.md, "Counts".) */
 static void test_check_second_reference_run(void **state)
@@ -136,8 +137,8 @@ static void test_check_second_reference_run(void **state)
     if (v != SHARDPROOF_NOT_EQUIVALENT)
         fprintf(stderr, "%s\n", r);
     assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
-    assert_non_null(strstr(r, "the difference found was not reproduced at the checked sizes, so "
-                              "the real sizes are checked"));
+    assert_non_null(strstr(r, "end-to-end witness (reference executor, the checked sizes N=7 K=5 "
+                              "with sizes used as values at the real sizes, seed 1): output 'y'"));
     assert_non_null(strstr(r, "plan value:  5*x[0]\n  model value: 25*x[0]"));
     free(r);
     snprintf(text, sizeof text, "%s  y = x * K\n  output y = y : [N]\n}\n", head);

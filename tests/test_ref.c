@@ -645,6 +645,80 @@ static void test_ref_issue11_real_sizes(void **state)
                      SP_REF_DIFFER);
 }
 
+/* text at the sizes dims ("H=22,K=7"), with sizes used as values at the file's sizes if
+   realv; its first diagnostic into head (unless NULL; "" when none) */
+/* "B=2,H=3" (spec, cut in place; NULL: none) into at most max dims; their number */
+static size_t parse_dims(char *spec, sp_ref_dim_t *dims, size_t max)
+{
+    char *save = NULL;
+    size_t nd = 0;
+    for (char *t = spec ? strtok_r(spec, ",", &save) : NULL; t && nd < max; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        *eq = '\0';
+        dims[nd++] = (sp_ref_dim_t){t, atoll(eq + 1)};
+    }
+    return nd;
+}
+
+static sp_ref_verdict_t verdict_at(const char *text, const char *dims, int realv, char *head,
+                                   size_t nhead)
+{
+    sp_ref_dim_t dv[8];
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", dims);
+    size_t nd = parse_dims(buf, dv, 8);
+    sp_ref_opts_t o;
+    sp_ref_opts_default(&o);
+    o.dims = dv;
+    o.ndims = nd;
+    o.real_values = realv;
+    sp_diags_t d;
+    sp_diags_init(d);
+    sp_ref_result_t r;
+    run(text, &o, &r, d);
+    if (head) {
+        char *h = sp_diags_format_head(d, 0);
+        snprintf(head, nhead, "%s", h ? h : "");
+        free(h);
+    }
+    sp_ref_verdict_t v = r.verdict;
+    sp_ref_result_clear(&r);
+    sp_diags_clear(d);
+    return v;
+}
+
+/* opts.real_values: shapes at the given sizes, sizes used as values at the file's (the
+   checker's program at its checked sizes) */
+static void test_ref_real_values(void **state)
+{
+    (void)state;
+    /* a relation of sizes used as values that the checked sizes do not keep: H/2 + 2 = K at
+       H = 800, K = 402 only */
+    const char *rel = "dim N = 8, H = 800, K = 402\nmodel m {\n  input x : [N]\n  input e : [H, K]\n"
+                      "  y = x * K\n  f = e * 1\n  output y\n  output f\n}\n"
+                      "plan p of m {\n  mesh dp = 2\n  x : [N@dp]\n  e : [H, K]\n"
+                      "  output y = x * (H / 2) + x * 2 : [N@dp]\n  output f = e * 1 : [H, K]\n}\n";
+    assert_int_equal(verdict_at(rel, "H=22,K=7", 0, NULL, 0), SP_REF_DIFFER);
+    assert_int_equal(verdict_at(rel, "H=22,K=7", 1, NULL, 0), SP_REF_AGREE);
+    assert_int_equal(verdict_at(rel, "", 0, NULL, 0), SP_REF_AGREE);
+    /* a mean counts the file's elements: the model's mean over H against the plan's sum over
+       its shards divided by 800 (H at the file's sizes) */
+    const char *cnt = "dim H = 800\nmodel m {\n  input x : [H]\n  y = mean(x)\n  output y\n}\n"
+                      "plan p of m {\n  mesh tp = 2\n  x : [H@tp]\n"
+                      "  output y = all_reduce(sum(x), sum, tp) / 800 : []\n}\n";
+    assert_int_equal(verdict_at(cnt, "H=22", 1, NULL, 0), SP_REF_AGREE);
+    assert_int_equal(verdict_at(cnt, "H=22", 0, NULL, 0), SP_REF_DIFFER);
+    /* a count over an extent the program never writes (a chunk's) is not guessed */
+    char head[512];
+    const char *unk = "dim H = 800\nmodel m {\n  input x : [H]\n  y = mean(chunk(x, chunks = 2, dim = 0, index = 0))\n"
+                      "  output y\n}\n"
+                      "plan p of m {\n  mesh tp = 2\n  x : [H]\n"
+                      "  output y = mean(chunk(x, chunks = 2, dim = 0, index = 0)) : []\n}\n";
+    assert_int_equal(verdict_at(unk, "H=22", 1, head, sizeof head), SP_REF_ERROR);
+    assert_non_null(strstr(head, "at the file's sizes is not known"));
+    assert_int_equal(verdict_at(unk, "H=22", 0, NULL, 0), SP_REF_AGREE);
+}
+
 /* The plan text t.sp is refused (SP_REF_ERROR) with exactly this first diagnostic. */
 static void expect_ref_error(const char *text, const char *want)
 {
@@ -894,13 +968,8 @@ static void test_ref_corpus(void **state)
         sp_ast_t *ast = NULL;
         assert_int_equal(sp_parse_path(&ast, c->file, NULL, d), SP_OK);
         sp_ref_dim_t dims[16];
-        size_t nd = 0;
-        char *spec = c->dims ? strdup(c->dims) : NULL, *save = NULL;
-        for (char *t = spec ? strtok_r(spec, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-            char *eq = strchr(t, '=');
-            *eq = 0;
-            dims[nd++] = (sp_ref_dim_t){t, atoll(eq + 1)};
-        }
+        char *spec = c->dims ? strdup(c->dims) : NULL;
+        size_t nd = parse_dims(spec, dims, 16);
         sp_ref_opts_t o;
         sp_ref_opts_default(&o);
         o.dims = dims;
@@ -1005,6 +1074,7 @@ int main(void)
         cmocka_unit_test(test_ref_coverage),
         cmocka_unit_test(test_ref_rank_conditional),
         cmocka_unit_test(test_ref_issue11_real_sizes),
+        cmocka_unit_test(test_ref_real_values),
         cmocka_unit_test(test_ref_deadlock_and_errors),
         cmocka_unit_test(test_ref_precision_escalates),
         cmocka_unit_test(test_ref_limits),

@@ -221,12 +221,17 @@ static int setup_dims(rrun_t *R, rexec_t *X)
         const sp_ast_stmt_t *s = R->ast->items[i];
         for (size_t j = 0; s->kind == SP_STMT_DIM && j < s->nbinds; j++) {
             const char *nm = s->binds[j].name.str;
-            int64_t v = -1;
+            int64_t v = -1, w, vr;
             for (size_t k = 0; k < o->ndims; k++)
                 if (!strcmp(o->dims[k].name, nm))
                     v = o->dims[k].value;
-            if (v < 0 && !rx_ct_int(X, s->binds[j].value, &v, "a dim"))
+            /* the file's size beside the run's (its expression at the file's sizes) */
+            if (!rx_ct_size(X, s->binds[j].value, &w, &vr, "a dim"))
                 return 0;
+            if (v < 0)
+                v = w;
+            else if (o->real_values) /* the override replaces the note of w */
+                rc_note(&R->cmap, v, vr);
             if (v < 1)
                 return rx_error(X, SP_DIAG_SHAPE, s->binds[j].name.loc, "dim %s = %lld is not positive", nm, (long long)v);
             for (int k = 0; k < R->ndims; k++)
@@ -234,15 +239,20 @@ static int setup_dims(rrun_t *R, rexec_t *X)
                     return rx_error(X, SP_DIAG_NAME, s->binds[j].name.loc, "dimension '%s' is declared twice", nm);
             char **dn = realloc(R->dimname, (size_t)(R->ndims + 1) * sizeof(char *));
             fmpq *dv = dn ? realloc(R->dimval, (size_t)(R->ndims + 1) * sizeof(fmpq)) : NULL;
+            fmpq *dr = dv ? realloc(R->dimreal, (size_t)(R->ndims + 1) * sizeof(fmpq)) : NULL;
             if (dn)
                 R->dimname = dn;
             if (dv)
                 R->dimval = dv;
-            if (dn == NULL || dv == NULL)
+            if (dr)
+                R->dimreal = dr;
+            if (dn == NULL || dv == NULL || dr == NULL)
                 return rx_limit(X, s->loc, "out of memory");
             dn[R->ndims] = (char *)nm;
             fmpq_init(&dv[R->ndims]);
-            fmpq_set_si(&dv[R->ndims++], v, 1);
+            fmpq_init(&dr[R->ndims]);
+            fmpq_set_si(&dv[R->ndims], v, 1);
+            fmpq_set_si(&dr[R->ndims++], o->real_values ? vr : v, 1);
         }
     }
     return 1;
@@ -308,10 +318,16 @@ static void rr_free(rrun_t *R)
         rx_clear(R->M);
         free(R->M);
     }
-    for (int i = 0; i < R->ndims; i++)
+    for (int i = 0; i < R->ndims; i++) {
         fmpq_clear(&R->dimval[i]);
+        fmpq_clear(&R->dimreal[i]);
+    }
     free(R->dimname);
     free(R->dimval);
+    free(R->dimreal);
+    free(R->cmap.key);
+    free(R->cmap.val);
+    pthread_mutex_destroy(&R->cmap.mu);
     for (int i = 0; i < R->ninp; i++)
         free(R->inp[i].key);
     free(R->inp);
@@ -328,11 +344,75 @@ static void rr_free(rrun_t *R)
     memset(R, 0, sizeof(*R));
 }
 
+/* ---- the count map (opts.real_values) ---------------------------------------------------- */
+
+/*
+ * With opts.real_values the run takes shapes at the given sizes and sizes used as values at the
+ * file's, as the checker's program at its checked sizes does (docs/soundness.md, "Sizes as
+ * values").  An operator's count (a mean's elements, a norm's row, cross entropy's classes and
+ * positions, attention's default scale's head dim) is an extent at the run's sizes; its value at
+ * the file's is the one the program wrote that extent with: every extent it writes (a dim, a
+ * declared size, a shape list's element, an even shard of a layout) is noted at both sizes.  A
+ * size the shape reduction accepts keeps every multiplicative relation of the file's sizes
+ * (docs/soundness.md, "Shape reduction"), so one extent at the run's sizes is one at the file's;
+ * where two were noted, or none, the count is not known and the operator refuses to run (no
+ * guess: a witness from a wrong count would be one of another program).
+ */
+void rc_note(rcmap_t *m, int64_t e, int64_t r)
+{
+    pthread_mutex_lock(&m->mu);
+    size_t i = 0;
+    while (i < m->n && m->key[i] != e)
+        i++;
+    if (i < m->n) {
+        if (m->val[i] != r)
+            m->val[i] = -1; /* two values at the file's sizes */
+    } else {
+        if (m->n == m->cap) {
+            size_t c = m->cap ? 2 * m->cap : 32;
+            int64_t *k = realloc(m->key, c * sizeof(int64_t));
+            int64_t *v = k ? realloc(m->val, c * sizeof(int64_t)) : NULL;
+            if (k)
+                m->key = k;
+            if (v)
+                m->val = v;
+            if (k && v)
+                m->cap = c;
+        }
+        if (m->n < m->cap) {
+            m->key[m->n] = e;
+            m->val[m->n++] = r > 0 ? r : -1;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
+int rc_count(ropc_t *c, int64_t e, int64_t *r)
+{
+    *r = e;
+    if (c->cm == NULL)
+        return 1;
+    rcmap_t *m = c->cm;
+    int64_t v = 0;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->n && v == 0; i++)
+        if (m->key[i] == e)
+            v = m->val[i];
+    pthread_mutex_unlock(&m->mu);
+    if (v == 0 && e == 1)
+        v = 1; /* an extent of 1 (a kept dim): 1 at every size the reduction accepts */
+    if (v <= 0)
+        return 0;
+    *r = v;
+    return 1;
+}
+
 /* Set up R and run the model: 1, or 0 with res->verdict (ERROR, TOO_LARGE) and d filled. */
 static int start(rrun_t *R, const sp_ast_t *ast, const sp_ref_opts_t *opt, long prec, const char *model,
                  int want_plan, sp_ref_result_t *res, sp_diags_t d)
 {
     memset(R, 0, sizeof(*R));
+    pthread_mutex_init(&R->cmap.mu, NULL);
     R->ast = ast;
     R->opt = opt;
     R->prec = prec;

@@ -98,6 +98,10 @@ typedef struct {
     long max_prec;             /* escalate up to this when a comparison is undecided; default 1024 */
     const sp_ref_inputs_struct *inputs; /* caller-given values (win over the random ones), or NULL */
     int observe;               /* keep every model tensor and plan assignment (result.obs_*) */
+    int real_values;           /* with dims: sizes used as values (a size in a tensor expression
+                                  or a value attribute, an operator's count) take the file's
+                                  sizes, shapes the overrides (the checker's program at its
+                                  checked sizes: docs/reference-executor.md) */
 } sp_ref_opts_t;
 
 void sp_ref_opts_default(sp_ref_opts_t *o);

@@ -51,13 +51,17 @@ void sp_ref_result_print(FILE *out, const sp_ref_result_t *r)
 }
 
 enum { R_PLAN = 1, R_INPUTS, R_DIMS, R_SEED, R_MAX_ELEMENTS, R_MAX_RANKS, R_MAX_MEM, R_PREC,
-       R_MAX_PREC, R_PRINT_INPUTS };
+       R_MAX_PREC, R_PRINT_INPUTS, R_REAL_VALUES };
 
 const sp_opt_t sp_ref_opts[] = {
     {R_PLAN, "--plan", NULL, SP_ARG_ONE, "NAME", SP_CMD_RUN, 0,
      "the plan to run, when the file has several"},
     {R_DIMS, "--dims", NULL, SP_ARG_ONE, "NAME=SIZE,...", SP_CMD_RUN, 0,
      "run at these sizes instead of the file's real ones"},
+    {R_REAL_VALUES, "--real-values", NULL, SP_ARG_NONE, NULL, SP_CMD_RUN, 0,
+     "with --dims: sizes used as values (a size in a tensor expression or a value attribute, "
+     "an operator's count) keep the file's sizes, as the checker's program at its checked "
+     "sizes"},
     {R_SEED, "--seed", NULL, SP_ARG_ONE, "N", SP_CMD_RUN, 0,
      "the seed of the random exact inputs (default 1)"},
     {R_INPUTS, "--inputs", NULL, SP_ARG_ONE, "FILE", SP_CMD_RUN, 0,
@@ -120,6 +124,8 @@ int sp_ref_cli(const sp_cmd_t *cmd, int argc, char **argv)
         int k = A.a[i].opt->id;
         if (k == R_PRINT_INPUTS) {
             print_inputs = 1;
+        } else if (k == R_REAL_VALUES) {
+            o.real_values = 1;
         } else if (k == R_PLAN) {
             o.plan = v;
         } else if (k == R_INPUTS) {

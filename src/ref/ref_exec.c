@@ -58,6 +58,7 @@ void renv_clear(renv_t *e)
     for (size_t i = 0; i < e->n; i++) {
         free(e->b[i].key);
         fmpq_clear(&e->b[i].q);
+        fmpq_clear(&e->b[i].qr);
         rt_clear(&e->b[i].t);
     }
     free(e->b);
@@ -123,6 +124,7 @@ static rbind_t *slot(renv_t *e, const char *key)
     if ((b->key = strdup(key)) == NULL)
         return NULL;
     fmpq_init(&b->q);
+    fmpq_init(&b->qr);
     size_t h = hash_str(key) & (e->hcap - 1);
     while (e->ht[h])
         h = (h + 1) & (e->hcap - 1);
@@ -142,13 +144,14 @@ int renv_set_take(renv_t *e, const char *key, rten_t *t)
     return 0;
 }
 
-int renv_set_int(renv_t *e, const char *key, const fmpq_t q)
+int renv_set_int(renv_t *e, const char *key, const fmpq_t q, const fmpq_t qr)
 {
     rbind_t *b = slot(e, key);
     if (b == NULL)
         return -1;
     b->isint = 1;
     fmpq_set(&b->q, q);
+    fmpq_set(&b->qr, qr);
     return 0;
 }
 
@@ -165,6 +168,7 @@ void xv_init(xval_t *v)
 {
     v->kind = XV_NONE;
     fmpq_init(&v->q);
+    fmpq_init(&v->qr);
     rt_init(&v->t);
     v->name = NULL;
 }
@@ -172,6 +176,7 @@ void xv_init(xval_t *v)
 void xv_clear(xval_t *v)
 {
     fmpq_clear(&v->q);
+    fmpq_clear(&v->qr);
     rt_clear(&v->t);
     v->kind = XV_NONE;
 }
@@ -381,18 +386,35 @@ void rx_coords_str(const rrun_t *R, int rank, char *buf, size_t len)
 
 /* ---- compile-time values ------------------------------------------------------------------ */
 
-static int dim_value(const rrun_t *R, const char *name, fmpq_t q)
+static int dim_value(const rrun_t *R, const char *name, fmpq_t q, fmpq_t qr)
 {
     for (int i = R->ndims - 1; i >= 0; i--)
         if (strcmp(R->dimname[i], name) == 0) {
             fmpq_set(q, &R->dimval[i]);
+            if (qr != NULL)
+                fmpq_set(qr, R->dimreal ? &R->dimreal[i] : &R->dimval[i]);
             return 1;
         }
     return 0;
 }
 
-/* rank.AXIS, a mesh axis (its size) or a dim: 1, or 0 if the name is none of these */
-static int builtin_value(rexec_t *X, const char *name, fmpq_t q, int *err, sp_loc_t loc)
+static int builtin_value1(rexec_t *X, const char *name, fmpq_t q, int *err, sp_loc_t loc);
+
+/* rank.AXIS, a mesh axis (its size) or a dim: 1, or 0 if the name is none of these; qr (unless
+   NULL) the value at the file's sizes, a dim's its own (a mesh axis's is the run's: under the
+   checker's mesh cutoff mesh sizes used as values take their checked size) */
+static int builtin_value(rexec_t *X, const char *name, fmpq_t q, fmpq_t qr, int *err, sp_loc_t loc)
+{
+    int r = builtin_value1(X, name, q, err, loc);
+    if (r && qr != NULL) {
+        fmpq_set(qr, q);
+        if (r == 2)
+            dim_value(X->R, name, q, qr);
+    }
+    return r != 0;
+}
+
+static int builtin_value1(rexec_t *X, const char *name, fmpq_t q, int *err, sp_loc_t loc)
 {
     const rrun_t *R = X->R;
     *err = 0;
@@ -411,7 +433,7 @@ static int builtin_value(rexec_t *X, const char *name, fmpq_t q, int *err, sp_lo
         fmpq_set_si(q, R->axsize[a], 1);
         return 1;
     }
-    return dim_value(R, name, q);
+    return dim_value(R, name, q, NULL) ? 2 : 0; /* 2: a dim */
 }
 
 static int ct_binop(rexec_t *X, sp_loc_t loc, sp_ast_binop_t op, const fmpq_t a, const fmpq_t b,
@@ -450,57 +472,101 @@ static int ct_binop(rexec_t *X, sp_loc_t loc, sp_ast_binop_t op, const fmpq_t a,
     return 0;
 }
 
-int rx_ct(rexec_t *X, const sp_ast_expr_t *e, fmpq_t q)
+int rx_ct(rexec_t *X, const sp_ast_expr_t *e, fmpq_t q, fmpq_t qr)
 {
     switch (e->kind) {
-    case SP_AST_NUM: fmpq_set(q, e->value); return 1;
+    case SP_AST_NUM:
+        fmpq_set(q, e->value);
+        if (qr != NULL)
+            fmpq_set(qr, e->value);
+        return 1;
     case SP_AST_NAME: {
         rbind_t *b = renv_find(X->env, e->name, 1);
+        if (b && b->isint) {
+            fmpq_set(q, &b->q);
+            if (qr != NULL)
+                fmpq_set(qr, &b->qr);
+        }
         if (b)
-            return b->isint ? (fmpq_set(q, &b->q), 1) : 0;
+            return b->isint ? 1 : 0;
         int err;
-        if (builtin_value(X, e->name, q, &err, e->loc))
+        if (builtin_value(X, e->name, q, qr, &err, e->loc))
             return 1;
         if (err)
             return -1;
         return rx_error(X, SP_DIAG_NAME, e->loc, "unknown name '%s'", e->name) - 1;
     }
     case SP_AST_NEG: {
-        int r = rx_ct(X, e->a, q);
+        int r = rx_ct(X, e->a, q, qr);
         if (r == 1)
             fmpq_neg(q, q);
+        if (r == 1 && qr != NULL)
+            fmpq_neg(qr, qr);
         return r;
     }
     case SP_AST_BINOP: {
-        fmpq_t a, b;
+        fmpq_t a, b, ar, br;
         fmpq_init(a);
         fmpq_init(b);
-        int r = rx_ct(X, e->a, a);
+        fmpq_init(ar);
+        fmpq_init(br);
+        int r = rx_ct(X, e->a, a, ar);
         if (r == 1)
-            r = rx_ct(X, e->b, b);
+            r = rx_ct(X, e->b, b, br);
         if (r == 1)
             r = ct_binop(X, e->loc, e->op, a, b, q);
+        if (r == 1 && qr != NULL)
+            r = ct_binop(X, e->loc, e->op, ar, br, qr);
         fmpq_clear(a);
         fmpq_clear(b);
+        fmpq_clear(ar);
+        fmpq_clear(br);
         return r;
     }
     default: return 0;
     }
 }
 
-int rx_ct_int(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, const char *what)
+/* *v from e (an integer), and *vr at the file's sizes unless NULL (0 where that is no integer) */
+static int ct_int2(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, const char *what)
 {
-    fmpq_t q;
+    fmpq_t q, qr;
     fmpq_init(q);
-    int r = rx_ct(X, e, q);
+    fmpq_init(qr);
+    int r = rx_ct(X, e, q, vr ? qr : NULL);
     if (r == 0)
         r = rx_error(X, SP_DIAG_SHAPE, e->loc, "%s must be a compile-time integer", what) - 1;
     else if (r == 1 && (!fmpz_is_one(fmpq_denref(q)) || !fmpz_fits_si(fmpq_numref(q))))
         r = rx_error(X, SP_DIAG_SHAPE, e->loc, "%s must be an integer", what) - 1;
     if (r == 1)
         *v = fmpz_get_si(fmpq_numref(q));
+    if (r == 1 && vr != NULL)
+        *vr = fmpz_is_one(fmpq_denref(qr)) && fmpz_fits_si(fmpq_numref(qr)) ? fmpz_get_si(fmpq_numref(qr)) : 0;
     fmpq_clear(q);
+    fmpq_clear(qr);
     return r == 1;
+}
+
+int rx_ct_int(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, const char *what)
+{
+    return ct_int2(X, e, v, NULL, what);
+}
+
+int rx_ct_size(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, const char *what)
+{
+    int64_t r = 0;
+    if (!X->R->opt->real_values) {
+        int ok = ct_int2(X, e, v, NULL, what);
+        if (ok && vr != NULL)
+            *vr = *v;
+        return ok;
+    }
+    if (!ct_int2(X, e, v, &r, what))
+        return 0;
+    rc_note(&X->R->cmap, *v, r);
+    if (vr != NULL)
+        *vr = r;
+    return 1;
 }
 
 /* "name" or "name[i,j]" (nested: "name[i][j]") into buf */
@@ -534,6 +600,7 @@ static ropc_t opc(rexec_t *X)
     ropc_t c;
     memset(&c, 0, sizeof(c));
     c.S = &X->S;
+    c.cm = X->R->opt->real_values ? &X->R->cmap : NULL;
     c.max_el = X->R->opt->max_elements;
     c.no_grad_ops = X->rank < 0 && X->train != NULL;
     return c;
@@ -555,7 +622,7 @@ static int as_tensor(rexec_t *X, xval_t *v, sp_loc_t loc)
     v->t.id = malloc(sizeof(uint32_t));
     if (v->t.id == NULL)
         return rx_limit(X, loc, "out of memory");
-    v->t.id[0] = rs_constq(&X->S, &v->q);
+    v->t.id[0] = rs_constq(&X->S, &v->qr); /* a size used as a value: at the file's sizes */
     v->kind = XV_TEN;
     return over(X, loc);
 }
@@ -574,6 +641,7 @@ static int eval_name(rexec_t *X, const sp_ast_expr_t *e, const char *key, xval_t
     if (b && b->isint) {
         out->kind = XV_INT;
         fmpq_set(&out->q, &b->q);
+        fmpq_set(&out->qr, &b->qr);
         return 1;
     }
     if (b) {
@@ -583,7 +651,7 @@ static int eval_name(rexec_t *X, const sp_ast_expr_t *e, const char *key, xval_t
         return rt_copy(&out->t, &b->t) < 0 ? rx_limit(X, e->loc, "out of memory") : 1;
     }
     int err;
-    if (builtin_value(X, key, &out->q, &err, e->loc)) {
+    if (builtin_value(X, key, &out->q, &out->qr, &err, e->loc)) {
         out->kind = XV_INT;
         return 1;
     }
@@ -668,6 +736,7 @@ static int eval(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     case SP_AST_NUM:
         out->kind = XV_INT;
         fmpq_set(&out->q, e->value);
+        fmpq_set(&out->qr, e->value);
         return 1;
     case SP_AST_NAME: return eval_name(X, e, e->name, out);
     case SP_AST_INDEX: return eval_index(X, e, out);
@@ -689,6 +758,7 @@ static int eval(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     else if (e->kind == SP_AST_NEG && a.kind == XV_INT) {
         out->kind = XV_INT;
         fmpq_neg(&out->q, &a.q);
+        fmpq_neg(&out->qr, &a.qr);
     } else if (e->kind == SP_AST_NEG) {
         if ((ok = as_tensor(X, &a, e->loc) && rop_apply(&c, "neg", &a.t, 1, NULL, 0, &r)))
             set_tensor(out, &r);
@@ -696,23 +766,28 @@ static int eval(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
             op_failed(X, &c, e->loc);
     } else if (a.kind == XV_INT && b.kind == XV_INT) {
         out->kind = XV_INT;
-        ok = ct_binop(X, e->loc, e->op, &a.q, &b.q, &out->q) == 1;
+        ok = ct_binop(X, e->loc, e->op, &a.q, &b.q, &out->q) == 1 &&
+             ct_binop(X, e->loc, e->op, &a.qr, &b.qr, &out->qr) == 1;
     } else if (e->op == SP_BIN_POW) {
         int64_t k = 0;
-        if (b.kind != XV_INT || !fmpz_is_one(fmpq_denref(&b.q)) || !fmpz_fits_si(fmpq_numref(&b.q)))
+        /* the exponent is a value: at the file's sizes (qr) */
+        if (b.kind != XV_INT || !fmpz_is_one(fmpq_denref(&b.qr)) || !fmpz_fits_si(fmpq_numref(&b.qr)))
             ok = rx_error(X, SP_DIAG_SHAPE, e->loc, "the exponent of '^' must be a compile-time integer");
         else
-            k = fmpz_get_si(fmpq_numref(&b.q));
+            k = fmpz_get_si(fmpq_numref(&b.qr));
         rattr_t at;
         memset(&at, 0, sizeof(at));
         at.kind = RA_NUM;
         fmpq_init(&at.num);
+        fmpq_init(&at.numr);
         fmpq_set_si(&at.num, k, 1);
+        fmpq_set_si(&at.numr, k, 1);
         if (ok && as_tensor(X, &a, e->loc) && (ok = rop_apply(&c, "pow", &a.t, 1, &at, 1, &r)))
             set_tensor(out, &r);
         else if (ok)
             ok = X->failed ? 0 : op_failed(X, &c, e->loc);
         fmpq_clear(&at.num);
+        fmpq_clear(&at.numr);
     } else if (e->op == SP_BIN_MOD) {
         ok = rx_error(X, SP_DIAG_SHAPE, e->loc, "'%%' is defined on compile-time integers only");
     } else if ((ok = as_tensor(X, &a, e->loc) && as_tensor(X, &b, e->loc))) {
@@ -754,7 +829,7 @@ int rx_bare_name(rexec_t *X, const sp_ast_expr_t *e)
     if (e->kind != SP_AST_NAME || renv_find(X->env, e->name, 1))
         return 0;
     fmpq_init(q);
-    int b = !builtin_value(X, e->name, q, &err, e->loc) && !err;
+    int b = !builtin_value(X, e->name, q, NULL, &err, e->loc) && !err;
     fmpq_clear(q);
     return b;
 }
@@ -770,7 +845,7 @@ static int attr_value(rexec_t *X, const sp_ast_expr_t *e, const char *key, rattr
         if (a->list == NULL)
             return rx_limit(X, e->loc, "out of memory");
         for (size_t i = 0; i < e->nargs; i++)
-            if (!rx_ct_int(X, e->args[i].value, &a->list[i], "a list element"))
+            if (!rx_ct_size(X, e->args[i].value, &a->list[i], NULL, "a list element"))
                 return 0;
         return 1;
     }
@@ -780,7 +855,7 @@ static int attr_value(rexec_t *X, const sp_ast_expr_t *e, const char *key, rattr
         return 1;
     }
     a->kind = RA_NUM;
-    int r = rx_ct(X, e, &a->num);
+    int r = rx_ct(X, e, &a->num, &a->numr);
     if (r == 0)
         return key ? rx_error(X, SP_DIAG_SHAPE, e->loc, "attribute %s must be a compile-time value", key)
                    : rx_error(X, SP_DIAG_SHAPE, e->loc, "a positional attribute must be a compile-time value");
@@ -802,6 +877,7 @@ static int op_call(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     for (size_t i = 0; i <= n; i++) {
         xv_init(&tv[i]);
         fmpq_init(&at[i].num);
+        fmpq_init(&at[i].numr);
     }
     size_t i = 0; /* positional values, then non-value positional attributes, then keywords */
     for (; ok && i < n && e->args[i].key.str == NULL; i++) { /* no operator takes a bare name positionally */
@@ -816,6 +892,7 @@ static int op_call(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
         nt--, conv++;
     for (int k = 0; ok && k < conv; k++) {
         at[na].kind = RA_NUM;
+        fmpq_set(&at[na].numr, &tv[nt + k].qr);
         fmpq_set(&at[na++].num, &tv[nt + k].q);
     }
     for (; ok && i < n; i++) {
@@ -837,6 +914,7 @@ static int op_call(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
     for (size_t k = 0; k <= n; k++) {
         xv_clear(&tv[k]);
         fmpq_clear(&at[k].num);
+        fmpq_clear(&at[k].numr);
         free(at[k].list);
     }
     free(tv), free(at), free(in);
@@ -860,7 +938,7 @@ static int func_call(rexec_t *X, const sp_ast_expr_t *e, const sp_ast_stmt_t *f)
         if (e->args[i].key.str != NULL)
             ok = rx_error(X, SP_DIAG_NAME, e->args[i].key.loc, "keyword arguments are not allowed in a function call");
         else if ((ok = eval(X, e->args[i].value, &v)))
-            ok = (v.kind == XV_INT ? renv_set_int(&local, f->params[i].str, &v.q)
+            ok = (v.kind == XV_INT ? renv_set_int(&local, f->params[i].str, &v.q, &v.qr)
                                    : renv_set_take(&local, f->params[i].str, &v.t)) == 0 ||
                  rx_limit(X, e->loc, "out of memory");
     }
@@ -918,7 +996,7 @@ static int reserved(const char *key)
 static int bind(rexec_t *X, const char *key, xval_t *v, sp_loc_t loc)
 {
     if (v->kind == XV_INT)
-        return renv_set_int(X->env, key, &v->q) == 0 || rx_limit(X, loc, "out of memory");
+        return renv_set_int(X->env, key, &v->q, &v->qr) == 0 || rx_limit(X, loc, "out of memory");
     if (v->kind != XV_TEN)
         return rx_error(X, SP_DIAG_NAME, loc, "'%s' is not a value", v->name ? v->name : "?");
     if (X->rank < 0 && X->train && X->env == &X->genv) {
@@ -965,8 +1043,10 @@ static int st_assign(rexec_t *X, const sp_ast_stmt_t *s)
         xval_t old;
         xv_init(&old);
         if (b != NULL && (ok = eval_name(X, s->targets[0], key, &old))) {
-            if (old.kind == XV_INT && v.kind == XV_INT)
+            if (old.kind == XV_INT && v.kind == XV_INT) {
                 fmpq_add(&v.q, &v.q, &old.q);
+                fmpq_add(&v.qr, &v.qr, &old.qr);
+            } 
             else if ((ok = as_tensor(X, &old, s->loc) && as_tensor(X, &v, s->loc))) {
                 ropc_t c = opc(X);
                 rten_t r;
@@ -1069,11 +1149,14 @@ static int st_for(rexec_t *X, const sp_ast_stmt_t *s)
     const char *v = s->name.str;
     rbind_t *old = renv_find(X->env, v, 0);
     int had = old && old->isint;
-    fmpq_t q, saved;
+    fmpq_t q, saved, savedr;
     fmpq_init(q);
     fmpq_init(saved);
-    if (had)
+    fmpq_init(savedr);
+    if (had) {
         fmpq_set(saved, &old->q);
+        fmpq_set(savedr, &old->qr);
+    }
     int ok = 1;
     for (int64_t i = lo; ok && i < hi && !X->returned; i++) {
         if (++X->iters > 1000000) {
@@ -1081,14 +1164,15 @@ static int st_for(rexec_t *X, const sp_ast_stmt_t *s)
             break;
         }
         fmpq_set_si(q, i, 1);
-        ok = (renv_set_int(X->env, v, q) == 0 || rx_limit(X, s->loc, "out of memory")) && rx_block(X, &s->body);
+        ok = (renv_set_int(X->env, v, q, q) == 0 || rx_limit(X, s->loc, "out of memory")) && rx_block(X, &s->body);
     }
     if (had)
-        renv_set_int(X->env, v, saved);
+        renv_set_int(X->env, v, saved, savedr);
     else
         renv_unset(X->env, v);
     fmpq_clear(q);
     fmpq_clear(saved);
+    fmpq_clear(savedr);
     return ok;
 }
 
@@ -1111,23 +1195,31 @@ static int st_on(rexec_t *X, const sp_ast_stmt_t *s)
 
 static int st_dim(rexec_t *X, const sp_ast_stmt_t *s)
 {
-    fmpq_t q;
+    fmpq_t q, qr;
     fmpq_init(q);
+    fmpq_init(qr);
     int ok = 1;
     for (size_t i = 0; ok && i < s->nbinds; i++) {
         const char *nm = s->binds[i].name.str;
-        int64_t v = -1;
+        int64_t v = -1, vr = 0, w;
         for (size_t k = 0; k < X->R->opt->ndims; k++)
             if (strcmp(X->R->opt->dims[k].name, nm) == 0)
                 v = X->R->opt->dims[k].value;
-        if (v < 0 && !rx_ct_int(X, s->binds[i].value, &v, "a dim"))
+        /* the file's size (its expression at the file's sizes) beside the run's */
+        if (!ct_int2(X, s->binds[i].value, &w, &vr, "a dim"))
             ok = 0;
-        else if (v < 1)
+        else if (v < 0)
+            v = w;
+        if (ok && v < 1)
             ok = rx_error(X, SP_DIAG_SHAPE, s->binds[i].value->loc, "dim %s = %lld is not positive", nm, (long long)v);
+        if (ok && X->R->opt->real_values)
+            rc_note(&X->R->cmap, v, vr);
         fmpq_set_si(q, v, 1);
-        ok = ok && (renv_set_int(X->env, nm, q) == 0 || rx_limit(X, s->loc, "out of memory"));
+        fmpq_set_si(qr, X->R->opt->real_values ? vr : v, 1);
+        ok = ok && (renv_set_int(X->env, nm, q, qr) == 0 || rx_limit(X, s->loc, "out of memory"));
     }
     fmpq_clear(q);
+    fmpq_clear(qr);
     return ok;
 }
 
@@ -1173,7 +1265,7 @@ static int stmt1(rexec_t *X, const sp_ast_stmt_t *s)
     case SP_STMT_IF: {
         fmpq_t q;
         fmpq_init(q);
-        int r = rx_ct(X, s->value, q), ok = 1;
+        int r = rx_ct(X, s->value, q, NULL), ok = 1;
         if (r == 0)
             ok = rx_error(X, SP_DIAG_SHAPE, s->value->loc, "an 'if' condition must be a compile-time value");
         else if (r < 0)
@@ -1308,7 +1400,7 @@ static int declare_input(rexec_t *X, const sp_ast_stmt_t *s)
     for (size_t d = 0; d < l->ndims; d++) {
         if (l->dims[d].naxes > 0)
             return rx_error(X, SP_DIAG_LAYOUT, l->dims[d].axes[0].loc, "a model tensor is not sharded");
-        if (!rx_ct_int(X, l->dims[d].size, &sh[d], "a size"))
+        if (!rx_ct_size(X, l->dims[d].size, &sh[d], NULL, "a size"))
             return 0;
         if (sh[d] < 0)
             return rx_error(X, SP_DIAG_SHAPE, l->dims[d].size->loc, "negative size");
@@ -1345,7 +1437,10 @@ static int train_arg(rexec_t *X, const char *key, slong p, ulong q, fmpq_t v)
     fmpq_set_si(v, p, q);
     for (size_t i = 0; i < t->nargs; i++)
         if (t->args[i].key.str && strcmp(t->args[i].key.str, key) == 0) {
-            int r = rx_ct(X, t->args[i].value, v);
+            fmpq_t run; /* a value: v at the file's sizes */
+            fmpq_init(run);
+            int r = rx_ct(X, t->args[i].value, run, v);
+            fmpq_clear(run);
             return r == 1 ? 1 : r == 0 ? rx_error(X, SP_DIAG_SHAPE, t->args[i].value->loc, "%s must be a number", key) - 1 : -1;
         }
     return 0;

@@ -143,13 +143,23 @@ typedef struct {
     const char *key;
     int kind;
     fmpq num;
+    fmpq numr; /* the value at the file's sizes (opts.real_values; else num): a_num() reads it */
     const char *name;
     int64_t *list;
     int nlist;
 } rattr_t;
 
+/* opts.real_values: the extents the program wrote (its sizes), each at the run's sizes and at
+   the file's; an extent written with two values at the file's sizes is ambiguous (-1). */
+typedef struct {
+    pthread_mutex_t mu;
+    int64_t *key, *val;
+    size_t n, cap;
+} rcmap_t;
+
 typedef struct {
     rstore_t *S;
+    rcmap_t *cm;     /* opts.real_values: counts at the file's sizes (rc_count); else NULL */
     const char *op;  /* the operator being applied (set by rop_apply) */
     int64_t max_el;
     int no_grad_ops; /* refuse *_grad operators (a model that trains) */
@@ -180,6 +190,7 @@ enum { XV_NONE = 0, XV_INT, XV_TEN, XV_NAME };
 typedef struct {
     int kind;
     fmpq q;
+    fmpq qr; /* q at the file's sizes (opts.real_values; else q) */
     rten_t t;
     const char *name;
 } xval_t;
@@ -191,7 +202,7 @@ void xv_clear(xval_t *v);
 typedef struct {
     char *key;
     int isint;
-    fmpq q;
+    fmpq q, qr; /* qr: q at the file's sizes (xval_t.qr) */
     rten_t t;
     int32_t obs1; /* opts.observe: 1 + the observation that bound it on this rank, 0 if none */
 } rbind_t;
@@ -210,7 +221,7 @@ void renv_clear(renv_t *e);
 rbind_t *renv_find(const renv_t *e, const char *key, int chain);
 /* Bind key to a tensor (taking t's ids; t is left empty) or to a rational.  0 or -1 (OOM). */
 int renv_set_take(renv_t *e, const char *key, rten_t *t);
-int renv_set_int(renv_t *e, const char *key, const fmpq_t q);
+int renv_set_int(renv_t *e, const char *key, const fmpq_t q, const fmpq_t qr);
 void renv_unset(renv_t *e, const char *key);
 
 /* The resolved layout of an output or input on one rank. */
@@ -300,8 +311,9 @@ struct rrun {
     slong prec;
     const sp_ast_stmt_t *model, *plan;
     char **dimname;
-    fmpq *dimval;
+    fmpq *dimval, *dimreal; /* at the run's sizes and at the file's (dimreal: real_values only) */
     int ndims;
+    rcmap_t cmap;           /* opts.real_values */
     int naxes;
     const char *axname[RMAXAX];
     int axsize[RMAXAX];
@@ -329,9 +341,19 @@ int rx_init(rexec_t *X, rrun_t *R, int rank);
 void rx_clear(rexec_t *X);
 int rx_block(rexec_t *X, const sp_ast_block_t *b);
 int rx_model(rexec_t *X);
-/* Compile-time value of e: 1 (in q), 0 if e is not compile-time, -1 error (reported). */
-int rx_ct(rexec_t *X, const sp_ast_expr_t *e, fmpq_t q);
+/* Compile-time value of e: 1 (in q, and in qr at the file's sizes unless NULL), 0 if e is not
+   compile-time, -1 error (reported). */
+int rx_ct(rexec_t *X, const sp_ast_expr_t *e, fmpq_t q, fmpq_t qr);
 int rx_ct_int(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, const char *what);
+/* rx_ct_int of an extent the program writes (a dim, a declared size, a shape list's element):
+   with opts.real_values it records the extent at both sizes (rc_note); *vr (unless NULL) the
+   extent at the file's sizes (0: not an integer there; *v without opts.real_values) */
+int rx_ct_size(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, const char *what);
+/* the count map (ref.c): note extent e at the run's sizes as r at the file's; the count of
+   an extent e at the file's sizes: 1, or 0 where it is not known (never written, or
+   written with two values) */
+void rc_note(rcmap_t *m, int64_t e, int64_t r);
+int rc_count(ropc_t *c, int64_t e, int64_t *r);
 int rx_axis(const rrun_t *R, const char *name);
 int rx_eval_tensor(rexec_t *X, const sp_ast_expr_t *e, xval_t *out);
 int rx_target_key(rexec_t *X, const sp_ast_expr_t *e, char *buf, size_t len);

@@ -78,8 +78,8 @@ int rm_layout(rexec_t *X, const sp_ast_layout_t *lay, int nd, const int64_t *sha
     uint32_t used = 0, mask;
     for (int d = 0; d < nd; d++) {
         const sp_ast_ldim_t *ld = &lay->dims[d];
-        int64_t size;
-        if (!rx_ct_int(X, ld->size, &size, "a layout size"))
+        int64_t size, sizer;
+        if (!rx_ct_size(X, ld->size, &size, &sizer, "a layout size"))
             return 0;
         if (size != shape[d])
             return rx_error(X, SP_DIAG_LAYOUT, ld->size->loc, "layout size %lld, the tensor has %lld",
@@ -112,6 +112,8 @@ int rm_layout(rexec_t *X, const sp_ast_layout_t *lay, int nd, const int64_t *sha
             int64_t cs = (size + n - 1) / n, lo = m * cs < size ? m * cs : size;
             L->off[d] = lo;
             L->lsh[d] = (lo + cs < size ? lo + cs : size) - lo;
+            if (X->R->opt->real_values && size % n == 0 && sizer % n == 0) /* an even shard */
+                rc_note(&X->R->cmap, size / n, sizer / n);
         }
     }
     for (size_t p = 0; p < lay->npartials; p++) {

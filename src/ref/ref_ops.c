@@ -337,7 +337,24 @@ static int a_num(ropc_t *c, const rattr_t *a, fmpq_t q)
     if (a->kind != RA_NUM)
         return a->key ? fail(c, "attribute %s must be a number", a->key)
                       : fail(c, "a positional attribute must be a number");
-    fmpq_set(q, &a->num);
+    fmpq_set(q, &a->numr); /* a value: at the file's sizes (opts.real_values) */
+    return 1;
+}
+
+/* The count of the elements of x's axes d with mask[d] (NULL: axis `axis` alone) at the file's
+   sizes (rc_count; without opts.real_values the count itself): 1, or 0 with c->err */
+static int real_count(ropc_t *c, const rten_t *x, const int *mask, int axis, int64_t *n)
+{
+    *n = 1;
+    for (int d = 0; d < x->nd; d++) {
+        int64_t r;
+        if (mask ? !mask[d] : d != axis)
+            continue;
+        if (!rc_count(c, x->sh[d], &r))
+            return fail(c, "the count of an axis of %lld elements at the file's sizes is not known "
+                           "(no extent the program writes)", (long long)x->sh[d]);
+        *n *= r;
+    }
     return 1;
 }
 
@@ -392,7 +409,14 @@ static int f_pow(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const ra
                  rten_t *out)
 {
     int64_t k;
-    if (!a_req(c, A[0], "k", &k))
+    rattr_t kv; /* the exponent is a value: at the file's sizes (numr) */
+    const rattr_t *ka = A[0];
+    if (ka != NULL && ka->kind == RA_NUM) {
+        kv = *ka;
+        kv.num = ka->numr;
+        ka = &kv;
+    }
+    if (!a_req(c, ka, "k", &k))
         return 0;
     if (k < -1024 || k > 1024)
         return fail(c, "exponent %lld out of range (|k| <= 1024)", (long long)k);
@@ -1000,16 +1024,21 @@ static int f_reduce(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
         return buf ? 0 : fail(c, "out of memory");
     }
     rstore_t *S = c->S;
-    int ok = 1;
+    int ok = 1, known = -1;
+    int64_t cnt = 0; /* a mean's count at the file's sizes, once asked (known: 1, 0 not known) */
     for (int64_t g = 0; g < G.ng && ok; g++) {
         int64_t n = G.start[g + 1] - G.start[g];
         uint32_t *m = member_ids(x, &G, g, buf);
+        if (d->code == R_MEAN && known < 0)
+            known = real_count(c, x, mask, -1, &cnt);
         if (n == 0 && (d->code == R_MAX || d->code == R_MIN))
             ok = fail(c, "reduction over an empty dimension");
+        else if (d->code == R_MEAN && !known)
+            ok = 0;
         else if (d->code == R_SUM || d->code == R_MEAN) {
             out->id[g] = rs_op(S, RO_ADD, m, (uint32_t)n);
             if (d->code == R_MEAN)
-                out->id[g] = rs_op2(S, RO_DIV, out->id[g], rs_const(S, n, 1));
+                out->id[g] = rs_op2(S, RO_DIV, out->id[g], rs_const(S, cnt, 1));
         } else if (d->code == R_LSE)
             out->id[g] = lse(S, m, n, buf + n);
         else
@@ -1142,7 +1171,9 @@ static int f_norm(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const r
     uint32_t *m = malloc((size_t)(4 * L + 1) * sizeof(uint32_t));
     int oom = m == NULL, ok = !oom && talloc(c, &y, x->nd, x->sh);
     rstore_t *S = c->S;
-    uint32_t ke = rs_constq(S, eps), kn = rs_const(S, L, 1);
+    int64_t Lr = L;
+    ok = ok && real_count(c, x, NULL, dim, &Lr);
+    uint32_t ke = rs_constq(S, eps), kn = rs_const(S, Lr, 1);
     for (int64_t g = 0; ok && g < G.ng; g++) {
         const int64_t *mem = G.mem + G.start[g];
         uint32_t *v = member_ids(x, &G, g, m), *dv = m + L, *pr = m + 2 * L;
@@ -1209,7 +1240,12 @@ static int f_ce(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const rat
     uint32_t *loss = buf, *pr = buf + P, *ls = pr + 2 * V, *tmp = ls + V;
     fmpq_one(q);
     fmpq_sub(q, q, eps);
-    uint32_t k1 = rs_constq(S, q), ke = rs_constq(S, eps), kv = rs_const(S, V, 1);
+    int64_t Vr = V, Pr = P;
+    int allbut[RMAXD] = {0};
+    for (int k = 0; k + 1 < x->nd; k++)
+        allbut[k] = 1;
+    ok = ok && real_count(c, x, NULL, x->nd - 1, &Vr) && real_count(c, x, allbut, -1, &Pr);
+    uint32_t k1 = rs_constq(S, q), ke = rs_constq(S, eps), kv = rs_const(S, Vr, 1);
     for (int64_t p = 0; ok && p < P; p++) {
         const uint32_t *xs = x->id + p * V;
         uint32_t z = lse(S, xs, V, tmp);
@@ -1234,7 +1270,7 @@ static int f_ce(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const rat
     } else if (ok && (ok = talloc(c, out, 0, NULL))) {
         uint32_t s = rs_op(S, RO_ADD, loss, (uint32_t)P);
         if (!strcmp(red, "mean"))
-            s = rs_op2(S, RO_DIV, s, mk ? rs_op(S, RO_ADD, mk->id, (uint32_t)P) : rs_const(S, P, 1));
+            s = rs_op2(S, RO_DIV, s, mk ? rs_op(S, RO_ADD, mk->id, (uint32_t)P) : rs_const(S, Pr, 1));
         out->id[0] = s;
     }
     free(buf);
@@ -1427,8 +1463,12 @@ static int f_attention(ropc_t *c, const rdef_t *d, const rten_t *in, int nin,
         fmpq_clear(s);
         if (!ok)
             return 0;
-    } else
-        sc = rs_op1(S, RO_RSQRT, rs_const(S, D, 1));
+    } else {
+        int64_t Dr = D; /* the default 1/sqrt(D): D at the file's sizes */
+        if (!real_count(c, q, NULL, nd - 1, &Dr))
+            return 0;
+        sc = rs_op1(S, RO_RSQRT, rs_const(S, Dr, 1));
+    }
     int64_t *mm = NULL;
     memcpy(msh, q->sh, (size_t)nd * 8);
     msh[nd - 1] = Sk;
