@@ -225,12 +225,15 @@ static int setup_dims(rrun_t *R, rexec_t *X)
             for (size_t k = 0; k < o->ndims; k++)
                 if (!strcmp(o->dims[k].name, nm))
                     v = o->dims[k].value;
-            /* the file's size beside the run's (its expression at the file's sizes) */
-            if (!rx_ct_size(X, s->binds[j].value, &w, &vr, "a dim"))
+            /* the file's size beside the run's (its expression at the file's sizes); the run's
+               extent is the override where there is one, and only it is noted (helper-62's
+               review: the file's 11 noted beside an override of C to 7 mapped a chunk piece of
+               11 elements to 11 at the real sizes, where it has 64) */
+            if (!rx_ct_int2(X, s->binds[j].value, &w, &vr, "a dim"))
                 return 0;
             if (v < 0)
                 v = w;
-            else if (o->real_values) /* the override replaces the note of w */
+            if (o->real_values)
                 rc_note(&R->cmap, v, vr);
             if (v < 1)
                 return rx_error(X, SP_DIAG_SHAPE, s->binds[j].name.loc, "dim %s = %lld is not positive", nm, (long long)v);

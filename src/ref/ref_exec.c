@@ -528,7 +528,7 @@ int rx_ct(rexec_t *X, const sp_ast_expr_t *e, fmpq_t q, fmpq_t qr)
 }
 
 /* *v from e (an integer), and *vr at the file's sizes unless NULL (0 where that is no integer) */
-static int ct_int2(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, const char *what)
+int rx_ct_int2(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, const char *what)
 {
     fmpq_t q, qr;
     fmpq_init(q);
@@ -549,19 +549,19 @@ static int ct_int2(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, 
 
 int rx_ct_int(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, const char *what)
 {
-    return ct_int2(X, e, v, NULL, what);
+    return rx_ct_int2(X, e, v, NULL, what);
 }
 
 int rx_ct_size(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, const char *what)
 {
     int64_t r = 0;
     if (!X->R->opt->real_values) {
-        int ok = ct_int2(X, e, v, NULL, what);
+        int ok = rx_ct_int2(X, e, v, NULL, what);
         if (ok && vr != NULL)
             *vr = *v;
         return ok;
     }
-    if (!ct_int2(X, e, v, &r, what))
+    if (!rx_ct_int2(X, e, v, &r, what))
         return 0;
     rc_note(&X->R->cmap, *v, r);
     if (vr != NULL)
@@ -834,8 +834,12 @@ int rx_bare_name(rexec_t *X, const sp_ast_expr_t *e)
     return b;
 }
 
-/* An attribute value: a list of integers, a bare name, or a compile-time number. */
-static int attr_value(rexec_t *X, const sp_ast_expr_t *e, const char *key, rattr_t *a)
+/* An attribute value: a list of integers, a bare name, or a compile-time number; a list of
+   `shape` (a shape of reshape, view, expand, broadcast_to) is one of extents the program writes
+   (rx_ct_size), any other (dims, a permutation, multipliers) is not (helper-62's review: the
+   indices of permute(z, [0, 3, 2, 1]) noted 3 as an extent, which a chunk piece of 3 elements
+   then took for its count) */
+static int attr_value(rexec_t *X, const sp_ast_expr_t *e, const char *key, rattr_t *a, int shape)
 {
     a->key = key;
     if (e->kind == SP_AST_LIST) {
@@ -845,7 +849,8 @@ static int attr_value(rexec_t *X, const sp_ast_expr_t *e, const char *key, rattr
         if (a->list == NULL)
             return rx_limit(X, e->loc, "out of memory");
         for (size_t i = 0; i < e->nargs; i++)
-            if (!rx_ct_size(X, e->args[i].value, &a->list[i], NULL, "a list element"))
+            if (!(shape ? rx_ct_size(X, e->args[i].value, &a->list[i], NULL, "a list element")
+                        : rx_ct_int(X, e->args[i].value, &a->list[i], "a list element")))
                 return 0;
         return 1;
     }
@@ -899,7 +904,9 @@ static int op_call(rexec_t *X, const sp_ast_expr_t *e, xval_t *out)
         if (e->args[i].key.str == NULL && e->args[i].value->kind != SP_AST_LIST)
             ok = rx_error(X, SP_DIAG_SHAPE, e->args[i].value->loc, "%s: a tensor argument after a non-tensor argument", e->name);
         else
-            ok = attr_value(X, e->args[i].value, e->args[i].key.str, &at[na++]);
+            ok = attr_value(X, e->args[i].value, e->args[i].key.str, &at[na++],
+                            !strcmp(e->name, "reshape") || !strcmp(e->name, "view") ||
+                                !strcmp(e->name, "expand") || !strcmp(e->name, "broadcast_to"));
     }
     for (int k = 0; ok && k < nt; k++)
         if ((ok = as_tensor(X, &tv[k], e->loc)))
@@ -1206,7 +1213,7 @@ static int st_dim(rexec_t *X, const sp_ast_stmt_t *s)
             if (strcmp(X->R->opt->dims[k].name, nm) == 0)
                 v = X->R->opt->dims[k].value;
         /* the file's size (its expression at the file's sizes) beside the run's */
-        if (!ct_int2(X, s->binds[i].value, &w, &vr, "a dim"))
+        if (!rx_ct_int2(X, s->binds[i].value, &w, &vr, "a dim"))
             ok = 0;
         else if (v < 0)
             v = w;

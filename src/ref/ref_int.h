@@ -345,7 +345,9 @@ int rx_model(rexec_t *X);
    compile-time, -1 error (reported). */
 int rx_ct(rexec_t *X, const sp_ast_expr_t *e, fmpq_t q, fmpq_t qr);
 int rx_ct_int(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, const char *what);
-/* rx_ct_int of an extent the program writes (a dim, a declared size, a shape list's element):
+/* rx_ct_int, and *vr (unless NULL) at the file's sizes (0 where that is no integer) */
+int rx_ct_int2(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, const char *what);
+/* rx_ct_int of an extent the program writes (a declared size, a shape list's element):
    with opts.real_values it records the extent at both sizes (rc_note); *vr (unless NULL) the
    extent at the file's sizes (0: not an integer there; *v without opts.real_values) */
 int rx_ct_size(rexec_t *X, const sp_ast_expr_t *e, int64_t *v, int64_t *vr, const char *what);
