@@ -717,6 +717,14 @@ static void test_ref_real_values(void **state)
     assert_int_equal(verdict_at(unk, "H=22", 1, head, sizeof head), SP_REF_ERROR);
     assert_non_null(strstr(head, "at the file's sizes is not known"));
     assert_int_equal(verdict_at(unk, "H=22", 0, NULL, 0), SP_REF_AGREE);
+    /* without overrides every count is its extent (helper-63's review) */
+    assert_int_equal(verdict_at(unk, "", 1, NULL, 0), SP_REF_AGREE);
+    /* an axis of one element counts 1, also where a dim is given at 1 (it noted 1 -> 11) */
+    const char *one = "dim N = 4, C = 11\nmodel m {\n  input x : [N, C]\n  y = sum(x, dim = 1)\n"
+                      "  output y\n}\n"
+                      "plan p of m {\n  mesh dp = 1\n  x : [N, C]\n"
+                      "  output y = mean(unsqueeze(sum(x, dim = 1), dim = 1), dim = 1) : [N]\n}\n";
+    assert_int_equal(verdict_at(one, "C=1", 1, NULL, 0), SP_REF_AGREE);
 }
 
 /* The plan text t.sp is refused (SP_REF_ERROR) with exactly this first diagnostic. */

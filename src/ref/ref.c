@@ -402,8 +402,10 @@ int rc_count(ropc_t *c, int64_t e, int64_t *r)
         if (m->key[i] == e)
             v = m->val[i];
     pthread_mutex_unlock(&m->mu);
-    if (v == 0 && e == 1)
-        v = 1; /* an extent of 1 (a kept dim): 1 at every size the reduction accepts */
+    if (e == 1)
+        v = 1; /* an extent of 1 (a kept or unsqueezed dim) is 1 at the file's sizes too: the
+                  shape reduction never takes a size above 1 to 1 (a dim given at 1 by hand
+                  notes 1 -> its file size, which no axis of one element has: helper-63) */
     if (v <= 0)
         return 0;
     *r = v;

@@ -600,7 +600,8 @@ static ropc_t opc(rexec_t *X)
     ropc_t c;
     memset(&c, 0, sizeof(c));
     c.S = &X->S;
-    c.cm = X->R->opt->real_values ? &X->R->cmap : NULL;
+    /* without overrides the run's sizes are the file's: every count is its extent */
+    c.cm = X->R->opt->real_values && X->R->opt->ndims > 0 ? &X->R->cmap : NULL;
     c.max_el = X->R->opt->max_elements;
     c.no_grad_ops = X->rank < 0 && X->train != NULL;
     return c;
