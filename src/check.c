@@ -1054,8 +1054,36 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                  : C->clamped == SP_CLAMP_COUNT ? "divides by a count of elements not known at "
                                                   "the real sizes (an extent read otherwise, or "
                                                   "a shard of an uneven split)"
-                                                 : "made an extent that is a sum of sizes");
+                 : C->clamped == SP_CLAMP_RESHAPE ? "could not reshape at the reduced sizes (the "
+                                                    "element counts may agree at the real ones)"
+                                                  : "made an extent that is a sum of sizes");
+        /* a reshape refused at the reduced sizes (N into [B, S], N = B*S at the real sizes
+           only: helper-61's review): the real sizes decide; where they stop at a limit first,
+           the error stands, with a note */
+        int reshape = C->clamped == SP_CLAMP_RESHAPE && v == SHARDPROOF_BAD_INPUT;
+        sp_diag_t first = {0};
+        for (size_t i = dm.n; reshape && i < sp_diags_count(C->d) && first.msg == NULL; i++) {
+            const sp_diag_t *g = sp_diags_get(C->d, i);
+            if (g->severity == SP_SEV_ERROR) {
+                first = *g;
+                first.msg = strdup(g->msg);
+            }
+        }
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
+        if (reshape && first.msg && (v == SHARDPROOF_UNKNOWN || v == SHARDPROOF_BAD_INPUT) &&
+            element_limit(C, &dm)) {
+            sp_diags_restore(C->d, &dm);
+            sp_loc_t at = {first.file, first.line, first.col};
+            sp_diags_error(C->d, first.code, at, "%s", first.msg);
+            sp_diags_note(C->d, at, "these are the reduced sizes; at the real sizes the check "
+                                    "stops at the limit max-elements before this operator, and "
+                                    "the element counts may agree there (a product of sizes the "
+                                    "shape reduction does not keep: writing the shape with -1, "
+                                    "or the product as a derived dim, keeps it)");
+            C->resize_note[0] = '\0';
+            v = SHARDPROOF_BAD_INPUT;
+        }
+        free(first.msg);
     }
     if (v == SHARDPROOF_BAD_INPUT && C->store_limit) {
         /* the expression store reached --max-nodes, 90% of the address-space limit, the

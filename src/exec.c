@@ -380,6 +380,29 @@ static int ivar_find(interp_t *I, const char *name, int64_t *v)
     return 0;
 }
 
+/* A loop variable or an integer parameter name = value; 0 (an error) where a tensor of that
+   name is visible: the checker read the tensor and the reference executor the variable, so
+   `for x in 1..2 { t = u * x }` with an input x, or `f(x, 2)` for `func f(a, k)` beside an
+   input k, was EQUIVALENT to the model's `u * x` at sizes beyond the cross-check (helper-64's
+   review, session 38; tests/plans/bad/name_loop_var_shadows_tensor.sp) */
+static int push_ivar(interp_t *I, const char *name, sp_loc_t loc, int64_t value)
+{
+    if (lookup(I, name) != NULL) {
+        errat(I, SP_DIAG_NAME, loc,
+              "the loop variable or integer parameter '%s' has the name of a tensor in scope: "
+              "rename one of them",
+              name);
+        return 0;
+    }
+    if (I->nivars == I->aivars) {
+        I->aivars = I->aivars ? 2 * I->aivars : 16;
+        I->ivars = flint_realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
+    }
+    I->ivars[I->nivars].name = name;
+    I->ivars[I->nivars++].value = value;
+    return 1;
+}
+
 /* Is e an integer expression (names are dims, loop variables or rank.<axis>)? */
 int is_int_expr(interp_t *I, const sp_ast_expr_t *e)
 {
@@ -954,12 +977,8 @@ static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_s
         I->depth++;
         for (size_t i = 0; i < e->nargs; i++) {
             if (isint[i]) {
-                if (I->nivars == I->aivars) {
-                    I->aivars = I->aivars ? 2 * I->aivars : 16;
-                    I->ivars = flint_realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
-                }
-                I->ivars[I->nivars].name = f->params[i].str;
-                I->ivars[I->nivars++].value = ints[i];
+                if (st == SP_OK && !push_ivar(I, f->params[i].str, f->params[i].loc, ints[i]))
+                    st = SP_ERR_INPUT;
             } else {
                 bind(I, f->params[i].str, f->params[i].loc, args[i], vids[i]);
                 args[i] = NULL;
@@ -975,7 +994,8 @@ static sp_status_t call_func(interp_t *I, const sp_ast_expr_t *e, const sp_ast_s
         uint8_t *save_fn_active = I->fn_active;
         I->fn_active = flint_malloc((size_t)I->nranks);
         memcpy(I->fn_active, I->active, (size_t)I->nranks);
-        st = exec_block(I, &f->body);
+        if (st == SP_OK)
+            st = exec_block(I, &f->body);
         flint_free(I->fn_active);
         I->fn_active = save_fn_active;
         *rets = I->ret;
@@ -1576,6 +1596,14 @@ static sp_status_t model_cut(interp_t *I, const char *nm, sp_loc_t loc)
  */
 static int model_rebinds_input(interp_t *I, const char *nm, sp_loc_t loc)
 {
+    int64_t v;
+    if (ivar_find(I, nm, &v)) { /* one name, two readings (helper-64's review) */
+        errat(I, SP_DIAG_NAME, loc,
+              "'%s' is a loop variable or an integer parameter here and is assigned a tensor: "
+              "rename one of them",
+              nm);
+        return 1;
+    }
     if (I->is_plan || I->depth > 0 || !sp_model_declares(I->C, nm, 0))
         return 0;
     errat(I, SP_DIAG_NAME, loc,
@@ -1982,12 +2010,8 @@ sp_status_t exec_stmt(interp_t *I, const sp_ast_stmt_t *s)
                 errat(I, SP_DIAG_LIMIT, s->loc, "the run's --timeout passed in this loop");
                 return SP_ERR_INPUT;
             }
-            if (I->nivars == I->aivars) {
-                I->aivars = I->aivars ? 2 * I->aivars : 16;
-                I->ivars = flint_realloc(I->ivars, (size_t)I->aivars * sizeof(ivar_t));
-            }
-            I->ivars[I->nivars].name = s->name.str;
-            I->ivars[I->nivars++].value = v;
+            if (!push_ivar(I, s->name.str, s->name.loc, v))
+                return SP_ERR_INPUT;
             sp_status_t st = exec_block(I, &s->body);
             I->nivars--;
             if (st != SP_OK || I->returned)

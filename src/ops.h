@@ -187,10 +187,13 @@ typedef enum {
                           note_terms, slice_bounds_real) */
     SP_CLAMP_BOUND_REAL, /* a slice's bound past its dim at the real sizes only (src/exec_pos.c
                            slice_bounds_real) */
-    SP_CLAMP_COUNT     /* a count an operator divides by (a mean, a norm, a mean cross entropy,
+    SP_CLAMP_COUNT,    /* a count an operator divides by (a mean, a norm, a mean cross entropy,
                           attention's default scale) not known at the real sizes: an extent's
                           monomial not known, or a shard of an uneven split (src/ops_base.c
                           count_real; docs/soundness.md "Sizes as values") */
+    SP_CLAMP_RESHAPE   /* a reshape to a written shape whose element count is not the
+                          operand's at the reduced sizes: they may agree at the real sizes
+                          only (N = B*S, a product the reduction does not keep) */
 } sp_clamp_t;
 
 /*

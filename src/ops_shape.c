@@ -191,6 +191,8 @@ int g_reshape(opc_t *c, gather_t *g)
     if (!whole) {
         if (infer >= 0 && prod != 0)
             inferred_divisor(c, x, l, n);
+        if (infer < 0 && c->err && c->err->clamped == SP_CLAMP_NONE)
+            c->err->clamped = SP_CLAMP_RESHAPE; /* the real sizes decide (src/check.c) */
         return fail(c, "cannot reshape %s (%lld elements) into %s (%lld elements)", TS(x).s,
                     (long long)total, SH(n, l).s, (long long)(infer >= 0 ? -1 : prod));
     }
