@@ -85,6 +85,13 @@ static sp_status_t ref_at(sp_check_t *C, int reduced, uint64_t seed, sp_ref_resu
     return ref_at_inputs(C, reduced, seed, NULL, res);
 }
 
+/* Does a run at these sizes take sizes used as values at their real sizes, as the checker's
+   program does (the checked sizes where one differs; docs/soundness.md, "Sizes as values")? */
+static int real_values_run(const sp_check_t *C, int reduced)
+{
+    return reduced == 1 && C->value_real[0] != '\0' && !C->xref_plain;
+}
+
 sp_status_t sp_xref_run(sp_check_t *C, int reduced, uint64_t seed,
                         const sp_ref_inputs_struct *given, int observe, sp_ref_result_t *res)
 {
@@ -109,9 +116,7 @@ sp_status_t sp_xref_run(sp_check_t *C, int reduced, uint64_t seed,
     o.nmesh = reduced ? (size_t)C->ncutoff : 0;
     o.inputs = given;
     o.observe = observe;
-    /* at the checked sizes sizes used as values take their real sizes, as in the checker's
-       program (docs/soundness.md, "Sizes as values") */
-    o.real_values = reduced == 1 && !observe && C->value_real[0] != '\0' && !C->xref_plain;
+    o.real_values = !observe && real_values_run(C, reduced);
     if (observe) /* approximate values are all lineage proposals need, but balls widen with
                     depth and an undecided comparison taints what follows: 256 bits, no
                     escalation (128 lost the backward of a 32-layer plan) */
@@ -192,7 +197,7 @@ static void witness_str(sp_check_t *C, const sp_ref_result_t *r, int reduced, sp
     static const char *const kinds[] = {"the values differ",
                                         "the plan is undefined where the model is defined",
                                         "no rank holds this element", "two ranks differ"};
-    int realv = reduced == 1 && C->value_real[0] && !C->xref_plain;
+    int realv = real_values_run(C, reduced);
     sp_sbuf_printf(b, "%s (reference executor, %s sizes",
                    reduced == 2 ? "difference" : "end-to-end witness",
                    reduced == 2 ? "other admissible" : reduced ? "the checked" : "the real");
