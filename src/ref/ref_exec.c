@@ -398,23 +398,10 @@ static int dim_value(const rrun_t *R, const char *name, fmpq_t q, fmpq_t qr)
     return 0;
 }
 
-static int builtin_value1(rexec_t *X, const char *name, fmpq_t q, int *err, sp_loc_t loc);
-
 /* rank.AXIS, a mesh axis (its size) or a dim: 1, or 0 if the name is none of these; qr (unless
    NULL) the value at the file's sizes, a dim's its own (a mesh axis's is the run's: under the
    checker's mesh cutoff mesh sizes used as values take their checked size) */
 static int builtin_value(rexec_t *X, const char *name, fmpq_t q, fmpq_t qr, int *err, sp_loc_t loc)
-{
-    int r = builtin_value1(X, name, q, err, loc);
-    if (r && qr != NULL) {
-        fmpq_set(qr, q);
-        if (r == 2)
-            dim_value(X->R, name, q, qr);
-    }
-    return r != 0;
-}
-
-static int builtin_value1(rexec_t *X, const char *name, fmpq_t q, int *err, sp_loc_t loc)
 {
     const rrun_t *R = X->R;
     *err = 0;
@@ -426,14 +413,18 @@ static int builtin_value1(rexec_t *X, const char *name, fmpq_t q, int *err, sp_l
                                : rx_error(X, SP_DIAG_NAME, loc, "unknown mesh axis in '%s'", name);
         }
         fmpq_set_si(q, X->coord[a], 1);
+        if (qr != NULL)
+            fmpq_set(qr, q);
         return 1;
     }
     int a = X->rank >= 0 ? rx_axis(R, name) : -1;
     if (a >= 0) {
         fmpq_set_si(q, R->axsize[a], 1);
+        if (qr != NULL)
+            fmpq_set(qr, q);
         return 1;
     }
-    return dim_value(R, name, q, NULL) ? 2 : 0; /* 2: a dim */
+    return dim_value(R, name, q, qr);
 }
 
 static int ct_binop(rexec_t *X, sp_loc_t loc, sp_ast_binop_t op, const fmpq_t a, const fmpq_t b,
@@ -1054,8 +1045,7 @@ static int st_assign(rexec_t *X, const sp_ast_stmt_t *s)
             if (old.kind == XV_INT && v.kind == XV_INT) {
                 fmpq_add(&v.q, &v.q, &old.q);
                 fmpq_add(&v.qr, &v.qr, &old.qr);
-            } 
-            else if ((ok = as_tensor(X, &old, s->loc) && as_tensor(X, &v, s->loc))) {
+            } else if ((ok = as_tensor(X, &old, s->loc) && as_tensor(X, &v, s->loc))) {
                 ropc_t c = opc(X);
                 rten_t r;
                 if ((ok = rop_binary(&c, RO_ADD, &old.t, &v.t, &r))) {
