@@ -211,6 +211,7 @@ typedef struct {
     uint32_t nu, nleaf;
     sp_expr_t *lv;            /* leaves() */
     size_t lcap;
+    int64_t deadline;         /* the query's (sp_engine_query_deadline), 0 none */
 } owners_t;
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -328,7 +329,8 @@ static int leaf_units(const sp_ectx_struct *E, owners_t *O, uint32_t k, sp_expr_
 
 /* The owners of sum e's cone, over the units of its terms' leaves (a term that is a sum or a
    difference is its summands, recursively; a negation its argument; a zero no leaf): 1, -1 if
-   memory ran out. */
+   memory ran out, -2 if the deadline passed (a unit's cone may be most of the store: a stage
+   without cuts). */
 static int owners(const sp_ectx_struct *E, owners_t *O, sp_expr_t e)
 {
     O->stamp++;
@@ -341,17 +343,23 @@ static int owners(const sp_ectx_struct *E, owners_t *O, sp_expr_t e)
             if (!leaf_units(E, O, k, O->lv[i]))
                 return -1;
     }
-    for (uint32_t u = 1; u <= O->nu; u++)
+    for (uint32_t u = 1; u <= O->nu; u++) {
+        if (O->deadline != 0 && sp_now_ns() > O->deadline)
+            return -2;
         if (!mark(E, O, u, 1) || !mark(E, O, u, 0))
             return -1;
+    }
     return 1;
 }
 
 /* Unit u, a sum, has a marker in each monomial: each of its leaves (through +, - and negation)
-   is zero, or a symbol no other unit may hold as a polynomial variable, or a product of symbols
-   and nonzero constants one of which is such a symbol (a dot product with a row of its own:
-   attention's dP_ij = sum_e dO_ie V_je).  Its form's monomials are then among its leaves',
-   each holding such a symbol. */
+   is zero, or a symbol no other unit may hold as a polynomial variable, or a product of symbols,
+   nonzero constants and nodes that another unit reaches too, one of the symbols such a symbol
+   (a dot product with a row of its own: attention's dP_ij = sum_e dO_ie V_je, dO_ie a symbol
+   or an expression that every term shares).  A node that two units reach through non-opaque
+   paths has its whole such cone shared (mark()), so the marker is no polynomial variable of its
+   form: the product's form is the marker times the others' forms, every monomial holding it.
+   Its form's monomials are then among its leaves', each holding such a symbol. */
 static int sum_marked(const sp_ectx_struct *E, owners_t *O, uint32_t u)
 {
     size_t n;
@@ -365,8 +373,9 @@ static int sum_marked(const sp_ectx_struct *E, owners_t *O, uint32_t u)
             sp_expr_t a = sp_expr_arg(E, t, i);
             if (sp_expr_op(E, a) == SP_OP_SYM)
                 mine |= O->poly[a] == u;
-            else if (sp_expr_op(E, a) != SP_OP_CONST || fmpq_is_zero(sp_expr_const(E, a)))
-                return 0;
+            else if (sp_expr_op(E, a) == SP_OP_CONST ? fmpq_is_zero(sp_expr_const(E, a))
+                                                     : O->poly[a] != UINT32_MAX)
+                return 0; /* a zero, or a node that u alone reaches (it may cancel the marker) */
         }
         if (!mine)
             return 0;
@@ -417,7 +426,8 @@ static int marker(sp_engine_t *S, owners_t *O, uint32_t u)
  * most one holds markers (marker()).  Then, over the common denominator of the terms (a product
  * of divisors, which hold no marker), the numerator is a polynomial in the markers whose
  * every monomial comes from one term, and dividing out a marker-free gcd keeps that, so no
- * coefficient of the sum adds up terms.  1 if shown, 0 if not, -1 if memory ran out.
+ * coefficient of the sum adds up terms.  1 if shown, 0 if not, -1 if memory ran out, -2 if the
+ * deadline passed.
  */
 static int terms_private(sp_engine_t *S, owners_t *O, sp_expr_t e)
 {
@@ -453,6 +463,10 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     sp_expr_t len0 = S->E->len; /* the forms below may add nodes: the arrays cover these */
     owners_t O;
     memset(&O, 0, sizeof O);
+    /* the test is part of the stage's query: its deadline (max_ms, --timeout) bounds it, the
+       normal forms below included */
+    int64_t dl0 = S->deadline_ns;
+    O.deadline = S->deadline_ns = sp_engine_query_deadline(S);
     O.haslog = flint_calloc(len0, 1);
     O.seen = flint_calloc(len0, sizeof(uint32_t));
     O.full = flint_malloc(len0 * sizeof(uint32_t));
@@ -475,7 +489,7 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
         int s = terms_private(S, &O, e);
         S->why = SP_WHY_NONE;
         if (s < 0) {
-            r = -1;
+            r = s;
         } else if (s == 1) {
             if (S->nstruct++ == 0)
                 S->struct0 = e;
@@ -510,7 +524,8 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
             t = q;
         }
         if (!sum_terms(S, e, t, &n)) {
-            r = 1; /* past the budget: counted as sharing */
+            /* past the budget: counted as sharing; past the deadline: undecided */
+            r = S->why == SP_WHY_LIMIT_TIME || S->why == SP_WHY_LIMIT_TIMEOUT ? -2 : 1;
         } else if ((r = terms_share(S, t, n, &buf, &bcap)) == 0) {
             sp_expr_t *a = flint_realloc(S->axs, (S->naxs + 1) * sizeof(sp_expr_t));
             if (a == NULL)
@@ -523,7 +538,8 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     }
     S->lim.max_terms = mt;
     S->nf_total_cap = 0;
-    S->why = SP_WHY_NONE;
+    S->deadline_ns = dl0;
+    S->why = r == -2 ? sp_engine_time_why(S) : SP_WHY_NONE;
     flint_free(O.haslog);
     flint_free(O.seen);
     flint_free(O.full);

@@ -131,9 +131,10 @@ int sp_fingerprint_nf(sp_engine_t *S, const sp_expr_t *roots, slong n, uint64_t 
  * (SP_COUNT_TERMS per form, SP_COUNT_TOTAL in all), which it keeps: each case split's equal
  * leaves test those again under the leaf's environment (a max atom may equal a shared argument
  * there), and a leaf that substitutes a symbol counts when a sum was shown structurally.
- * Returns 0 when none shares, 1 when one does or may (a form past the budgets) and -1 when
- * memory ran out; *at is that sum.  sp_engine_counted: the first sum found sharing in a case
- * split since (SP_EXPR_NONE: none).
+ * Returns 0 when none shares, 1 when one does or may (a form past the budgets), -1 when
+ * memory ran out and -2 when the query's deadline (max_ms, the run's) passed first
+ * (sp_engine_time_why says which); *at is the sum that shares.  sp_engine_counted: the first
+ * sum found sharing in a case split since (SP_EXPR_NONE: none).
  */
 int sp_engine_counts(sp_engine_t *S, sp_expr_t *at);
 sp_expr_t sp_engine_counted(const sp_engine_t *S);

@@ -839,8 +839,10 @@ static shardproof_verdict_t run_inferred(shardproof_t *C, const char *path, cons
     shardproof_verdict_t v = SHARDPROOF_BAD_INPUT;
     for (int round = 0; round < 8; round++) {
         v = run_divisible(C, path, text, len, solve, dm);
+        /* a difference not lifted because its stage counts elements is left to the real sizes
+           (run_exact): withdrawn cuts only make the stages larger, and their sums count more */
         if (v != SHARDPROOF_UNKNOWN || !C->unlifted || C->ninferred == 0 ||
-            !withdraw_from_cex(C))
+            (C->resize == 1 && C->resize_why == SP_NOWIT_COUNTS) || !withdraw_from_cex(C))
             return v;
         sp_diags_restore(C->d, dm);
     }

@@ -103,20 +103,33 @@ sp_expr_t sub2(sp_ectx_t E, sp_expr_t a, sp_expr_t b)
     return sp_expr_sub(E, a, b);
 }
 
+/* Sum of v[0..m) after literal zeros are dropped (v is scratch, compacted in place), *m set */
+static sp_expr_t addv_nz(sp_ectx_t E, sp_expr_t *v, int64_t n, uint32_t *m)
+{
+    *m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!is_const_si(E, v[i], 0))
+            v[(*m)++] = v[i];
+    return *m == 0 ? K(E, 0, 1) : sp_expr_nary(E, SP_OP_ADD, v, *m);
+}
+
 /* Sum of v[0..n) as one n-ary ADD, literal zeros dropped.  v is scratch (compacted in place). */
 sp_expr_t addv_terms(sp_ectx_t E, sp_expr_t *v, int64_t n)
 {
-    uint32_t m = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (!is_const_si(E, v[i], 0))
-            v[m++] = v[i];
-    return m == 0 ? K(E, 0, 1) : sp_expr_nary(E, SP_OP_ADD, v, m);
+    uint32_t m;
+    return addv_nz(E, v, n, &m);
 }
 
 sp_expr_t addv(sp_ectx_t E, sp_expr_t *v, int64_t n)
 {
-    sp_expr_t r = addv_terms(E, v, n);
-    sp_expr_mark_axsum(E, r); /* every caller sums over an axis: its terms are tested for a count */
+    uint32_t m;
+    sp_expr_t r = addv_nz(E, v, n, &m);
+    /* every caller sums over an axis: its terms are tested for a count.  A sum of one term is
+       that term, which may be a sum of another kind (a gradient's two contributions): marked,
+       it would be tested as an axis sum wherever hash-consing shares it (a false count that
+       sent a pipeline's backward stage to the real sizes: helper-65's find, 2026-12-07) */
+    if (m >= 2)
+        sp_expr_mark_axsum(E, r);
     return r;
 }
 

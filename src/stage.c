@@ -472,7 +472,12 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
        there says nothing about the real sizes (docs/soundness.md, "Counts"); a difference is
        still one, lifted to the model's inputs like any other */
     sp_expr_t at = SP_EXPR_NONE;
-    int counts = ok && nq > 0 && !C->opt.real_sizes && sp_check_reduced(C) && sp_engine_counts(S, &at) != 0;
+    int counts = ok && nq > 0 && !C->opt.real_sizes && sp_check_reduced(C) ? sp_engine_counts(S, &at) : 0;
+    if (counts == -2) { /* the test ran out of time: the stage is undecided, not counted */
+        ok = counts = 0;
+        s->status = SP_STAGE_UNKNOWN;
+        s->why = sp_engine_time_why(S);
+    }
     sp_result_t r;
     sp_result_init(&r);
     for (int64_t i = 0, q = 0; i < P.n && ok; i++) {

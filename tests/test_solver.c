@@ -650,6 +650,16 @@ static void test_solver_counts(void **state)
     const char *att[] = {"exp(q*k1)/(exp(q*k1) + exp(q*k2))*(v11*o1 + v12*o2)",
                          "exp(q*k2)/(exp(q*k1) + exp(q*k2))*(v21*o1 + v22*o2)"};
     assert_int_equal(counts_of(att, 2), 0);
+    /* the same with dO an expression that the terms share (the gradient of a stage without a
+       cut there: helper-65's pipeline plan, 2026-12-07) */
+    const char *attx[] = {"exp(q*k1)/(exp(q*k1) + exp(q*k2))*(v11*(a*o1 + b) + v12*(c*o2 - b))",
+                          "exp(q*k2)/(exp(q*k1) + exp(q*k2))*(v21*(a*o1 + b) + v22*(c*o2 - b))"};
+    assert_int_equal(counts_of(attx, 2), 0);
+    /* a factor that the term alone reaches may cancel its marker: every term's form is w */
+    const char *inv[] = {"v1*(w/v1)", "v2*(w/v2)"};
+    assert_int_equal(counts_of(inv, 2), 1);
+    const char *invs[] = {"x*(v1*(w/v1) + y)", "x*(v2*(w/v2) + y)"};
+    assert_int_equal(counts_of(invs, 2), 1);
     /* the same atoms cancelled by the divisor: every term is 1 */
     const char *ratio[] = {"exp(k1)/exp(k1)", "exp(k2)/exp(k2)", "exp(k3)/exp(k3)"};
     assert_int_equal(counts_of(ratio, 3), 1);
