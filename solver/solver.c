@@ -212,6 +212,13 @@ typedef struct {
     sp_expr_t *lv;            /* leaves() */
     size_t lcap;
     int64_t deadline;         /* the query's (sp_engine_query_deadline), 0 none */
+    /* term[x]: poly over the terms (1 + the term's index): a node that only units of one term
+       reach through non-opaque paths is that term's own.  held(): where the stamp is the
+       sum's, a node of a term's own cone was visited (vis), is under a divisor of that term
+       (dvs), has its answer (hvs: held[x]); dterm, the term (1 + index) whose dvs are made */
+    uint32_t *term, *vis, *dvs, *hvs;
+    uint8_t *held;
+    uint32_t dterm;
 } owners_t;
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -273,19 +280,18 @@ static int unit(owners_t *O, uint32_t k, sp_expr_t f, int den)
    that stops at an opaque operator leaves the operator's node as it is (an atom is no symbol
    a marker could be; marking it shared without its cone would let a later unit that enters it
    stop there too: test_solver_counts, "stop").  0 if memory ran out. */
-static int mark(const sp_ectx_struct *E, owners_t *O, uint32_t u, int full)
+static int mark(const sp_ectx_struct *E, owners_t *O, uint32_t *o, sp_expr_t root, uint32_t u,
+                int stop)
 {
-    uint32_t *o = full ? O->full : O->poly;
-    int stop = !full && !O->haslog[O->unit[u].node]; /* at opaque operators */
     size_t sp = 0;
     if (!grow((void **)&O->stack, &O->scap, 1, sizeof(sp_expr_t)))
         return 0;
-    O->stack[sp++] = O->unit[u].node;
+    O->stack[sp++] = root;
     while (sp > 0) {
         sp_expr_t x = O->stack[--sp];
         if (O->seen[x] != O->stamp) {
             O->seen[x] = O->stamp;
-            O->full[x] = O->poly[x] = 0;
+            O->full[x] = O->poly[x] = O->term[x] = 0;
         }
         if ((stop && opaque(E, O->haslog, x)) || o[x] == u || o[x] == UINT32_MAX)
             continue;
@@ -346,61 +352,152 @@ static int owners(const sp_ectx_struct *E, owners_t *O, sp_expr_t e)
     for (uint32_t u = 1; u <= O->nu; u++) {
         if (O->deadline != 0 && sp_now_ns() > O->deadline)
             return -2;
-        if (!mark(E, O, u, 1) || !mark(E, O, u, 0))
+        sp_expr_t x = O->unit[u].node;
+        if (!mark(E, O, O->full, x, u, 0) || !mark(E, O, O->poly, x, u, !O->haslog[x]))
             return -1;
+    }
+    /* over the terms: one stop rule for all units of a term (none if one holds a log), so that
+       a unit that stops at an opaque node does not hide its cone from a unit that would not */
+    for (uint32_t u = 1, v; u <= O->nu; u = v) {
+        int log = 0;
+        for (v = u; v <= O->nu && O->unit[v].term == O->unit[u].term; v++)
+            log |= O->haslog[O->unit[v].node];
+        for (uint32_t w = u; w < v; w++)
+            if (!mark(E, O, O->term, O->unit[w].node, O->unit[u].term + 1, !log))
+                return -1;
+    }
+    O->dterm = 0;
+    return 1;
+}
+
+/* x is inert: without a log, or shared with another term (held()) */
+static int inert(const owners_t *O, sp_expr_t x)
+{
+    return !O->haslog[x] || O->term[x] == UINT32_MAX;
+}
+
+/* The nodes of term t's own cone (term[x] == t: no other term reaches them through non-opaque
+   paths) under one of its divisors (a divisor unit, a quotient's divisor, a negative power's
+   base) or in a unit that is not inert (inert(): a log of the term's own may take a symbol out
+   of an atom into a denominator, v * exp(-log(v)) is 1), marked dvs = stamp, for the units of
+   t from u on.  0 if memory ran out. */
+static int under_divisors(const sp_ectx_struct *E, owners_t *O, uint32_t u, uint32_t t)
+{
+    size_t sp = 0;
+    for (uint32_t w = u; w <= O->nu && O->unit[w].term + 1 == t; w++) {
+        if (!grow((void **)&O->stack, &O->scap, sp + 1, sizeof(sp_expr_t)))
+            return 0;
+        int d = O->unit[w].den || !inert(O, O->unit[w].node);
+        O->stack[sp++] = O->unit[w].node | (d ? 0x80000000u : 0);
+    }
+    while (sp > 0) { /* a node pushed with its top bit set is a divisor's: its cone is marked */
+        sp_expr_t x = O->stack[--sp], d = x >> 31;
+        x &= 0x7fffffffu;
+        if (O->term[x] != t || (d ? O->dvs[x] : O->vis[x]) == O->stamp)
+            continue;
+        if (d)
+            O->dvs[x] = O->stamp;
+        else
+            O->vis[x] = O->stamp;
+        const sp_node_t *nd = sp_expr_node(E, x);
+        if (!grow((void **)&O->stack, &O->scap, sp + nd->nargs, sizeof(sp_expr_t)))
+            return 0;
+        for (uint32_t k = 0; k < nd->nargs; k++) {
+            int den = d || (nd->op == SP_OP_DIV && k == 1) || (nd->op == SP_OP_POW && nd->param < 0);
+            O->stack[sp++] = sp_expr_arg(E, x, k) | (den ? 0x80000000u : 0);
+        }
     }
     return 1;
 }
 
-/* Unit u, a sum, has a marker in each monomial: each of its leaves (through +, - and negation)
-   is zero, or a symbol no other unit may hold as a polynomial variable, or a product of symbols,
-   nonzero constants and nodes that another unit reaches too, one of the symbols such a symbol
-   (a dot product with a row of its own: attention's dP_ij = sum_e dO_ie V_je, dO_ie a symbol
-   or an expression that every term shares).  A node that two units reach through non-opaque
-   paths has its whole such cone shared (mark()), so the marker is no polynomial variable of its
-   form: the product's form is the marker times the others' forms, every monomial holding it.
-   Its form's monomials are then among its leaves', each holding such a symbol. */
-static int sum_marked(const sp_ectx_struct *E, owners_t *O, uint32_t u)
+/* Node x of term t holds a marker in every monomial of its form's numerator: a symbol of t's
+   own cone under none of its divisors and in none of its units that are not inert
+   (under_divisors), so in no denominator of the sum's terms.  A symbol so; a sum (+, -,
+   negation, a dot product's pairs) whose every summand does, zeros aside; a product one of
+   whose factors does and whose others are inert (they multiply its monomials, each keeping the
+   marker, and their divisors hold no marker; a log of t's own could take the marker out of an
+   atom into a denominator: v * exp(-log(v)) is 1); a quotient whose dividend does; a positive
+   power of one that does.  The form's gcd, which divides its denominator, is marker-free, so
+   dividing it out keeps that (as for the sum: sp_engine_counts).  Answers are kept per sum
+   (hvs); depth past SP_COUNT_DEPTH answers no. */
+#define SP_COUNT_DEPTH 4096
+
+static int held(const sp_ectx_struct *E, owners_t *O, uint32_t t, sp_expr_t x, int depth)
 {
-    size_t n;
-    if (!leaves(E, O, O->unit[u].node, &n))
+    if (O->term[x] != t || depth > SP_COUNT_DEPTH)
         return 0;
-    for (size_t j = 0; j < n; j++) {
-        sp_expr_t t = O->lv[j];
-        const sp_node_t *td = sp_expr_node(E, t);
-        int mine = td->op == SP_OP_SYM && O->poly[t] == u;
-        for (uint32_t i = 0; td->op == SP_OP_MUL && i < td->nargs; i++) {
-            sp_expr_t a = sp_expr_arg(E, t, i);
-            if (sp_expr_op(E, a) == SP_OP_SYM)
-                mine |= O->poly[a] == u;
-            else if (sp_expr_op(E, a) == SP_OP_CONST ? fmpq_is_zero(sp_expr_const(E, a))
-                                                     : O->poly[a] != UINT32_MAX)
-                return 0; /* a zero, or a node that u alone reaches (it may cancel the marker) */
+    if (O->hvs[x] == O->stamp)
+        return O->held[x];
+    const sp_node_t *nd = sp_expr_node(E, x);
+    int h = 0;
+    switch ((sp_op_t)nd->op) {
+    case SP_OP_SYM:
+        h = O->dvs[x] != O->stamp;
+        break;
+    case SP_OP_ADD: case SP_OP_SUB: case SP_OP_NEG:
+        h = 1;
+        for (uint32_t k = 0; k < nd->nargs && h; k++) {
+            sp_expr_t a = sp_expr_arg(E, x, k);
+            h = (sp_expr_op(E, a) == SP_OP_CONST && fmpq_is_zero(sp_expr_const(E, a))) ||
+                held(E, O, t, a, depth + 1);
         }
-        if (!mine)
-            return 0;
+        break;
+    case SP_OP_DOT:
+        h = 1;
+        for (uint32_t k = 0; k + 1 < nd->nargs && h; k += 2) {
+            sp_expr_t a = sp_expr_arg(E, x, k), b = sp_expr_arg(E, x, k + 1);
+            h = (inert(O, b) && held(E, O, t, a, depth + 1)) ||
+                (inert(O, a) && held(E, O, t, b, depth + 1));
+        }
+        break;
+    case SP_OP_MUL: {
+        uint32_t k = 0, live = 0; /* the factors that are not inert: at most the held one */
+        for (uint32_t i = 0; i < nd->nargs; i++)
+            if (!inert(O, sp_expr_arg(E, x, i)))
+                live++, k = i;
+        if (live == 1)
+            h = held(E, O, t, sp_expr_arg(E, x, k), depth + 1);
+        for (uint32_t i = 0; i < nd->nargs && !h && live == 0; i++)
+            h = held(E, O, t, sp_expr_arg(E, x, i), depth + 1);
+        break;
     }
-    return 1;
+    case SP_OP_DIV:
+        h = held(E, O, t, sp_expr_arg(E, x, 0), depth + 1);
+        break;
+    case SP_OP_POW:
+        h = nd->param > 0 && held(E, O, t, sp_expr_arg(E, x, 0), depth + 1);
+        break;
+    default:
+        break;
+    }
+    O->hvs[x] = O->stamp;
+    O->held[x] = (uint8_t)h;
+    return h;
 }
 
 /* Unit u's factor f (of its leaf) holds a marker in every monomial of its form: a variable that
-   no other unit, divisors included, holds.  Either f is a symbol that no other unit may hold as
-   a polynomial variable, or a sum of products of symbols each with such a symbol
-   (sum_marked()), or f = exp(a), a without log and piecewise operators, and a monomial of a's
-   numerator holds a symbol that no other unit's cone holds (the atom exp(m / D) of that
-   monomial m is then in f's form, the only monomial of exp(a)'s). */
+   no other term holds and no divisor of its own.  Either f holds markers of its term (held()),
+   or f = exp(a), a without log and piecewise operators, and a monomial of a's numerator holds
+   a symbol that no other unit's cone holds (the atom exp(m / D) of that monomial m is then in
+   f's form, the only monomial of exp(a)'s). */
 static int marker(sp_engine_t *S, owners_t *O, uint32_t u)
 {
     sp_ectx_struct *E = S->E;
     sp_expr_t f = O->unit[u].node;
     if (O->unit[u].den)
         return 0;
-    if (sp_expr_op(E, f) == SP_OP_SYM)
-        return O->poly[f] == u;
-    if (sp_expr_op(E, f) == SP_OP_ADD)
-        return sum_marked(E, O, u);
-    if (sp_expr_op(E, f) != SP_OP_EXP)
-        return 0;
+    if (sp_expr_op(E, f) != SP_OP_EXP) {
+        uint32_t t = O->unit[u].term + 1;
+        if (O->dterm != t) { /* the term's divisors first: from its first unit */
+            uint32_t w = u;
+            while (w > 1 && O->unit[w - 1].term + 1 == t)
+                w--;
+            if (!under_divisors(E, O, w, t))
+                return 0;
+            O->dterm = t;
+        }
+        return held(E, O, t, f, 0);
+    }
     sp_expr_t a = sp_expr_arg(E, f, 0);
     if (O->haslog[a] || (sp_expr_node(E, a)->flags & SP_NODE_PIECEWISE))
         return 0;
@@ -471,9 +568,16 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     O.seen = flint_calloc(len0, sizeof(uint32_t));
     O.full = flint_malloc(len0 * sizeof(uint32_t));
     O.poly = flint_malloc(len0 * sizeof(uint32_t));
+    O.term = flint_malloc(len0 * sizeof(uint32_t));
+    O.vis = flint_calloc(len0, sizeof(uint32_t));
+    O.dvs = flint_calloc(len0, sizeof(uint32_t));
+    O.hvs = flint_calloc(len0, sizeof(uint32_t));
+    O.held = flint_malloc(len0);
     sp_expr_t *rest = NULL; /* the sums not shown structurally */
     uint32_t nrest = 0, restcap = 0;
-    int r = O.haslog && O.seen && O.full && O.poly ? 0 : -1;
+    int r = O.haslog && O.seen && O.full && O.poly && O.term && O.vis && O.dvs && O.hvs && O.held ? 0 : -1;
+    if (r == 0 && len0 > 0x7fffffffu)
+        r = 1; /* under_divisors tags a node id with its top bit: a store this large counts */
     for (sp_expr_t x = 1; r == 0 && x < len0; x++) {
         const sp_node_t *xd = sp_expr_node(S->E, x);
         O.haslog[x] = xd->op == SP_OP_LOG;
@@ -544,6 +648,11 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     flint_free(O.seen);
     flint_free(O.full);
     flint_free(O.poly);
+    flint_free(O.term);
+    flint_free(O.vis);
+    flint_free(O.dvs);
+    flint_free(O.hvs);
+    flint_free(O.held);
     flint_free(O.stack);
     flint_free(O.unit);
     flint_free(O.lv);

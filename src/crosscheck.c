@@ -314,10 +314,11 @@ static int direct_witness(const sp_check_t *C)
 /* The reference executor at the real (reduced 0) or checked (1) sizes on up to XREF_SEEDS
    seeds, up to the first run that differs or cannot be made: SP_REF_DIFFER with that run in
    *diff (the caller's to clear), SP_REF_TOO_LARGE or SP_REF_ERROR with its message in limit
-   ("" when none), else SP_REF_AGREE; *agreed the runs before that showed no difference
-   (overlapping balls included). */
+   ("" when none; *count_unknown set when it is an operator's count not known at the file's
+   sizes), else SP_REF_AGREE; *agreed the runs before that showed no difference (overlapping
+   balls included). */
 static sp_ref_verdict_t ref_seeds1(sp_check_t *C, int reduced, sp_ref_result_t *diff,
-                                   int *agreed, char *limit, size_t nlimit);
+                                   int *agreed, char *limit, size_t nlimit, int *count_unknown);
 
 /* ... at the checked sizes with sizes used as values at their real sizes (sp_xref_run); under
    --fast-shapes, whose sizes need not keep the relations that make a count known there (two
@@ -327,19 +328,21 @@ static sp_ref_verdict_t ref_seeds1(sp_check_t *C, int reduced, sp_ref_result_t *
 static sp_ref_verdict_t ref_seeds(sp_check_t *C, int reduced, sp_ref_result_t *diff, int *agreed,
                                   char *limit, size_t nlimit)
 {
-    sp_ref_verdict_t v = ref_seeds1(C, reduced, diff, agreed, limit, nlimit);
+    int count_unknown = 0;
+    sp_ref_verdict_t v = ref_seeds1(C, reduced, diff, agreed, limit, nlimit, &count_unknown);
     if (v == SP_REF_ERROR && reduced == 1 && C->value_real[0] && !C->opt.strict_shapes &&
-        !C->xref_plain && strstr(limit, "at the file's sizes is not known") != NULL) {
+        !C->xref_plain && count_unknown) {
         C->xref_plain = 1;
-        v = ref_seeds1(C, reduced, diff, agreed, limit, nlimit);
+        v = ref_seeds1(C, reduced, diff, agreed, limit, nlimit, &count_unknown);
     }
     return v;
 }
 
 static sp_ref_verdict_t ref_seeds1(sp_check_t *C, int reduced, sp_ref_result_t *diff,
-                                   int *agreed, char *limit, size_t nlimit)
+                                   int *agreed, char *limit, size_t nlimit, int *count_unknown)
 {
     *agreed = 0;
+    *count_unknown = 0;
     limit[0] = '\0';
     for (int k = 0; k < XREF_SEEDS; k++) {
         sp_ref_result_init(diff);
@@ -347,8 +350,10 @@ static sp_ref_verdict_t ref_seeds1(sp_check_t *C, int reduced, sp_ref_result_t *
         sp_ref_verdict_t v = st == SP_OK ? diff->verdict : SP_REF_ERROR;
         if (v == SP_REF_DIFFER)
             return v;
-        if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR)
+        if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR) {
             snprintf(limit, nlimit, "%s", diff->limit ? diff->limit : "");
+            *count_unknown = diff->count_unknown;
+        }
         sp_ref_result_clear(diff);
         if (v == SP_REF_TOO_LARGE || v == SP_REF_ERROR)
             return v;

@@ -1486,6 +1486,10 @@ sp_status_t eval(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int *vid)
 static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
 {
     /* model: input/param NAME[count] : shape -> fresh symbols named NAME[i,j] */
+    if (s->lineage) { /* it would relate the model to itself: silently dropped before */
+        errat(I, SP_DIAG_LINEAGE, s->lineage->loc, "lineage annotations belong in plans");
+        return SP_ERR_INPUT;
+    }
     sp_layout_t L;
     if (!resolve_layout(I, s->layout, &L))
         return SP_ERR_INPUT;

@@ -214,6 +214,14 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
     char nm[512];
     if (!target_name(I, s->targets[0], nm, sizeof nm))
         return SP_ERR_INPUT;
+    if (s->lineage) {
+        /* the declaration hands the plan the model's own tensor: there is nothing to relate,
+           and a '~' here was dropped without a word before (helper-66's review, 2026-12-07) */
+        errat(I, SP_DIAG_LINEAGE, s->lineage->loc,
+              "lineage on a layout declaration: '%s : [...]' is the model's '%s' itself, on the "
+              "mesh; write the layout without '~'", nm, nm);
+        return SP_ERR_INPUT;
+    }
     const sp_binding_t *mb = sp_model_value(I->C, nm);
     if (mb == NULL) {
         errat(I, SP_DIAG_LINEAGE, s->targets[0]->loc,

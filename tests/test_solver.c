@@ -655,6 +655,32 @@ static void test_solver_counts(void **state)
     const char *attx[] = {"exp(q*k1)/(exp(q*k1) + exp(q*k2))*(v11*(a*o1 + b) + v12*(c*o2 - b))",
                           "exp(q*k2)/(exp(q*k1) + exp(q*k2))*(v21*(a*o1 + b) + v22*(c*o2 - b))"};
     assert_int_equal(counts_of(attx, 2), 0);
+    /* dV_j = sum_i P_ij dO_i with dO_i an expression of row i's own symbols (a stage without a
+       cut on the gradient): the marker g_i lies below products, a quotient and its divisor
+       (which holds x_i, so x_i is none); w is shared */
+    const char *dv[] = {"exp(q*k1)/(exp(q*k1) + exp(q*k2))*(w*(g1*c - x1*(g1*x1)/(1 + x1^2)))",
+                        "exp(q*k2)/(exp(q*k1) + exp(q*k2))*(w*(g2*c - x2*(g2*x2)/(1 + x2^2)))"};
+    assert_int_equal(counts_of(dv, 2), 0);
+    /* a marker that two units of its own term hold (g_i in both factors), over a shared
+       divisor: the term's own, so a marker still */
+    const char *two[] = {"(a*g1 + b*g1)*(c*g1 + d)/(s + t)", "(a*g2 + b*g2)*(c*g2 + d)/(s + t)"};
+    assert_int_equal(counts_of(two, 2), 0);
+    /* ... but not one that a divisor of its term holds */
+    const char *tdv[] = {"g1*y/(g1 + 1)", "g2*y/(g2 + 1)"};
+    assert_int_equal(counts_of(tdv, 2), 1);
+    const char *tdv2[] = {"(a*g1 + b)*g1/(g1*s + t)", "(a*g2 + b)*g2/(g2*s + t)"};
+    assert_int_equal(counts_of(tdv2, 2), 1);
+    /* a summand without a marker (the constant 1 times the shared y) */
+    const char *unm[] = {"(g1 + 1)*y/(1 + x1^2)", "(g2 + 1)*y/(1 + x2^2)"};
+    assert_int_equal(counts_of(unm, 2), 1);
+    /* a marker also under a divisor of its own term: g/(g + 1) is 1 - 1/(g + 1) */
+    const char *dvd[] = {"g1/(g1 + 1)", "g2/(g2 + 1)"};
+    assert_int_equal(counts_of(dvd, 2), 1);
+    /* a log takes the symbol out of the exp into a denominator: every term's form is 1 */
+    const char *lgd[] = {"v1*exp(-log(v1))", "v2*exp(-log(v2))"};
+    assert_int_equal(counts_of(lgd, 2), 1);
+    const char *lgs[] = {"y*(v1*exp(-log(v1)) + z1)", "y*(v2*exp(-log(v2)) + z2)"};
+    assert_int_equal(counts_of(lgs, 2), 1);
     /* a factor that the term alone reaches may cancel its marker: every term's form is w */
     const char *inv[] = {"v1*(w/v1)", "v2*(w/v2)"};
     assert_int_equal(counts_of(inv, 2), 1);

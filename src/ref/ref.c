@@ -453,6 +453,7 @@ static int start(rrun_t *R, const sp_ast_t *ast, const sp_ref_opts_t *opt, long 
     if (ok)
         return 1;
     res->verdict = X->limit ? SP_REF_TOO_LARGE : SP_REF_ERROR;
+    res->count_unknown = X->count_unknown;
     if (X->limit)
         res->limit = strdup(X->limmsg);
     return 0;
@@ -749,6 +750,7 @@ static sp_status_t run_once(const sp_ast_t *ast, const sp_ref_opts_t *opt, long 
     int failed = 0, real = 0;
     for (int r = 0; r < R.nranks; r++) {
         failed |= R.X[r]->failed;
+        res->count_unknown |= R.X[r]->count_unknown;
         real |= R.X[r]->failed && !R.X[r]->deadlocked;
     }
     for (int r = 0; r < R.nranks && res->limit == NULL; r++)

@@ -134,6 +134,8 @@ typedef struct {
     char *mesh;             /* "dp=2 tp=2" */
     int nranks;
     char *limit;            /* TOO_LARGE: which limit, and what exceeded it */
+    int count_unknown;      /* ERROR: an operator's count at the file's sizes is not known
+                               (opts.real_values: no extent the program writes has it) */
     /* DIFFER: the first difference */
     sp_ref_diff_kind_t kind;
     char *output;           /* the model tensor */

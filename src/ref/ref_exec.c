@@ -600,6 +600,7 @@ static ropc_t opc(rexec_t *X)
 
 static int op_failed(rexec_t *X, ropc_t *c, sp_loc_t loc)
 {
+    X->count_unknown |= c->count_unknown;
     return c->limit ? rx_limit(X, loc, "%s", c->err) : rx_error(X, SP_DIAG_SHAPE, loc, "%s", c->err);
 }
 

@@ -164,6 +164,7 @@ typedef struct {
     int64_t max_el;
     int no_grad_ops; /* refuse *_grad operators (a model that trains) */
     int limit;       /* on failure: 1 if a size limit, 0 if bad input */
+    int count_unknown; /* on failure: an operator's count at the file's sizes is not known */
     char err[512];
     char shs[3][160]; /* shapes for messages */
     int shk;
@@ -253,6 +254,7 @@ struct rexec {
     renv_t genv, *env;
     sp_diags_t d;
     int failed, limit;    /* an error was recorded; it is a size limit (TOO_LARGE) */
+    int count_unknown;    /* the error is a count not known at the file's sizes (real_count) */
     int deadlocked;       /* the error is this rank's part of a deadlock */
     char limmsg[256];
     int depth;            /* user-function calls */

@@ -350,9 +350,11 @@ static int real_count(ropc_t *c, const rten_t *x, const int *mask, int axis, int
         int64_t r;
         if (mask ? !mask[d] : d != axis)
             continue;
-        if (!rc_count(c, x->sh[d], &r))
+        if (!rc_count(c, x->sh[d], &r)) {
+            c->count_unknown = 1;
             return fail(c, "the count of an axis of %lld elements at the file's sizes is not known "
                            "(no extent the program writes)", (long long)x->sh[d]);
+        }
         *n *= r;
     }
     return 1;
