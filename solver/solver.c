@@ -219,6 +219,7 @@ typedef struct {
     uint32_t *term, *vis, *dvs, *hvs;
     uint8_t *held;
     uint32_t dterm;
+    int termed;               /* term[] is made for this sum (own_terms()) */
 } owners_t;
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -350,23 +351,32 @@ static int owners(const sp_ectx_struct *E, owners_t *O, sp_expr_t e)
                 return -1;
     }
     for (uint32_t u = 1; u <= O->nu; u++) {
-        if (O->deadline != 0 && sp_now_ns() > O->deadline)
+        if (O->deadline != 0 && (u & 63) == 1 && sp_now_ns() > O->deadline)
             return -2;
         sp_expr_t x = O->unit[u].node;
         if (!mark(E, O, O->full, x, u, 0) || !mark(E, O, O->poly, x, u, !O->haslog[x]))
             return -1;
     }
-    /* over the terms: one stop rule for all units of a term (none if one holds a log), so that
-       a unit that stops at an opaque node does not hide its cone from a unit that would not */
+    O->dterm = 0;
+    O->termed = 0;
+    return 1;
+}
+
+/* term[] over the sum's cone (owners_t), made when a marker first needs it (a sum shown by exp
+   atoms, as a softmax denominator, never does): one stop rule for all units of a term (none if
+   one holds a log), so that a unit that stops at an opaque node does not hide its cone from a
+   unit that would not.  0 if memory ran out. */
+static int own_terms(const sp_ectx_struct *E, owners_t *O)
+{
     for (uint32_t u = 1, v; u <= O->nu; u = v) {
         int log = 0;
         for (v = u; v <= O->nu && O->unit[v].term == O->unit[u].term; v++)
             log |= O->haslog[O->unit[v].node];
         for (uint32_t w = u; w < v; w++)
             if (!mark(E, O, O->term, O->unit[w].node, O->unit[u].term + 1, !log))
-                return -1;
+                return 0;
     }
-    O->dterm = 0;
+    O->termed = 1;
     return 1;
 }
 
@@ -486,8 +496,12 @@ static int marker(sp_engine_t *S, owners_t *O, uint32_t u)
     sp_expr_t f = O->unit[u].node;
     if (O->unit[u].den)
         return 0;
+    if (sp_expr_op(E, f) == SP_OP_SYM && O->poly[f] == u)
+        return 1; /* no other unit reaches it, divisors included: the common case, at once */
     if (sp_expr_op(E, f) != SP_OP_EXP) {
         uint32_t t = O->unit[u].term + 1;
+        if (!O->termed && !own_terms(E, O))
+            return 0;
         if (O->dterm != t) { /* the term's divisors first: from its first unit */
             uint32_t w = u;
             while (w > 1 && O->unit[w - 1].term + 1 == t)
