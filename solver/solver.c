@@ -216,10 +216,11 @@ typedef struct {
        reach through non-opaque paths is that term's own.  held(): where the stamp is the
        sum's, a node of a term's own cone was visited (vis), is under a divisor of that term
        (dvs), has its answer (hvs: held[x]); dterm, the term (1 + index) whose dvs are made */
-    uint32_t *term, *vis, *dvs, *hvs;
+    uint32_t *term, *vis, *dvs, *hvs; /* NULL until a marker first needs them (own_terms()) */
     uint8_t *held;
     uint32_t dterm;
     int termed;               /* term[] is made for this sum (own_terms()) */
+    size_t len;               /* the nodes the arrays cover */
 } owners_t;
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -274,9 +275,10 @@ static int unit(owners_t *O, uint32_t k, sp_expr_t f, int den)
     return 1;
 }
 
-/* Unit u's cone into the owners (full: every node; else the nodes reached through no opaque
-   operator, or every node when the unit holds a log: log(exp(t)) = t takes a symbol out of an
-   exp).  A node reached by two units is shared, and so is its cone: a node found shared
+/* The cone of root into owner array o as owner u (O->full: every node, stop 0; O->poly: the
+   nodes reached through no opaque operator, stop 1, unless the unit holds a log: log(exp(t)) =
+   t takes a symbol out of an exp; O->term: the same over the terms, own_terms()).  A node
+   reached by two owners is shared, and so is its cone: a node found shared
    already had its cone made shared, so each node is entered at most twice.  For that, a unit
    that stops at an opaque operator leaves the operator's node as it is (an atom is no symbol
    a marker could be; marking it shared without its cone would let a later unit that enters it
@@ -292,7 +294,9 @@ static int mark(const sp_ectx_struct *E, owners_t *O, uint32_t *o, sp_expr_t roo
         sp_expr_t x = O->stack[--sp];
         if (O->seen[x] != O->stamp) {
             O->seen[x] = O->stamp;
-            O->full[x] = O->poly[x] = O->term[x] = 0;
+            O->full[x] = O->poly[x] = 0;
+            if (O->term != NULL)
+                O->term[x] = 0;
         }
         if ((stop && opaque(E, O->haslog, x)) || o[x] == u || o[x] == UINT32_MAX)
             continue;
@@ -365,9 +369,27 @@ static int owners(const sp_ectx_struct *E, owners_t *O, sp_expr_t e)
 /* term[] over the sum's cone (owners_t), made when a marker first needs it (a sum shown by exp
    atoms, as a softmax denominator, never does): one stop rule for all units of a term (none if
    one holds a log), so that a unit that stops at an opaque node does not hide its cone from a
-   unit that would not.  0 if memory ran out. */
+   unit that would not.  The arrays of held() are allocated on the first call (zeroed: the
+   nodes this sum's passes saw already hold no term).  0 if memory ran out, or if the store is
+   past 2^31 nodes (under_divisors tags a node id with its top bit). */
 static int own_terms(const sp_ectx_struct *E, owners_t *O)
 {
+    if (O->term == NULL) {
+        if (O->len > 0x7fffffffu)
+            return 0;
+        O->vis = flint_calloc(O->len, sizeof(uint32_t));
+        O->dvs = flint_calloc(O->len, sizeof(uint32_t));
+        O->hvs = flint_calloc(O->len, sizeof(uint32_t));
+        O->held = flint_malloc(O->len);
+        if (O->vis && O->dvs && O->hvs && O->held) /* term last: it says they are all there */
+            O->term = flint_calloc(O->len, sizeof(uint32_t));
+        if (O->term == NULL) {
+            flint_free(O->vis), flint_free(O->dvs), flint_free(O->hvs), flint_free(O->held);
+            O->vis = O->dvs = O->hvs = NULL;
+            O->held = NULL;
+            return 0;
+        }
+    }
     for (uint32_t u = 1, v; u <= O->nu; u = v) {
         int log = 0;
         for (v = u; v <= O->nu && O->unit[v].term == O->unit[u].term; v++)
@@ -582,16 +604,10 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     O.seen = flint_calloc(len0, sizeof(uint32_t));
     O.full = flint_malloc(len0 * sizeof(uint32_t));
     O.poly = flint_malloc(len0 * sizeof(uint32_t));
-    O.term = flint_malloc(len0 * sizeof(uint32_t));
-    O.vis = flint_calloc(len0, sizeof(uint32_t));
-    O.dvs = flint_calloc(len0, sizeof(uint32_t));
-    O.hvs = flint_calloc(len0, sizeof(uint32_t));
-    O.held = flint_malloc(len0);
+    O.len = len0;
     sp_expr_t *rest = NULL; /* the sums not shown structurally */
     uint32_t nrest = 0, restcap = 0;
-    int r = O.haslog && O.seen && O.full && O.poly && O.term && O.vis && O.dvs && O.hvs && O.held ? 0 : -1;
-    if (r == 0 && len0 > 0x7fffffffu)
-        r = 1; /* under_divisors tags a node id with its top bit: a store this large counts */
+    int r = O.haslog && O.seen && O.full && O.poly ? 0 : -1;
     for (sp_expr_t x = 1; r == 0 && x < len0; x++) {
         const sp_node_t *xd = sp_expr_node(S->E, x);
         O.haslog[x] = xd->op == SP_OP_LOG;
@@ -657,7 +673,7 @@ int sp_engine_counts(sp_engine_t *S, sp_expr_t *at)
     S->lim.max_terms = mt;
     S->nf_total_cap = 0;
     S->deadline_ns = dl0;
-    S->why = r == -2 ? sp_engine_time_why(S) : SP_WHY_NONE;
+    S->why = SP_WHY_NONE;
     flint_free(O.haslog);
     flint_free(O.seen);
     flint_free(O.full);

@@ -330,8 +330,8 @@ static sp_ref_verdict_t ref_seeds(sp_check_t *C, int reduced, sp_ref_result_t *d
 {
     int count_unknown = 0;
     sp_ref_verdict_t v = ref_seeds1(C, reduced, diff, agreed, limit, nlimit, &count_unknown);
-    if (v == SP_REF_ERROR && reduced == 1 && C->value_real[0] && !C->opt.strict_shapes &&
-        !C->xref_plain && count_unknown) {
+    if (v == SP_REF_ERROR && real_values_run(C, reduced) && !C->opt.strict_shapes &&
+        count_unknown) {
         C->xref_plain = 1;
         v = ref_seeds1(C, reduced, diff, agreed, limit, nlimit, &count_unknown);
     }
