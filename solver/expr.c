@@ -329,7 +329,7 @@ static sp_expr_t insert(sp_ectx_t E, sp_op_t op, int64_t param, const sp_expr_t 
         nd->flags |= SP_NODE_DIV;
     for (uint32_t i = 0; i < n; i++) {
         E->argv[E->argv_len + i] = args[i];
-        nd->flags |= E->nodes[args[i]].flags & ~SP_NODE_AXSUM;
+        nd->flags |= E->nodes[args[i]].flags & ~(SP_NODE_AXSUM | SP_NODE_XSUM);
     }
     E->argv_len += n;
     E->len++;
@@ -1560,6 +1560,8 @@ int sp_expr_import(sp_ectx_t dst, const sp_ectx_t src, const sp_expr_t *roots, s
                 flint_free(a);
             if (nd->flags & SP_NODE_AXSUM) /* a DOT's sum is marked by sp_expr_dot */
                 sp_expr_mark_axsum(dst, r);
+            if (nd->flags & SP_NODE_XSUM)
+                sp_expr_mark_xsum(dst, r);
         }
         if (r == SP_EXPR_NONE)
             ok = 0;

@@ -78,6 +78,9 @@ typedef struct {
                                  contraction, a gradient's accumulation over a broadcast): its
                                  number of terms is an extent, so the engine tests its terms for
                                  a count (sp_engine_counts, docs/soundness.md "Counts") */
+#define SP_NODE_XSUM 32u      /* the node itself is a sum over an axis that the count test does
+                                 not test (top-k's rank, a count by definition): src/members.c
+                                 takes it for a sum over an axis all the same */
 
 typedef struct {
     sp_node_t *nodes;   /* nodes[0] unused */
@@ -212,6 +215,13 @@ static inline void sp_expr_mark_axsum(sp_ectx_t E, sp_expr_t e)
     if (e != SP_EXPR_NONE && ((E->nodes[e].op == SP_OP_ADD && E->nodes[e].nargs >= 2) ||
                               (E->nodes[e].op == SP_OP_DOT && (E->nodes[e].nargs >= 4 || E->nodes[e].param > 1))))
         E->nodes[e].flags |= SP_NODE_AXSUM;
+}
+
+/* Marks e, a sum over an axis that is no value the count test tests (SP_NODE_XSUM) */
+static inline void sp_expr_mark_xsum(sp_ectx_t E, sp_expr_t e)
+{
+    if (e != SP_EXPR_NONE && E->nodes[e].op == SP_OP_ADD && E->nodes[e].nargs >= 2)
+        E->nodes[e].flags |= SP_NODE_XSUM;
 }
 
 static inline sp_expr_t sp_expr_add(sp_ectx_t E, sp_expr_t a, sp_expr_t b)

@@ -464,6 +464,7 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             snprintf(nm, sizeof nm, "momentum.%s", p);
             sp_tensor_alloc(&buf, w.ndim, w.shape);
             sp_source_symbols(I->C, &buf, nm);
+            sp_members_record(I->C, nm, &w); /* the parameter's axes */
             sp_tensor_copy(&nbuf, &buf);
             for (int64_t e = 0; e < n; e++) {
                 sp_expr_t gv = gg.v[e];
@@ -486,8 +487,10 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             sp_tensor_alloc(&v, w.ndim, w.shape);
             snprintf(nm, sizeof nm, "adam.m.%s", p);
             sp_source_symbols(I->C, &m, nm);
+            sp_members_record(I->C, nm, &w); /* the parameter's axes */
             snprintf(nm, sizeof nm, "adam.v.%s", p);
             sp_source_symbols(I->C, &v, nm);
+            sp_members_record(I->C, nm, &w);
             sp_tensor_copy(&nm_, &m);
             sp_tensor_copy(&nv_, &v);
             fmpq_t one, c1, c2, t1;

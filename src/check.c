@@ -250,6 +250,7 @@ void shardproof_free(shardproof_t *C)
         flint_free(C->infer_drop[i]);
     flint_free(C->infer_drop);
     sp_reduce_sums_free(C);
+    sp_members_free(C);
     for (int i = 0; i < C->opt.ndims; i++)
         flint_free((char *)C->opt.dims[i].name);
     flint_free(C->opt.dims);
@@ -962,6 +963,15 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         if (v == SHARDPROOF_BAD_INPUT && element_limit(C, &dm))
             C->weak_order = 0;
     }
+    for (int i = 0; i < C->nstages && !C->opt.strict_shapes && !C->fast_gap[0]; i++) {
+        const sp_stage_t *hs = &C->stages[i];
+        if (hs->held_dim > 0 && !hs->counted) /* src/stage.c stage_held */
+            snprintf(C->fast_gap, sizeof C->fast_gap,
+                     "a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than the %d "
+                     "they show in one block", hs->plan_name,
+                     hs->plan_loc.file ? hs->plan_loc.file : "?", hs->plan_loc.line,
+                     hs->plan_loc.col, hs->held, C->dims[hs->held_dim - 1].name, hs->held_lim);
+    }
     const sp_stage_t *cs = counted_stage(C);
     if (cs != NULL && v != SHARDPROOF_NOT_EQUIVALENT && !C->opt.real_sizes &&
         sp_check_reduced(C)) {
@@ -969,11 +979,19 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
            at the reduced sizes are no instance of the program's at the real ones */
         char dims[160], note[400];
         reduced_dims(C, dims, sizeof dims);
-        snprintf(note, sizeof note,
-                 "with %s a sum over an axis in the values of %s (%s:%u:%u) counts elements (its "
-                 "terms share a monomial), so the real sizes are checked",
-                 dims, cs->plan_name, cs->plan_loc.file ? cs->plan_loc.file : "?",
-                 cs->plan_loc.line, cs->plan_loc.col);
+        if (cs->held_dim > 0) /* src/members.c */
+            snprintf(note, sizeof note,
+                     "with %s a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than "
+                     "the %d these sizes show in one block, so the real sizes are checked",
+                     dims, cs->plan_name, cs->plan_loc.file ? cs->plan_loc.file : "?",
+                     cs->plan_loc.line, cs->plan_loc.col, cs->held,
+                     C->dims[cs->held_dim - 1].name, cs->held_lim);
+        else
+            snprintf(note, sizeof note,
+                     "with %s a sum over an axis in the values of %s (%s:%u:%u) counts elements "
+                     "(its terms share a monomial), so the real sizes are checked",
+                     dims, cs->plan_name, cs->plan_loc.file ? cs->plan_loc.file : "?",
+                     cs->plan_loc.line, cs->plan_loc.col);
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->ncutoff > 0 && !C->opt.full_mesh &&

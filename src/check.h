@@ -117,7 +117,21 @@ typedef struct {
                                 (sp_engine_counts), so the real sizes decide (src/check.c) */
     int counts;              /* ... whatever the status: a difference there may be the count's,
                                 so it is lifted at the real sizes only (src/crosscheck.c lift) */
+    int held_dim;            /* with counted: 1 + the reduced dim whose elements a monomial of
+                                the stage holds more of than the checked sizes show
+                                (src/members.c), 0: a count */
+    int held, held_lim;      /* ... how many it may hold, and the most the check shows */
 } sp_stage_t;
+
+/* src/members.c: the elements of each reduced dim a stage's monomials hold
+   (docs/soundness.md, "Relations among sums over a reduced dim") */
+typedef struct {
+    int dim;                 /* the reduced dim exceeded, or -1 */
+    int bound, lim;          /* the elements a monomial may hold; the most the sizes show */
+    int atom;                /* in an atom's argument (else in a compared pair) */
+    int64_t pair;            /* the pair */
+    int skipped;             /* dims not tested: an atom's arguments hold every element */
+} sp_members_fail_t;
 
 typedef struct {
     const char *name;
@@ -254,6 +268,8 @@ typedef struct sp_check {
     int nsum_read;
     struct sp_recv_read *recv_read; /* extents read for received tensors (src/reduce_sums.c) */
     struct sp_pos_rt *pos_rt;  /* monomials of offsets read while executing (src/reduce_sums.c) */
+    struct sp_members *members; /* source tensors' axes and the dims' smallest blocks
+                                   (src/members.c) */
     int32_t pos_next;          /* the next fresh monomial id (an extent or offset not read) */
     int pos_exact_sum;         /* a position was a sum of exact terms (src/exec_pos.c sp_note_clamped) */
     int pos_size_on_exact;     /* a size term or reduced extent met a dim of exact extent */
@@ -424,6 +440,21 @@ int32_t sp_pos_monomial(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_exp
 /* The monomial id's value at the real sizes over its value at the reduced ones, in out; 0 if
    the id is not an interned monomial. */
 int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out);
+/* members.c: prefix's symbols (source tensors) have like's axes; t's axes are blocks of their
+   dims; a new run at new sizes; the test of a stage's pairs a[q] ~ b[q] (q < nq, imported into
+   E, whose first len nodes are the import) at rank[q], local index index[q]: 1 when a monomial
+   holds more elements of a reduced dim than the checked sizes show (*fail says where) */
+void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *like);
+void sp_members_block(sp_check_t *C, const sp_tensor_t *t);
+void sp_members_new_run(sp_check_t *C);
+void sp_members_free(sp_check_t *C);
+int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
+                    const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
+                    const int64_t *index, int64_t nq, sp_members_fail_t *fail);
+/* The exponents over the dims (C->dims, derived dims expanded into base ones) of monomial id
+   in e[0 .. C->ndims); 0 if the id is not an interned monomial (e all zero for id 1), 2 if it
+   also names a mesh size, a rank coordinate or a loop variable (a shard's extent), else 1. */
+int sp_pos_exps(sp_check_t *C, int32_t id, int *e);
 /* A fresh id for an extent or offset whose monomial is not known (equal to no other). */
 int32_t sp_pos_fresh(sp_check_t *C);
 /* src/exec.c: an operator or a collective at loc did what the shape reduction does not keep

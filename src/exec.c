@@ -66,26 +66,30 @@ pval_t pval_dup(const sp_tensor_t *p, int64_t n)
 }
 
 void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,
-                   sp_tensor_t *t)
+                   const sp_pos_t *pos, sp_tensor_t *t)
 {
     char prefix[512];
     snprintf(prefix, sizeof prefix, "%s%c%d", base, sep, ++C->fresh_counter);
     sp_tensor_alloc(t, ndim, shape);
+    if (pos != NULL && ndim > 0) /* before the symbols: src/members.c records the axes */
+        memcpy(t->pos, pos, (size_t)ndim * sizeof(sp_pos_t));
     sp_source_symbols(C, t, prefix);
 }
 
 void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
                   sp_tensor_t *t)
 {
-    fresh_symbols(C, base, '@', shape, ndim, t);
+    fresh_symbols(C, base, '@', shape, ndim, NULL, t);
 }
 
 /* A cut point's fresh value: a new source (no offset) with t's extents (src/ops_pos.c) */
 void fresh_like(sp_check_t *C, const char *base, const sp_tensor_t *t, sp_tensor_t *f)
 {
-    fresh_tensor(C, base, t->shape, t->ndim, f);
-    for (int d = 0; d < f->ndim; d++)
-        f->pos[d].ext = t->pos[d].ext;
+    sp_pos_t pos[SP_MAX_DIMS];
+    memset(pos, 0, sizeof pos);
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++)
+        pos[d].ext = t->pos[d].ext;
+    fresh_symbols(C, base, '@', t->shape, t->ndim, pos, f);
 }
 
 /* ---- bindings ------------------------------------------------------------------------------- */
@@ -1541,13 +1545,13 @@ static sp_status_t decl_input(interp_t *I, const sp_ast_stmt_t *s)
         }
         pval_t v = pval_new(1);
         sp_tensor_alloc(&v[0], L.ndim, L.size);
-        sp_source_symbols(I->C, &v[0], nm);
         for (int d = 0; d < v[0].ndim; d++) { /* extents as written (src/ops_pos.c) */
             int32_t id = (size_t)d < s->layout->ndims
                              ? sp_pos_monomial(I->C, NULL, s->layout->dims[d].size)
                              : 0;
             v[0].pos[d].ext = id ? id : sp_pos_fresh(I->C);
         }
+        sp_source_symbols(I->C, &v[0], nm);
         int vid = tv_add(I, &v[0]);
         bind(I, nm, s->name.loc, v, vid);
     }

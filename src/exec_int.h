@@ -127,9 +127,10 @@ void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndi
 void fresh_like(sp_check_t *C, const char *base, const sp_tensor_t *t, sp_tensor_t *f)
     SP_EXEC_LINK(fresh_like);
 /* The same named base SEP N (fresh_tensor's SEP is '@', a cut's; '#' names inputs of the plan,
-   the parts of a partial input, which a counterexample may name: src/crosscheck.c). */
+   the parts of a partial input, which a counterexample may name: src/crosscheck.c); pos (NULL:
+   none) its axes' positions, set before the symbols are made. */
 void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,
-                   sp_tensor_t *t) SP_EXEC_LINK(fresh_symbols);
+                   const sp_pos_t *pos, sp_tensor_t *t) SP_EXEC_LINK(fresh_symbols);
 
 /* The most recent binding of name, or NULL. */
 sp_binding_t *lookup(interp_t *I, const char *name) SP_EXEC_LINK(lookup);

@@ -361,6 +361,7 @@ void sp_pos_note(sp_check_t *C, sp_tensor_t *t, sp_loc_t loc)
         resolve_src(C, &t->pos[d]);
     merged_blocks(C, t, loc);
     note_terms(C, t, loc);
+    sp_members_block(C, t);
     int f = C->pos_forms | sp_pos_forms(t);
     if (f == C->pos_forms)
         return;

@@ -117,7 +117,9 @@ static sp_expr_t addv_nz(sp_ectx_t E, sp_expr_t *v, int64_t n, uint32_t *m)
 sp_expr_t addv_terms(sp_ectx_t E, sp_expr_t *v, int64_t n)
 {
     uint32_t m;
-    return addv_nz(E, v, n, &m);
+    sp_expr_t r = addv_nz(E, v, n, &m);
+    sp_expr_mark_xsum(E, r); /* a sum over an axis all the same (src/members.c) */
+    return r;
 }
 
 sp_expr_t addv(sp_ectx_t E, sp_expr_t *v, int64_t n)

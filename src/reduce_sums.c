@@ -562,6 +562,23 @@ int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out)
     return 1;
 }
 
+int sp_pos_exps(sp_check_t *C, int32_t id, int *e)
+{
+    struct sp_pos_rt *R = C->pos_rt;
+    for (int v = 0; v < C->ndims; v++)
+        e[v] = 0;
+    if (id == 1)
+        return 1;
+    if (R == NULL || id < 2 || id - 2 >= R->nmono)
+        return 0;
+    for (int v = 0; v < R->S.nd && v < C->ndims; v++)
+        e[v] = R->mono[id - 2][v];
+    for (int v = R->S.nd; v < LP_VARS; v++)
+        if (R->mono[id - 2][v] != 0)
+            return 2;
+    return 1;
+}
+
 int sp_pos_named(sp_check_t *C, const sp_ast_expr_t *e)
 {
     int named;
@@ -950,6 +967,7 @@ void sp_reduce_keep_sums(sp_check_t *C, const sp_mesh_t *mesh, uint8_t *keep)
     memset(&S, 0, sizeof(S));
     S.C = C;
     sp_reduce_sums_free(C);
+    sp_members_new_run(C);
     S.mesh = mesh;
     S.nd = C->ndims;
     S.keep = keep;

@@ -155,6 +155,7 @@ int sp_source_symbols(sp_check_t *C, sp_tensor_t *t, const char *prefix)
         C->shard_sources[0] += real;
         C->shard_sources[1]++;
     }
+    sp_members_record(C, prefix, t); /* its axes (src/members.c) */
     if (real)
         return sp_tensor_symbols(C->E, t, prefix);
     if (t->v == NULL || t->ndim < 0)

@@ -416,6 +416,45 @@ static void stage_counted(sp_stage_t *s)
                              "(docs/soundness.md, \"Counts\")");
 }
 
+/* A proof at the reduced sizes holds at the real ones only for monomials the reduced sizes can
+   hold (src/members.c): a stage whose monomials may hold more elements of a reduced dim than
+   its smallest block is UNKNOWN there, and the real sizes are checked as for a count */
+static void stage_held(sp_check_t *C, sp_stage_t *s, sp_ectx_t E, uint32_t len, const pairs_t *P,
+                       const uint8_t *skip, const sp_expr_t *a, const sp_expr_t *b, int64_t nq)
+{
+    int64_t *rk = flint_malloc((size_t)nq * sizeof(int64_t));
+    int64_t *ix = flint_malloc((size_t)nq * sizeof(int64_t));
+    for (int64_t i = 0, k = 0; i < P->n && k < nq; i++)
+        if (!skip[i]) {
+            rk[k] = P->rank[i];
+            ix[k++] = P->index[i];
+        }
+    sp_members_fail_t f;
+    if (sp_members_test(C, E, len, s, a, b, rk, ix, nq, &f) && !C->opt.strict_shapes) {
+        /* --fast-shapes: no proof at these sizes, said once by src/check.c (fast_gap) */
+        s->held_dim = f.dim + 1;
+        s->held = f.bound;
+        s->held_lim = f.lim;
+    } else if (f.dim >= 0) {
+        stage_counted(s);
+        s->held_dim = f.dim + 1;
+        s->held = f.bound;
+        s->held_lim = f.lim;
+        flint_free(s->reason);
+        sp_sbuf_t t;
+        sp_sbuf_init(&t);
+        sp_sbuf_printf(&t, "a monomial of %s may hold %d elements of %s, more than the %d the "
+                           "reduced sizes can show in one block, so a relation of its sums there "
+                           "may be none at the real sizes (docs/soundness.md, \"Relations among "
+                           "sums over a reduced dim\")",
+                       f.atom ? "an atom's argument" : "its values", f.bound,
+                       C->dims[f.dim].name, f.lim);
+        s->reason = sp_sbuf_take(&t);
+    }
+    flint_free(rk);
+    flint_free(ix);
+}
+
 static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
 {
     if (C->opt.lim.deadline_ns != 0 && sp_now_ns() > C->opt.lim.deadline_ns) {
@@ -462,6 +501,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     sp_ectx_struct *E = sp_engine_exprs(S);
     sp_expr_t *ab = flint_malloc((size_t)(2 * nq + 1) * sizeof(sp_expr_t)), *a = ab, *b = ab + nq;
     int ok = nq == 0 || sp_expr_import(E, C->E, roots, (size_t)(2 * nq), ab);
+    uint32_t imported = sp_expr_count(E);
     flint_free(roots);
     s->status = SP_STAGE_PROVED;
     if (!ok) {
@@ -555,6 +595,8 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     s->counts = counts || sp_engine_counted(S) != SP_EXPR_NONE;
     if (s->status == SP_STAGE_PROVED && s->counts)
         stage_counted(s); /* the test, or a case split's leaf, counted */
+    if (s->status == SP_STAGE_PROVED && nq > 0 && !C->opt.real_sizes && sp_check_reduced(C))
+        stage_held(C, s, E, imported, &P, skip, a, b, nq);
     sp_result_clear(&r);
     flint_free(skip);
     flint_free(ab);
@@ -781,6 +823,13 @@ sp_status_t sp_stages_solve(sp_check_t *C)
             C->stages[i].memo_of = rep[i];
         } else if (C->stages[rep[i]].counted) {
             stage_counted(&C->stages[i]); /* a renaming of a sum that counts counts */
+            C->stages[i].held_dim = C->stages[rep[i]].held_dim;
+            C->stages[i].held = C->stages[rep[i]].held;
+            C->stages[i].held_lim = C->stages[rep[i]].held_lim;
+            if (C->stages[rep[i]].reason != NULL) {
+                flint_free(C->stages[i].reason);
+                C->stages[i].reason = strdup_flint(C->stages[rep[i]].reason);
+            }
         } else {
             todo[nt++] = i;
         }

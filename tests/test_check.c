@@ -123,6 +123,78 @@ static void test_check_sums_of_sizes(void **state)
    real sizes decided).  K against itself: EQUIVALENT, and the second run, with K at its real size and N
    reduced, agrees and says at which sizes.  (A count of K, sum(c * 0 + 1), is caught as a
    count: docs/soundness.md, "Counts".) */
+/* Relations among sums over a reduced dim (src/members.c; docs/soundness.md "Relations among
+   sums over a reduced dim"): 24 e4(x) written through the power sums is 0 at K = 3 (Newton's
+   identities), so the proof there says nothing about K = 1000; the test sends the check to the
+   real sizes, where the checker alone finds the difference, and past the element limit says
+   UNKNOWN (before session 40 both were EQUIVALENT).  A square of a sum holds two of K's
+   elements per monomial: proved at the reduced sizes. */
+static void test_check_relation_of_sums(void **state)
+{
+    (void)state;
+    static const char *const e4 =
+        "dim K = %s, O = 1\n"
+        "model m {\n  input x : [K, O]\n"
+        "  p1 = sum(x, dim = 0)\n  p2 = sum(x * x, dim = 0)\n  p3 = sum(x * x * x, dim = 0)\n"
+        "  p4 = sum(x * x * x * x, dim = 0)\n"
+        "  a = p1 * p1 * p2\n  a6 = a + a + a + a + a + a\n  b = p2 * p2\n  c = p1 * p3\n"
+        "  c8 = c + c + c + c + c + c + c + c\n  d = p4 + p4 + p4 + p4 + p4 + p4\n"
+        "  y = p1 * p1 * p1 * p1 - a6 + b + b + b + c8 - d\n  output y\n}\n"
+        "plan p of m {\n  mesh tp = 2\n  x : [K, O]\n  y = sum(x - x, dim = 0)\n"
+        "  output y = y : [O]\n}\n";
+    shardproof_options_t o;
+    shardproof_options_default(&o);
+    o.no_cross_check = 1;
+    char text[2048];
+    shardproof_verdict_t v;
+    snprintf(text, sizeof text, e4, "1000");
+    char *r = check_report(&o, "e4.sp", text, strlen(text), SHARDPROOF_FORMAT_TEXT, &v);
+    if (v != SHARDPROOF_NOT_EQUIVALENT)
+        fprintf(stderr, "%s\n", r);
+    assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
+    assert_non_null(strstr(r, "a monomial of y (e4.sp:"));
+    assert_non_null(strstr(r, "may hold 4 elements of K, more than the 3"));
+    free(r);
+    snprintf(text, sizeof text, e4, "100000000");
+    r = check_report(&o, "e4.sp", text, strlen(text), SHARDPROOF_FORMAT_TEXT, &v);
+    assert_int_equal(v, SHARDPROOF_UNKNOWN);
+    assert_non_null(strstr(r, "reason: limit max-elements"));
+    free(r);
+    /* the same of 1/x: a symbol's inverse is a monomial of its element, no divisor */
+    char *inv = strstr(text, "  p1 = sum(x, dim = 0)");
+    assert_non_null(inv);
+    char text2[2048];
+    snprintf(text2, sizeof text2, "%.*s  r = 1 / x\n%s", (int)(inv - text), text, inv);
+    static const char *const from[] = {"sum(x, dim", "sum(x * x, dim", "sum(x * x * x, dim",
+                                       "sum(x * x * x * x, dim"};
+    static const char *const to[] = {"sum(r, dim", "sum(r * r, dim", "sum(r * r * r, dim",
+                                     "sum(r * r * r * r, dim"};
+    for (int i = 0; i < 4; i++) {
+        char *at = strstr(text2, from[i]);
+        assert_non_null(at);
+        char tail[2048];
+        snprintf(tail, sizeof tail, "%s%s", to[i], at + strlen(from[i]));
+        strcpy(at, tail);
+    }
+    r = check_report(&o, "e4inv.sp", text2, strlen(text2), SHARDPROOF_FORMAT_TEXT, &v);
+    if (v != SHARDPROOF_UNKNOWN)
+        fprintf(stderr, "%s\n", r);
+    assert_int_equal(v, SHARDPROOF_UNKNOWN);
+    assert_non_null(strstr(r, "may hold 4 elements of K, more than the 3"));
+    free(r);
+    static const char *const square =
+        "dim K = 1000, O = 1\n"
+        "model m {\n  input x : [K, O]\n  s = sum(x, dim = 0)\n  y = s * s\n  output y\n}\n"
+        "plan p of m {\n  mesh tp = 2\n  x : [K@tp, O]\n  l = sum(x, dim = 0)\n"
+        "  s = all_reduce(l, sum, tp)\n  y = s * s\n  output y = y : [O]\n}\n";
+    r = check_report(&o, "square.sp", square, strlen(square), SHARDPROOF_FORMAT_TEXT, &v);
+    if (v != SHARDPROOF_EQUIVALENT)
+        fprintf(stderr, "%s\n", r);
+    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_null(strstr(r, "reduced dims: none"));
+    free(r);
+}
+
 static void test_check_second_reference_run(void **state)
 {
     (void)state;
@@ -694,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_check_mlp_equivalent),
         cmocka_unit_test(test_check_bug_located),
         cmocka_unit_test(test_check_second_reference_run),
+        cmocka_unit_test(test_check_relation_of_sums),
         cmocka_unit_test(test_check_loop_variable_and_literal_sizes),
         cmocka_unit_test(test_check_deadline_passed),
         cmocka_unit_test(test_check_reports_identical_across_jobs),

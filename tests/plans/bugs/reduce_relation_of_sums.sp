@@ -1,14 +1,15 @@
-# expect: NOT EQUIVALENT at line 35
-# A relation among sums over a reduced dim (session 40, open in the checker; docs/soundness.md,
-# "Relations among sums over a reduced dim"). The model outputs 24 * e4(x), the fourth elementary
-# symmetric polynomial of x's K values, written through the power sums p_i = sum(x^i) (Newton's
-# identity, 24 e4 = p1^4 - 6 p1^2 p2 + 3 p2^2 + 8 p1 p3 - 6 p4, its coefficients as additions so
-# that no literal constrains the reduction). The plan outputs 0. At K = 1000 they differ, but
-# e4 of three values is 0, and the shape reduction checks K = 3: the stage proof there is no
-# proof at K = 1000, since its monomials hold four of K's elements and no monomial of K = 3 can.
-# The checker alone (--no-cross-check) says EQUIVALENT; the reference executor, run at the real
-# sizes, finds the difference and the real sizes are checked. The checker needs a test that a
-# stage's monomials hold fewer elements of each reduced dim than it has (not built yet).
+# expect: NOT EQUIVALENT at line 36
+# args: --no-cross-check
+# A relation among sums over a reduced dim (session 40; docs/soundness.md, "Relations among sums
+# over a reduced dim"). The model outputs 24 * e4(x), the fourth elementary symmetric
+# polynomial of x's K values, written through the power sums p_i = sum(x^i) (Newton's identity,
+# 24 e4 = p1^4 - 6 p1^2 p2 + 3 p2^2 + 8 p1 p3 - 6 p4, its coefficients as additions so that no
+# literal constrains the reduction). The plan outputs 0. At K = 1000 they differ, but e4 of
+# three values is 0, and the shape reduction checks K = 3: the stage proof there is no proof
+# at K = 1000, since its monomials hold four of K's elements and no monomial of K = 3 can.
+# Before session 40 the checker alone (--no-cross-check, as here) said EQUIVALENT; now the
+# stage's monomials are bounded (src/members.c), the bound 4 exceeds K = 3 and the real sizes
+# are checked. (regress/reduce_relation_of_sums_large.sp: the same with K = 10^8.)
 dim K = 1000, O = 1
 model m {
   input x : [K, O]

@@ -1,0 +1,883 @@
+/*
+ * members.c: how many elements of each reduced dim a stage's monomials hold
+ * (docs/soundness.md, "Relations among sums over a reduced dim").
+ *
+ * A proof at the reduced sizes is one at the real sizes only for monomials that the reduced
+ * sizes can hold: with K checked at k, a monomial holding more than k of K's elements does
+ * not exist there, so an identity that only such monomials break (Newton's identities: e4 of
+ * three values is 0) is proved at k and false at the real K.  Read a value as a polynomial in
+ * generators (input and cut symbols, atoms); a symbol holds the elements its coordinates name
+ * along each dim, an atom those of its arguments.  A *type* is a monomial up to renaming the
+ * elements of K; with no counts (docs/soundness.md, "Counts") its coefficient does not depend
+ * on the size, and a type of j elements appears at k when j is at most the smallest block
+ * along K (a shard, a chunk, a micro-batch: all j may sit in one).  So a stage proved at the
+ * reduced sizes holds at the real ones when, for every reduced dim, every monomial of every
+ * compared pair (its element's own coordinates counted) and of every atom's argument holds at
+ * most that many elements.  The bound is structural, over the stage's expression DAG: a
+ * relation's normal form at k is zero and shows nothing.
+ *
+ * Per node and dim, a set F of elements and a count c: every monomial's elements lie in F
+ * and at most c others (a symbol: its elements; a sum: the intersection of the F's and the
+ * largest |F_i - F| + c_i; a product: the union and the sum of the c's; a power k: k c).
+ * Quotients: a node's summary covers its numerator times its denominator, and a sum of
+ * fractions over different divisors adds up (their cross product).  An atom holds the
+ * elements of its arguments (exp(a + b) is split into exp(a) exp(b) by the engine: the
+ * product holds all of them); an atom whose arguments hold every element of the dim (exp of
+ * a sum over it, a norm's rsqrt of a mean) is not covered: the dim is not tested in that
+ * stage (docs/soundness.md says so).  Elements are bits while the reduced size is at most 64;
+ * an axis whose extent is not one dim, or a larger dim, gives elements of unknown identity,
+ * counted in c (an upper bound).
+ */
+#include <flint/flint.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#define BOUND_MAX 0xFFFF
+
+/* One source tensor: its symbols are "prefix[i,j,...]"; per axis, the dim whose element the
+   coordinate is (-1: none known), and the exponents of its extent's monomial over the dims
+   (NULL: an extent not known) */
+typedef struct {
+    char *prefix;
+    int ndim;
+    int known[SP_MAX_DIMS];
+    int *exps;               /* ndim x nd, or NULL */
+    uint8_t unknown[SP_MAX_DIMS];
+} src_t;
+
+struct sp_members {
+    src_t *src;
+    int nsrc, capsrc;
+    uint32_t *slots;         /* open addressing: 0 empty, else 1 + index into src */
+    uint32_t nslots;
+    int nd;
+    int64_t *blk;            /* per dim: the smallest block seen along it this run (0: none) */
+};
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static struct sp_members *get(sp_check_t *C)
+{
+    if (C->members == NULL) {
+        C->members = flint_calloc(1, sizeof(struct sp_members));
+        C->members->nd = C->ndims;
+        C->members->blk = flint_calloc((size_t)(C->ndims ? C->ndims : 1), sizeof(int64_t));
+    }
+    return C->members;
+}
+
+static int find(const struct sp_members *M, const char *s, size_t n)
+{
+    if (M == NULL || M->nslots == 0)
+        return -1;
+    uint32_t mask = M->nslots - 1;
+    for (uint32_t i = (uint32_t)hash_str(s, n) & mask;; i = (i + 1) & mask) {
+        uint32_t v = M->slots[i];
+        if (v == 0)
+            return -1;
+        const src_t *S = &M->src[v - 1];
+        if (strlen(S->prefix) == n && memcmp(S->prefix, s, n) == 0)
+            return (int)(v - 1);
+    }
+}
+
+static void rehash(struct sp_members *M)
+{
+    uint32_t n = M->nslots ? 2 * M->nslots : 1024;
+    flint_free(M->slots);
+    M->slots = flint_calloc(n, sizeof(uint32_t));
+    M->nslots = n;
+    for (int k = 0; k < M->nsrc; k++) {
+        uint32_t i = (uint32_t)hash_str(M->src[k].prefix, strlen(M->src[k].prefix)) & (n - 1);
+        while (M->slots[i] != 0)
+            i = (i + 1) & (n - 1);
+        M->slots[i] = (uint32_t)k + 1;
+    }
+}
+
+/* Axis d of t: the exponents of its extent's monomial over the dims in e[0 .. nd); 1 when it
+   is one dim's whole extent (*known that dim), 2 another extent known (a merge, a shard, a
+   block), 0 none known.  An extent the run did not track (an operator without an offset rule,
+   src/ops_pos.c pos_all) is one dim's when its reduced extent is that dim's reduced size and
+   no other dim's, base or derived (the reduced sizes are distinct: docs/soundness.md,
+   "Distinct reduced sizes"; no operator of the language reorders an axis) */
+static int axis_info(sp_check_t *C, const sp_tensor_t *t, int d, int *e, int *known)
+{
+    int nd = C->ndims;
+    *known = -1;
+    int got = sp_pos_exps(C, t->pos[d].ext, e);
+    const sp_pos_t *p = &t->pos[d];
+    /* an offset, a view of merged or split axes, a rescaled window: the coordinate is not the
+       element (src/ops.h sp_pos_t) */
+    int plain = p->off[0] == 0 && p->off[1] == 0 && p->off[2] == 0 && p->view == 0 &&
+                p->rescaled == 0;
+    if (got == 0) {
+        int hit = -1, n = 0, nred = 0;
+        for (int v = 0; v < nd; v++)
+            if (C->dims[v].red == t->shape[d]) {
+                hit = v;
+                n++;
+                nred += C->dims[v].red < C->dims[v].real;
+            }
+        if (t->shape[d] == 1)
+            return 1; /* one element */
+        if (n == 0 || (n > 1 && nred > 0) || (n == 1 && C->dims[hit].derived))
+            return 0;
+        /* a merge of reduced dims whose sizes multiply to this extent would be another axis:
+           taken as one only when no other reduced dim's size divides it */
+        for (int w = 0; w < nd; w++)
+            if (w != hit && !C->dims[w].derived && C->dims[w].red > 1 &&
+                C->dims[w].red < C->dims[w].real && t->shape[d] % C->dims[w].red == 0)
+                return 0;
+        if (nred == 0)
+            return 1; /* the extent of dims kept at their real sizes: no reduced element */
+        if (!plain)
+            return 0;
+        e[hit] = 1;
+        *known = hit;
+        return 1;
+    }
+    int one = -1, other = 0;
+    for (int v = 0; v < nd; v++) {
+        if (e[v] == 0)
+            continue;
+        if (e[v] == 1 && one < 0)
+            one = v;
+        else
+            other = 1;
+    }
+    if (one >= 0 && !other && got == 1 && plain && t->shape[d] > 0 &&
+        t->shape[d] <= C->dims[one].red && C->dims[one].red % t->shape[d] == 0) {
+        /* a whole extent: the coordinate is the element; a block's extent written as a
+           fraction of the dim (rope's tables, [S, HD/2]): coordinate p is element p, the
+           position the block's generator pairs with in every block (counting it so is at
+           least the count in blocks: docs/soundness.md) */
+        *known = one;
+        return 1;
+    }
+    return 2;
+}
+
+void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *like)
+{
+    struct sp_members *M = get(C);
+    if (M->nd != C->ndims)
+        return; /* dims changed under the record (not expected): nothing is known */
+    int k = find(M, prefix, strlen(prefix));
+    if (k < 0) {
+        if (M->nsrc == M->capsrc) {
+            M->capsrc = M->capsrc ? 2 * M->capsrc : 256;
+            M->src = flint_realloc(M->src, (size_t)M->capsrc * sizeof(src_t));
+        }
+        k = M->nsrc++;
+        memset(&M->src[k], 0, sizeof(src_t));
+        M->src[k].prefix = flint_malloc(strlen(prefix) + 1);
+        strcpy(M->src[k].prefix, prefix);
+        if (2 * (uint32_t)M->nsrc > M->nslots) {
+            rehash(M);
+        } else {
+            uint32_t mask = M->nslots - 1, i = (uint32_t)hash_str(prefix, strlen(prefix)) & mask;
+            while (M->slots[i] != 0)
+                i = (i + 1) & mask;
+            M->slots[i] = (uint32_t)k + 1;
+        }
+    }
+    src_t *S = &M->src[k];
+    flint_free(S->exps);
+    S->exps = NULL;
+    S->ndim = like->ndim < 0 ? 0 : like->ndim;
+    int nd = C->ndims;
+    if (S->ndim > 0 && nd > 0)
+        S->exps = flint_calloc((size_t)S->ndim * (size_t)nd, sizeof(int));
+    for (int d = 0; d < S->ndim; d++) {
+        S->unknown[d] = 0;
+        /* a shard's extent (over a mesh size) has local coordinates: no element known */
+        if (axis_info(C, like, d, S->exps + (size_t)d * (size_t)nd, &S->known[d]) == 0)
+            S->unknown[d] = 1; /* every reduced dim may have an element here */
+    }
+}
+
+void sp_members_block(sp_check_t *C, const sp_tensor_t *t)
+{
+    int nd = C->ndims, e[256];
+    if (nd > 256 || t->ndim <= 0)
+        return;
+    struct sp_members *M = get(C);
+    if (M->nd != nd)
+        return;
+    for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++) {
+        if (!sp_pos_exps(C, t->pos[d].ext, e))
+            continue;
+        int one = -1, pos = 0;
+        for (int v = 0; v < nd; v++)
+            if (e[v] > 0) {
+                pos++;
+                if (e[v] == 1)
+                    one = v;
+            }
+        if (pos != 1 || one < 0 || t->shape[d] <= 0)
+            continue; /* a merge of dims, or a literal extent: no block of one dim */
+        if (M->blk[one] == 0 || t->shape[d] < M->blk[one])
+            M->blk[one] = t->shape[d];
+    }
+}
+
+void sp_members_new_run(sp_check_t *C)
+{
+    if (C->members != NULL && C->members->nd == C->ndims)
+        memset(C->members->blk, 0, (size_t)(C->ndims ? C->ndims : 1) * sizeof(int64_t));
+}
+
+void sp_members_free(sp_check_t *C)
+{
+    struct sp_members *M = C->members;
+    if (M == NULL)
+        return;
+    for (int k = 0; k < M->nsrc; k++) {
+        flint_free(M->src[k].prefix);
+        flint_free(M->src[k].exps);
+    }
+    flint_free(M->src);
+    flint_free(M->slots);
+    flint_free(M->blk);
+    flint_free(M);
+    C->members = NULL;
+}
+
+/* ---- the test ----------------------------------------------------------------------------- */
+
+/* A set of elements and a count beyond it: monomials whose elements lie in f and at most c
+   others */
+typedef struct {
+    uint64_t f;
+    uint32_t c;
+} mset_t;
+
+#define NALT 4               /* alternatives kept per node before they are merged */
+
+/* Monomials of one of n such forms */
+typedef struct {
+    int n;
+    mset_t a[NALT];
+} alts_t;
+
+/* A node's value is N / D: N's monomials as alts; D is 1 (den 0), a base node's value to the
+   power dexp (den = 1 + the base, whose own N is D's), or a product of several (den MIXED,
+   its elements in fd and cd others); U every element the cone holds, uc its elements of
+   unknown identity. */
+typedef struct {
+    alts_t num;
+    uint64_t u, fd;
+    uint32_t uc, cd;
+    uint32_t den, dexp;
+    int sumc;                /* a sum over an axis in the cone made elements of its terms a count */
+    int mono;                /* a constant times a product of powers of symbols (a Laurent
+                                monomial: a negative power of it is one too, no divisor) */
+} sm_t;
+
+#define MIXED UINT32_MAX
+
+static uint32_t sat(uint64_t x) { return x > BOUND_MAX ? BOUND_MAX : (uint32_t)x; }
+
+/* A symbol of the stage, resolved once: its source (-1: none recorded) and coordinates */
+typedef struct {
+    int src;                 /* index into M->src, or -1 */
+    int nco;
+    int none;                /* holds nothing (the engine's constants, __sqrt_pi) */
+    uint16_t unk_all;        /* no source, or coordinates that do not fit it: elements of
+                                unknown identity of every dim */
+    int64_t co[SP_MAX_DIMS];
+} rsym_t;
+
+static void resolve_sym(const struct sp_members *M, const char *name, rsym_t *r)
+{
+    memset(r, 0, sizeof *r);
+    r->src = -1;
+    if (strncmp(name, "__", 2) == 0) {
+        r->none = 1;
+        return;
+    }
+    size_t n = strlen(name);
+    int s = find(M, name, n);
+    if (s < 0 && n > 0 && name[n - 1] == ']') {
+        size_t b = n - 1;
+        while (b > 0 && name[b] != '[')
+            b--;
+        s = find(M, name, b);
+        if (s >= 0) {
+            const char *p = name + b + 1;
+            while (*p && *p != ']' && r->nco < SP_MAX_DIMS) {
+                r->co[r->nco++] = strtoll(p, (char **)&p, 10);
+                if (*p == ',')
+                    p++;
+            }
+        }
+    }
+    if (s < 0) { /* not a source the run recorded: an element of every dim per coordinate */
+        uint16_t nc = 1;
+        for (const char *p = strrchr(name, '['); p != NULL && *p; p++)
+            nc = (uint16_t)(nc + (*p == ','));
+        r->unk_all = nc;
+        return;
+    }
+    if (r->nco != M->src[s].ndim) {
+        r->unk_all = (uint16_t)(M->src[s].ndim > 0 ? M->src[s].ndim : 1);
+        return;
+    }
+    r->src = s;
+}
+
+/* A resolved symbol's elements of dim v (bits when k <= 64) and its elements of unknown
+   identity */
+static void sym_members(const struct sp_members *M, const rsym_t *r, int v, int64_t k,
+                        uint64_t *bits, uint32_t *unk)
+{
+    *bits = 0;
+    *unk = r->unk_all;
+    if (r->src < 0)
+        return;
+    const src_t *S = &M->src[r->src];
+    for (int d = 0; d < S->ndim; d++) {
+        if (S->unknown[d]) {
+            (*unk)++;
+        } else if (S->known[d] == v) {
+            if (k <= 64 && r->co[d] >= 0 && r->co[d] < k)
+                *bits |= (uint64_t)1 << r->co[d];
+            else
+                (*unk)++;
+        } else if (S->exps != NULL) {
+            int e = S->exps[(size_t)d * (size_t)M->nd + (size_t)v];
+            *unk = sat((uint64_t)*unk + (uint64_t)(e < 0 ? -e : e)); /* a merged or a local axis */
+        }
+    }
+}
+
+static int popc(uint64_t x) { return __builtin_popcountll(x); }
+
+static uint32_t msize(mset_t m) { return (uint32_t)popc(m.f) + m.c; }
+
+static mset_t mjoin(mset_t a, mset_t b) /* the elements of a product */
+{
+    mset_t r = {a.f | b.f, sat((uint64_t)a.c + b.c)};
+    return r;
+}
+
+/* One form for all of A's: the elements every form has, and the most any has beyond them */
+static mset_t merged(const alts_t *A)
+{
+    mset_t r = {~(uint64_t)0, 0};
+    for (int i = 0; i < A->n; i++)
+        r.f &= A->a[i].f;
+    if (A->n == 0)
+        r.f = 0;
+    for (int i = 0; i < A->n; i++) {
+        uint32_t w = (uint32_t)popc(A->a[i].f & ~r.f) + A->a[i].c;
+        if (w > r.c)
+            r.c = w;
+    }
+    return r;
+}
+
+static uint32_t asize(const alts_t *A)
+{
+    uint32_t b = 0;
+    for (int i = 0; i < A->n; i++)
+        if (msize(A->a[i]) > b)
+            b = msize(A->a[i]);
+    return b;
+}
+
+/* Add form m to A (a form that another covers is dropped; past NALT all are merged) */
+static void aput(alts_t *A, mset_t m)
+{
+    for (int i = 0; i < A->n; i++) {
+        mset_t o = A->a[i];
+        if ((uint32_t)popc(m.f & ~o.f) + m.c <= o.c || (m.f == o.f && m.c <= o.c))
+            return; /* m's monomials are o's */
+    }
+    int k = 0;
+    for (int i = 0; i < A->n; i++) {
+        mset_t o = A->a[i];
+        if (!((uint32_t)popc(o.f & ~m.f) + o.c <= m.c || (o.f == m.f && o.c <= m.c)))
+            A->a[k++] = o;
+    }
+    A->n = k;
+    if (A->n == NALT) {
+        mset_t g = merged(A);
+        A->n = 1;
+        A->a[0] = g;
+        aput(A, m);
+        return;
+    }
+    A->a[A->n++] = m;
+}
+
+static void aone(alts_t *A, mset_t m)
+{
+    A->n = 1;
+    A->a[0] = m;
+}
+
+/* The forms of a product of A's and B's monomials */
+static void aprod(alts_t *r, const alts_t *A, const alts_t *B)
+{
+    alts_t t = {0};
+    for (int i = 0; i < A->n; i++)
+        for (int j = 0; j < B->n; j++)
+            aput(&t, mjoin(A->a[i], B->a[j]));
+    *r = t;
+}
+
+static void aprod1(alts_t *r, const alts_t *A, mset_t m)
+{
+    alts_t t = {0};
+    for (int i = 0; i < A->n; i++)
+        aput(&t, mjoin(A->a[i], m));
+    *r = t;
+}
+
+/* k-th power's forms: each form's elements, k times its count */
+static void apow(alts_t *r, const alts_t *A, uint32_t k)
+{
+    alts_t t = {0};
+    for (int i = 0; i < A->n; i++) {
+        mset_t m = {A->a[i].f, sat((uint64_t)A->a[i].c * k)};
+        aput(&t, m);
+    }
+    *r = t;
+}
+
+/* D's forms */
+static void den_alts(const sm_t *sm, const sm_t *a, alts_t *r)
+{
+    r->n = 0;
+    if (a->den == MIXED) {
+        mset_t m = {a->fd, a->cd};
+        aone(r, m);
+    } else if (a->den != 0) {
+        *r = sm[a->den - 1].num;
+    } else {
+        mset_t z = {0, 0};
+        aone(r, z);
+    }
+}
+
+static int aholds(const alts_t *A)
+{
+    for (int i = 0; i < A->n; i++)
+        if (A->a[i].f != 0 || A->a[i].c != 0)
+            return 1;
+    return 0;
+}
+
+/* Every element of an atom's argument: N's and D's */
+static uint32_t arg_bound(const sm_t *sm, const sm_t *a)
+{
+    alts_t d, t;
+    den_alts(sm, a, &d);
+    aprod(&t, &a->num, &d);
+    return asize(&t);
+}
+
+static int is_atom(sp_op_t op)
+{
+    switch (op) {
+    case SP_OP_EXP: case SP_OP_LOG: case SP_OP_SQRT: case SP_OP_RSQRT: case SP_OP_TANH:
+    case SP_OP_SIGMOID: case SP_OP_SILU: case SP_OP_GELU: case SP_OP_ERF: case SP_OP_MAX:
+    case SP_OP_MIN: case SP_OP_RELU: case SP_OP_ABS: case SP_OP_CLAMP: case SP_OP_CMP:
+    case SP_OP_WHERE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* r = the product of the values of the nodes ids[0..n) of sm, each to the power pw[i] */
+static void product(const sm_t *sm, sm_t *r, const uint32_t *ids, const int64_t *pw, uint32_t n)
+{
+    alts_t num, dall;
+    mset_t z = {0, 0};
+    aone(&num, z);
+    aone(&dall, z);
+    uint32_t base = 0, exp = 0;
+    int mixed = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sm_t *a = &sm[ids[i]];
+        int64_t k = pw[i] < 0 ? -pw[i] : pw[i];
+        uint32_t kk = k > BOUND_MAX ? BOUND_MAX : (uint32_t)k;
+        alts_t an, ad;
+        den_alts(sm, a, &ad);
+        apow(&an, &a->num, kk);
+        apow(&ad, &ad, kk);
+        /* a to a positive power: N^k / D^k; to a negative one: D^k / N^k (a monomial's
+           inverse is a monomial: its elements are the numerator's) */
+        int inv = pw[i] < 0 && !a->mono;
+        const alts_t *up = inv ? &ad : &an, *down = inv ? &an : &ad;
+        aprod(&num, &num, up);
+        if (!aholds(down))
+            continue;
+        aprod(&dall, &dall, down);
+        uint32_t b;
+        uint64_t e;
+        if (!inv) {
+            if (a->den == MIXED) {
+                mixed = 1;
+                continue;
+            }
+            b = a->den;
+            e = (uint64_t)a->dexp * kk;
+        } else {
+            if (a->den != 0) { /* (N/D)^-k = D^k / N^k: N is no node */
+                mixed = 1;
+                continue;
+            }
+            b = 1 + ids[i];
+            e = kk;
+        }
+        if (base != 0 && base != b)
+            mixed = 1;
+        base = b;
+        exp = sat((uint64_t)exp + e);
+    }
+    r->num = num;
+    if (mixed) {
+        mset_t d = merged(&dall);
+        r->den = MIXED;
+        r->dexp = 0;
+        r->fd = d.f;
+        r->cd = d.c;
+    } else {
+        r->den = base;
+        r->dexp = base ? exp : 0;
+    }
+}
+
+/* The summaries of the nodes [1, len) of E for dim v of k elements (full: all k bits), in
+   order (a node's arguments come before it).  Returns 0 when an atom's arguments hold every
+   element (the dim is not tested), -1 when an atom's argument exceeds lim (*at that atom),
+   else 1. */
+static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int v, int64_t k,
+                     uint32_t lim, const uint32_t *symix, const rsym_t *rs, sm_t *sm,
+                     sp_expr_t *at)
+{
+    uint32_t sid[16];
+    int64_t spw[16];
+    mset_t z = {0, 0};
+    if (len > 0) {
+        memset(&sm[0], 0, sizeof sm[0]); /* node 0 is unused */
+        aone(&sm[0].num, z);
+    }
+    for (uint32_t x = 1; x < len; x++) {
+        const sp_node_t *nd = sp_expr_node(E, x);
+        sm_t *r = &sm[x];
+        memset(r, 0, sizeof *r);
+        sp_op_t op = (sp_op_t)nd->op;
+        uint32_t na = nd->nargs;
+        if (op == SP_OP_SYM) {
+            mset_t m = {0, 0};
+            sym_members(M, &rs[symix[x]], v, k, &m.f, &m.c);
+            aone(&r->num, m);
+            r->u = m.f;
+            r->uc = m.c;
+            r->mono = 1;
+            continue;
+        }
+        if (op == SP_OP_CONST || op == 0 || na == 0) {
+            aone(&r->num, z);
+            r->mono = 1;
+            continue;
+        }
+        for (uint32_t i = 0; i < na; i++) {
+            const sm_t *a = &sm[sp_expr_arg(E, x, i)];
+            r->u |= a->u;
+            r->uc = sat((uint64_t)r->uc + a->uc);
+            r->sumc |= a->sumc;
+        }
+        if (is_atom(op)) {
+            /* exp of a sum over the dim's elements is a product over all of them, at every
+               size: no bound (and so is any atom of such a sum: not tested) */
+            if (r->sumc)
+                return 0;
+            if (op == SP_OP_MAX || op == SP_OP_MIN) {
+                /* a max over an axis (amax, a softmax's shift) has an extent of arguments, each
+                   of other elements: no bound.  One argument with elements (relu's max(x, 0)),
+                   or all with the same: theirs */
+                const sm_t *h = NULL;
+                for (uint32_t i = 0; i < na; i++) {
+                    const sm_t *a = &sm[sp_expr_arg(E, x, i)];
+                    if (a->u == 0 && a->uc == 0)
+                        continue;
+                    if (h != NULL && (h->u != a->u || h->uc != 0 || a->uc != 0))
+                        return 0;
+                    h = a;
+                }
+            }
+            for (uint32_t i = 0; i < na; i++)
+                if (arg_bound(sm, &sm[sp_expr_arg(E, x, i)]) > lim) {
+                    *at = x;
+                    return -1;
+                }
+            mset_t m = {r->u, r->uc};
+            aone(&r->num, m);
+            continue;
+        }
+        if (op == SP_OP_MUL || op == SP_OP_POW || op == SP_OP_DIV) {
+            uint32_t *ids = sid;
+            int64_t *pw = spw;
+            if (na > 16) {
+                ids = flint_malloc(na * sizeof(uint32_t));
+                pw = flint_malloc(na * sizeof(int64_t));
+            }
+            for (uint32_t i = 0; i < na; i++) {
+                ids[i] = sp_expr_arg(E, x, i);
+                pw[i] = op == SP_OP_POW ? nd->param : op == SP_OP_DIV && i == 1 ? -1 : 1;
+            }
+            product(sm, r, ids, pw, na);
+            r->mono = 1;
+            for (uint32_t i = 0; i < na; i++)
+                r->mono &= sm[ids[i]].mono;
+            if (na > 16) {
+                flint_free(ids);
+                flint_free(pw);
+            }
+            continue;
+        }
+        /* ADD, SUB, NEG: over one base (or none) the numerators add, a term over a lower
+           power of the base multiplied by it; over several, the cross product */
+        uint32_t base = 0, mexp = 0;
+        int mixed = 0;
+        for (uint32_t i = 0; i < na; i++) {
+            const sm_t *a = &sm[sp_expr_arg(E, x, i)];
+            if (a->den == 0)
+                continue;
+            if (a->den == MIXED || (base != 0 && a->den != base))
+                mixed = 1;
+            base = a->den;
+            if (a->dexp > mexp)
+                mexp = a->dexp;
+        }
+        alts_t acc = {0};
+        if (mixed && (nd->flags & (SP_NODE_AXSUM | SP_NODE_XSUM)))
+            return 0; /* a sum over an axis of fractions over the terms' own divisors (an
+                         attention gradient's rows): their common divisor is a product over
+                         the axis, at every size; not tested */
+        if (mixed) {
+            alts_t dall;
+            aone(&dall, z);
+            for (uint32_t i = 0; i < na; i++) {
+                const sm_t *a = &sm[sp_expr_arg(E, x, i)];
+                alts_t ad, t;
+                den_alts(sm, a, &ad);
+                aprod(&t, &a->num, &ad);
+                for (int j = 0; j < t.n; j++)
+                    aput(&acc, t.a[j]);
+                aprod(&dall, &dall, &ad);
+            }
+            mset_t all = merged(&acc), d = merged(&dall);
+            /* a term's numerator times every other divisor: within the elements of all */
+            all = mjoin(all, d);
+            aone(&r->num, all);
+            r->den = MIXED;
+            r->fd = d.f;
+            r->cd = d.c;
+            continue;
+        }
+        /* a sum an operator formed over an axis (its number of terms an extent) keeps one form:
+           the elements all its terms hold, the others a count (the summed index, whichever
+           element it is at any size); another sum (a fixed number of terms) keeps its terms'
+           forms, up to NALT */
+        int axis = (nd->flags & (SP_NODE_AXSUM | SP_NODE_XSUM)) != 0;
+        alts_t terms = {0};
+        for (uint32_t i = 0; i < na; i++) {
+            const sm_t *a = &sm[sp_expr_arg(E, x, i)];
+            alts_t t = a->num;
+            if (base && (a->den == 0 || a->dexp < mexp))
+                aprod(&t, &t, &sm[base - 1].num);
+            for (int j = 0; j < t.n; j++) {
+                if (axis) {
+                    if (terms.n == NALT) {
+                        mset_t g = merged(&terms);
+                        aone(&terms, g);
+                    }
+                    terms.a[terms.n++] = t.a[j];
+                } else {
+                    aput(&acc, t.a[j]);
+                }
+            }
+        }
+        if (axis) {
+            mset_t g = merged(&terms);
+            for (int j = 0; j < terms.n; j++)
+                if (terms.a[j].f & ~g.f)
+                    r->sumc = 1;
+            if (g.c > 0)
+                r->sumc = 1;
+            aone(&acc, g);
+        }
+        r->num = acc;
+        r->den = base;
+        r->dexp = base ? mexp : 0;
+    }
+    return 1;
+}
+
+int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
+                    const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
+                    const int64_t *index, int64_t nq, sp_members_fail_t *fail)
+{
+    struct sp_members *M = C->members;
+    memset(fail, 0, sizeof *fail);
+    fail->dim = -1;
+    if (M == NULL || M->nd != C->ndims || nq == 0)
+        return 0;
+    int64_t differ = 0;
+    for (int64_t q = 0; q < nq; q++)
+        differ += a[q] != b[q];
+    if (differ == 0)
+        return 0; /* the same expressions on both sides: equal at every size */
+    sm_t *sm = NULL;
+    int nd = C->ndims, mexp[256], ret = 0;
+    if (nd > 256)
+        return 0;
+    /* the model tensor's axes: the element of each dim its coordinate is */
+    int known[SP_MAX_DIMS], unk[SP_MAX_DIMS];
+    /* the stage's symbols, resolved once; the dims some symbol holds an element of */
+    uint32_t *symix = flint_calloc((size_t)(len ? len : 1), sizeof(uint32_t));
+    uint32_t nsym = 0;
+    for (uint32_t x = 1; x < len; x++)
+        if (sp_expr_op(E, x) == SP_OP_SYM)
+            nsym++;
+    rsym_t *rs = flint_malloc((size_t)(nsym ? nsym : 1) * sizeof(rsym_t));
+    uint8_t *present = flint_calloc((size_t)nd, 1);
+    nsym = 0;
+    for (uint32_t x = 1; x < len; x++) {
+        if (sp_expr_op(E, x) != SP_OP_SYM)
+            continue;
+        rsym_t *r = &rs[nsym];
+        symix[x] = nsym++;
+        resolve_sym(M, sp_expr_sym_name(E, x), r);
+        if (r->unk_all) {
+            memset(present, 1, (size_t)nd);
+        } else if (r->src >= 0) {
+            const src_t *S = &M->src[r->src];
+            for (int d = 0; d < S->ndim; d++) {
+                if (S->unknown[d])
+                    memset(present, 1, (size_t)nd);
+                else if (S->exps != NULL)
+                    for (int w = 0; w < nd; w++)
+                        present[w] |= S->exps[(size_t)d * (size_t)nd + (size_t)w] != 0;
+            }
+        }
+    }
+    for (int v = 0; v < nd && ret == 0; v++) {
+        const sp_dimdef_t *D = &C->dims[v];
+        if (D->derived || D->red <= 0 || D->red >= D->real)
+            continue;
+        int64_t k = D->red;
+        uint32_t lim = (uint32_t)(M->blk[v] > 0 && M->blk[v] < k ? M->blk[v] : k);
+        if (sm == NULL)
+            sm = flint_malloc((size_t)(len ? len : 1) * sizeof(sm_t));
+        if (!present[v])
+            continue; /* no symbol of the stage holds an element of v */
+        sp_expr_t at = SP_EXPR_NONE;
+        int r = summarize(M, E, len, v, k, lim, symix, rs, sm, &at);
+        if (r == 0) {
+            fail->skipped++;
+            continue;
+        }
+        if (r < 0) {
+            fail->dim = v;
+            for (uint32_t i = 0; i < sp_expr_nargs(E, at); i++) {
+                uint32_t ab = arg_bound(sm, &sm[sp_expr_arg(E, at, i)]);
+                if ((int)ab > fail->bound)
+                    fail->bound = (int)(ab > BOUND_MAX ? BOUND_MAX : ab);
+            }
+            fail->lim = (int)lim;
+            fail->atom = 1;
+            ret = 1;
+            break;
+        }
+        for (int d = 0; d < s->model.ndim; d++) {
+            unk[d] = 0;
+            int got = axis_info(C, &s->model, d, mexp, &known[d]);
+            if (got == 0)
+                unk[d] = 1;
+            else if (got == 2)
+                unk[d] = mexp[v] < 0 ? -mexp[v] : mexp[v];
+        }
+        for (int64_t q = 0; q < nq; q++) {
+            if (a[q] == b[q])
+                continue;
+            const sm_t *pa = &sm[a[q]], *pb = &sm[b[q]];
+            uint64_t cf = 0;
+            uint32_t cu = 0;
+            if (s->model.ndim > 0) {
+                int64_t ls[SP_MAX_DIMS], idx[SP_MAX_DIMS];
+                sp_layout_local_shape(&C->mesh, &s->layout, rank[q], ls);
+                int64_t rem = index[q];
+                for (int d = s->model.ndim - 1; d >= 0; d--) {
+                    idx[d] = ls[d] > 0 ? rem % ls[d] : 0;
+                    rem = ls[d] > 0 ? rem / ls[d] : 0;
+                }
+                for (int d = 0; d < s->model.ndim; d++) {
+                    if (known[d] == v) {
+                        int64_t st, en;
+                        sp_layout_range(&C->mesh, &s->layout, d, rank[q], &st, &en);
+                        int64_t g = st + idx[d];
+                        if (k <= 64 && g >= 0 && g < k)
+                            cf |= (uint64_t)1 << g;
+                        else
+                            cu++;
+                    } else {
+                        cu += (uint32_t)unk[d];
+                    }
+                }
+            }
+            /* a - b: over one base (or none) the numerators, a term over a lower power of the
+               base multiplied by it; else the cross product */
+            mset_t co = {cf, cu};
+            alts_t xa = pa->num, ya = pb->num;
+            if (pa->den != MIXED && pb->den != MIXED && (pa->den == pb->den || !pa->den || !pb->den)) {
+                uint32_t base = pa->den ? pa->den : pb->den;
+                uint32_t m = pa->dexp > pb->dexp ? pa->dexp : pb->dexp;
+                if (base && (pa->den == 0 || pa->dexp < m))
+                    aprod(&xa, &xa, &sm[base - 1].num);
+                if (base && (pb->den == 0 || pb->dexp < m))
+                    aprod(&ya, &ya, &sm[base - 1].num);
+            } else {
+                alts_t da, db;
+                den_alts(sm, pa, &da);
+                den_alts(sm, pb, &db);
+                aprod(&xa, &xa, &db);
+                aprod(&ya, &ya, &da);
+            }
+            aprod1(&xa, &xa, co);
+            aprod1(&ya, &ya, co);
+            uint32_t bx = asize(&xa), by = asize(&ya);
+            uint32_t bd = bx > by ? bx : by;
+            if (bd > lim) {
+                fail->dim = v;
+                fail->bound = (int)(bd > BOUND_MAX ? BOUND_MAX : bd);
+                fail->lim = (int)lim;
+                fail->pair = q;
+                ret = 1;
+                break;
+            }
+        }
+    }
+    flint_free(sm);
+    flint_free(symix);
+    flint_free(rs);
+    flint_free(present);
+    return ret;
+}
