@@ -443,14 +443,16 @@ int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out);
 /* members.c: prefix's symbols (source tensors) have like's axes; t's axes are blocks of their
    dims; a new run at new sizes; the test of a stage's pairs a[q] ~ b[q] (q < nq, imported into
    E, whose first len nodes are the import) at rank[q], local index index[q]: 1 when a monomial
-   holds more elements of a reduced dim than the checked sizes show (*fail says where) */
+   holds more elements of a reduced dim than the checked sizes show (*fail says where);
+   *scratch (*cap bytes, flint_malloc'd) is reused from call to call */
 void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *like);
 void sp_members_block(sp_check_t *C, const sp_tensor_t *t);
 void sp_members_new_run(sp_check_t *C);
 void sp_members_free(sp_check_t *C);
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
-                    const int64_t *index, int64_t nq, sp_members_fail_t *fail);
+                    const int64_t *index, int64_t nq, void **scratch, size_t *cap,
+                    sp_members_fail_t *fail);
 /* The exponents over the dims (C->dims, derived dims expanded into base ones) of monomial id
    in e[0 .. C->ndims); 0 if the id is not an interned monomial (e all zero for id 1), 2 if it
    also names a mesh size, a rank coordinate or a loop variable (a shard's extent), else 1. */

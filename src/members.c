@@ -56,6 +56,7 @@ struct sp_members {
     uint32_t nslots;
     int nd;
     int64_t *blk;            /* per dim: the smallest block seen along it this run (0: none) */
+    int *e;                  /* scratch: a monomial's exponents */
 };
 
 static uint64_t hash_str(const char *s, size_t n)
@@ -209,12 +210,15 @@ void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *lik
 
 void sp_members_block(sp_check_t *C, const sp_tensor_t *t)
 {
-    int nd = C->ndims, e[256];
-    if (nd > 256 || t->ndim <= 0)
+    int nd = C->ndims;
+    if (t->ndim <= 0)
         return;
     struct sp_members *M = get(C);
     if (M->nd != nd)
         return;
+    if (M->e == NULL)
+        M->e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
+    int *e = M->e;
     for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++) {
         if (!sp_pos_exps(C, t->pos[d].ext, e))
             continue;
@@ -250,6 +254,7 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->src);
     flint_free(M->slots);
     flint_free(M->blk);
+    flint_free(M->e);
     flint_free(M);
     C->members = NULL;
 }
@@ -429,8 +434,19 @@ static void aone(alts_t *A, mset_t m)
 }
 
 /* The forms of a product of A's and B's monomials */
+static int azero(const alts_t *A)
+{
+    return A->n == 1 && A->a[0].f == 0 && A->a[0].c == 0;
+}
+
 static void aprod(alts_t *r, const alts_t *A, const alts_t *B)
 {
+    if (azero(A) || azero(B)) { /* a factor that holds nothing */
+        const alts_t *o = azero(A) ? B : A;
+        if (r != o)
+            *r = *o;
+        return;
+    }
     alts_t t = {0};
     for (int i = 0; i < A->n; i++)
         for (int j = 0; j < B->n; j++)
@@ -449,6 +465,11 @@ static void aprod1(alts_t *r, const alts_t *A, mset_t m)
 /* k-th power's forms: each form's elements, k times its count */
 static void apow(alts_t *r, const alts_t *A, uint32_t k)
 {
+    if (k == 1) {
+        if (r != A)
+            *r = *A;
+        return;
+    }
     alts_t t = {0};
     for (int i = 0; i < A->n; i++) {
         mset_t m = {A->a[i].f, sat((uint64_t)A->a[i].c * k)};
@@ -513,6 +534,8 @@ static void product(const sm_t *sm, sm_t *r, const uint32_t *ids, const int64_t 
     int mixed = 0;
     for (uint32_t i = 0; i < n; i++) {
         const sm_t *a = &sm[ids[i]];
+        if (a->den == 0 && azero(&a->num))
+            continue; /* holds no element: a constant factor for the bound */
         int64_t k = pw[i] < 0 ? -pw[i] : pw[i];
         uint32_t kk = k > BOUND_MAX ? BOUND_MAX : (uint32_t)k;
         alts_t an, ad;
@@ -567,9 +590,14 @@ static void product(const sm_t *sm, sm_t *r, const uint32_t *ids, const int64_t 
    element (the dim is not tested), -1 when an atom's argument exceeds lim (*at that atom),
    else 1. */
 static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int v, int64_t k,
-                     uint32_t lim, const uint32_t *symix, const rsym_t *rs, sm_t *sm,
-                     sp_expr_t *at)
+                     uint32_t lim, const uint32_t *symix, const rsym_t *rs, const uint64_t *held,
+                     sm_t *sm, sp_expr_t *at)
 {
+    uint64_t bit = v < 64 ? (uint64_t)1 << v : 0;
+    sm_t zero;
+    memset(&zero, 0, sizeof zero);
+    zero.num.n = 1;
+    zero.mono = 1;
     uint32_t sid[16];
     int64_t spw[16];
     mset_t z = {0, 0};
@@ -578,6 +606,10 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
         aone(&sm[0].num, z);
     }
     for (uint32_t x = 1; x < len; x++) {
+        if (bit != 0 && !(held[x] & bit)) {
+            sm[x] = zero; /* no element of v in its cone: nothing to bound */
+            continue;
+        }
         const sp_node_t *nd = sp_expr_node(E, x);
         sm_t *r = &sm[x];
         memset(r, 0, sizeof *r);
@@ -733,7 +765,8 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
 
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
-                    const int64_t *index, int64_t nq, sp_members_fail_t *fail)
+                    const int64_t *index, int64_t nq, void **scratch, size_t *cap,
+                    sp_members_fail_t *fail)
 {
     struct sp_members *M = C->members;
     memset(fail, 0, sizeof *fail);
@@ -745,39 +778,55 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         differ += a[q] != b[q];
     if (differ == 0)
         return 0; /* the same expressions on both sides: equal at every size */
-    sm_t *sm = NULL;
-    int nd = C->ndims, mexp[256], ret = 0;
-    if (nd > 256)
-        return 0;
+    int nd = C->ndims, ret = 0;
+    int *mexp = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
     /* the model tensor's axes: the element of each dim its coordinate is */
     int known[SP_MAX_DIMS], unk[SP_MAX_DIMS];
-    /* the stage's symbols, resolved once; the dims some symbol holds an element of */
-    uint32_t *symix = flint_calloc((size_t)(len ? len : 1), sizeof(uint32_t));
+    /* scratch: the summaries, then held[], then symix[] (reused from stage to stage); the
+       stage's symbols resolved once, and the dims some symbol holds an element of */
+    size_t n1 = len ? len : 1, need = n1 * (sizeof(sm_t) + sizeof(uint64_t) + sizeof(uint32_t));
+    if (*cap < need) {
+        flint_free(*scratch);
+        *scratch = flint_malloc(need);
+        *cap = need;
+    }
+    sm_t *sm = *scratch;
+    uint64_t *held = (uint64_t *)(sm + n1);
+    uint32_t *symix = (uint32_t *)(held + n1);
     uint32_t nsym = 0;
     for (uint32_t x = 1; x < len; x++)
         if (sp_expr_op(E, x) == SP_OP_SYM)
             nsym++;
     rsym_t *rs = flint_malloc((size_t)(nsym ? nsym : 1) * sizeof(rsym_t));
     uint8_t *present = flint_calloc((size_t)nd, 1);
+    /* held[x]: the dims (bit w < 64) some symbol of x's cone holds an element of */
     nsym = 0;
+    held[0] = 0;
     for (uint32_t x = 1; x < len; x++) {
-        if (sp_expr_op(E, x) != SP_OP_SYM)
+        held[x] = 0;
+        if (sp_expr_op(E, x) != SP_OP_SYM) {
+            for (uint32_t i = 0; i < sp_expr_nargs(E, x); i++)
+                held[x] |= held[sp_expr_arg(E, x, i)];
             continue;
+        }
         rsym_t *r = &rs[nsym];
         symix[x] = nsym++;
         resolve_sym(M, sp_expr_sym_name(E, x), r);
         if (r->unk_all) {
-            memset(present, 1, (size_t)nd);
+            held[x] = ~(uint64_t)0;
         } else if (r->src >= 0) {
             const src_t *S = &M->src[r->src];
             for (int d = 0; d < S->ndim; d++) {
                 if (S->unknown[d])
-                    memset(present, 1, (size_t)nd);
+                    held[x] = ~(uint64_t)0;
                 else if (S->exps != NULL)
-                    for (int w = 0; w < nd; w++)
-                        present[w] |= S->exps[(size_t)d * (size_t)nd + (size_t)w] != 0;
+                    for (int w = 0; w < nd && w < 64; w++)
+                        if (S->exps[(size_t)d * (size_t)nd + (size_t)w] != 0)
+                            held[x] |= (uint64_t)1 << w;
             }
         }
+        for (int w = 0; w < nd; w++)
+            present[w] |= w >= 64 || (held[x] >> w & 1);
     }
     for (int v = 0; v < nd && ret == 0; v++) {
         const sp_dimdef_t *D = &C->dims[v];
@@ -785,12 +834,10 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             continue;
         int64_t k = D->red;
         uint32_t lim = (uint32_t)(M->blk[v] > 0 && M->blk[v] < k ? M->blk[v] : k);
-        if (sm == NULL)
-            sm = flint_malloc((size_t)(len ? len : 1) * sizeof(sm_t));
         if (!present[v])
             continue; /* no symbol of the stage holds an element of v */
         sp_expr_t at = SP_EXPR_NONE;
-        int r = summarize(M, E, len, v, k, lim, symix, rs, sm, &at);
+        int r = summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at);
         if (r == 0) {
             fail->skipped++;
             continue;
@@ -875,9 +922,8 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             }
         }
     }
-    flint_free(sm);
-    flint_free(symix);
     flint_free(rs);
     flint_free(present);
+    flint_free(mexp);
     return ret;
 }

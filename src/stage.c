@@ -154,6 +154,8 @@ typedef struct {
     size_t cap;
     uint32_t *tok;
     size_t ntok, tokcap;
+    void *held;              /* src/members.c's per-node summaries, reused */
+    size_t heldcap;
 } key_scratch_t;
 
 /* sp_stages_group's build_pairs adds nodes to the store (pending reductions) between keys: the
@@ -180,6 +182,7 @@ static void scratch_clear(key_scratch_t *W)
     flint_free(W->stack);
     flint_free(W->next);
     flint_free(W->tok);
+    flint_free(W->held);
     memset(W, 0, sizeof(*W));
 }
 
@@ -420,7 +423,8 @@ static void stage_counted(sp_stage_t *s)
    hold (src/members.c): a stage whose monomials may hold more elements of a reduced dim than
    its smallest block is UNKNOWN there, and the real sizes are checked as for a count */
 static void stage_held(sp_check_t *C, sp_stage_t *s, sp_ectx_t E, uint32_t len, const pairs_t *P,
-                       const uint8_t *skip, const sp_expr_t *a, const sp_expr_t *b, int64_t nq)
+                       const uint8_t *skip, const sp_expr_t *a, const sp_expr_t *b, int64_t nq,
+                       key_scratch_t *W)
 {
     int64_t *rk = flint_malloc((size_t)nq * sizeof(int64_t));
     int64_t *ix = flint_malloc((size_t)nq * sizeof(int64_t));
@@ -430,7 +434,8 @@ static void stage_held(sp_check_t *C, sp_stage_t *s, sp_ectx_t E, uint32_t len, 
             ix[k++] = P->index[i];
         }
     sp_members_fail_t f;
-    if (sp_members_test(C, E, len, s, a, b, rk, ix, nq, &f) && !C->opt.strict_shapes) {
+    if (sp_members_test(C, E, len, s, a, b, rk, ix, nq, &W->held, &W->heldcap, &f) &&
+        !C->opt.strict_shapes) {
         /* --fast-shapes: no proof at these sizes, said once by src/check.c (fast_gap) */
         s->held_dim = f.dim + 1;
         s->held = f.bound;
@@ -596,7 +601,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     if (s->status == SP_STAGE_PROVED && s->counts)
         stage_counted(s); /* the test, or a case split's leaf, counted */
     if (s->status == SP_STAGE_PROVED && nq > 0 && !C->opt.real_sizes && sp_check_reduced(C))
-        stage_held(C, s, E, imported, &P, skip, a, b, nq);
+        stage_held(C, s, E, imported, &P, skip, a, b, nq, W);
     sp_result_clear(&r);
     flint_free(skip);
     flint_free(ab);
