@@ -130,7 +130,9 @@ typedef struct {
     int bound, lim;          /* the elements a monomial may hold; the most the sizes show */
     int atom;                /* in an atom's argument (else in a compared pair) */
     int64_t pair;            /* the pair */
-    int skipped;             /* dims not tested: an atom's arguments hold every element */
+    int skipped;             /* dims not tested where their bound failed: nodes taken as
+                                holding no element (an atom of a sum over the dim, a max over
+                                it, a sum of fractions over it) are not covered */
 } sp_members_fail_t;
 
 typedef struct {
