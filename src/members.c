@@ -739,33 +739,39 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
            element it is at any size); another sum (a fixed number of terms) keeps its terms'
            forms, up to NALT */
         int axis = (nd->flags & (SP_NODE_AXSUM | SP_NODE_XSUM)) != 0;
-        alts_t terms = {0};
-        for (uint32_t i = 0; i < na; i++) {
-            const sm_t *a = &sm[sp_expr_arg(E, x, i)];
-            alts_t t = a->num;
-            uint32_t gap = base ? mexp - (a->den ? a->dexp : 0) : 0;
-            if (gap > 0) { /* times base^gap */
-                alts_t bp;
-                apow(&bp, &sm[base - 1].num, gap);
-                aprod(&t, &t, &bp);
-            }
-            for (int j = 0; j < t.n; j++) {
-                if (axis) {
-                    if (terms.n == NALT) {
-                        mset_t g = merged(&terms);
-                        aone(&terms, g);
+        alts_t bp;
+        /* an axis sum: the elements every term's forms hold (a first pass), then the most any
+           holds beyond them (a second) */
+        mset_t g = {~(uint64_t)0, 0};
+        for (int pass = axis ? 0 : 1; pass < 2; pass++) {
+            for (uint32_t i = 0; i < na; i++) {
+                const sm_t *a = &sm[sp_expr_arg(E, x, i)];
+                const alts_t *t = &a->num;
+                alts_t tt;
+                uint32_t gap = base ? mexp - (a->den ? a->dexp : 0) : 0;
+                if (gap > 0) { /* times base^gap */
+                    apow(&bp, &sm[base - 1].num, gap);
+                    aprod(&tt, t, &bp);
+                    t = &tt;
+                }
+                for (int j = 0; j < t->n; j++) {
+                    if (!axis) {
+                        aput(&acc, t->a[j]);
+                    } else if (pass == 0) {
+                        g.f &= t->a[j].f;
+                    } else {
+                        uint32_t w = (uint32_t)popc(t->a[j].f & ~g.f) + t->a[j].c;
+                        if (w > g.c)
+                            g.c = w;
+                        if (t->a[j].f & ~g.f)
+                            r->sumc = 1;
                     }
-                    terms.a[terms.n++] = t.a[j];
-                } else {
-                    aput(&acc, t.a[j]);
                 }
             }
         }
         if (axis) {
-            mset_t g = merged(&terms);
-            for (int j = 0; j < terms.n; j++)
-                if (terms.a[j].f & ~g.f)
-                    r->sumc = 1;
+            if (na == 0)
+                g.f = 0;
             if (g.c > 0)
                 r->sumc = 1;
             aone(&acc, g);
@@ -796,22 +802,23 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
     int *mexp = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
     /* the model tensor's axes: the element of each dim its coordinate is */
     int known[SP_MAX_DIMS], unk[SP_MAX_DIMS];
-    /* scratch: the summaries, then held[], then symix[] (reused from stage to stage); the
-       stage's symbols resolved once, and the dims some symbol holds an element of */
-    size_t n1 = len ? len : 1, need = n1 * (sizeof(sm_t) + sizeof(uint64_t) + sizeof(uint32_t));
+    /* scratch (reused from stage to stage): the summaries, the resolved symbols, held[],
+       symix[]; the stage's symbols resolved once, and the dims some symbol holds an element of */
+    uint32_t nsym = 0;
+    for (uint32_t x = 1; x < len; x++)
+        if (sp_expr_op(E, x) == SP_OP_SYM)
+            nsym++;
+    size_t n1 = len ? len : 1, ns = nsym ? nsym : 1;
+    size_t need = n1 * (sizeof(sm_t) + sizeof(uint64_t) + sizeof(uint32_t)) + ns * sizeof(rsym_t);
     if (*cap < need) {
         flint_free(*scratch);
         *scratch = flint_malloc(need);
         *cap = need;
     }
     sm_t *sm = *scratch;
-    uint64_t *held = (uint64_t *)(sm + n1);
+    rsym_t *rs = (rsym_t *)(sm + n1);
+    uint64_t *held = (uint64_t *)(rs + ns);
     uint32_t *symix = (uint32_t *)(held + n1);
-    uint32_t nsym = 0;
-    for (uint32_t x = 1; x < len; x++)
-        if (sp_expr_op(E, x) == SP_OP_SYM)
-            nsym++;
-    rsym_t *rs = flint_malloc((size_t)(nsym ? nsym : 1) * sizeof(rsym_t));
     uint8_t *present = flint_calloc((size_t)nd, 1);
     /* held[x]: the dims (bit w < 64) some symbol of x's cone holds an element of */
     nsym = 0;
@@ -950,7 +957,6 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             }
         }
     }
-    flint_free(rs);
     flint_free(present);
     flint_free(mexp);
     return ret;
