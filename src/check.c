@@ -903,6 +903,17 @@ static void reduced_dims(const sp_check_t *C, char *dims, size_t n)
                      C->dims[i].name, (long long)C->dims[i].red);
 }
 
+/* "a monomial of NAME (FILE:L:C) may hold N elements of D, more than the M these sizes show in
+   one block" for stage s, whose monomials src/members.c bounded over D's smallest block */
+static void held_text(const sp_check_t *C, const sp_stage_t *s, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than the %d these "
+             "sizes show in one block",
+             s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
+             s->plan_loc.col, s->held, C->dims[s->held_dim - 1].name, s->held_lim);
+}
+
 /* The first stage whose values counted elements at the reduced sizes, or NULL */
 static const sp_stage_t *counted_stage(const sp_check_t *C)
 {
@@ -963,15 +974,9 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         if (v == SHARDPROOF_BAD_INPUT && element_limit(C, &dm))
             C->weak_order = 0;
     }
-    for (int i = 0; i < C->nstages && !C->opt.strict_shapes && !C->fast_gap[0]; i++) {
-        const sp_stage_t *hs = &C->stages[i];
-        if (hs->held_dim > 0 && !hs->counted) /* src/stage.c stage_held */
-            snprintf(C->fast_gap, sizeof C->fast_gap,
-                     "a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than the %d "
-                     "they show in one block", hs->plan_name,
-                     hs->plan_loc.file ? hs->plan_loc.file : "?", hs->plan_loc.line,
-                     hs->plan_loc.col, hs->held, C->dims[hs->held_dim - 1].name, hs->held_lim);
-    }
+    for (int i = 0; i < C->nstages && !C->opt.strict_shapes && !C->fast_gap[0]; i++)
+        if (C->stages[i].held_dim > 0 && !C->stages[i].counted) /* src/stage.c stage_held */
+            held_text(C, &C->stages[i], C->fast_gap, sizeof C->fast_gap);
     const sp_stage_t *cs = counted_stage(C);
     if (cs != NULL && v != SHARDPROOF_NOT_EQUIVALENT && !C->opt.real_sizes &&
         sp_check_reduced(C)) {
@@ -979,14 +984,11 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
            at the reduced sizes are no instance of the program's at the real ones */
         char dims[160], note[400];
         reduced_dims(C, dims, sizeof dims);
-        if (cs->held_dim > 0) /* src/members.c */
-            snprintf(note, sizeof note,
-                     "with %s a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than "
-                     "the %d these sizes show in one block, so the real sizes are checked",
-                     dims, cs->plan_name, cs->plan_loc.file ? cs->plan_loc.file : "?",
-                     cs->plan_loc.line, cs->plan_loc.col, cs->held,
-                     C->dims[cs->held_dim - 1].name, cs->held_lim);
-        else
+        if (cs->held_dim > 0) { /* src/members.c */
+            char held[300];
+            held_text(C, cs, held, sizeof held);
+            snprintf(note, sizeof note, "with %s %s, so the real sizes are checked", dims, held);
+        } else
             snprintf(note, sizeof note,
                      "with %s a sum over an axis in the values of %s (%s:%u:%u) counts elements "
                      "(its terms share a monomial), so the real sizes are checked",

@@ -129,10 +129,6 @@ typedef struct {
     int dim;                 /* the reduced dim exceeded, or -1 */
     int bound, lim;          /* the elements a monomial may hold; the most the sizes show */
     int atom;                /* in an atom's argument (else in a compared pair) */
-    int64_t pair;            /* the pair */
-    int skipped;             /* dims not tested where their bound failed: nodes taken as
-                                holding no element (an atom of a sum over the dim, a max over
-                                it, a sum of fractions over it) are not covered */
 } sp_members_fail_t;
 
 typedef struct {

@@ -16,17 +16,19 @@
  * most that many elements.  The bound is structural, over the stage's expression DAG: a
  * relation's normal form at k is zero and shows nothing.
  *
- * Per node and dim, a set F of elements and a count c: every monomial's elements lie in F
- * and at most c others (a symbol: its elements; a sum: the intersection of the F's and the
- * largest |F_i - F| + c_i; a product: the union and the sum of the c's; a power k: k c).
- * Quotients: a node's summary covers its numerator times its denominator, and a sum of
- * fractions over different divisors adds up (their cross product).  An atom holds the
- * elements of its arguments (exp(a + b) is split into exp(a) exp(b) by the engine: the
- * product holds all of them); an atom whose arguments hold every element of the dim (exp of
- * a sum over it, a norm's rsqrt of a mean) is not covered: the dim is not tested in that
- * stage (docs/soundness.md says so).  Elements are bits while the reduced size is at most 64;
- * an axis whose extent is not one dim, or a larger dim, gives elements of unknown identity,
- * counted in c (an upper bound).
+ * Per node and dim, up to NALT forms, each a set F of elements and a count c: a monomial's
+ * elements lie in F and at most c others (a symbol: its elements; a product: the unions and
+ * the sums of the c's; a power k: k c; a sum over an axis: one form, the intersection of the
+ * F's and the largest |F_i - F| + c_i; another sum: its terms' forms).  A value is N / D with D
+ * a power of one base node (or MIXED, a product of several): a sum over one base multiplies a
+ * term over a lower power by the missing power, over several it is the cross product.  An
+ * atom holds the elements of its arguments (exp(a + b) is split into exp(a) exp(b) by the
+ * engine: the product holds all of them).  Nodes whose element count grows with the size (an
+ * atom of a sum over the dim, a max over it, a sum over it of fractions over their own
+ * divisors) count as holding none, and where the bound then fails the dim is not tested in
+ * that stage (docs/soundness.md: not covered).  Elements are bits while the reduced size is
+ * at most 64; an axis whose extent is not one dim, or a larger dim, gives elements of unknown
+ * identity, counted in c (an upper bound).
  */
 #include <flint/flint.h>
 #include <stdint.h>
@@ -35,6 +37,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "hash.h"
 
 #define BOUND_MAX 0xFFFF
 
@@ -59,14 +62,6 @@ struct sp_members {
     int *e;                  /* scratch: a monomial's exponents */
 };
 
-static uint64_t hash_str(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 static struct sp_members *get(sp_check_t *C)
 {
     if (C->members == NULL) {
@@ -77,19 +72,27 @@ static struct sp_members *get(sp_check_t *C)
     return C->members;
 }
 
-static int find(const struct sp_members *M, const char *s, size_t n)
+static int find(const struct sp_members *M, const char *s)
 {
     if (M == NULL || M->nslots == 0)
         return -1;
     uint32_t mask = M->nslots - 1;
-    for (uint32_t i = (uint32_t)hash_str(s, n) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = (uint32_t)sp_str_hash(s) & mask;; i = (i + 1) & mask) {
         uint32_t v = M->slots[i];
         if (v == 0)
             return -1;
-        const src_t *S = &M->src[v - 1];
-        if (strlen(S->prefix) == n && memcmp(S->prefix, s, n) == 0)
+        if (strcmp(M->src[v - 1].prefix, s) == 0)
             return (int)(v - 1);
     }
+}
+
+/* Source k into the slots (the table has room) */
+static void slot_in(struct sp_members *M, int k)
+{
+    uint32_t mask = M->nslots - 1, i = (uint32_t)sp_str_hash(M->src[k].prefix) & mask;
+    while (M->slots[i] != 0)
+        i = (i + 1) & mask;
+    M->slots[i] = (uint32_t)k + 1;
 }
 
 static void rehash(struct sp_members *M)
@@ -98,12 +101,8 @@ static void rehash(struct sp_members *M)
     flint_free(M->slots);
     M->slots = flint_calloc(n, sizeof(uint32_t));
     M->nslots = n;
-    for (int k = 0; k < M->nsrc; k++) {
-        uint32_t i = (uint32_t)hash_str(M->src[k].prefix, strlen(M->src[k].prefix)) & (n - 1);
-        while (M->slots[i] != 0)
-            i = (i + 1) & (n - 1);
-        M->slots[i] = (uint32_t)k + 1;
-    }
+    for (int k = 0; k < M->nsrc; k++)
+        slot_in(M, k);
 }
 
 /* Axis d of t: the exponents of its extent's monomial over the dims in e[0 .. nd); 1 when it
@@ -174,7 +173,7 @@ void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *lik
     struct sp_members *M = get(C);
     if (M->nd != C->ndims)
         return; /* dims changed under the record (not expected): nothing is known */
-    int k = find(M, prefix, strlen(prefix));
+    int k = find(M, prefix);
     if (k < 0) {
         if (M->nsrc == M->capsrc) {
             M->capsrc = M->capsrc ? 2 * M->capsrc : 256;
@@ -184,14 +183,10 @@ void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *lik
         memset(&M->src[k], 0, sizeof(src_t));
         M->src[k].prefix = flint_malloc(strlen(prefix) + 1);
         strcpy(M->src[k].prefix, prefix);
-        if (2 * (uint32_t)M->nsrc > M->nslots) {
+        if (2 * (uint32_t)M->nsrc > M->nslots)
             rehash(M);
-        } else {
-            uint32_t mask = M->nslots - 1, i = (uint32_t)hash_str(prefix, strlen(prefix)) & mask;
-            while (M->slots[i] != 0)
-                i = (i + 1) & mask;
-            M->slots[i] = (uint32_t)k + 1;
-        }
+        else
+            slot_in(M, k);
     }
     src_t *S = &M->src[k];
     flint_free(S->exps);
@@ -298,7 +293,6 @@ static uint32_t sat(uint64_t x) { return x > BOUND_MAX ? BOUND_MAX : (uint32_t)x
 typedef struct {
     int src;                 /* index into M->src, or -1 */
     int nco;
-    int none;                /* holds nothing (the engine's constants, __sqrt_pi) */
     uint16_t unk_all;        /* no source, or coordinates that do not fit it: elements of
                                 unknown identity of every dim */
     int64_t co[SP_MAX_DIMS];
@@ -308,17 +302,18 @@ static void resolve_sym(const struct sp_members *M, const char *name, rsym_t *r)
 {
     memset(r, 0, sizeof *r);
     r->src = -1;
-    if (strncmp(name, "__", 2) == 0) {
-        r->none = 1;
-        return;
-    }
+    if (strncmp(name, "__", 2) == 0)
+        return; /* the engine's constants (__sqrt_pi) hold nothing */
     size_t n = strlen(name);
-    int s = find(M, name, n);
-    if (s < 0 && n > 0 && name[n - 1] == ']') {
+    int s = find(M, name);
+    char pre[1024];
+    if (s < 0 && n > 0 && n < sizeof pre && name[n - 1] == ']') {
         size_t b = n - 1;
         while (b > 0 && name[b] != '[')
             b--;
-        s = find(M, name, b);
+        memcpy(pre, name, b);
+        pre[b] = 0;
+        s = find(M, pre);
         if (s >= 0) {
             const char *p = name + b + 1;
             while (*p && *p != ']' && r->nco < SP_MAX_DIMS) {
@@ -521,6 +516,19 @@ static int is_atom(sp_op_t op)
     default:
         return 0;
     }
+}
+
+/* a's numerator as one over base^m (base 0: none): times the power of base a lacks */
+static void over_base(const sm_t *sm, const sm_t *a, uint32_t base, uint32_t m, alts_t *r)
+{
+    uint32_t gap = base ? m - (a->den ? a->dexp : 0) : 0;
+    if (gap == 0) {
+        *r = a->num;
+        return;
+    }
+    alts_t bp;
+    apow(&bp, &sm[base - 1].num, gap);
+    aprod(r, &a->num, &bp);
 }
 
 /* r = the product of the values of the nodes ids[0..n) of sm, each to the power pw[i] */
@@ -739,31 +747,23 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
            element it is at any size); another sum (a fixed number of terms) keeps its terms'
            forms, up to NALT */
         int axis = (nd->flags & (SP_NODE_AXSUM | SP_NODE_XSUM)) != 0;
-        alts_t bp;
         /* an axis sum: the elements every term's forms hold (a first pass), then the most any
            holds beyond them (a second) */
         mset_t g = {~(uint64_t)0, 0};
         for (int pass = axis ? 0 : 1; pass < 2; pass++) {
             for (uint32_t i = 0; i < na; i++) {
-                const sm_t *a = &sm[sp_expr_arg(E, x, i)];
-                const alts_t *t = &a->num;
-                alts_t tt;
-                uint32_t gap = base ? mexp - (a->den ? a->dexp : 0) : 0;
-                if (gap > 0) { /* times base^gap */
-                    apow(&bp, &sm[base - 1].num, gap);
-                    aprod(&tt, t, &bp);
-                    t = &tt;
-                }
-                for (int j = 0; j < t->n; j++) {
+                alts_t t;
+                over_base(sm, &sm[sp_expr_arg(E, x, i)], base, mexp, &t);
+                for (int j = 0; j < t.n; j++) {
                     if (!axis) {
-                        aput(&acc, t->a[j]);
+                        aput(&acc, t.a[j]);
                     } else if (pass == 0) {
-                        g.f &= t->a[j].f;
+                        g.f &= t.a[j].f;
                     } else {
-                        uint32_t w = (uint32_t)popc(t->a[j].f & ~g.f) + t->a[j].c;
+                        uint32_t w = (uint32_t)popc(t.a[j].f & ~g.f) + t.a[j].c;
                         if (w > g.c)
                             g.c = w;
-                        if (t->a[j].f & ~g.f)
+                        if (t.a[j].f & ~g.f)
                             r->sumc = 1;
                     }
                 }
@@ -798,10 +798,23 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         differ += a[q] != b[q];
     if (differ == 0)
         return 0; /* the same expressions on both sides: equal at every size */
-    int nd = C->ndims, ret = 0;
-    int *mexp = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
-    /* the model tensor's axes: the element of each dim its coordinate is */
-    int known[SP_MAX_DIMS], unk[SP_MAX_DIMS];
+    int nd = C->ndims, ret = 0, md = s->model.ndim < 0 ? 0 : s->model.ndim;
+    /* the model tensor's axes (the dim whose element each coordinate is, else the exponents
+       of its extent), and each pair's element in global coordinates: once for all dims */
+    int known[SP_MAX_DIMS], got[SP_MAX_DIMS];
+    int *mexp = flint_malloc((size_t)(md ? md : 1) * (size_t)(nd ? nd : 1) * sizeof(int));
+    for (int d = 0; d < md; d++)
+        got[d] = axis_info(C, &s->model, d, mexp + (size_t)d * (size_t)nd, &known[d]);
+    int64_t *gco = flint_malloc((size_t)(nq ? nq : 1) * (size_t)(md ? md : 1) * sizeof(int64_t));
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t ls[SP_MAX_DIMS], st, en, rem = index[q], *g = gco + q * md;
+        sp_layout_local_shape(&C->mesh, &s->layout, rank[q], ls);
+        for (int d = md - 1; d >= 0; d--) {
+            sp_layout_range(&C->mesh, &s->layout, d, rank[q], &st, &en);
+            g[d] = st + (ls[d] > 0 ? rem % ls[d] : 0);
+            rem = ls[d] > 0 ? rem / ls[d] : 0;
+        }
+    }
     /* scratch (reused from stage to stage): the summaries, the resolved symbols, held[],
        symix[]; the stage's symbols resolved once, and the dims some symbol holds an element of */
     uint32_t nsym = 0;
@@ -819,7 +832,7 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
     rsym_t *rs = (rsym_t *)(sm + n1);
     uint64_t *held = (uint64_t *)(rs + ns);
     uint32_t *symix = (uint32_t *)(held + n1);
-    uint8_t *present = flint_calloc((size_t)nd, 1);
+    uint64_t present = 0; /* the dims (bit w < 64) some symbol of the stage holds */
     /* held[x]: the dims (bit w < 64) some symbol of x's cone holds an element of */
     nsym = 0;
     held[0] = 0;
@@ -846,8 +859,7 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
                             held[x] |= (uint64_t)1 << w;
             }
         }
-        for (int w = 0; w < nd; w++)
-            present[w] |= w >= 64 || (held[x] >> w & 1);
+        present |= held[x];
     }
     for (int v = 0; v < nd && ret == 0; v++) {
         const sp_dimdef_t *D = &C->dims[v];
@@ -855,17 +867,15 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             continue;
         int64_t k = D->red;
         uint32_t lim = (uint32_t)(M->blk[v] > 0 && M->blk[v] < k ? M->blk[v] : k);
-        if (!present[v])
+        if (v < 64 && !(present >> v & 1))
             continue; /* no symbol of the stage holds an element of v */
         sp_expr_t at = SP_EXPR_NONE;
         int opaque = 0;
         int r = summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque);
         /* a stage with nodes taken as holding none (not covered) keeps its proof where the
            bound fails: the dim is not tested there (docs/soundness.md) */
-        if (r < 0 && opaque > 0) {
-            fail->skipped++;
+        if (r < 0 && opaque > 0)
             continue;
-        }
         if (r < 0) {
             fail->dim = v;
             for (uint32_t i = 0; i < sp_expr_nargs(E, at); i++) {
@@ -878,86 +888,58 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             ret = 1;
             break;
         }
-        for (int d = 0; d < s->model.ndim; d++) {
-            unk[d] = 0;
-            int got = axis_info(C, &s->model, d, mexp, &known[d]);
-            if (got == 0)
-                unk[d] = 1;
-            else if (got == 2)
-                unk[d] = mexp[v] < 0 ? -mexp[v] : mexp[v];
+        uint32_t unk = 0; /* elements of v of unknown identity in every element's coordinates */
+        for (int d = 0; d < md; d++) {
+            int e = mexp[(size_t)d * (size_t)nd + (size_t)v];
+            unk += got[d] == 0 ? 1 : got[d] == 2 ? (uint32_t)(e < 0 ? -e : e) : 0;
         }
         for (int64_t q = 0; q < nq; q++) {
             if (a[q] == b[q])
                 continue;
             const sm_t *pa = &sm[a[q]], *pb = &sm[b[q]];
             uint64_t cf = 0;
-            uint32_t cu = 0;
-            if (s->model.ndim > 0) {
-                int64_t ls[SP_MAX_DIMS], idx[SP_MAX_DIMS];
-                sp_layout_local_shape(&C->mesh, &s->layout, rank[q], ls);
-                int64_t rem = index[q];
-                for (int d = s->model.ndim - 1; d >= 0; d--) {
-                    idx[d] = ls[d] > 0 ? rem % ls[d] : 0;
-                    rem = ls[d] > 0 ? rem / ls[d] : 0;
-                }
-                for (int d = 0; d < s->model.ndim; d++) {
-                    if (known[d] == v) {
-                        int64_t st, en;
-                        sp_layout_range(&C->mesh, &s->layout, d, rank[q], &st, &en);
-                        int64_t g = st + idx[d];
-                        if (k <= 64 && g >= 0 && g < k)
-                            cf |= (uint64_t)1 << g;
-                        else
-                            cu++;
-                    } else {
-                        cu += (uint32_t)unk[d];
-                    }
-                }
+            uint32_t cu = unk;
+            for (int d = 0; d < md; d++) {
+                int64_t g = gco[q * md + d];
+                if (known[d] != v)
+                    continue;
+                if (k <= 64 && g >= 0 && g < k)
+                    cf |= (uint64_t)1 << g;
+                else
+                    cu++;
             }
             /* a - b: over one base (or none) the numerators, a term over a lower power of the
                base multiplied by it; else the cross product */
             mset_t co = {cf, cu};
-            alts_t xa = pa->num, ya = pb->num;
+            alts_t xa, ya;
             if (pa->den != MIXED && pb->den != MIXED && (pa->den == pb->den || !pa->den || !pb->den)) {
                 uint32_t base = pa->den ? pa->den : pb->den;
                 uint32_t m = pa->dexp > pb->dexp ? pa->dexp : pb->dexp;
-                uint32_t ga = base ? m - (pa->den ? pa->dexp : 0) : 0;
-                uint32_t gb = base ? m - (pb->den ? pb->dexp : 0) : 0;
-                alts_t bp;
-                if (ga > 0) { /* times base^gap */
-                    apow(&bp, &sm[base - 1].num, ga);
-                    aprod(&xa, &xa, &bp);
-                }
-                if (gb > 0) {
-                    apow(&bp, &sm[base - 1].num, gb);
-                    aprod(&ya, &ya, &bp);
-                }
+                over_base(sm, pa, base, m, &xa);
+                over_base(sm, pb, base, m, &ya);
             } else {
                 alts_t da, db;
                 den_alts(sm, pa, &da);
                 den_alts(sm, pb, &db);
-                aprod(&xa, &xa, &db);
-                aprod(&ya, &ya, &da);
+                aprod(&xa, &pa->num, &db);
+                aprod(&ya, &pb->num, &da);
             }
             aprod1(&xa, &xa, co);
             aprod1(&ya, &ya, co);
             uint32_t bx = asize(&xa), by = asize(&ya);
             uint32_t bd = bx > by ? bx : by;
-            if (bd > lim && opaque > 0) {
-                fail->skipped++;
+            if (bd > lim && opaque > 0)
                 break; /* not tested (above) */
-            }
             if (bd > lim) {
                 fail->dim = v;
                 fail->bound = (int)(bd > BOUND_MAX ? BOUND_MAX : bd);
                 fail->lim = (int)lim;
-                fail->pair = q;
                 ret = 1;
                 break;
             }
         }
     }
-    flint_free(present);
     flint_free(mexp);
+    flint_free(gco);
     return ret;
 }

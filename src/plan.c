@@ -164,8 +164,8 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
                 snprintf(nm, sizeof nm, "%s.part%lld", name, (long long)j);
                 sp_tensor_t part;
                 sp_tensor_init(&part);
+                /* the group's block (src/ops_pos.c) */
                 fresh_symbols(C, nm, input ? '#' : '@', sum.shape, sum.ndim, sum.pos, &part);
-                memcpy(part.pos, sum.pos, sizeof part.pos); /* the group's block (src/ops_pos.c) */
                 for (int64_t i = 0; i < numel; i++)
                     sum.v[i] = sp_expr_sub(C->E, sum.v[i], part.v[i]);
                 sp_tensor_clear(&out[q]);

@@ -154,8 +154,8 @@ typedef struct {
     size_t cap;
     uint32_t *tok;
     size_t ntok, tokcap;
-    void *held;              /* src/members.c's per-node summaries, reused */
-    size_t heldcap;
+    void *members;           /* src/members.c's per-node summaries, reused */
+    size_t memberscap;
 } key_scratch_t;
 
 /* sp_stages_group's build_pairs adds nodes to the store (pending reductions) between keys: the
@@ -182,7 +182,7 @@ static void scratch_clear(key_scratch_t *W)
     flint_free(W->stack);
     flint_free(W->next);
     flint_free(W->tok);
-    flint_free(W->held);
+    flint_free(W->members);
     memset(W, 0, sizeof(*W));
 }
 
@@ -434,17 +434,16 @@ static void stage_held(sp_check_t *C, sp_stage_t *s, sp_ectx_t E, uint32_t len, 
             ix[k++] = P->index[i];
         }
     sp_members_fail_t f;
-    if (sp_members_test(C, E, len, s, a, b, rk, ix, nq, &W->held, &W->heldcap, &f) &&
-        !C->opt.strict_shapes) {
-        /* --fast-shapes: no proof at these sizes, said once by src/check.c (fast_gap) */
+    int held = sp_members_test(C, E, len, s, a, b, rk, ix, nq, &W->members, &W->memberscap, &f);
+    if (held) {
         s->held_dim = f.dim + 1;
         s->held = f.bound;
         s->held_lim = f.lim;
-    } else if (f.dim >= 0) {
+    }
+    /* under --fast-shapes the stage stays proved: no proof at these sizes, said once by
+       src/check.c (fast_gap) */
+    if (held && C->opt.strict_shapes) {
         stage_counted(s);
-        s->held_dim = f.dim + 1;
-        s->held = f.bound;
-        s->held_lim = f.lim;
         flint_free(s->reason);
         sp_sbuf_t t;
         sp_sbuf_init(&t);
