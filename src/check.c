@@ -907,11 +907,35 @@ static void reduced_dims(const sp_check_t *C, char *dims, size_t n)
    one block" for stage s, whose monomials src/members.c bounded over D's smallest block */
 static void held_text(const sp_check_t *C, const sp_stage_t *s, char *buf, size_t len)
 {
+    int d = s->held_dim - 1;
+    if (d >= C->ndims) { /* a mesh axis the cutoff checks smaller (src/members.c) */
+        int c = d - C->ndims;
+        snprintf(buf, len,
+                 "a monomial of %s (%s:%u:%u) may hold the parts of %d members of the mesh axis "
+                 "%s, more than the %d checked",
+                 s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
+                 s->plan_loc.col, s->held, c < C->ncutoff ? C->cutoff[c].name : "?",
+                 s->held_lim);
+        return;
+    }
     snprintf(buf, len,
              "a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than the %d these "
              "sizes show in one block",
              s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
-             s->plan_loc.col, s->held, C->dims[s->held_dim - 1].name, s->held_lim);
+             s->plan_loc.col, s->held, C->dims[d].name, s->held_lim);
+}
+
+/* Why counted stage cs is no proof at the checked sizes: a count, or a monomial past a block */
+static void counted_text(const sp_check_t *C, const sp_stage_t *cs, char *buf, size_t len)
+{
+    if (cs->held_dim > 0) /* src/members.c */
+        held_text(C, cs, buf, len);
+    else
+        snprintf(buf, len,
+                 "a sum over an axis in the values of %s (%s:%u:%u) counts elements (its terms "
+                 "share a monomial)",
+                 cs->plan_name, cs->plan_loc.file ? cs->plan_loc.file : "?", cs->plan_loc.line,
+                 cs->plan_loc.col);
 }
 
 /* The first stage whose values counted elements at the reduced sizes, or NULL */
@@ -978,22 +1002,32 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         if (C->stages[i].held_dim > 0 && !C->stages[i].counted) /* src/stage.c stage_held */
             held_text(C, &C->stages[i], C->fast_gap, sizeof C->fast_gap);
     const sp_stage_t *cs = counted_stage(C);
+    if (cs != NULL && v != SHARDPROOF_NOT_EQUIVALENT && C->ncutoff > 0 && !C->opt.full_mesh &&
+        !C->opt.real_sizes) {
+        /* under the mesh cutoff: the real mesh first, at the sizes its own reduction picks
+           (a count over a cut axis is one there no more) */
+        char axes[96] = "", why[300];
+        for (int c = 0; c < C->ncutoff; c++)
+            snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s=%lld", c ? ", " : "",
+                     C->cutoff[c].name, (long long)C->cutoff[c].red);
+        counted_text(C, cs, why, sizeof why);
+        sp_diags_restore(C->d, &dm);
+        C->opt.full_mesh = 1;
+        v = run_exact(C, path, text, len, solve);
+        C->opt.full_mesh = 0;
+        snprintf(C->cutoff_note, sizeof C->cutoff_note, "with %s %s, so the real mesh is checked",
+                 axes, why);
+        C->cutoff_fallback = 1;
+        return v;
+    }
     if (cs != NULL && v != SHARDPROOF_NOT_EQUIVALENT && !C->opt.real_sizes &&
         sp_check_reduced(C)) {
         /* a stage's sum over an axis counted elements (src/stage.c stage_counted): the values
            at the reduced sizes are no instance of the program's at the real ones */
-        char dims[160], note[400];
+        char dims[160], note[460], why[300];
         reduced_dims(C, dims, sizeof dims);
-        if (cs->held_dim > 0) { /* src/members.c */
-            char held[300];
-            held_text(C, cs, held, sizeof held);
-            snprintf(note, sizeof note, "with %s %s, so the real sizes are checked", dims, held);
-        } else
-            snprintf(note, sizeof note,
-                     "with %s a sum over an axis in the values of %s (%s:%u:%u) counts elements "
-                     "(its terms share a monomial), so the real sizes are checked",
-                     dims, cs->plan_name, cs->plan_loc.file ? cs->plan_loc.file : "?",
-                     cs->plan_loc.line, cs->plan_loc.col);
+        counted_text(C, cs, why, sizeof why);
+        snprintf(note, sizeof note, "with %s %s, so the real sizes are checked", dims, why);
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->ncutoff > 0 && !C->opt.full_mesh &&

@@ -446,6 +446,11 @@ int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out);
 void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *like);
 void sp_members_block(sp_check_t *C, const sp_tensor_t *t);
 void sp_members_new_run(sp_check_t *C);
+/* prefix's symbols are parts of a pending reduction: mco[c] the member's coordinate along the
+   mesh cutoff's axis c (-1: not over it); t's values are decomposed into parts over the cut
+   axes of mask (bits c), so each holds one member of them (src/plan.c distribute) */
+void sp_members_part(sp_check_t *C, const char *prefix, const int64_t *mco);
+void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask);
 void sp_members_free(sp_check_t *C);
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,

@@ -535,20 +535,6 @@ int sp_crosscheck(sp_check_t *C, int v)
                  "--fast-shapes: the reduced sizes are no proof at the real sizes: %s; without "
                  "--fast-shapes the reduction keeps such sizes apart",
                  C->fast_gap);
-    /* --mesh-cutoff: a value of the plan that is a polynomial in an axis size can vanish at the
-       checked size and not at the real one (docs/soundness.md, "Mesh cutoff") */
-    else if (C->ncutoff > 0) {
-        char axes[128] = "";
-        for (int c = 0; c < C->ncutoff; c++)
-            snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s=%lld for %lld",
-                     c ? ", " : "", C->cutoff[c].name, (long long)C->cutoff[c].red,
-                     (long long)C->cutoff[c].real);
-        snprintf(C->unproved, sizeof C->unproved,
-                 "--mesh-cutoff: no difference on the checked mesh (%s), which is no proof on "
-                 "the real mesh: a value that is a polynomial in an axis size can vanish at the "
-                 "checked size only; without --mesh-cutoff every rank is checked",
-                 axes);
-    }
     return C->unproved[0] ? SHARDPROOF_UNKNOWN : v;
 }
 

@@ -65,15 +65,21 @@ pval_t pval_dup(const sp_tensor_t *p, int64_t n)
     return q;
 }
 
-void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,
-                   const sp_pos_t *pos, sp_tensor_t *t)
+void fresh_symbols_as(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,
+                      const sp_pos_t *pos, sp_tensor_t *t, char *prefix, size_t len)
 {
-    char prefix[512];
-    snprintf(prefix, sizeof prefix, "%s%c%d", base, sep, ++C->fresh_counter);
+    snprintf(prefix, len, "%s%c%d", base, sep, ++C->fresh_counter);
     sp_tensor_alloc(t, ndim, shape);
     if (pos != NULL && ndim > 0) /* before the symbols: src/members.c records the axes */
         memcpy(t->pos, pos, (size_t)ndim * sizeof(sp_pos_t));
     sp_source_symbols(C, t, prefix);
+}
+
+void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,
+                   const sp_pos_t *pos, sp_tensor_t *t)
+{
+    char prefix[512];
+    fresh_symbols_as(C, base, sep, shape, ndim, pos, t, prefix, sizeof prefix);
 }
 
 void fresh_tensor(sp_check_t *C, const char *base, const int64_t *shape, int ndim,
@@ -581,6 +587,14 @@ static int eval_rat_as(interp_t *I, const sp_ast_expr_t *e, int64_t rank, int re
                                                                            : -1;
     if (d >= 0) {
         fmpq_set_si(out, I->C->dims[d].real, 1);
+        return 1;
+    }
+    /* a mesh axis the cutoff checks smaller: its real size (docs/soundness.md, "Mesh cutoff") */
+    int ax = real && I->is_plan && e->kind == SP_AST_NAME && !ivar_find(I, e->name, &v)
+                 ? sp_mesh_axis(&I->C->mesh, e->name)
+                 : -1;
+    if (ax >= 0 && I->C->mesh.real[ax] > 0) {
+        fmpq_set_si(out, I->C->mesh.real[ax], 1);
         return 1;
     }
     if (!eval_int(I, e, rank, &v))

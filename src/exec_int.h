@@ -131,6 +131,10 @@ void fresh_like(sp_check_t *C, const char *base, const sp_tensor_t *t, sp_tensor
    none) its axes' positions, set before the symbols are made. */
 void fresh_symbols(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,
                    const sp_pos_t *pos, sp_tensor_t *t) SP_EXEC_LINK(fresh_symbols);
+/* The same, the symbols' prefix into prefix[0 .. len) */
+void fresh_symbols_as(sp_check_t *C, const char *base, char sep, const int64_t *shape, int ndim,
+                      const sp_pos_t *pos, sp_tensor_t *t, char *prefix, size_t len)
+    SP_EXEC_LINK(fresh_symbols_as);
 
 /* The most recent binding of name, or NULL. */
 sp_binding_t *lookup(interp_t *I, const char *name) SP_EXEC_LINK(lookup);

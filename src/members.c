@@ -50,6 +50,11 @@ typedef struct {
     int known[SP_MAX_DIMS];
     int *exps;               /* ndim x nd, or NULL */
     uint8_t unknown[SP_MAX_DIMS];
+    /* the mesh cutoff's axes (index c into C->cutoff): a part of a pending reduction over a
+       group with cut axis c holds its member's coordinate mco[c] along it (-1: none); a value
+       decomposed into such parts holds one member of each axis in whole (a bit per c) */
+    int64_t mco[SP_MAX_AXES];
+    uint8_t whole;
 } src_t;
 
 struct sp_members {
@@ -60,6 +65,8 @@ struct sp_members {
     int nd;
     int64_t *blk;            /* per dim: the smallest block seen along it this run (0: none) */
     int *e;                  /* scratch: a monomial's exponents */
+    uint8_t unsafe;          /* per cut axis (bit c): a decomposed value that is no source's
+                                symbols, whose members are not known (sp_members_whole) */
 };
 
 static struct sp_members *get(sp_check_t *C)
@@ -191,6 +198,9 @@ void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *lik
     src_t *S = &M->src[k];
     flint_free(S->exps);
     S->exps = NULL;
+    for (int c = 0; c < SP_MAX_AXES; c++)
+        S->mco[c] = -1;
+    S->whole = 0;
     S->ndim = like->ndim < 0 ? 0 : like->ndim;
     int nd = C->ndims;
     if (S->ndim > 0 && nd > 0)
@@ -233,8 +243,56 @@ void sp_members_block(sp_check_t *C, const sp_tensor_t *t)
 
 void sp_members_new_run(sp_check_t *C)
 {
-    if (C->members != NULL && C->members->nd == C->ndims)
+    if (C->members != NULL && C->members->nd == C->ndims) {
         memset(C->members->blk, 0, (size_t)(C->ndims ? C->ndims : 1) * sizeof(int64_t));
+        C->members->unsafe = 0;
+    }
+}
+
+void sp_members_part(sp_check_t *C, const char *prefix, const int64_t *mco)
+{
+    struct sp_members *M = get(C);
+    int k = find(M, prefix);
+    if (k >= 0)
+        for (int c = 0; c < C->ncutoff && c < SP_MAX_AXES; c++)
+            M->src[k].mco[c] = mco[c];
+}
+
+void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
+{
+    struct sp_members *M = get(C);
+    int64_t n = t->ndim < 0 ? 0 : sp_tensor_numel(t);
+    char pre[1024];
+    int last = -1;
+    size_t lastlen = 0;
+    for (int64_t i = 0; i < n && mask; i++) {
+        sp_expr_t x = t->v[i];
+        if (sp_expr_op(C->E, x) != SP_OP_SYM) {
+            M->unsafe |= mask; /* an expression (a part of an earlier decomposition) */
+            continue;
+        }
+        const char *nm = sp_expr_sym_name(C->E, x);
+        if (strncmp(nm, "__", 2) == 0)
+            continue; /* the hollow symbol of a sharded check (src/shard_exec.c): not read */
+        const char *b = strrchr(nm, '[');
+        size_t len = b ? (size_t)(b - nm) : strlen(nm);
+        if (last >= 0 && len == lastlen && strncmp(M->src[last].prefix, nm, len) == 0 &&
+            M->src[last].prefix[len] == '\0')
+            continue;
+        int k = -1;
+        if (len < sizeof pre) {
+            memcpy(pre, nm, len);
+            pre[len] = '\0';
+            k = find(M, pre);
+        }
+        if (k < 0) {
+            M->unsafe |= mask;
+            continue;
+        }
+        M->src[k].whole |= mask;
+        last = k;
+        lastlen = len;
+    }
 }
 
 void sp_members_free(sp_check_t *C)
@@ -344,6 +402,20 @@ static void sym_members(const struct sp_members *M, const rsym_t *r, int v, int6
 {
     *bits = 0;
     *unk = r->unk_all;
+    if (v >= M->nd) { /* the members of cut axis v - nd: a part's own, or one of a whole */
+        *unk = r->unk_all ? 1 : 0;
+        if (r->src < 0)
+            return;
+        const src_t *S = &M->src[r->src];
+        int64_t m = S->mco[v - M->nd];
+        if (m >= 0 && m < k && k <= 64)
+            *bits = (uint64_t)1 << m;
+        else if (m >= 0)
+            (*unk)++;
+        if (S->whole >> (v - M->nd) & 1)
+            (*unk)++;
+        return;
+    }
     if (r->src < 0)
         return;
     const src_t *S = &M->src[r->src];
@@ -783,6 +855,30 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
     return *at == SP_EXPR_NONE ? 1 : -1;
 }
 
+/* The most elements a monomial of a - b holds, each times the compared element's co: over one
+   base (or none) the numerators, a term over a lower power of the base multiplied by it; else
+   the cross product */
+static uint32_t pair_bound(const sm_t *sm, const sm_t *pa, const sm_t *pb, mset_t co)
+{
+    alts_t xa, ya;
+    if (pa->den != MIXED && pb->den != MIXED && (pa->den == pb->den || !pa->den || !pb->den)) {
+        uint32_t base = pa->den ? pa->den : pb->den;
+        uint32_t m = pa->dexp > pb->dexp ? pa->dexp : pb->dexp;
+        over_base(sm, pa, base, m, &xa);
+        over_base(sm, pb, base, m, &ya);
+    } else {
+        alts_t da, db;
+        den_alts(sm, pa, &da);
+        den_alts(sm, pb, &db);
+        aprod(&xa, &pa->num, &db);
+        aprod(&ya, &pb->num, &da);
+    }
+    aprod1(&xa, &xa, co);
+    aprod1(&ya, &ya, co);
+    uint32_t bx = asize(&xa), by = asize(&ya);
+    return bx > by ? bx : by;
+}
+
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
                     const int64_t *index, int64_t nq, void **scratch, size_t *cap,
@@ -833,6 +929,8 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
     uint64_t *held = (uint64_t *)(rs + ns);
     uint32_t *symix = (uint32_t *)(held + n1);
     uint64_t present = 0; /* the dims (bit w < 64) some symbol of the stage holds */
+    uint8_t parts = 0;    /* the cut axes (bit c) a part of the stage is over */
+    int ncut = C->ncutoff < SP_MAX_AXES ? C->ncutoff : SP_MAX_AXES;
     /* held[x]: the dims (bit w < 64) some symbol of x's cone holds an element of */
     nsym = 0;
     held[0] = 0;
@@ -857,6 +955,12 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
                     for (int w = 0; w < nd && w < 64; w++)
                         if (S->exps[(size_t)d * (size_t)nd + (size_t)w] != 0)
                             held[x] |= (uint64_t)1 << w;
+            }
+            for (int c = 0; c < ncut; c++) {
+                if (S->mco[c] >= 0)
+                    parts |= (uint8_t)(1u << c);
+                if ((S->mco[c] >= 0 || (S->whole >> c & 1)) && nd + c < 64)
+                    held[x] |= (uint64_t)1 << (nd + c);
             }
         }
         present |= held[x];
@@ -908,26 +1012,8 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
                 else
                     cu++;
             }
-            /* a - b: over one base (or none) the numerators, a term over a lower power of the
-               base multiplied by it; else the cross product */
             mset_t co = {cf, cu};
-            alts_t xa, ya;
-            if (pa->den != MIXED && pb->den != MIXED && (pa->den == pb->den || !pa->den || !pb->den)) {
-                uint32_t base = pa->den ? pa->den : pb->den;
-                uint32_t m = pa->dexp > pb->dexp ? pa->dexp : pb->dexp;
-                over_base(sm, pa, base, m, &xa);
-                over_base(sm, pb, base, m, &ya);
-            } else {
-                alts_t da, db;
-                den_alts(sm, pa, &da);
-                den_alts(sm, pb, &db);
-                aprod(&xa, &pa->num, &db);
-                aprod(&ya, &pb->num, &da);
-            }
-            aprod1(&xa, &xa, co);
-            aprod1(&ya, &ya, co);
-            uint32_t bx = asize(&xa), by = asize(&ya);
-            uint32_t bd = bx > by ? bx : by;
+            uint32_t bd = pair_bound(sm, pa, pb, co);
             if (bd > lim && opaque > 0)
                 break; /* not tested (above) */
             if (bd > lim) {
@@ -937,6 +1023,37 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
                 ret = 1;
                 break;
             }
+        }
+    }
+    /* the members of each axis the mesh cutoff checks at k: the parts of pending reductions
+       over it; every member is one block (the plan is uniform along the axis), so k is the
+       bound; nodes taken as holding none are not trusted here (docs/soundness.md, "Mesh
+       cutoff") */
+    for (int c = 0; c < ncut && ret == 0; c++) {
+        if (!(parts >> c & 1))
+            continue;
+        int v = nd + c, ax = sp_mesh_axis(&C->mesh, C->cutoff[c].name);
+        int64_t k = C->cutoff[c].red;
+        uint32_t lim = (uint32_t)(k < BOUND_MAX ? k : BOUND_MAX);
+        sp_expr_t at = SP_EXPR_NONE;
+        int opaque = 0;
+        int r = M->unsafe >> c & 1 ? -1 : summarize(M, E, len, v, k, lim, symix, rs, held, sm,
+                                                     &at, &opaque);
+        uint32_t bd = 0;
+        for (int64_t q = 0; q < nq && r >= 0 && opaque == 0 && bd <= lim; q++) {
+            if (a[q] == b[q])
+                continue;
+            int64_t g = ax >= 0 ? sp_mesh_coord(&C->mesh, rank[q], ax) : -1;
+            mset_t co = {g >= 0 && g < 64 && g < k ? (uint64_t)1 << g : 0,
+                         g >= 0 && g < 64 && g < k ? 0u : 1u};
+            bd = pair_bound(sm, &sm[a[q]], &sm[b[q]], co);
+        }
+        if (r < 0 || opaque > 0 || bd > lim) {
+            fail->dim = v;
+            fail->bound = (int)(r < 0 || opaque > 0 ? lim + 1 : bd);
+            fail->lim = (int)lim;
+            fail->atom = r < 0 && at != SP_EXPR_NONE;
+            ret = 1;
         }
     }
     flint_free(mexp);

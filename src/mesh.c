@@ -52,6 +52,22 @@ int64_t sp_axes_count(const sp_mesh_t *m, const sp_axes_t *a)
     return n;
 }
 
+int64_t sp_axes_real_count(const sp_mesh_t *m, const sp_axes_t *a)
+{
+    int64_t n = 1;
+    for (int i = 0; i < a->n; i++)
+        n *= m->real[a->axis[i]] > 0 ? m->real[a->axis[i]] : m->size[a->axis[i]];
+    return n;
+}
+
+int sp_axes_cut(const sp_mesh_t *m, const sp_axes_t *a)
+{
+    for (int i = 0; i < a->n; i++)
+        if (m->real[a->axis[i]] > 0 && m->real[a->axis[i]] != m->size[a->axis[i]])
+            return 1;
+    return 0;
+}
+
 int64_t sp_axes_index(const sp_mesh_t *m, const sp_axes_t *a, int64_t rank)
 {
     int64_t k = 0;
@@ -227,8 +243,35 @@ static void errf(sp_op_err_t *err, const char *fmt, const char *a, long long x, 
     snprintf(err->msg, sizeof err->msg, fmt, a, x, y);
 }
 
+/* The sum of args[0..n) when they are a whole decomposition, args[n-1] = w - args[0] - ... -
+   args[n-2] (src/plan.c distribute: the last member's part): w, an identity at every size;
+   SP_EXPR_NONE otherwise */
+static sp_expr_t whole_decomposition(sp_ectx_t E, const sp_expr_t *args, int64_t n)
+{
+    sp_expr_t cur = args[n - 1];
+    for (int64_t j = n - 2; j >= 0; j--) {
+        if (sp_expr_op(E, cur) != SP_OP_SUB || sp_expr_arg(E, cur, 1) != args[j])
+            return SP_EXPR_NONE;
+        cur = sp_expr_arg(E, cur, 0);
+    }
+    return n >= 2 ? cur : SP_EXPR_NONE;
+}
+
+/* The sum of a group's values: over a cut axis a sum over an axis (the count test's, SP_NODE_AXSUM) */
+static sp_expr_t group_sum(sp_ectx_t E, sp_expr_t *args, int64_t n, int cut)
+{
+    if (!cut)
+        return sp_expr_nary(E, SP_OP_ADD, args, (uint32_t)n);
+    sp_expr_t w = whole_decomposition(E, args, n);
+    if (w != SP_EXPR_NONE)
+        return w;
+    sp_expr_t r = sp_expr_nary(E, SP_OP_ADD, args, (uint32_t)n);
+    sp_expr_mark_axsum(E, r);
+    return r;
+}
+
 int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int64_t n,
-                      sp_tensor_t *out, sp_op_err_t *err)
+                      int64_t nreal, int cut, sp_tensor_t *out, sp_op_err_t *err)
 {
     for (int64_t i = 1; i < n; i++)
         if (!sp_tensor_same_shape(t[0], t[i])) {
@@ -249,11 +292,10 @@ int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int
             args[k] = t[k]->v[i];
         switch (op) {
         case SP_RED_SUM:
-            out->v[i] = sp_expr_nary(E, SP_OP_ADD, args, (uint32_t)n);
+            out->v[i] = group_sum(E, args, n, cut);
             break;
-        case SP_RED_AVG:
-            out->v[i] = sp_expr_div(E, sp_expr_nary(E, SP_OP_ADD, args, (uint32_t)n),
-                                    sp_expr_const_si(E, n, 1));
+        case SP_RED_AVG: /* over the group's real size: a size used as a value */
+            out->v[i] = sp_expr_div(E, group_sum(E, args, n, cut), sp_expr_const_si(E, nreal, 1));
             break;
         case SP_RED_MAX:
             out->v[i] = sp_expr_nary(E, SP_OP_MAX, args, (uint32_t)n);
@@ -311,7 +353,9 @@ int sp_coll_all_reduce(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, sp_r
             sp_tensor_copy(&out[r], &out[q0]);
             continue;
         }
-        ok = group(m, a, r, in, g, err) && sp_reduce_tensors(E, op, g, n, &out[r], err);
+        ok = group(m, a, r, in, g, err) &&
+             sp_reduce_tensors(E, op, g, n, sp_axes_real_count(m, a), sp_axes_cut(m, a), &out[r],
+                               err);
         done[r] = (uint8_t)ok;
     }
     flint_free(done);
@@ -419,7 +463,9 @@ int sp_coll_reduce_scatter(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, 
         if (q0 != r && left[q0] > 0) {
             q = q0;
         } else {
-            ok = group(m, a, r, in, g, err) && sp_reduce_tensors(E, op, g, n, &red[r], err);
+            ok = group(m, a, r, in, g, err) &&
+                 sp_reduce_tensors(E, op, g, n, sp_axes_real_count(m, a), sp_axes_cut(m, a),
+                                   &red[r], err);
             left[r] = n;
         }
         int d = ok ? norm_dim(dim, red[q].ndim, err, "reduce_scatter") : -1;
@@ -544,7 +590,8 @@ int sp_coll_reduce(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, sp_red_t
             break;
         /* NCCL writes the result on the root only; other ranks keep their input */
         if (sp_axes_index(m, a, r) == root)
-            ok = sp_reduce_tensors(E, op, g, n, &out[r], err);
+            ok = sp_reduce_tensors(E, op, g, n, sp_axes_real_count(m, a), sp_axes_cut(m, a),
+                                   &out[r], err);
         else
             sp_tensor_copy(&out[r], &in[r]);
     }

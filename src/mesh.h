@@ -13,6 +13,8 @@ typedef struct {
     int naxes;
     char name[SP_MAX_AXES][64];
     int64_t size[SP_MAX_AXES];
+    int64_t real[SP_MAX_AXES]; /* the mesh statement's size; differs from size only for an axis
+                                  the mesh cutoff checks smaller (0: as size) */
     int64_t nranks;
 } sp_mesh_t;
 
@@ -30,6 +32,10 @@ typedef struct {
 
 /* Number of ranks in a group over the axes, and a rank's index within its group. */
 int64_t sp_axes_count(const sp_mesh_t *m, const sp_axes_t *a);
+/* The group's size at the real mesh (the value a collective's avg divides by), and whether the
+   group has an axis the mesh cutoff checks smaller */
+int64_t sp_axes_real_count(const sp_mesh_t *m, const sp_axes_t *a);
+int sp_axes_cut(const sp_mesh_t *m, const sp_axes_t *a);
 int64_t sp_axes_index(const sp_mesh_t *m, const sp_axes_t *a, int64_t rank);
 /* The rank of the group member with index k (same coordinates as rank off the axes). */
 int64_t sp_axes_member(const sp_mesh_t *m, const sp_axes_t *a, int64_t rank, int64_t k);
@@ -87,8 +93,12 @@ int sp_coll_broadcast(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, int64
 int sp_coll_reduce(sp_ectx_t E, const sp_mesh_t *m, const sp_axes_t *a, sp_red_t op, int64_t root,
                    const sp_tensor_t *in, sp_tensor_t *out, sp_op_err_t *err);
 
-/* Elementwise reduction of n tensors of one shape (sum, avg, max, min). */
+/* Elementwise reduction of the n tensors of one group, in member order (sum, avg, max, min):
+   avg divides by nreal, the group's size at the real mesh.  cut: the group has an axis the mesh
+   cutoff checks smaller; its sums are then sums over an axis for the count test (SP_NODE_AXSUM),
+   except the sum of a whole decomposition of a pending reduction (src/plan.c distribute), which
+   is its value (docs/soundness.md, "Mesh cutoff"). */
 int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int64_t n,
-                      sp_tensor_t *out, sp_op_err_t *err);
+                      int64_t nreal, int cut, sp_tensor_t *out, sp_op_err_t *err);
 
 #endif

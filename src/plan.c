@@ -34,7 +34,7 @@ sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
     }
     for (size_t k = 0; k < ms->nbinds; k++) {
         const sp_ast_bind_t *b = &ms->binds[k];
-        int64_t n;
+        int64_t n, real;
         I->nranks = 1;
         I->active = NULL;
         if (!eval_int(I, b->value, -1, &n)) {
@@ -45,6 +45,7 @@ sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
             return SP_ERR_INPUT;
         }
         /* the mesh cutoff: an axis the plan is uniform along runs at its checked size */
+        real = n;
         for (int c = 0; c < C->ncutoff; c++)
             if (strcmp(C->cutoff[c].name, b->name.str) == 0 && C->cutoff[c].real == n)
                 n = C->cutoff[c].red;
@@ -58,6 +59,7 @@ sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
             return SP_ERR_INPUT;
         }
         snprintf(C->mesh.name[C->mesh.naxes], sizeof C->mesh.name[0], "%s", b->name.str);
+        C->mesh.real[C->mesh.naxes] = real;
         C->mesh.size[C->mesh.naxes++] = n;
         C->mesh.nranks *= n;
     }
@@ -149,10 +151,21 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             sp_tensor_copy(&sum, &out[r]);
             int64_t numel = sp_tensor_numel(&sum);
             sp_red_t op = L->pop[k];
+            /* over an axis the mesh cutoff checks smaller, the parts are its members' and the
+               value holds one of them (src/members.c; docs/soundness.md, "Mesh cutoff") */
+            uint8_t cutmask = 0;
+            for (int c = 0; c < C->ncutoff && c < SP_MAX_AXES; c++)
+                for (int i = 0; i < a->n; i++)
+                    if (strcmp(C->mesh.name[a->axis[i]], C->cutoff[c].name) == 0)
+                        cutmask |= (uint8_t)(1u << c);
+            if (cutmask && (op == SP_RED_SUM || op == SP_RED_AVG))
+                sp_members_whole(C, &sum, cutmask);
             if (op == SP_RED_AVG) {
-                /* avg of the parts is w: the parts sum to n * w */
+                /* avg of the parts is w: the parts sum to N * w, N the group's real size
+                   (what avg divides by: src/mesh.c) */
+                int64_t nr = sp_axes_real_count(&C->mesh, a);
                 for (int64_t i = 0; i < numel; i++)
-                    sum.v[i] = sp_expr_mul(C->E, sp_expr_const_si(C->E, n, 1), sum.v[i]);
+                    sum.v[i] = sp_expr_mul(C->E, sp_expr_const_si(C->E, nr, 1), sum.v[i]);
             }
             for (int64_t j = 0; j + 1 < n; j++) {
                 int64_t q = sp_axes_member(&C->mesh, a, r, j);
@@ -160,12 +173,23 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
                     continue; /* every part holds the value itself (see docs/soundness.md) */
                 /* an input's parts are inputs of the plan (`x.part0#4`), a cut's are cut
                    symbols (`y.part0@4`: a counterexample naming one is not end-to-end) */
-                char nm[512];
+                char nm[512], prefix[600];
                 snprintf(nm, sizeof nm, "%s.part%lld", name, (long long)j);
                 sp_tensor_t part;
                 sp_tensor_init(&part);
                 /* the group's block (src/ops_pos.c) */
-                fresh_symbols(C, nm, input ? '#' : '@', sum.shape, sum.ndim, sum.pos, &part);
+                fresh_symbols_as(C, nm, input ? '#' : '@', sum.shape, sum.ndim, sum.pos, &part,
+                                 prefix, sizeof prefix);
+                if (cutmask) {
+                    int64_t mco[SP_MAX_AXES];
+                    for (int c = 0; c < SP_MAX_AXES; c++) {
+                        int ax = c < C->ncutoff && (cutmask >> c & 1)
+                                     ? sp_mesh_axis(&C->mesh, C->cutoff[c].name)
+                                     : -1;
+                        mco[c] = ax >= 0 ? sp_mesh_coord(&C->mesh, q, ax) : -1;
+                    }
+                    sp_members_part(C, prefix, mco);
+                }
                 for (int64_t i = 0; i < numel; i++)
                     sum.v[i] = sp_expr_sub(C->E, sum.v[i], part.v[i]);
                 sp_tensor_clear(&out[q]);
@@ -297,7 +321,7 @@ sp_status_t plan_layout_decl(interp_t *I, const sp_ast_stmt_t *s)
 static void split_whole_real(sp_check_t *C, const sp_axes_t *axes, const sp_tensor_t *in,
                              int64_t dim, sp_loc_t loc)
 {
-    int64_t n = sp_axes_count(&C->mesh, axes);
+    int64_t n = sp_axes_real_count(&C->mesh, axes);
     fmpq_t q;
     fmpq_init(q);
     for (int64_t r = 0; r < C->mesh.nranks && n > 1; r++) {

@@ -375,6 +375,7 @@ struct sp_pos_rt {
         int named; /* hi - lo has a coefficient of rank coordinates or loop variables */
     } *memo;                 /* open addressing, a power of two */
     size_t nmemo, capmemo;
+    int ncutoff;             /* C->ncutoff the monomials were read with (pos_read) */
 };
 
 static void pos_rt_free(sp_check_t *C)
@@ -392,6 +393,8 @@ static void pos_rt_free(sp_check_t *C)
 
 static struct sp_pos_rt *pos_rt_get(sp_check_t *C)
 {
+    if (C->pos_rt && C->pos_rt->ncutoff != C->ncutoff)
+        pos_rt_free(C); /* a run with another mesh cutoff: its monomials are other ones */
     if (C->pos_rt)
         return C->pos_rt;
     struct sp_pos_rt *R = flint_calloc(1, sizeof(*R));
@@ -408,6 +411,7 @@ static struct sp_pos_rt *pos_rt_get(sp_check_t *C)
         loops_of(&R->S, &C->funcs[i]->body);
     R->capmemo = 256;
     R->memo = flint_calloc(R->capmemo, sizeof(*R->memo));
+    R->ncutoff = C->ncutoff;
     C->pos_rt = R;
     return R;
 }
@@ -450,18 +454,48 @@ static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_a
                 strcmp(S->names[rank - S->nd] + 5, S->names[axis - S->nd]) == 0)
                 *named = 2;
         }
+        /* under the mesh cutoff a cut axis's size is one more reduced size: its exponent is
+           part of the monomial (slots nd + c, c its index in C->cutoff), so that B/dp and B
+           scale apart (sp_pos_scale); the other names are not (a mesh size is real) */
+        int key[LP_VARS];
+        int nk = S->nd;
+        memcpy(key, b.e[0], sizeof key);
+        const sp_check_t *C = S->C;
+        if (C->ncutoff > 0) {
+            if (S->nd + C->ncutoff + 1 >= LP_VARS) {
+                lp_clear(&a);
+                lp_clear(&b);
+                return 0;
+            }
+            int other = 0;
+            for (int v = S->nd; v < LP_VARS; v++)
+                key[v] = 0;
+            for (int v = S->nd; v < S->nd + S->nnames; v++) {
+                int c = 0;
+                while (c < C->ncutoff && strcmp(C->cutoff[c].name, S->names[v - S->nd]) != 0)
+                    c++;
+                if (c < C->ncutoff)
+                    key[S->nd + c] += b.e[0][v];
+                else
+                    other |= b.e[0][v] != 0;
+            }
+            for (int c = 0; c < C->ncutoff; c++)
+                zero &= key[S->nd + c] == 0;
+            nk = S->nd + C->ncutoff;
+            key[LP_VARS - 1] = other; /* for sp_pos_exps: other names in the extent */
+        }
         if (zero) {
             id = 1;
         } else {
             int i = 0;
-            while (i < R->nmono && memcmp(R->mono[i], b.e[0], (size_t)S->nd * sizeof(int)) != 0)
+            while (i < R->nmono && memcmp(R->mono[i], key, (size_t)nk * sizeof(int)) != 0)
                 i++;
             if (i == R->nmono) {
                 if (R->nmono == R->capmono) {
                     R->capmono = R->capmono ? 2 * R->capmono : 16;
                     R->mono = flint_realloc(R->mono, (size_t)R->capmono * sizeof(*R->mono));
                 }
-                memcpy(R->mono[R->nmono++], b.e[0], sizeof(*R->mono));
+                memcpy(R->mono[R->nmono++], key, sizeof(*R->mono));
             }
             id = i + 2;
         }
@@ -484,6 +518,9 @@ int32_t sp_pos_monomial(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_exp
         return id;
     for (int v = 0; v < R->S.nd; v++)
         if (R->mono[id - 2][v] != 0 && C->dims[v].red != C->dims[v].real)
+            return id;
+    for (int c = 0; c < C->ncutoff && R->S.nd + c < LP_VARS; c++)
+        if (R->mono[id - 2][R->S.nd + c] != 0 && C->cutoff[c].red != C->cutoff[c].real)
             return id;
     return 1;
 }
@@ -551,6 +588,19 @@ int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out)
             return 0;
         }
         fmpq_set_si(q, C->dims[v].real, (ulong)C->dims[v].red);
+        for (int k = 0; k < (e < 0 ? -e : e); k++) {
+            if (e > 0)
+                fmpq_mul(out, out, q);
+            else
+                fmpq_div(out, out, q);
+        }
+    }
+    /* the axes the mesh cutoff checks smaller (pos_read's slots nd + c) */
+    for (int c = 0; c < C->ncutoff && R->S.nd + c < LP_VARS - 1; c++) {
+        int e = R->mono[id - 2][R->S.nd + c];
+        if (e == 0 || C->cutoff[c].red <= 0)
+            continue;
+        fmpq_set_si(q, C->cutoff[c].real, (ulong)C->cutoff[c].red);
         for (int k = 0; k < (e < 0 ? -e : e); k++) {
             if (e > 0)
                 fmpq_mul(out, out, q);

@@ -68,9 +68,10 @@ static void header(const sp_check_t *C, FILE *out)
         for (int c = 0; c < C->ncutoff; c++)
             fprintf(out, "%s %s=%lld checked as %s=%lld", c ? "," : "", C->cutoff[c].name,
                     (long long)C->cutoff[c].real, C->cutoff[c].name, (long long)C->cutoff[c].red);
-        fprintf(out, " (%lld ranks; the plan is uniform along %s; no proof: without "
-                     "--mesh-cutoff every rank is checked)\n",
-                (long long)C->mesh.nranks, C->ncutoff > 1 ? "them" : "it");
+        fprintf(out, " (%lld ranks; the plan is uniform along %s, and no sum over %s counts "
+                     "or relates more members than checked: docs/soundness.md, \"Mesh cutoff\")\n",
+                (long long)C->mesh.nranks, C->ncutoff > 1 ? "them" : "it",
+                C->ncutoff > 1 ? "them" : "it");
     }
     if ((C->opt.verbose || C->cutoff_fallback) && C->cutoff_note[0]) {
         /* one line per axis kept at its real size ("none; " when no axis was cut) */

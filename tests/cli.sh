@@ -174,26 +174,25 @@ cmp -s "$tmp/ops.md" "$root/docs/operators.md" ||
 expect 0 "^matmul " ops
 runs=$((runs + 1))
 
-# the mesh cutoff (opt-in since 2026-12-02): named in the report (text and JSON), no difference
-# under it is UNKNOWN, --full-mesh undoes it, -v says why an axis was not cut
+# the mesh cutoff (opt-in): named in the report (text and JSON), a proof since 2026-12-07 (the
+# count and members tests over the cut axis), --full-mesh undoes it, -v says why an axis was not cut
 cut=$root/tests/plans/ok/cutoff_mlp_dp8.sp
 expect 0 "^EQUIVALENT" check "$cut" --no-progress
 "$bin" check "$cut" --no-progress 2>&1 | grep -q "^mesh cutoff: dp" && bad "the cutoff is on by default"
-expect 3 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks; the plan is uniform along it; no proof" \
+expect 0 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks; the plan is uniform along it, and no sum over it counts" \
     check "$cut" --no-progress --mesh-cutoff
-expect 3 "^\(--mesh-cutoff: no difference on the checked mesh \(dp=3 for 8\), which is no proof on the real mesh" \
-    check "$cut" --no-progress --mesh-cutoff
+expect 0 "^EQUIVALENT" check "$cut" --no-progress --mesh-cutoff
 # an axis index (transpose(t, 0, 3)) is a position, no factor: 3 stays a possible checked size
-expect 3 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks;" \
+expect 0 "^mesh cutoff: dp=8 checked as dp=3 \(6 ranks;" \
     check "$root/tests/plans/ok/cutoff_positions_not_factors.sp" --no-progress --mesh-cutoff
-expect 3 '"checked": 3' check "$cut" --no-progress --mesh-cutoff --format json
-expect 3 '"unproved": "--mesh-cutoff: ' check "$cut" --no-progress --mesh-cutoff --format json
+expect 0 '"checked": 3' check "$cut" --no-progress --mesh-cutoff --format json
+"$bin" check "$cut" --no-progress --mesh-cutoff --format json 2>&1 | grep -q '"unproved"' && bad "--mesh-cutoff: EQUIVALENT marked unproved"
 "$bin" check "$cut" --no-progress --mesh-cutoff --full-mesh 2>&1 | grep -q "mesh cutoff" && bad "--full-mesh: the report names a cutoff"
 expect 1 "^mesh cutoff: none; dp at its real size: the program tells its ranks apart or uses its size other than as a factor \(rank.dp at line 31\)" \
     check "$root/tests/plans/bugs/cutoff_mlp_dp8_one_rank.sp" --no-progress --mesh-cutoff -v
-# find L: (dp - 5) * x vanishes on the checked dp = 5: UNKNOWN under the cutoff, NOT EQUIVALENT
-# by default
-expect 3 "^\(--mesh-cutoff: no difference on the checked mesh \(dp=5 for 8\)" \
+# find L: (dp - 5) * x vanishes on the checked dp = 5: the all_reduce of a replicated x counts
+# the members, so the real mesh is checked, where the difference is found
+expect 1 "^mesh cutoff: none; with dp=5 a sum over an axis in the values of y \(.*cutoff_polynomial_in_axis_size.sp:21:3\) counts elements" \
     check "$root/tests/plans/bugs/cutoff_polynomial_in_axis_size.sp" --no-progress --mesh-cutoff
 runs=$((runs + 1))
 
