@@ -1036,8 +1036,17 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         for (int c = 0; c < C->ncutoff; c++)
             snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s=%lld", c ? ", " : "",
                      C->cutoff[c].name, (long long)C->cutoff[c].red);
+        char ill[300] = "the program was ill-formed";
+        for (size_t i = dm.n; v == SHARDPROOF_BAD_INPUT && i < sp_diags_count(C->d); i++) {
+            const sp_diag_t *g = sp_diags_get(C->d, i);
+            if (g->severity == SP_SEV_ERROR) { /* the first error, as the cut mesh met it */
+                snprintf(ill, sizeof ill, "the program was ill-formed (line %u: %s)", g->line,
+                         g->msg);
+                break;
+            }
+        }
         const char *what =
-            v == SHARDPROOF_BAD_INPUT ? "the program was ill-formed"
+            v == SHARDPROOF_BAD_INPUT ? ill
             : C->resize >= 2 ? "no difference was found, but the reference executor found one at "
                                "the real sizes"
             : C->resize_why == SP_NOWIT_CUTOFF_VALUE

@@ -438,6 +438,9 @@ int32_t sp_pos_monomial(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_exp
 /* The monomial id's value at the real sizes over its value at the reduced ones, in out; 0 if
    the id is not an interned monomial. */
 int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out);
+/* Monomial id times (sign 1) or over (sign -1) the sizes of a's axes that the mesh cutoff
+   checks smaller: a shard's or a gather's extent (0: not known; id when no axis is cut) */
+int32_t sp_pos_per_axes(sp_check_t *C, int32_t id, const sp_axes_t *a, int sign);
 /* members.c: prefix's symbols (source tensors) have like's axes; t's axes are blocks of their
    dims; a new run at new sizes; the test of a stage's pairs a[q] ~ b[q] (q < nq, imported into
    E, whose first len nodes are the import) at rank[q], local index index[q]: 1 when a monomial

@@ -291,9 +291,8 @@ const sp_opt_t sp_cli_opts[] = {
      "an earlier --fast-shapes"},
     {O_MESH_CUTOFF, "--mesh-cutoff", NULL, SP_ARG_NONE, NULL, RUN, R,
      "check an axis of 4 or more ranks that the plan never tells apart at a smaller prime size "
-     "(docs/soundness.md): quicker on large meshes, and a difference found is reported as "
-     "usual, but no difference is UNKNOWN, not EQUIVALENT (a value polynomial in the axis size "
-     "can vanish at the checked size only)"},
+     "(docs/soundness.md, \"Mesh cutoff\"): a proof where no sum over the axis counts its "
+     "members and no value relates more members than checked; else the real mesh is checked"},
     {O_FULL_MESH, "--full-mesh", NULL, SP_ARG_NONE, NULL, RUN, R,
      "check every rank of the mesh (the default): undoes an earlier --mesh-cutoff"},
     {O_MAX_MS, "--max-ms", NULL, SP_ARG_ONE, "N", RUN | EQ, R,

@@ -112,6 +112,12 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
     sp_tensor_t fullx = *full; /* the same elements; an extent not known gets one fresh id for
                                   every rank's block (src/ops_pos.c) */
     sp_pos_fill_ext(&fullx, &C->pos_next);
+    /* a shard over a group with an axis the mesh cutoff checks smaller: its extent is the
+       dim's over that axis (B/dp), which scales otherwise than B (src/reduce_sums.c) */
+    sp_tensor_t fullb = fullx;
+    for (int d = 0; d < L->ndim && d < fullb.ndim; d++)
+        if (L->axes[d].n > 0)
+            fullb.pos[d].ext = sp_pos_per_axes(C, fullb.pos[d].ext, &L->axes[d], -1);
     int64_t ext0[SP_MAX_DIMS]; /* the first rank's shard extents */
     int have0 = 0;
     for (int64_t r = 0; r < I->nranks; r++)
@@ -120,7 +126,7 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             int64_t start[SP_MAX_DIMS], end;
             for (int d = 0; d < L->ndim; d++)
                 sp_layout_range(&C->mesh, L, d, r, &start[d], &end);
-            int k = sp_pos_block(&out[r], &fullx, start, &C->pos_next);
+            int k = sp_pos_block(&out[r], &fullb, start, &C->pos_next);
             sp_note_composed(C, k, loc);
             sp_pos_note(C, &out[r], loc);
             /* a shard whose extent is not the full one's over a whole number of equal parts

@@ -4358,7 +4358,9 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
     uniform_expr(U, e->b);
     U->nolit -= exponent;
     for (size_t i = 0; i < e->nargs; i++) {
-        int nf = e->kind == SP_AST_CALL && no_factor(U, e, i);
+        /* an index of a name or a tensor (`x_m[13]`, not a range) selects: a position too */
+        int nf = (e->kind == SP_AST_CALL && no_factor(U, e, i)) ||
+                 (e->kind == SP_AST_INDEX && e->args[i].value->kind != SP_AST_RANGE);
         U->nolit += nf;
         uniform_expr(U, e->args[i].value);
         U->nolit -= nf;

@@ -416,6 +416,22 @@ static struct sp_pos_rt *pos_rt_get(sp_check_t *C)
     return R;
 }
 
+/* The id of the monomial key (its first nk exponents compared), interned */
+static int32_t mono_intern(struct sp_pos_rt *R, const int *key, int nk)
+{
+    int i = 0;
+    while (i < R->nmono && memcmp(R->mono[i], key, (size_t)nk * sizeof(int)) != 0)
+        i++;
+    if (i == R->nmono) {
+        if (R->nmono == R->capmono) {
+            R->capmono = R->capmono ? 2 * R->capmono : 16;
+            R->mono = flint_realloc(R->mono, (size_t)R->capmono * sizeof(*R->mono));
+        }
+        memcpy(R->mono[R->nmono++], key, sizeof(*R->mono));
+    }
+    return i + 2;
+}
+
 static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_ast_expr_t *hi,
                         int *named)
 {
@@ -484,21 +500,7 @@ static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_a
             nk = S->nd + C->ncutoff;
             key[LP_VARS - 1] = other; /* for sp_pos_exps: other names in the extent */
         }
-        if (zero) {
-            id = 1;
-        } else {
-            int i = 0;
-            while (i < R->nmono && memcmp(R->mono[i], key, (size_t)nk * sizeof(int)) != 0)
-                i++;
-            if (i == R->nmono) {
-                if (R->nmono == R->capmono) {
-                    R->capmono = R->capmono ? 2 * R->capmono : 16;
-                    R->mono = flint_realloc(R->mono, (size_t)R->capmono * sizeof(*R->mono));
-                }
-                memcpy(R->mono[R->nmono++], key, sizeof(*R->mono));
-            }
-            id = i + 2;
-        }
+        id = zero ? 1 : mono_intern(R, key, nk);
     }
     lp_clear(&a);
     lp_clear(&b);
@@ -567,6 +569,32 @@ static int32_t pos_lookup(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_e
             return m->id;
         }
     }
+}
+
+int32_t sp_pos_per_axes(sp_check_t *C, int32_t id, const sp_axes_t *a, int sign)
+{
+    if (C->ncutoff == 0 || id == 0 || id >= SP_POS_FRESH)
+        return id;
+    struct sp_pos_rt *R = pos_rt_get(C);
+    int nd = R->S.nd, key[LP_VARS], moved = 0;
+    if (nd + C->ncutoff + 1 >= LP_VARS || (id >= 2 && id - 2 >= R->nmono))
+        return 0;
+    if (id == 1)
+        memset(key, 0, sizeof key);
+    else
+        memcpy(key, R->mono[id - 2], sizeof key);
+    for (int i = 0; i < a->n; i++)
+        for (int c = 0; c < C->ncutoff; c++)
+            if (strcmp(C->cutoff[c].name, C->mesh.name[a->axis[i]]) == 0) {
+                key[nd + c] += sign;
+                moved = 1;
+            }
+    if (!moved)
+        return id;
+    int zero = 1;
+    for (int v = 0; v < nd + C->ncutoff; v++)
+        zero &= key[v] == 0;
+    return zero ? 1 : mono_intern(R, key, nd + C->ncutoff);
 }
 
 int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out)
