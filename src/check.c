@@ -984,6 +984,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->unproved[0] = '\0';
     C->limit_note[0] = '\0';
     C->clamped = SP_CLAMP_NONE;
+    C->cut_members = 0;
     C->value_real[0] = '\0';
     C->nuneven = 0;
     C->pos_exact_sum = C->pos_size_on_exact = C->pos_forms = C->npos_terms = C->npos_named =
@@ -1031,7 +1032,8 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->ncutoff > 0 && !C->opt.full_mesh &&
-        (v == SHARDPROOF_BAD_INPUT || (v == SHARDPROOF_UNKNOWN && C->unlifted))) {
+        (v == SHARDPROOF_BAD_INPUT || (v == SHARDPROOF_UNKNOWN && C->unlifted) ||
+         (C->cut_members && v != SHARDPROOF_NOT_EQUIVALENT))) {
         char axes[96] = "";
         for (int c = 0; c < C->ncutoff; c++)
             snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s=%lld", c ? ", " : "",
@@ -1045,8 +1047,13 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                 break;
             }
         }
+        if (C->cut_members && v != SHARDPROOF_BAD_INPUT)
+            snprintf(ill, sizeof ill,
+                     "a gather at line %u makes an axis whose positions are the members, which "
+                     "a position may tell apart",
+                     C->cut_members_loc.line);
         const char *what =
-            v == SHARDPROOF_BAD_INPUT ? ill
+            v == SHARDPROOF_BAD_INPUT || C->cut_members ? ill
             : C->resize >= 2 ? "no difference was found, but the reference executor found one at "
                                "the real sizes"
             : C->resize_why == SP_NOWIT_CUTOFF_VALUE

@@ -262,6 +262,9 @@ typedef struct sp_check {
     int clamped;             /* what the first operator that did what the reduction does not
                                 keep did: an sp_clamp_t (src/ops.h) */
     sp_loc_t clamp_loc;      /* that operator */
+    int cut_members;         /* under the mesh cutoff: a gather made an axis whose positions are
+                                the members of a cut axis (src/plan.c members_positions) */
+    sp_loc_t cut_members_loc;
     sp_loc_t *sum_read;      /* concatenations whose extent the reduction read (src/reduce_sums.c) */
     int nsum_read;
     struct sp_recv_read *recv_read; /* extents read for received tensors (src/reduce_sums.c) */
@@ -441,6 +444,8 @@ int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out);
 /* Monomial id times (sign 1) or over (sign -1) the sizes of a's axes that the mesh cutoff
    checks smaller: a shard's or a gather's extent (0: not known; id when no axis is cut) */
 int32_t sp_pos_per_axes(sp_check_t *C, int32_t id, const sp_axes_t *a, int sign);
+/* Does monomial id hold a cut axis's size as a factor (1 also when id is not known)? */
+int sp_pos_over_members(sp_check_t *C, int32_t id);
 /* members.c: prefix's symbols (source tensors) have like's axes; t's axes are blocks of their
    dims; a new run at new sizes; the test of a stage's pairs a[q] ~ b[q] (q < nq, imported into
    E, whose first len nodes are the import) at rank[q], local index index[q]: 1 when a monomial

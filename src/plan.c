@@ -350,6 +350,46 @@ static void split_whole_real(sp_check_t *C, const sp_axes_t *axes, const sp_tens
 }
 
 
+/*
+ * Under the mesh cutoff, a gather over a group with a cut axis (all_gather's dim, all_to_all's
+ * concat dim) of parts whose extent does not divide by the axis (a replicated [H] gathered into
+ * [dp*H]) makes an axis whose positions are the members: a literal position along it tells the
+ * members apart (`split(g, H, 0, 2)` is member 2's), which the members tests cannot see (at k =
+ * 3 members 0, 1 and 2 are all of them).  Noted; src/check.c then checks the real mesh.  A
+ * gather of shards of a dim (H/dp into H) makes positions of that dim, which the dims' rules
+ * keep (docs/soundness.md, "Mesh cutoff").
+ */
+static void members_positions(sp_check_t *C, const sp_axes_t *axes, const sp_tensor_t *in,
+                              int64_t dim, sp_loc_t loc)
+{
+    for (int64_t r = 0; r < C->mesh.nranks && !C->cut_members; r++) {
+        const sp_tensor_t *t = &in[r];
+        int64_t d = dim < 0 ? dim + t->ndim : dim;
+        if (t->ndim < 0 || d < 0 || d >= t->ndim)
+            continue;
+        int32_t m = sp_pos_per_axes(C, t->pos[d].ext, axes, 1);
+        if (m == 0 || m >= SP_POS_FRESH || sp_pos_over_members(C, m)) {
+            C->cut_members = 1;
+            C->cut_members_loc = loc;
+        }
+    }
+}
+
+/* A shard of in's dim over a cut group has the dim's extent over the group's cut axes (as
+   src/plan.c distribute's shards): in's tensors with that extent, sharing their values */
+static sp_tensor_t *per_member(sp_check_t *C, const sp_axes_t *axes, const sp_tensor_t *in,
+                               int64_t dim)
+{
+    sp_tensor_t *b = flint_malloc((size_t)C->mesh.nranks * sizeof(sp_tensor_t));
+    for (int64_t r = 0; r < C->mesh.nranks; r++) {
+        b[r] = in[r];
+        int64_t d = dim < 0 ? dim + in[r].ndim : dim;
+        if (in[r].ndim >= 0 && d >= 0 && d < in[r].ndim)
+            b[r].pos[d].ext = sp_pos_per_axes(C, in[r].pos[d].ext, axes, -1);
+    }
+    return b;
+}
+
 /* ---- collectives and send/recv -------------------------------------------------------------- */
 
 /* collectives: parse arguments, then run across ranks */
@@ -544,14 +584,22 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
                 in[r].ndim = -1;
             }
     }
+    /* under the mesh cutoff: a split over a cut group has the extent over it */
+    int cut = in && sp_axes_cut(&C->mesh, &axes);
+    sp_tensor_t *inb = NULL;
+    if (cut && (!strcmp(name, "reduce_scatter") || !strcmp(name, "all_to_all")))
+        inb = per_member(C, &axes, in, !strcmp(name, "all_to_all") ? split : dim);
+    if (cut && (!strcmp(name, "all_gather") || !strcmp(name, "all_to_all")))
+        members_positions(C, &axes, in, !strcmp(name, "all_to_all") ? concat : dim, e->loc);
     if (!strcmp(name, "all_reduce"))
         ok = sp_coll_all_reduce(C->E, &C->mesh, &axes, op, in, res, &err);
     else if (!strcmp(name, "all_gather"))
         ok = sp_coll_all_gather(C->E, &C->mesh, &axes, (int)dim, in, res, &err);
     else if (!strcmp(name, "reduce_scatter"))
-        ok = sp_coll_reduce_scatter(C->E, &C->mesh, &axes, (int)dim, op, in, res, &err);
+        ok = sp_coll_reduce_scatter(C->E, &C->mesh, &axes, (int)dim, op, inb ? inb : in, res, &err);
     else if (!strcmp(name, "all_to_all"))
-        ok = sp_coll_all_to_all(C->E, &C->mesh, &axes, (int)split, (int)concat, in, res, &err);
+        ok = sp_coll_all_to_all(C->E, &C->mesh, &axes, (int)split, (int)concat, inb ? inb : in,
+                                res, &err);
     else if (!strcmp(name, "broadcast"))
         ok = sp_coll_broadcast(C->E, &C->mesh, &axes, root, in, res, &err);
     else if (!strcmp(name, "reduce"))
@@ -630,6 +678,7 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     }
     if (ok && in && (!strcmp(name, "all_to_all") || !strcmp(name, "reduce_scatter")))
         split_whole_real(C, &axes, in, !strcmp(name, "all_to_all") ? split : dim, e->loc);
+    flint_free(inb);
     pval_free(x, I->nranks);
     sp_note_clamped(C, err.clamped, e->loc);
     for (int64_t r = 0; ok && r < I->nranks; r++)

@@ -1705,6 +1705,26 @@ static void collect_expr(const sp_check_t *C, const sp_mesh_t *mesh, const sp_as
                 !(e->args[i].key.str && strcmp(e->args[i].key.str, "index") == 0))
                 avoid_literal(x, V, 1);
         }
+        if (strcmp(e->name, "split") == 0) {
+            /* a piece of a literal size at a literal index, split(x, 1, 0, 2), is a slice with
+               literal bounds: k * s and (k + 1) * s are literal positions (else B = 3 made
+               pieces 0, 1 and 2 all of B: helper-68's review, 2026-12-07) */
+            const sp_ast_expr_t *sz = NULL, *ix = NULL;
+            for (size_t i = 0; i < e->nargs; i++) {
+                const char *k = e->args[i].key.str;
+                if (k ? !strcmp(k, "size") || !strcmp(k, "split_size") : i == 1)
+                    sz = e->args[i].value;
+                if (k ? strcmp(k, "index") == 0 : i == 3)
+                    ix = e->args[i].value;
+            }
+            int64_t sv, kv;
+            if (sz && ix && literal_only(sz) && literal_only(ix) &&
+                ival(C, mesh, sz, 0, &sv) > 0 && ival(C, mesh, ix, 0, &kv) > 0 && sv > 0 &&
+                kv >= 0 && kv < SP_DIM_MAX / sv - 1) {
+                sv_lit(V, kv * sv, 0);
+                sv_lit(V, (kv + 1) * sv, 0);
+            }
+        }
         if (strcmp(e->name, "concat") == 0 || strcmp(e->name, "cat") == 0) {
             /* n parts of one extent make n times it: n is a factor, so two extents equal at
                the reduced sizes through it are equal at the real ones (concat(concat(a, a), w)
@@ -4323,6 +4343,9 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
         (mesh_literal(e->a, U->mesh, U->ax) || mesh_literal(e->b, U->mesh, U->ax)))
         non_uniform(U, U->axis, e->loc, "a literal factor equal to the size of a group of axes "
                     "with it");
+    /* the size as an exponent (`x ^ dp`): a value that is no factor */
+    if (U->axis && e->kind == SP_AST_BINOP && e->op == SP_BIN_POW && depends_on_axis(U, e->b))
+        non_uniform(U, U->axis, e->loc, "its size in an exponent");
     if (e->kind == SP_AST_NUM && U->nolit == 0) {
         add_lit(U, fmpq_numref(e->value));
         add_lit(U, fmpq_denref(e->value));

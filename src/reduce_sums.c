@@ -597,6 +597,19 @@ int32_t sp_pos_per_axes(sp_check_t *C, int32_t id, const sp_axes_t *a, int sign)
     return zero ? 1 : mono_intern(R, key, nd + C->ncutoff);
 }
 
+int sp_pos_over_members(sp_check_t *C, int32_t id)
+{
+    struct sp_pos_rt *R = C->pos_rt;
+    if (id == 1)
+        return 0;
+    if (R == NULL || id < 2 || id - 2 >= R->nmono)
+        return 1;
+    for (int c = 0; c < C->ncutoff && R->S.nd + c < LP_VARS - 1; c++)
+        if (R->mono[id - 2][R->S.nd + c] > 0)
+            return 1;
+    return 0;
+}
+
 int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out)
 {
     struct sp_pos_rt *R = C->pos_rt;

@@ -516,7 +516,9 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
        there says nothing about the real sizes (docs/soundness.md, "Counts"); a difference is
        still one, lifted to the model's inputs like any other */
     sp_expr_t at = SP_EXPR_NONE;
-    int counts = ok && nq > 0 && !C->opt.real_sizes && sp_check_reduced(C) ? sp_engine_counts(S, &at) : 0;
+    /* a reduced dim or a cut mesh axis (its members: docs/soundness.md, "Mesh cutoff") */
+    int reduced = sp_check_reduced(C) || C->ncutoff > 0;
+    int counts = ok && nq > 0 && !C->opt.real_sizes && reduced ? sp_engine_counts(S, &at) : 0;
     if (counts == -2) { /* the test ran out of time: the stage is undecided, not counted */
         ok = counts = 0;
         s->status = SP_STAGE_UNKNOWN;
@@ -599,7 +601,8 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     s->counts = counts || sp_engine_counted(S) != SP_EXPR_NONE;
     if (s->status == SP_STAGE_PROVED && s->counts)
         stage_counted(s); /* the test, or a case split's leaf, counted */
-    if (s->status == SP_STAGE_PROVED && nq > 0 && !C->opt.real_sizes && sp_check_reduced(C))
+    if (s->status == SP_STAGE_PROVED && nq > 0 && !C->opt.real_sizes &&
+        (sp_check_reduced(C) || C->ncutoff > 0))
         stage_held(C, s, E, imported, &P, skip, a, b, nq, W);
     sp_result_clear(&r);
     flint_free(skip);
