@@ -129,6 +129,72 @@ static void test_check_sums_of_sizes(void **state)
    real sizes, where the checker alone finds the difference, and past the element limit says
    UNKNOWN (before session 40 both were EQUIVALENT).  A square of a sum holds two of K's
    elements per monomial: proved at the reduced sizes. */
+/*
+ * The mesh cutoff as a proof (docs/soundness.md, "Mesh cutoff"): a mean over each rank's rows
+ * averaged over dp = 8 checked at 3 is EQUIVALENT by the checker alone (the rows' real count,
+ * the avg's real divisor); the all-reduce of a replicated value counts the members, so the real
+ * mesh is checked; Newton's identity over the parts of a pending sum (w^4 at three members)
+ * goes to the real mesh too.
+ */
+static void test_check_cutoff_proof(void **state)
+{
+    (void)state;
+    static const char *const mean =
+        "dim B = 4096, H = 64\n"
+        "model m {\n  input x : [B, H]\n  param w : [H]\n  l = mean(x * w)\n  output l\n}\n"
+        "plan p of m {\n  mesh dp = 8\n  x : [B@dp, H]\n  w : [H]\n"
+        "  output l = all_reduce(mean(x * w), avg, dp) : []\n}\n";
+    shardproof_options_t o;
+    shardproof_options_default(&o);
+    o.no_cross_check = 1;
+    o.mesh_cutoff = 1;
+    shardproof_verdict_t v;
+    char *r = check_report(&o, "mean.sp", mean, strlen(mean), SHARDPROOF_FORMAT_TEXT, &v);
+    if (v != SHARDPROOF_EQUIVALENT || strstr(r, "mesh cutoff: dp=8 checked as dp=3") == NULL)
+        fprintf(stderr, "%s\n", r);
+    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_non_null(strstr(r, "mesh cutoff: dp=8 checked as dp=3"));
+    free(r);
+    /* the same with the ranks' means summed, not averaged: dp times the model's */
+    char wrong[1024];
+    snprintf(wrong, sizeof wrong, "%s", mean);
+    char *at = strstr(wrong, "avg, dp)");
+    assert_non_null(at);
+    memcpy(at, "sum", 3);
+    o.no_cross_check = 0;
+    r = check_report(&o, "sum.sp", wrong, strlen(wrong), SHARDPROOF_FORMAT_TEXT, &v);
+    assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
+    free(r);
+    static const char *const count =
+        "dim H = 2\n"
+        "model m {\n  input x : [H]\n  y = x + x + x\n  output y\n}\n"
+        "plan p of m {\n  mesh dp = 8\n  x : [H]\n  y = all_reduce(x, sum, dp)\n"
+        "  output y = y : [H]\n}\n";
+    r = check_report(&o, "count.sp", count, strlen(count), SHARDPROOF_FORMAT_TEXT, &v);
+    if (v != SHARDPROOF_NOT_EQUIVALENT)
+        fprintf(stderr, "%s\n", r);
+    assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
+    assert_non_null(strstr(r, "counts elements (its terms share a monomial), so the real mesh "
+                              "is checked"));
+    free(r);
+    static const char *const parts =
+        "dim H = 8\n"
+        "model m {\n  input w : [H]\n  y = w * w * w * w\n  output y\n}\n"
+        "plan p of m {\n  mesh dp = 16\n  w : [H] partial(sum@dp)\n"
+        "  p1 = all_reduce(w, sum, dp)\n  p2 = all_reduce(w * w, sum, dp)\n"
+        "  p3 = all_reduce(w * w * w, sum, dp)\n  p4 = all_reduce(w * w * w * w, sum, dp)\n"
+        "  a = p1 * p1 * p2\n  c = p2 * p2\n"
+        "  y = a + a + a + a + a + a - c - c - c - 8 * p1 * p3 + p4 + p4 + p4 + p4 + p4 + p4\n"
+        "  output y = y : [H]\n}\n";
+    o.no_cross_check = 1;
+    r = check_report(&o, "parts.sp", parts, strlen(parts), SHARDPROOF_FORMAT_TEXT, &v);
+    if (v == SHARDPROOF_EQUIVALENT || strstr(r, "so the real mesh is checked") == NULL)
+        fprintf(stderr, "%s\n", r);
+    assert_int_not_equal(v, SHARDPROOF_EQUIVALENT);
+    assert_non_null(strstr(r, "mesh cutoff: none; with dp=3 "));
+    free(r);
+}
+
 static void test_check_relation_of_sums(void **state)
 {
     (void)state;
@@ -767,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_check_bug_located),
         cmocka_unit_test(test_check_second_reference_run),
         cmocka_unit_test(test_check_relation_of_sums),
+        cmocka_unit_test(test_check_cutoff_proof),
         cmocka_unit_test(test_check_loop_variable_and_literal_sizes),
         cmocka_unit_test(test_check_deadline_passed),
         cmocka_unit_test(test_check_reports_identical_across_jobs),
