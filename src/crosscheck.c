@@ -257,11 +257,11 @@ static void witness_str(sp_check_t *C, const sp_ref_result_t *r, int reduced, sp
    where it took a size used as a value at its real size (C->value_real; docs/soundness.md
    "Sizes as values"): no input of the plan at any sizes (`shardproof run --dims` takes sizes
    at the sizes it is given); SP_NOWIT_COUNTS, a failed stage's values count elements at the
-   checked sizes (failed_counts); SP_NOWIT_CUTOFF_VALUE, under the mesh cutoff, whose checked
-   mesh sizes used as values are values at the checked size, the checked program took a size
-   used as a value at its real size: a dim equal to a mesh size at the real sizes (`x * K`
-   against `x * dp`, K = dp = 8) is apart from it at the checked ones in both the checker and
-   the reference executor (helper-60's review, 2026-12-06); the real mesh is checked first. */
+   checked sizes (failed_counts); SP_NOWIT_CUTOFF_VALUE, under the mesh cutoff, the checked
+   program took a size used as a value at its real size (a cut axis's too, since 2026-12-07)
+   where the reference executor, running the checked mesh, takes the checked ones: a dim equal
+   to a mesh size at the real sizes (`x * K` against `x * dp`, K = dp = 8) is apart from it at
+   the checked ones (helper-60's review, 2026-12-06); the real mesh is checked first. */
 static shardproof_verdict_t no_witness(sp_check_t *C, sp_nowit_t why, int n, sp_sbuf_t *b)
 {
     switch (why) {
@@ -291,8 +291,8 @@ static shardproof_verdict_t no_witness(sp_check_t *C, sp_nowit_t why, int n, sp_
         break;
     case SP_NOWIT_CUTOFF_VALUE:
         sp_sbuf_printf(b, "not lifted: the program uses %s as a value, which the checked "
-                          "program takes at its real size, and the mesh cutoff's sizes at "
-                          "their checked ones: the real mesh is checked\n",
+                          "program takes at its real size and the reference executor, on the "
+                          "cut mesh, at its checked one: the real mesh is checked\n",
                        C->value_real);
         break;
     }

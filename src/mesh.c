@@ -298,11 +298,18 @@ int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int
             out->v[i] = sp_expr_div(E, group_sum(E, args, n, cut), sp_expr_const_si(E, nreal, 1));
             break;
         case SP_RED_MAX:
-            out->v[i] = sp_expr_nary(E, SP_OP_MAX, args, (uint32_t)n);
+        case SP_RED_MIN: {
+            /* the max of copies of one value is that value (a pending max's parts are copies:
+               src/plan.c distribute), not an atom of it, which src/members.c would take as
+               holding no element (the plan-level fuzzer, seed 4100, mutant 1149) */
+            int64_t k = 1;
+            while (k < n && args[k] == args[0])
+                k++;
+            out->v[i] = k == n ? args[0]
+                               : sp_expr_nary(E, op == SP_RED_MAX ? SP_OP_MAX : SP_OP_MIN, args,
+                                              (uint32_t)n);
             break;
-        case SP_RED_MIN:
-            out->v[i] = sp_expr_nary(E, SP_OP_MIN, args, (uint32_t)n);
-            break;
+        }
         }
     }
     flint_free(args);
