@@ -911,7 +911,7 @@ static void held_text(const sp_check_t *C, const sp_stage_t *s, char *buf, size_
     if (d >= C->ndims) { /* a mesh axis the cutoff checks smaller (src/members.c) */
         int c = d - C->ndims;
         snprintf(buf, len,
-                 "a monomial of %s (%s:%u:%u) may hold the parts of %d members of the mesh axis "
+                 "a monomial of %s (%s:%u:%u) may hold the own values of %d members of the mesh axis "
                  "%s, more than the %d checked",
                  s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
                  s->plan_loc.col, s->held, c < C->ncutoff ? C->cutoff[c].name : "?",

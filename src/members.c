@@ -55,6 +55,10 @@ typedef struct {
        decomposed into such parts holds one member of each axis in whole (a bit per c) */
     int64_t mco[SP_MAX_AXES];
     uint8_t whole;
+    /* a source sharded over a group with cut axis c along axis mdim[c] (-1: none, -2: in two
+       ways or unevenly: members not known): coordinate p is member (p / mdiv[c]) % k's */
+    int8_t mdim[SP_MAX_AXES];
+    int64_t mdiv[SP_MAX_AXES];
 } src_t;
 
 struct sp_members {
@@ -198,8 +202,11 @@ void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *lik
     src_t *S = &M->src[k];
     flint_free(S->exps);
     S->exps = NULL;
-    for (int c = 0; c < SP_MAX_AXES; c++)
+    for (int c = 0; c < SP_MAX_AXES; c++) {
         S->mco[c] = -1;
+        S->mdim[c] = -1;
+        S->mdiv[c] = 0;
+    }
     S->whole = 0;
     S->ndim = like->ndim < 0 ? 0 : like->ndim;
     int nd = C->ndims;
@@ -258,17 +265,24 @@ void sp_members_part(sp_check_t *C, const char *prefix, const int64_t *mco)
             M->src[k].mco[c] = mco[c];
 }
 
-void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
+/* Every distinct source of t's values: whole |= mask, and (c >= 0) sharded over cut axis c
+   along axis d in blocks of mdiv (0: not evenly); a value that is no source's symbol (an
+   expression: a part of an earlier decomposition) makes the members of those axes unknown */
+static void mark_sources(sp_check_t *C, const sp_tensor_t *t, uint8_t mask, int c, int d,
+                         int64_t mdiv)
 {
     struct sp_members *M = get(C);
+    uint8_t bits = (uint8_t)(mask | (c >= 0 ? 1u << c : 0u));
     int64_t n = t->ndim < 0 ? 0 : sp_tensor_numel(t);
     char pre[1024];
     int last = -1;
     size_t lastlen = 0;
-    for (int64_t i = 0; i < n && mask; i++) {
+    for (int64_t i = 0; i < n && bits; i++) {
         sp_expr_t x = t->v[i];
+        if (sp_expr_op(C->E, x) == SP_OP_CONST)
+            continue; /* holds no element */
         if (sp_expr_op(C->E, x) != SP_OP_SYM) {
-            M->unsafe |= mask; /* an expression (a part of an earlier decomposition) */
+            M->unsafe |= bits;
             continue;
         }
         const char *nm = sp_expr_sym_name(C->E, x);
@@ -286,13 +300,33 @@ void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
             k = find(M, pre);
         }
         if (k < 0) {
-            M->unsafe |= mask;
+            M->unsafe |= bits;
             continue;
         }
-        M->src[k].whole |= mask;
+        src_t *S = &M->src[k];
+        S->whole |= mask;
+        if (c >= 0 && c < SP_MAX_AXES) {
+            if (mdiv <= 0 || d < 0 || d >= S->ndim ||
+                (S->mdim[c] >= 0 && (S->mdim[c] != d || S->mdiv[c] != mdiv)))
+                S->mdim[c] = -2;
+            else if (S->mdim[c] == -1) {
+                S->mdim[c] = (int8_t)d;
+                S->mdiv[c] = mdiv;
+            }
+        }
         last = k;
         lastlen = len;
     }
+}
+
+void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
+{
+    mark_sources(C, t, mask, -1, -1, 0);
+}
+
+void sp_members_sharded(sp_check_t *C, const sp_tensor_t *t, int c, int d, int64_t mdiv)
+{
+    mark_sources(C, t, 0, c, d, mdiv);
 }
 
 void sp_members_free(sp_check_t *C)
@@ -407,12 +441,15 @@ static void sym_members(const struct sp_members *M, const rsym_t *r, int v, int6
         if (r->src < 0)
             return;
         const src_t *S = &M->src[r->src];
-        int64_t m = S->mco[v - M->nd];
+        int c = v - M->nd;
+        int64_t m = S->mco[c];
+        if (S->mdim[c] >= 0 && S->mdim[c] < r->nco && S->mdiv[c] > 0 && r->co[S->mdim[c]] >= 0)
+            m = (r->co[S->mdim[c]] / S->mdiv[c]) % k; /* a row of a member's shard */
         if (m >= 0 && m < k && k <= 64)
             *bits = (uint64_t)1 << m;
-        else if (m >= 0)
+        else if (m >= 0 || S->mdim[c] == -2)
             (*unk)++;
-        if (S->whole >> (v - M->nd) & 1)
+        if (S->whole >> c & 1)
             (*unk)++;
         return;
     }
@@ -929,7 +966,8 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
     uint64_t *held = (uint64_t *)(rs + ns);
     uint32_t *symix = (uint32_t *)(held + n1);
     uint64_t present = 0; /* the dims (bit w < 64) some symbol of the stage holds */
-    uint8_t parts = 0;    /* the cut axes (bit c) a part of the stage is over */
+    uint8_t parts = 0;    /* the cut axes (bit c) whose members hold symbols of the stage as
+                             their own: parts of pending reductions, rows of their shards */
     int ncut = C->ncutoff < SP_MAX_AXES ? C->ncutoff : SP_MAX_AXES;
     /* held[x]: the dims (bit w < 64) some symbol of x's cone holds an element of */
     nsym = 0;
@@ -957,9 +995,10 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
                             held[x] |= (uint64_t)1 << w;
             }
             for (int c = 0; c < ncut; c++) {
-                if (S->mco[c] >= 0)
+                int mine = S->mco[c] >= 0 || S->mdim[c] != -1; /* a member's own */
+                if (mine)
                     parts |= (uint8_t)(1u << c);
-                if ((S->mco[c] >= 0 || (S->whole >> c & 1)) && nd + c < 64)
+                if ((mine || (S->whole >> c & 1)) && nd + c < 64)
                     held[x] |= (uint64_t)1 << (nd + c);
             }
         }

@@ -142,6 +142,21 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             }
             have0 = 1;
         }
+    /* under the mesh cutoff, a dim sharded over a group with a cut axis: its rows are its
+       members' own (src/members.c bounds how many members a monomial holds) */
+    for (int d = 0; have0 && d < L->ndim && d < fullx.ndim; d++)
+        for (int i = 0; i < L->axes[d].n; i++) {
+            int c = 0;
+            while (c < C->ncutoff && strcmp(C->cutoff[c].name, C->mesh.name[L->axes[d].axis[i]]))
+                c++;
+            if (c >= C->ncutoff || c >= SP_MAX_AXES)
+                continue;
+            int64_t stride = 1; /* the group's later axes */
+            for (int j = i + 1; j < L->axes[d].n; j++)
+                stride *= C->mesh.size[L->axes[d].axis[j]];
+            int even = ext0[d] > 0 && fullx.shape[d] == ext0[d] * sp_axes_count(&C->mesh, &L->axes[d]);
+            sp_members_sharded(C, &fullx, c, d, even ? ext0[d] * stride : 0);
+        }
     for (int k = 0; k < L->npartial; k++) {
         const sp_axes_t *a = &L->paxes[k];
         int64_t n = sp_axes_count(&C->mesh, a);
