@@ -459,9 +459,10 @@ void sp_members_new_run(sp_check_t *C);
    axes of mask (bits c), so each holds one member of them (src/plan.c distribute) */
 void sp_members_part(sp_check_t *C, const char *prefix, const int64_t *mco);
 void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask);
-/* t's values are sharded over a group with cut axis c along axis d: coordinate p of t's
-   sources is member (p / mdiv) % k's (mdiv 0: not evenly, the members not known) */
-void sp_members_sharded(sp_check_t *C, const sp_tensor_t *t, int c, int d, int64_t mdiv);
+/* t's axis d is split over a group with cut axis c in blocks of blk (the shard times the
+   group's later axes; 0: unevenly): it must be one dim's whole extent, whose element p is then
+   member (p / blk) % k's for every symbol; else the axis's members are not known */
+void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk);
 void sp_members_free(sp_check_t *C);
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,

@@ -55,10 +55,6 @@ typedef struct {
        decomposed into such parts holds one member of each axis in whole (a bit per c) */
     int64_t mco[SP_MAX_AXES];
     uint8_t whole;
-    /* a source sharded over a group with cut axis c along axis mdim[c] (-1: none, -2: in two
-       ways or unevenly: members not known): coordinate p is member (p / mdiv[c]) % k's */
-    int8_t mdim[SP_MAX_AXES];
-    int64_t mdiv[SP_MAX_AXES];
 } src_t;
 
 struct sp_members {
@@ -70,7 +66,11 @@ struct sp_members {
     int64_t *blk;            /* per dim: the smallest block seen along it this run (0: none) */
     int *e;                  /* scratch: a monomial's exponents */
     uint8_t unsafe;          /* per cut axis (bit c): a decomposed value that is no source's
-                                symbols, whose members are not known (sp_members_whole) */
+                                symbols, or a split over it of an axis that is no dim's:
+                                members not known (sp_members_whole, sp_members_partition) */
+    int64_t *pblk;           /* [c * nd + v]: dim v partitioned over cut axis c in blocks of
+                                pblk (element p is member (p / pblk) % k's; 0: not, -1: in two
+                                ways, members not known) */
 };
 
 static struct sp_members *get(sp_check_t *C)
@@ -202,11 +202,8 @@ void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *lik
     src_t *S = &M->src[k];
     flint_free(S->exps);
     S->exps = NULL;
-    for (int c = 0; c < SP_MAX_AXES; c++) {
+    for (int c = 0; c < SP_MAX_AXES; c++)
         S->mco[c] = -1;
-        S->mdim[c] = -1;
-        S->mdiv[c] = 0;
-    }
     S->whole = 0;
     S->ndim = like->ndim < 0 ? 0 : like->ndim;
     int nd = C->ndims;
@@ -253,6 +250,8 @@ void sp_members_new_run(sp_check_t *C)
     if (C->members != NULL && C->members->nd == C->ndims) {
         memset(C->members->blk, 0, (size_t)(C->ndims ? C->ndims : 1) * sizeof(int64_t));
         C->members->unsafe = 0;
+        flint_free(C->members->pblk);
+        C->members->pblk = NULL;
     }
 }
 
@@ -265,24 +264,21 @@ void sp_members_part(sp_check_t *C, const char *prefix, const int64_t *mco)
             M->src[k].mco[c] = mco[c];
 }
 
-/* Every distinct source of t's values: whole |= mask, and (c >= 0) sharded over cut axis c
-   along axis d in blocks of mdiv (0: not evenly); a value that is no source's symbol (an
+/* Every distinct source of t's values: whole |= mask; a value that is no source's symbol (an
    expression: a part of an earlier decomposition) makes the members of those axes unknown */
-static void mark_sources(sp_check_t *C, const sp_tensor_t *t, uint8_t mask, int c, int d,
-                         int64_t mdiv)
+void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
 {
     struct sp_members *M = get(C);
-    uint8_t bits = (uint8_t)(mask | (c >= 0 ? 1u << c : 0u));
     int64_t n = t->ndim < 0 ? 0 : sp_tensor_numel(t);
     char pre[1024];
     int last = -1;
     size_t lastlen = 0;
-    for (int64_t i = 0; i < n && bits; i++) {
+    for (int64_t i = 0; i < n && mask; i++) {
         sp_expr_t x = t->v[i];
         if (sp_expr_op(C->E, x) == SP_OP_CONST)
             continue; /* holds no element */
         if (sp_expr_op(C->E, x) != SP_OP_SYM) {
-            M->unsafe |= bits;
+            M->unsafe |= mask;
             continue;
         }
         const char *nm = sp_expr_sym_name(C->E, x);
@@ -300,33 +296,33 @@ static void mark_sources(sp_check_t *C, const sp_tensor_t *t, uint8_t mask, int 
             k = find(M, pre);
         }
         if (k < 0) {
-            M->unsafe |= bits;
+            M->unsafe |= mask;
             continue;
         }
-        src_t *S = &M->src[k];
-        S->whole |= mask;
-        if (c >= 0 && c < SP_MAX_AXES) {
-            if (mdiv <= 0 || d < 0 || d >= S->ndim ||
-                (S->mdim[c] >= 0 && (S->mdim[c] != d || S->mdiv[c] != mdiv)))
-                S->mdim[c] = -2;
-            else if (S->mdim[c] == -1) {
-                S->mdim[c] = (int8_t)d;
-                S->mdiv[c] = mdiv;
-            }
-        }
+        M->src[k].whole |= mask;
         last = k;
         lastlen = len;
     }
 }
 
-void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
+void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk)
 {
-    mark_sources(C, t, mask, -1, -1, 0);
-}
-
-void sp_members_sharded(sp_check_t *C, const sp_tensor_t *t, int c, int d, int64_t mdiv)
-{
-    mark_sources(C, t, 0, c, d, mdiv);
+    struct sp_members *M = get(C);
+    if (c < 0 || c >= SP_MAX_AXES || c >= C->ncutoff || M->nd != C->ndims)
+        return;
+    int nd = C->ndims, v = -1;
+    int *e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
+    if (d >= 0 && d < t->ndim && axis_info(C, t, d, e, &v) != 1)
+        v = -1;
+    flint_free(e);
+    if (v < 0 || blk <= 0) {
+        M->unsafe |= (uint8_t)(1u << c); /* an axis that is no dim's, or uneven blocks */
+        return;
+    }
+    if (M->pblk == NULL)
+        M->pblk = flint_calloc((size_t)SP_MAX_AXES * (size_t)(nd ? nd : 1), sizeof(int64_t));
+    int64_t *p = &M->pblk[(size_t)c * (size_t)nd + (size_t)v];
+    *p = *p == 0 || *p == blk ? blk : -1;
 }
 
 void sp_members_free(sp_check_t *C)
@@ -341,6 +337,7 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->src);
     flint_free(M->slots);
     flint_free(M->blk);
+    flint_free(M->pblk);
     flint_free(M->e);
     flint_free(M);
     C->members = NULL;
@@ -443,14 +440,22 @@ static void sym_members(const struct sp_members *M, const rsym_t *r, int v, int6
         const src_t *S = &M->src[r->src];
         int c = v - M->nd;
         int64_t m = S->mco[c];
-        if (S->mdim[c] >= 0 && S->mdim[c] < r->nco && S->mdiv[c] > 0 && r->co[S->mdim[c]] >= 0)
-            m = (r->co[S->mdim[c]] / S->mdiv[c]) % k; /* a row of a member's shard */
         if (m >= 0 && m < k && k <= 64)
             *bits = (uint64_t)1 << m;
-        else if (m >= 0 || S->mdim[c] == -2)
+        else if (m >= 0)
             (*unk)++;
         if (S->whole >> c & 1)
             (*unk)++;
+        /* the elements of dims partitioned over the axis: their members' own */
+        for (int d = 0; M->pblk != NULL && d < S->ndim; d++) {
+            int w = S->known[d];
+            int64_t b = w >= 0 && !S->unknown[d] ? M->pblk[(size_t)c * (size_t)M->nd + (size_t)w]
+                                                 : 0;
+            if (b > 0 && r->co[d] >= 0 && (r->co[d] / b) % k < 64)
+                *bits |= (uint64_t)1 << ((r->co[d] / b) % k);
+            else if (b != 0)
+                (*unk)++;
+        }
         return;
     }
     if (r->src < 0)
@@ -995,7 +1000,10 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
                             held[x] |= (uint64_t)1 << w;
             }
             for (int c = 0; c < ncut; c++) {
-                int mine = S->mco[c] >= 0 || S->mdim[c] != -1; /* a member's own */
+                int mine = S->mco[c] >= 0; /* a member's own: a part, a partitioned dim's element */
+                for (int d = 0; !mine && M->pblk != NULL && d < S->ndim; d++)
+                    mine = S->known[d] >= 0 && !S->unknown[d] &&
+                           M->pblk[(size_t)c * (size_t)nd + (size_t)S->known[d]] != 0;
                 if (mine)
                     parts |= (uint8_t)(1u << c);
                 if ((mine || (S->whole >> c & 1)) && nd + c < 64)

@@ -155,7 +155,7 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             for (int j = i + 1; j < L->axes[d].n; j++)
                 stride *= C->mesh.size[L->axes[d].axis[j]];
             int even = ext0[d] > 0 && fullx.shape[d] == ext0[d] * sp_axes_count(&C->mesh, &L->axes[d]);
-            sp_members_sharded(C, &fullx, c, d, even ? ext0[d] * stride : 0);
+            sp_members_partition(C, &fullx, d, c, even ? ext0[d] * stride : 0);
         }
     for (int k = 0; k < L->npartial; k++) {
         const sp_axes_t *a = &L->paxes[k];
@@ -405,6 +405,32 @@ static sp_tensor_t *per_member(sp_check_t *C, const sp_axes_t *axes, const sp_te
     return b;
 }
 
+/* A split of in's axis dim over a cut group hands each member its own chunk (of the same
+   values, where they are copies: reduce_scatter's max of a replicated tensor): the axis's dim
+   is partitioned over each cut axis of the group (src/members.c; helper-70's review) */
+static void split_members(sp_check_t *C, const sp_axes_t *axes, const sp_tensor_t *in,
+                          int64_t dim)
+{
+    int64_t r = 0;
+    while (r < C->mesh.nranks && in[r].ndim < 0)
+        r++;
+    if (r == C->mesh.nranks)
+        return;
+    int64_t n = sp_axes_count(&C->mesh, axes), d = dim < 0 ? dim + in[r].ndim : dim;
+    for (int i = 0; i < axes->n; i++) {
+        int c = 0;
+        while (c < C->ncutoff && strcmp(C->cutoff[c].name, C->mesh.name[axes->axis[i]]))
+            c++;
+        if (c >= C->ncutoff)
+            continue;
+        int64_t stride = 1;
+        for (int j = i + 1; j < axes->n; j++)
+            stride *= C->mesh.size[axes->axis[j]];
+        int even = d >= 0 && d < in[r].ndim && n > 0 && in[r].shape[d] % n == 0;
+        sp_members_partition(C, &in[r], (int)d, c, even ? in[r].shape[d] / n * stride : 0);
+    }
+}
+
 /* ---- collectives and send/recv -------------------------------------------------------------- */
 
 /* collectives: parse arguments, then run across ranks */
@@ -602,8 +628,11 @@ sp_status_t call_collective(interp_t *I, const sp_ast_expr_t *e, pval_t *out)
     /* under the mesh cutoff: a split over a cut group has the extent over it */
     int cut = in && sp_axes_cut(&C->mesh, &axes);
     sp_tensor_t *inb = NULL;
-    if (cut && (!strcmp(name, "reduce_scatter") || !strcmp(name, "all_to_all")))
-        inb = per_member(C, &axes, in, !strcmp(name, "all_to_all") ? split : dim);
+    if (cut && (!strcmp(name, "reduce_scatter") || !strcmp(name, "all_to_all"))) {
+        int64_t sd = !strcmp(name, "all_to_all") ? split : dim;
+        inb = per_member(C, &axes, in, sd);
+        split_members(C, &axes, in, sd);
+    }
     if (cut && (!strcmp(name, "all_gather") || !strcmp(name, "all_to_all")))
         members_positions(C, &axes, in, !strcmp(name, "all_to_all") ? concat : dim, e->loc);
     if (!strcmp(name, "all_reduce"))

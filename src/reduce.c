@@ -4297,11 +4297,16 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
     if (e->kind == SP_AST_CALL && strcmp(e->name, "slice") == 0 && e->nargs >= 4 &&
         !e->args[2].key.str && !e->args[3].key.str &&
         (E = shard_selector(U, e->args[2].value, e->args[3].value)) != NULL) {
+        /* a member's own chunk of values that may be the same on every member (a replicated
+           gradient's shard): src/members.c would not know them as the member's (helper-70's
+           review) */
+        non_uniform(U, U->axis, e->loc, "a shard selector (rank.AXIS in a slice's bounds)");
         for (size_t i = 0; i < e->nargs; i++)
             uniform_expr(U, i == 2 || i == 3 ? (i == 2 ? E : NULL) : e->args[i].value);
         return;
     }
     if (e->kind == SP_AST_RANGE && (E = shard_selector(U, e->a, e->b)) != NULL) {
+        non_uniform(U, U->axis, e->loc, "a shard selector (rank.AXIS in an index range)");
         uniform_expr(U, E);
         return;
     }
