@@ -610,6 +610,18 @@ int sp_pos_over_members(sp_check_t *C, int32_t id)
     return 0;
 }
 
+/* out *= (real / red)^e (q scratch) */
+static void scale_by(fmpq_t out, fmpq_t q, int64_t real, int64_t red, int e)
+{
+    fmpq_set_si(q, real, (ulong)red);
+    for (int k = 0; k < (e < 0 ? -e : e); k++) {
+        if (e > 0)
+            fmpq_mul(out, out, q);
+        else
+            fmpq_div(out, out, q);
+    }
+}
+
 int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out)
 {
     struct sp_pos_rt *R = C->pos_rt;
@@ -628,26 +640,13 @@ int sp_pos_scale(sp_check_t *C, int32_t id, fmpq_t out)
             fmpq_clear(q);
             return 0;
         }
-        fmpq_set_si(q, C->dims[v].real, (ulong)C->dims[v].red);
-        for (int k = 0; k < (e < 0 ? -e : e); k++) {
-            if (e > 0)
-                fmpq_mul(out, out, q);
-            else
-                fmpq_div(out, out, q);
-        }
+        scale_by(out, q, C->dims[v].real, C->dims[v].red, e);
     }
     /* the axes the mesh cutoff checks smaller (pos_read's slots nd + c) */
     for (int c = 0; c < C->ncutoff && R->S.nd + c < LP_VARS - 1; c++) {
         int e = R->mono[id - 2][R->S.nd + c];
-        if (e == 0 || C->cutoff[c].red <= 0)
-            continue;
-        fmpq_set_si(q, C->cutoff[c].real, (ulong)C->cutoff[c].red);
-        for (int k = 0; k < (e < 0 ? -e : e); k++) {
-            if (e > 0)
-                fmpq_mul(out, out, q);
-            else
-                fmpq_div(out, out, q);
-        }
+        if (e != 0 && C->cutoff[c].red > 0)
+            scale_by(out, q, C->cutoff[c].real, C->cutoff[c].red, e);
     }
     fmpq_clear(q);
     return 1;

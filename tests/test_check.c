@@ -136,6 +136,18 @@ static void test_check_sums_of_sizes(void **state)
  * mesh is checked; Newton's identity over the parts of a pending sum (w^4 at three members)
  * goes to the real mesh too.
  */
+/* The report of checking text under o, its verdict asserted to be want (printed if not) */
+static char *check_expect(const shardproof_options_t *o, const char *name, const char *text,
+                          shardproof_verdict_t want)
+{
+    shardproof_verdict_t v;
+    char *r = check_report(o, name, text, strlen(text), SHARDPROOF_FORMAT_TEXT, &v);
+    if (v != want)
+        fprintf(stderr, "%s\n", r);
+    assert_int_equal(v, want);
+    return r;
+}
+
 static void test_check_cutoff_proof(void **state)
 {
     (void)state;
@@ -148,11 +160,7 @@ static void test_check_cutoff_proof(void **state)
     shardproof_options_default(&o);
     o.no_cross_check = 1;
     o.mesh_cutoff = 1;
-    shardproof_verdict_t v;
-    char *r = check_report(&o, "mean.sp", mean, strlen(mean), SHARDPROOF_FORMAT_TEXT, &v);
-    if (v != SHARDPROOF_EQUIVALENT || strstr(r, "mesh cutoff: dp=8 checked as dp=3") == NULL)
-        fprintf(stderr, "%s\n", r);
-    assert_int_equal(v, SHARDPROOF_EQUIVALENT);
+    char *r = check_expect(&o, "mean.sp", mean, SHARDPROOF_EQUIVALENT);
     assert_non_null(strstr(r, "mesh cutoff: dp=8 checked as dp=3"));
     free(r);
     /* the same with the ranks' means summed, not averaged: dp times the model's */
@@ -162,18 +170,13 @@ static void test_check_cutoff_proof(void **state)
     assert_non_null(at);
     memcpy(at, "sum", 3);
     o.no_cross_check = 0;
-    r = check_report(&o, "sum.sp", wrong, strlen(wrong), SHARDPROOF_FORMAT_TEXT, &v);
-    assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
-    free(r);
+    free(check_expect(&o, "sum.sp", wrong, SHARDPROOF_NOT_EQUIVALENT));
     static const char *const count =
         "dim H = 2\n"
         "model m {\n  input x : [H]\n  y = x + x + x\n  output y\n}\n"
         "plan p of m {\n  mesh dp = 8\n  x : [H]\n  y = all_reduce(x, sum, dp)\n"
         "  output y = y : [H]\n}\n";
-    r = check_report(&o, "count.sp", count, strlen(count), SHARDPROOF_FORMAT_TEXT, &v);
-    if (v != SHARDPROOF_NOT_EQUIVALENT)
-        fprintf(stderr, "%s\n", r);
-    assert_int_equal(v, SHARDPROOF_NOT_EQUIVALENT);
+    r = check_expect(&o, "count.sp", count, SHARDPROOF_NOT_EQUIVALENT);
     assert_non_null(strstr(r, "counts elements (its terms share a monomial), so the real mesh "
                               "is checked"));
     free(r);
@@ -187,6 +190,7 @@ static void test_check_cutoff_proof(void **state)
         "  y = a + a + a + a + a + a - c - c - c - 8 * p1 * p3 + p4 + p4 + p4 + p4 + p4 + p4\n"
         "  output y = y : [H]\n}\n";
     o.no_cross_check = 1;
+    shardproof_verdict_t v;
     r = check_report(&o, "parts.sp", parts, strlen(parts), SHARDPROOF_FORMAT_TEXT, &v);
     if (v == SHARDPROOF_EQUIVALENT || strstr(r, "so the real mesh is checked") == NULL)
         fprintf(stderr, "%s\n", r);
