@@ -868,6 +868,14 @@ const sp_ast_stmt_t *sp_plan_mesh_stmt(const sp_check_t *C)
     return C->plan->body.stmts[0];
 }
 
+int sp_cutoff_index(const sp_check_t *C, const char *axis)
+{
+    for (int c = 0; c < C->ncutoff; c++)
+        if (strcmp(C->cutoff[c].name, axis) == 0)
+            return c;
+    return -1;
+}
+
 int sp_check_reduced(const sp_check_t *C)
 {
     for (int i = 0; i < C->ndims; i++) /* a derived dim differs only where a base dim does */
@@ -910,12 +918,20 @@ static void held_text(const sp_check_t *C, const sp_stage_t *s, char *buf, size_
     int d = s->held_dim - 1;
     if (d >= C->ndims) { /* a mesh axis the cutoff checks smaller (src/members.c) */
         int c = d - C->ndims;
-        snprintf(buf, len,
-                 "a monomial of %s (%s:%u:%u) may hold the own values of %d members of the mesh axis "
-                 "%s, more than the %d checked",
-                 s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
-                 s->plan_loc.col, s->held, c < C->ncutoff ? C->cutoff[c].name : "?",
-                 s->held_lim);
+        const char *ax = c < C->ncutoff ? C->cutoff[c].name : "?";
+        char what[160];
+        if (s->held > 0)
+            snprintf(what, sizeof what, "may hold the own values of %d members of the mesh axis "
+                     "%s, more than the %d checked", s->held, ax, s->held_lim);
+        else if (s->held == SP_MEMBERS_UNKNOWN)
+            snprintf(what, sizeof what, "may hold values of members of the mesh axis %s that "
+                     "the check does not know (a split along an axis that is no dim's)", ax);
+        else
+            snprintf(what, sizeof what, "holds an atom or a max of a sum over the members of "
+                     "the mesh axis %s, which no bound reaches", ax);
+        snprintf(buf, len, "a monomial of %s (%s:%u:%u) %s", s->plan_name,
+                 s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line, s->plan_loc.col,
+                 what);
         return;
     }
     snprintf(buf, len,
@@ -923,6 +939,15 @@ static void held_text(const sp_check_t *C, const sp_stage_t *s, char *buf, size_
              "sizes show in one block",
              s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
              s->plan_loc.col, s->held, C->dims[d].name, s->held_lim);
+}
+
+/* The cut axes at their checked sizes, "dp=3, tp=5" */
+static void cut_axes_text(const sp_check_t *C, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int c = 0; c < C->ncutoff; c++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s=%lld", c ? ", " : "",
+                 C->cutoff[c].name, (long long)C->cutoff[c].red);
 }
 
 /* Why counted stage cs is no proof at the checked sizes: a count, or a monomial past a block */
@@ -1007,10 +1032,8 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         !C->opt.real_sizes) {
         /* under the mesh cutoff: the real mesh first, at the sizes its own reduction picks
            (a count over a cut axis is one there no more) */
-        char axes[96] = "", why[300];
-        for (int c = 0; c < C->ncutoff; c++)
-            snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s=%lld", c ? ", " : "",
-                     C->cutoff[c].name, (long long)C->cutoff[c].red);
+        char axes[96], why[300];
+        cut_axes_text(C, axes, sizeof axes);
         counted_text(C, cs, why, sizeof why);
         sp_diags_restore(C->d, &dm);
         C->opt.full_mesh = 1;
@@ -1034,26 +1057,24 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     if (C->ncutoff > 0 && !C->opt.full_mesh &&
         (v == SHARDPROOF_BAD_INPUT || (v == SHARDPROOF_UNKNOWN && C->unlifted) ||
          (C->cut_members && v != SHARDPROOF_NOT_EQUIVALENT))) {
-        char axes[96] = "";
-        for (int c = 0; c < C->ncutoff; c++)
-            snprintf(axes + strlen(axes), sizeof axes - strlen(axes), "%s%s=%lld", c ? ", " : "",
-                     C->cutoff[c].name, (long long)C->cutoff[c].red);
-        char ill[300] = "the program was ill-formed";
+        char axes[96], why[400] = "the program was ill-formed";
+        cut_axes_text(C, axes, sizeof axes);
         for (size_t i = dm.n; v == SHARDPROOF_BAD_INPUT && i < sp_diags_count(C->d); i++) {
             const sp_diag_t *g = sp_diags_get(C->d, i);
             if (g->severity == SP_SEV_ERROR) { /* the first error, as the cut mesh met it */
-                snprintf(ill, sizeof ill, "the program was ill-formed (line %u: %s)", g->line,
-                         g->msg);
+                snprintf(why, sizeof why, "the program was ill-formed (%s:%u:%u: %s)",
+                         g->file ? g->file : "?", g->line, g->col, g->msg);
                 break;
             }
         }
         if (C->cut_members && v != SHARDPROOF_BAD_INPUT)
-            snprintf(ill, sizeof ill,
-                     "a gather at line %u makes an axis whose positions are the members, which "
+            snprintf(why, sizeof why,
+                     "a gather at %s:%u:%u makes an axis whose positions are the members, which "
                      "a position may tell apart",
-                     C->cut_members_loc.line);
+                     C->cut_members_loc.file ? C->cut_members_loc.file : "?",
+                     C->cut_members_loc.line, C->cut_members_loc.col);
         const char *what =
-            v == SHARDPROOF_BAD_INPUT || C->cut_members ? ill
+            v == SHARDPROOF_BAD_INPUT || C->cut_members ? why
             : C->resize >= 2 ? "no difference was found, but the reference executor found one at "
                                "the real sizes"
             : C->resize_why == SP_NOWIT_CUTOFF_VALUE

@@ -130,6 +130,9 @@ typedef struct {
     int bound, lim;          /* the elements a monomial may hold; the most the sizes show */
     int atom;                /* in an atom's argument (else in a compared pair) */
 } sp_members_fail_t;
+/* fail.bound for a cut axis whose members are not known, or a node no bound reaches */
+#define SP_MEMBERS_UNKNOWN 0
+#define SP_MEMBERS_OPAQUE (-1)
 
 typedef struct {
     const char *name;
@@ -396,6 +399,9 @@ void sp_check_limit(sp_check_t *C, const char *file, const char *note);
 
 /* check.c: was some base dim checked at a size other than its real one? */
 int sp_check_reduced(const sp_check_t *C);
+/* The index in C->cutoff of the mesh axis named axis, or -1 when the cutoff does not check it
+   smaller */
+int sp_cutoff_index(const sp_check_t *C, const char *axis);
 /* check.c: the plan's mesh statement (its first, as src/plan.c plan_mesh requires), or NULL */
 const sp_ast_stmt_t *sp_plan_mesh_stmt(const sp_check_t *C);
 

@@ -311,10 +311,10 @@ void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int
     if (c < 0 || c >= SP_MAX_AXES || c >= C->ncutoff || M->nd != C->ndims)
         return;
     int nd = C->ndims, v = -1;
-    int *e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
-    if (d >= 0 && d < t->ndim && axis_info(C, t, d, e, &v) != 1)
+    if (M->e == NULL)
+        M->e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
+    if (d >= 0 && d < t->ndim && axis_info(C, t, d, M->e, &v) != 1)
         v = -1;
-    flint_free(e);
     if (v < 0 || blk <= 0) {
         M->unsafe |= (uint8_t)(1u << c); /* an axis that is no dim's, or uneven blocks */
         return;
@@ -707,6 +707,18 @@ static void product(const sm_t *sm, sm_t *r, const uint32_t *ids, const int64_t 
     }
 }
 
+/* The most elements an argument of atom at holds */
+static int atom_bound(const sm_t *sm, sp_ectx_t E, sp_expr_t at)
+{
+    uint32_t b = 0;
+    for (uint32_t i = 0; i < sp_expr_nargs(E, at); i++) {
+        uint32_t ab = arg_bound(sm, &sm[sp_expr_arg(E, at, i)]);
+        if (ab > b)
+            b = ab;
+    }
+    return (int)(b > BOUND_MAX ? BOUND_MAX : b);
+}
+
 /* The summaries of the nodes [1, len) of E for dim v of k elements (full: all k bits), in
    order (a node's arguments come before it).  Returns -1 when an atom's argument exceeds lim
    (*at that atom), else 1; *opaques counts the nodes taken as holding no element (an atom of
@@ -971,8 +983,8 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
     uint64_t *held = (uint64_t *)(rs + ns);
     uint32_t *symix = (uint32_t *)(held + n1);
     uint64_t present = 0; /* the dims (bit w < 64) some symbol of the stage holds */
-    uint8_t parts = 0;    /* the cut axes (bit c) whose members hold symbols of the stage as
-                             their own: parts of pending reductions, rows of their shards */
+    uint8_t own = 0;      /* the cut axes (bit c) whose members hold symbols of the stage as
+                             their own: parts of pending reductions, elements of split dims */
     int ncut = C->ncutoff < SP_MAX_AXES ? C->ncutoff : SP_MAX_AXES;
     /* held[x]: the dims (bit w < 64) some symbol of x's cone holds an element of */
     nsym = 0;
@@ -1005,7 +1017,7 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
                     mine = S->known[d] >= 0 && !S->unknown[d] &&
                            M->pblk[(size_t)c * (size_t)nd + (size_t)S->known[d]] != 0;
                 if (mine)
-                    parts |= (uint8_t)(1u << c);
+                    own |= (uint8_t)(1u << c);
                 if ((mine || (S->whole >> c & 1)) && nd + c < 64)
                     held[x] |= (uint64_t)1 << (nd + c);
             }
@@ -1029,11 +1041,7 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             continue;
         if (r < 0) {
             fail->dim = v;
-            for (uint32_t i = 0; i < sp_expr_nargs(E, at); i++) {
-                uint32_t ab = arg_bound(sm, &sm[sp_expr_arg(E, at, i)]);
-                if ((int)ab > fail->bound)
-                    fail->bound = (int)(ab > BOUND_MAX ? BOUND_MAX : ab);
-            }
+            fail->bound = atom_bound(sm, E, at);
             fail->lim = (int)lim;
             fail->atom = 1;
             ret = 1;
@@ -1080,15 +1088,15 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         /* members not known somewhere (a split of an axis that is no dim's, a decomposed value
            that is no source's): any stage may hold them unrecognised, so every stage with a
            difference fails (helper-71's review: x : [T@dp] with T = B*R) */
-        if (!(parts >> c & 1) && !(M->unsafe >> c & 1))
+        int unknown = M->unsafe >> c & 1;
+        if (!(own >> c & 1) && !unknown)
             continue;
         int v = nd + c, ax = sp_mesh_axis(&C->mesh, C->cutoff[c].name);
         int64_t k = C->cutoff[c].red;
         uint32_t lim = (uint32_t)(k < BOUND_MAX ? k : BOUND_MAX);
         sp_expr_t at = SP_EXPR_NONE;
         int opaque = 0;
-        int r = M->unsafe >> c & 1 ? -1 : summarize(M, E, len, v, k, lim, symix, rs, held, sm,
-                                                     &at, &opaque);
+        int r = unknown ? -1 : summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque);
         uint32_t bd = 0;
         for (int64_t q = 0; q < nq && r >= 0 && opaque == 0 && bd <= lim; q++) {
             if (a[q] == b[q])
@@ -1100,9 +1108,12 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         }
         if (r < 0 || opaque > 0 || bd > lim) {
             fail->dim = v;
-            fail->bound = (int)(r < 0 || opaque > 0 ? lim + 1 : bd);
             fail->lim = (int)lim;
             fail->atom = r < 0 && at != SP_EXPR_NONE;
+            fail->bound = unknown      ? SP_MEMBERS_UNKNOWN
+                          : fail->atom ? atom_bound(sm, E, at)
+                          : opaque > 0 ? SP_MEMBERS_OPAQUE
+                                       : (int)(bd > BOUND_MAX ? BOUND_MAX : bd);
             ret = 1;
         }
     }

@@ -81,6 +81,23 @@ sp_status_t plan_mesh(sp_check_t *C, interp_t *I)
  * of each group holds the logical value minus the others, so later stages hold for every
  * decomposition).
  */
+/* t's axis d split over the group of axes in chunks of chunk (0: unevenly): for each of the
+   group's axes that the mesh cutoff checks smaller, the axis's dim is partitioned over it in
+   blocks of the chunk times the group's later axes (src/members.c sp_members_partition) */
+static void partition_members(sp_check_t *C, const sp_axes_t *axes, const sp_tensor_t *t,
+                              int d, int64_t chunk)
+{
+    for (int i = 0; i < axes->n; i++) {
+        int c = sp_cutoff_index(C, C->mesh.name[axes->axis[i]]);
+        if (c < 0)
+            continue;
+        int64_t stride = 1;
+        for (int j = i + 1; j < axes->n; j++)
+            stride *= C->mesh.size[axes->axis[j]];
+        sp_members_partition(C, t, d, c, chunk > 0 ? chunk * stride : 0);
+    }
+}
+
 pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, const char *name,
                   sp_loc_t loc, int input)
 {
@@ -144,19 +161,10 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
         }
     /* under the mesh cutoff, a dim sharded over a group with a cut axis: its rows are its
        members' own (src/members.c bounds how many members a monomial holds) */
-    for (int d = 0; have0 && d < L->ndim && d < fullx.ndim; d++)
-        for (int i = 0; i < L->axes[d].n; i++) {
-            int c = 0;
-            while (c < C->ncutoff && strcmp(C->cutoff[c].name, C->mesh.name[L->axes[d].axis[i]]))
-                c++;
-            if (c >= C->ncutoff || c >= SP_MAX_AXES)
-                continue;
-            int64_t stride = 1; /* the group's later axes */
-            for (int j = i + 1; j < L->axes[d].n; j++)
-                stride *= C->mesh.size[L->axes[d].axis[j]];
-            int even = ext0[d] > 0 && fullx.shape[d] == ext0[d] * sp_axes_count(&C->mesh, &L->axes[d]);
-            sp_members_partition(C, &fullx, d, c, even ? ext0[d] * stride : 0);
-        }
+    for (int d = 0; have0 && C->ncutoff > 0 && d < L->ndim && d < fullx.ndim; d++) {
+        int even = ext0[d] > 0 && fullx.shape[d] == ext0[d] * sp_axes_count(&C->mesh, &L->axes[d]);
+        partition_members(C, &L->axes[d], &fullx, d, even ? ext0[d] : 0);
+    }
     for (int k = 0; k < L->npartial; k++) {
         const sp_axes_t *a = &L->paxes[k];
         int64_t n = sp_axes_count(&C->mesh, a);
@@ -175,10 +183,11 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
             /* over an axis the mesh cutoff checks smaller, the parts are its members' and the
                value holds one of them (src/members.c; docs/soundness.md, "Mesh cutoff") */
             uint8_t cutmask = 0;
-            for (int c = 0; c < C->ncutoff && c < SP_MAX_AXES; c++)
-                for (int i = 0; i < a->n; i++)
-                    if (strcmp(C->mesh.name[a->axis[i]], C->cutoff[c].name) == 0)
-                        cutmask |= (uint8_t)(1u << c);
+            for (int i = 0; i < a->n; i++) {
+                int c = sp_cutoff_index(C, C->mesh.name[a->axis[i]]);
+                if (c >= 0 && c < SP_MAX_AXES)
+                    cutmask |= (uint8_t)(1u << c);
+            }
             if (cutmask && (op == SP_RED_SUM || op == SP_RED_AVG))
                 sp_members_whole(C, &sum, cutmask);
             if (op == SP_RED_AVG) {
@@ -203,11 +212,12 @@ pval_t distribute(interp_t *I, const sp_layout_t *L, const sp_tensor_t *full, co
                                  prefix, sizeof prefix);
                 if (cutmask) {
                     int64_t mco[SP_MAX_AXES];
-                    for (int c = 0; c < SP_MAX_AXES; c++) {
-                        int ax = c < C->ncutoff && (cutmask >> c & 1)
-                                     ? sp_mesh_axis(&C->mesh, C->cutoff[c].name)
-                                     : -1;
-                        mco[c] = ax >= 0 ? sp_mesh_coord(&C->mesh, q, ax) : -1;
+                    for (int c = 0; c < SP_MAX_AXES; c++)
+                        mco[c] = -1;
+                    for (int i = 0; i < a->n; i++) {
+                        int c = sp_cutoff_index(C, C->mesh.name[a->axis[i]]);
+                        if (c >= 0 && c < SP_MAX_AXES)
+                            mco[c] = sp_mesh_coord(&C->mesh, q, a->axis[i]);
                     }
                     sp_members_part(C, prefix, mco);
                 }
@@ -417,18 +427,8 @@ static void split_members(sp_check_t *C, const sp_axes_t *axes, const sp_tensor_
     if (r == C->mesh.nranks)
         return;
     int64_t n = sp_axes_count(&C->mesh, axes), d = dim < 0 ? dim + in[r].ndim : dim;
-    for (int i = 0; i < axes->n; i++) {
-        int c = 0;
-        while (c < C->ncutoff && strcmp(C->cutoff[c].name, C->mesh.name[axes->axis[i]]))
-            c++;
-        if (c >= C->ncutoff)
-            continue;
-        int64_t stride = 1;
-        for (int j = i + 1; j < axes->n; j++)
-            stride *= C->mesh.size[axes->axis[j]];
-        int even = d >= 0 && d < in[r].ndim && n > 0 && in[r].shape[d] % n == 0;
-        sp_members_partition(C, &in[r], (int)d, c, even ? in[r].shape[d] / n * stride : 0);
-    }
+    int even = d >= 0 && d < in[r].ndim && n > 0 && in[r].shape[d] % n == 0;
+    partition_members(C, axes, &in[r], (int)d, even ? in[r].shape[d] / n : 0);
 }
 
 /* ---- collectives and send/recv -------------------------------------------------------------- */

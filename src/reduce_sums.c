@@ -487,10 +487,8 @@ static int32_t pos_read(struct sp_pos_rt *R, const sp_ast_expr_t *lo, const sp_a
             for (int v = S->nd; v < LP_VARS; v++)
                 key[v] = 0;
             for (int v = S->nd; v < S->nd + S->nnames; v++) {
-                int c = 0;
-                while (c < C->ncutoff && strcmp(C->cutoff[c].name, S->names[v - S->nd]) != 0)
-                    c++;
-                if (c < C->ncutoff)
+                int c = sp_cutoff_index(C, S->names[v - S->nd]);
+                if (c >= 0)
                     key[S->nd + c] += b.e[0][v];
                 else
                     other |= b.e[0][v] != 0;
@@ -521,7 +519,7 @@ int32_t sp_pos_monomial(sp_check_t *C, const sp_ast_expr_t *lo, const sp_ast_exp
     for (int v = 0; v < R->S.nd; v++)
         if (R->mono[id - 2][v] != 0 && C->dims[v].red != C->dims[v].real)
             return id;
-    for (int c = 0; c < C->ncutoff && R->S.nd + c < LP_VARS; c++)
+    for (int c = 0; c < C->ncutoff && R->S.nd + c < LP_VARS - 1; c++)
         if (R->mono[id - 2][R->S.nd + c] != 0 && C->cutoff[c].red != C->cutoff[c].real)
             return id;
     return 1;
@@ -583,12 +581,13 @@ int32_t sp_pos_per_axes(sp_check_t *C, int32_t id, const sp_axes_t *a, int sign)
         memset(key, 0, sizeof key);
     else
         memcpy(key, R->mono[id - 2], sizeof key);
-    for (int i = 0; i < a->n; i++)
-        for (int c = 0; c < C->ncutoff; c++)
-            if (strcmp(C->cutoff[c].name, C->mesh.name[a->axis[i]]) == 0) {
-                key[nd + c] += sign;
-                moved = 1;
-            }
+    for (int i = 0; i < a->n; i++) {
+        int c = sp_cutoff_index(C, C->mesh.name[a->axis[i]]);
+        if (c >= 0) {
+            key[nd + c] += sign;
+            moved = 1;
+        }
+    }
     if (!moved)
         return id;
     int zero = 1;

@@ -601,8 +601,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     s->counts = counts || sp_engine_counted(S) != SP_EXPR_NONE;
     if (s->status == SP_STAGE_PROVED && s->counts)
         stage_counted(s); /* the test, or a case split's leaf, counted */
-    if (s->status == SP_STAGE_PROVED && nq > 0 && !C->opt.real_sizes &&
-        (sp_check_reduced(C) || C->ncutoff > 0))
+    if (s->status == SP_STAGE_PROVED && nq > 0 && !C->opt.real_sizes && reduced)
         stage_held(C, s, E, imported, &P, skip, a, b, nq, W);
     sp_result_clear(&r);
     flint_free(skip);
