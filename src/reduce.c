@@ -5,6 +5,7 @@
 #include <flint/fmpz_mat.h>
 #include <flint/fmpz_vec.h>
 #include <flint/ulong_extras.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -4289,6 +4290,64 @@ static int no_factor(const uniform_t *U, const sp_ast_expr_t *e, size_t i)
            sp_mesh_axis(U->mesh, key) >= 0;
 }
 
+/* The exponent of A's size in size expression e (c * A^e by the factor rule below), or
+   INT_MAX when e depends on A otherwise (a sum, a loop variable whose bounds name it) */
+static int axis_exponent(const uniform_t *U, const sp_ast_expr_t *e)
+{
+    if (e == NULL || !depends_on_axis(U, e))
+        return 0;
+    if (e->kind == SP_AST_NAME && strcmp(e->name, U->axis) == 0)
+        return 1;
+    if (e->kind == SP_AST_NEG)
+        return axis_exponent(U, e->a);
+    if (e->kind == SP_AST_BINOP && (e->op == SP_BIN_MUL || e->op == SP_BIN_DIV)) {
+        int a = axis_exponent(U, e->a), b = axis_exponent(U, e->b);
+        if (a == INT_MAX || b == INT_MAX)
+            return INT_MAX;
+        return e->op == SP_BIN_MUL ? a + b : a - b;
+    }
+    return INT_MAX;
+}
+
+static int is_minus_one(const sp_ast_expr_t *e)
+{
+    return (e->kind == SP_AST_NUM && fmpz_is_one(fmpq_denref(e->value)) &&
+            fmpz_equal_si(fmpq_numref(e->value), -1)) ||
+           (e->kind == SP_AST_NEG && e->a->kind == SP_AST_NUM && fmpq_is_one(e->a->value));
+}
+
+/*
+ * An operator argument that makes an extent or a count of A's size (`reshape(x, [dp, B/dp])`,
+ * `expand(x, [dp, H])`, `repeat_interleave(x, dp)`, `topk_mask(x, k = dp)`, or `reshape(x,
+ * [B/dp, -1])`, whose -1 is dp when x has B rows): elements along such an axis are as many as
+ * the members, k at the checked mesh, but they are nobody's own, so the relations test of
+ * src/members.c cannot bound how many of them a value relates (helper-73's review: Newton's
+ * identity over the dp rows of a replicated tensor, EQUIVALENT at dp = 3).  A shard's extent
+ * (B/dp, exponent -1) and a value attribute are not such arguments; a collective's group names
+ * the axis and makes no extent.
+ */
+static int extent_of_axis(const uniform_t *U, const sp_ast_expr_t *call, size_t i)
+{
+    const sp_ast_expr_t *v = call->args[i].value;
+    if (sp_exec_is_collective(call->name) || is_user_func(U->C, call->name) ||
+        sp_ops_attr_is_value(call->name, call->args[i].key.str, -1))
+        return 0;
+    if (v->kind != SP_AST_LIST)
+        return size_expr(U->C, v) && axis_exponent(U, v) > 0;
+    int minus = 0, named = 0;
+    for (size_t k = 0; k < v->nargs; k++) {
+        const sp_ast_expr_t *x = v->args[k].value;
+        minus |= is_minus_one(x);
+        if (!size_expr(U->C, x))
+            continue;
+        int ex = axis_exponent(U, x);
+        if (ex > 0)
+            return 1;
+        named |= ex != 0;
+    }
+    return minus && named;
+}
+
 static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
 {
     if (e == NULL)
@@ -4362,6 +4421,10 @@ static void uniform_expr(uniform_t *U, const sp_ast_expr_t *e)
     if (U->axis && e->kind == SP_AST_CALL && e->nargs > 0 && e->args[0].key.str == NULL &&
         !is_user_func(U->C, e->name) && names_axis(e->args[0].value, U->axis))
         non_uniform(U, U->axis, e->args[0].value->loc, "its size as a tensor operand");
+    for (size_t i = 0; U->axis && e->kind == SP_AST_CALL && i < e->nargs; i++)
+        if (extent_of_axis(U, e, i))
+            non_uniform(U, U->axis, e->args[i].value->loc,
+                        "its size as an extent or a count (an axis of its size is nobody's own)");
     if (e->kind == SP_AST_CALL) {
         int p2p = !strcmp(e->name, "send") || !strcmp(e->name, "recv");
         int rooted = !strcmp(e->name, "broadcast") || !strcmp(e->name, "reduce");
