@@ -40,6 +40,8 @@ done
 expect 2 "unknown option '--seeed' \(did you mean '--seed'\?\)" check "$mlp" --seeed 3
 expect 2 "unknown option '--formt' \(did you mean '--format'\?\)" check "$mlp" --formt json
 expect 2 "unknown option '--dpp' \(did you mean '--dp'\?\)" gen llama3 --dpp 2
+expect 2 "--mb-axis needs --nm \(or --grad-accum\) >= 2" gen llama3 --mb-axis
+expect 2 "--mb-axis with --zero is not generated" gen llama3 --dp 2 --nm 2 --mb-axis --optim adam --zero 1
 expect 2 "--format is not an option of explain" explain "$mlp" --format json
 expect 2 "--shapes needs a value" check "$mlp" --shapes
 expect 2 "-j takes|--jobs takes a number from 0 to 1024, not 'x'" check "$mlp" -j x

@@ -97,6 +97,11 @@ equiv=(
     "--cp 2 --tp 2 --sp --loss-mask --cp-algo ring"
     "--cp 2 --tp 2 --pp 2 --nm 2 --cp-algo ring --schedule 1f1b"
     "deepseek3 --cp 2 --ep 2 --cp-algo ring"
+    "--dp 2 --nm 2 --mb-axis"
+    "--dp 2 --tp 2 --pp 2 --nm 2 --mb-axis"
+    "--dp 2 --nm 2 --mb-axis --loss-mask --label-smoothing 0.1"
+    "--cp 2 --tp 2 --nm 2 --mb-axis"
+    "deepseek3 --nm 2 --mb-axis"
 )
 # the configurations checked with the default shape reduction (a proof at the real sizes); the
 # others run with --fast-shapes, whose smaller sizes make the matrix affordable in `make check`
@@ -105,7 +110,7 @@ equiv=(
 proved=(
     "--dp 2" "--tp 2" "--tp 2 --sp" "--pp 2 --nm 2" "--nm 2" "--dp 2 --tp 2 --pp 2 --nm 2"
     "--tp 4" "--pp 2 --layers 3" "--pp 4 --nm 2 --layers 4" "--dp 2 --optim adam --zero 1"
-    "--cp 2" "--cp 2 --tp 2" "deepseek3" "--dp 2 --nm 2 --clip 1.0"
+    "--cp 2" "--cp 2 --tp 2" "deepseek3" "--dp 2 --nm 2 --clip 1.0" "--dp 2 --nm 2 --mb-axis"
 )
 is_proved() {
     local p
@@ -197,6 +202,10 @@ bugs=(
     "loss_mean_per_microbatch|$big --loss-mask --label-smoothing 0.1 --tied"
     "tp_allreduce_dropped|--tp 2"
     "tp_allreduce_dropped|--dp 2 --tp 2 --sp --pp 2"
+    "loss_mean_per_microbatch|--dp 2 --nm 2 --mb-axis"
+    "pp_wrong_peer|$big --mb-axis"
+    "tp_allreduce_identity|$big --mb-axis"
+    "eps_one_rank|--dp 2 --nm 2 --mb-axis"
     "rope_grad_swapped|$big"
     "rope_grad_swapped|--dp 2"
     "frozen_input_grad_not_reduced|--tp 2 --freeze wout"

@@ -17,8 +17,8 @@
 # markdown tables and writes them to build/$MODE/bench/table3-<date>.md.
 #
 # Curves mode (--curves): CPU time and peak RSS of a check against one parameter at a time (dp,
-# nm, layers, pp, tp, hidden size via the llama3 presets) around a small base plan (llama3 8b,
-# 2 layers).  Each point has --point-timeout (default 60 s); once a point exceeds it, the larger
+# nm, nm on a mesh axis (gen --mb-axis), layers, pp, tp, hidden size via the llama3 presets)
+# around a small base plan (llama3 8b, 2 layers).  Each point has --point-timeout (default 60 s); once a point exceeds it, the larger
 # points of that curve are skipped and marked.  Writes DIR/scale-CURVE.dat and, with gnuplot,
 # DIR/scale-CURVE.svg (DIR: --plot-dir, default docs/img).  --plot-only redraws the SVGs from the
 # .dat files there without running anything.
@@ -260,6 +260,7 @@ fi
 curvelist=(
     "dp|data parallel ranks (dp)|2 8 32 128 512|--dp X --layers 2"
     "nm|micro-batches (nm, gradient accumulation)|1 2 8 32|--nm X --layers 2"
+    "nmaxis|micro-batches on mesh axis mb (nm, --mb-axis, one sequence each)|2 8 32|--nm X --mb-axis --batch X --layers 2"
     "layers|layers|2 8 32 126|--layers X"
     "pp|pipeline stages (pp, 16 layers, nm = pp)|1 2 4 8 16|--pp X --nm X --layers 16"
     "tp|tensor parallel ranks (tp)|1 2 4 8|--tp X --layers 2"

@@ -11,7 +11,7 @@
 enum {
     G_PRESET = 1, G_LAYERS, G_BATCH, G_OPTIM, G_CLIP, G_LOSS_MASK, G_LABEL_SMOOTHING, G_TIED,
     G_FREEZE, G_LINEAGE, G_SCORE, G_DP, G_TP, G_SP, G_CP, G_CP_ALGO, G_PP, G_VPP, G_PARTITION, G_NM,
-    G_GRAD_ACCUM, G_SCHEDULE, G_ZERO, G_EP, G_BUG, G_VARIANT, G_OUTPUT
+    G_MB_AXIS, G_GRAD_ACCUM, G_SCHEDULE, G_ZERO, G_EP, G_BUG, G_VARIANT, G_OUTPUT
 };
 
 #define G SP_CMD_GEN
@@ -49,6 +49,9 @@ const sp_opt_t sp_gen_opts[] = {
      "layers per pipeline chunk (default: as even as possible)"},
     {G_NM, "--nm", NULL, SP_ARG_ONE, "N", G, 0,
      "micro-batches (with --pp 1: gradient accumulation)"},
+    {G_MB_AXIS, "--mb-axis", NULL, SP_ARG_NONE, NULL, G, 0,
+     "micro-batches as a mesh axis mb (virtual ranks, as TrainVerify's plans) instead of a "
+     "loop over row chunks"},
     {G_GRAD_ACCUM, "--grad-accum", NULL, SP_ARG_ONE, "N", G, 0,
      "gradient-accumulation steps (sets --nm)"},
     {G_SCHEDULE, "--schedule", NULL, SP_ARG_ONE, "gpipe|1f1b", G, 0,
@@ -126,6 +129,7 @@ int sp_gen_main(const sp_cmd_t *cmd, int argc, char **argv)
         case G_PARTITION: o.partition = v; break;
         case G_NM: int_arg(&A, a, &o.nm); break;
         case G_GRAD_ACCUM: int_arg(&A, a, &o.grad_accum); break;
+        case G_MB_AXIS: o.mb_axis = 1; break;
         case G_SCHEDULE: o.schedule = v; break;
         case G_ZERO:
             if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')

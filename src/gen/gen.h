@@ -24,6 +24,8 @@ typedef struct {
     const char *optim;           /* "sgd" or "adam" */
     int vpp;                     /* virtual pipeline stages (interleaved chunks) per stage, >= 1 */
     int grad_accum;              /* gradient-accumulation steps: sets nm (0: not given) */
+    int mb_axis;                 /* micro-batches as a mesh axis mb (virtual ranks whose
+                                    gradients are summed) instead of a loop over row chunks */
     const char *partition;       /* layers per chunk, "1,3" (NULL: as even as possible) */
     const char *schedule;        /* "gpipe" (NULL: gpipe) or "1f1b" */
     const char *cp_algo;         /* context parallel: "allgather" (NULL) or "ring" */

@@ -54,6 +54,7 @@ typedef struct {
     const gen_family_t *fam;
     /* configuration */
     int dp, tp, sp, pp, nm, L, batch, adam;
+    int mba;       /* micro-batches on the mesh axis mb (--mb-axis; then nm = 1), else 1 */
     int cp;        /* context parallel: the sequence sharded over cp */
     int ep;        /* expert parallel (MoE): experts sharded over ep, tokens over (dp, ep) */
     int nd;        /* dense layers before the MoE layers (L for a dense model) */

@@ -699,30 +699,28 @@ void gen_grp_emit(gen_t *g, const grp_t *G)
 
 /* ---- plan pieces ---------------------------------------------------------------------------- */
 
-/* the mesh axes among dp, cp, tp (those of size > 1 that are asked for) as a collective's group:
-   "dp" or "[dp, cp]"; "" for none */
+/* the mesh axes among dp, ep, mb, cp, tp (those of size > 1 that are asked for) as a
+   collective's group: "dp" or "[dp, cp]"; "" for none.  dp = 1: dp, ep and mb (the data axes);
+   2: ep only; 3: dp and mb (the micro-batches are data-parallel replicas too) */
 void gen_axes_text(const gen_t *g, int dp, int cp, int tp, char *out, size_t n)
 {
-    const char *ax[4];
+    const char *ax[5];
     int k = 0;
     if ((dp == 1 || dp == 3) && g->dp > 1)
         ax[k++] = "dp";
     if ((dp == 1 || dp == 2) && g->ep > 1)
         ax[k++] = "ep";
+    if ((dp == 1 || dp == 3) && g->mba > 1)
+        ax[k++] = "mb";
     if (cp && g->cp > 1)
         ax[k++] = "cp";
     if (tp && g->tpx)
         ax[k++] = "tp";
-    if (k == 0)
-        snprintf(out, n, "%s", "");
-    else if (k == 1)
-        snprintf(out, n, "%s", ax[0]);
-    else if (k == 2)
-        snprintf(out, n, "[%s, %s]", ax[0], ax[1]);
-    else if (k == 3)
-        snprintf(out, n, "[%s, %s, %s]", ax[0], ax[1], ax[2]);
-    else
-        snprintf(out, n, "[%s, %s, %s, %s]", ax[0], ax[1], ax[2], ax[3]);
+    size_t m = 0;
+    out[0] = '\0';
+    for (int i = 0; i < k && m < n; i++)
+        m += (size_t)snprintf(out + m, n - m, "%s%s%s", k > 1 && i == 0 ? "[" : i ? ", " : "",
+                              ax[i], k > 1 && i == k - 1 ? "]" : "");
 }
 
 /* ZeRO-3: all-gather the parameters a pass uses before it runs (forward and backward each) */
@@ -1524,7 +1522,7 @@ static void head(gen_t *g)
         snprintf(num, sizeof num, g->mask ? "sum($mask * %s)" : "sum(%s)", nll);
         if (per_mb) {
             /* each micro-batch's (rank's) mean over its own unmasked tokens, averaged */
-            int k = g->dp * g->nm;
+            int k = g->dp * g->nm * g->mba;
             if (g->mask) {
                 snprintf(cnt, sizeof cnt, "sum($mask) * %d", k);
                 snprintf(cp, sizeof cp, "unsqueeze($mask, -1) / (sum($mask) * %d)", k);
@@ -1563,6 +1561,8 @@ static void head(gen_t *g)
             k += (size_t)snprintf(grp + k, sizeof grp - k, "%sdp", k ? "*" : "");
         if (g->ep > 1)
             k += (size_t)snprintf(grp + k, sizeof grp - k, "%sep", k ? "*" : "");
+        if (g->mba > 1)
+            k += (size_t)snprintf(grp + k, sizeof grp - k, "%smb", k ? "*" : "");
         if (g->cp > 1)
             k += (size_t)snprintf(grp + k, sizeof grp - k, "%scp", k ? "*" : "");
         if (k > 0)
@@ -2210,6 +2210,8 @@ static void plan_body(gen_t *g)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%sdp = %d", n ? ", " : "", g->dp);
     if (g->ep > 1)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%sep = %d", n ? ", " : "", g->ep);
+    if (g->mba > 1)
+        n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%smb = %d", n ? ", " : "", g->mba);
     if (g->cp > 1)
         n += (size_t)snprintf(mesh + n, sizeof mesh - n, "%scp = %d", n ? ", " : "", g->cp);
     if (g->tpx)
@@ -2611,6 +2613,35 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
         }
         g->nm = o->grad_accum;
     }
+    g->mba = 1;
+    if (o->mb_axis) {
+        /* every micro-batch on a virtual rank of its own (mesh axis mb), its gradients summed
+           over (dp, mb) like data-parallel replicas' */
+        if (g->nm < 2) {
+            snprintf(err, errlen, "--mb-axis needs --nm (or --grad-accum) >= 2");
+            return -1;
+        }
+        if (o->schedule && strcmp(o->schedule, "1f1b") == 0) {
+            snprintf(err, errlen, "--mb-axis with --schedule 1f1b is not generated: each "
+                                  "micro-batch runs on a rank of its own, in no order");
+            return -1;
+        }
+        if (o->zero) {
+            snprintf(err, errlen, "--mb-axis with --zero is not generated: the gradient shards "
+                                  "over dp would need the micro-batches' sum first");
+            return -1;
+        }
+        int64_t r = ranks * g->nm;
+        if (r > SHARDPROOF_DEFAULT_MAX_RANKS) {
+            snprintf(err, errlen,
+                     "the mesh dp * ep * cp * tp * pp * mb = %lld ranks exceeds %d (the "
+                     "checker's default --max-ranks)",
+                     (long long)r, SHARDPROOF_DEFAULT_MAX_RANKS);
+            return -1;
+        }
+        g->mba = g->nm;
+        g->nm = 1;
+    }
     if (o->schedule && strcmp(o->schedule, "gpipe") != 0 && strcmp(o->schedule, "1f1b") != 0) {
         snprintf(err, errlen, "unknown schedule '%s' (gpipe, 1f1b)", o->schedule);
         return -1;
@@ -2736,10 +2767,10 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                  P->kv_heads);
         return -1;
     }
-    g->batch = o->batch ? o->batch : 2 * g->dp * g->ep * g->nm;
-    if (g->batch % (g->dp * g->ep * g->nm)) {
+    g->batch = o->batch ? o->batch : 2 * g->dp * g->ep * g->nm * g->mba;
+    if (g->batch % (g->dp * g->ep * g->nm * g->mba)) {
         snprintf(err, errlen, "--batch %d is not a multiple of dp * ep * nm = %d", g->batch,
-                 g->dp * g->ep * g->nm);
+                 g->dp * g->ep * g->nm * g->mba);
         return -1;
     }
     if (o->optim && strcmp(o->optim, "sgd") != 0 && strcmp(o->optim, "adam") != 0) {
@@ -2861,7 +2892,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             need = "--tp >= 2 or --dp >= 2";
         else if (!strcmp(b, "grad_early") &&
                  (g->nm < 2 || g->zero || g->tied || gen_is_frozen(g, "wout") || g->cp > 1))
-            need = "--nm >= 2 (without --zero, --cp, --tied or a frozen wout)";
+            need = "--nm >= 2 (a loop over micro-batches: without --mb-axis, --zero, --cp, "
+                   "--tied or a frozen wout)";
         else if ((!strcmp(b, "cp_rope_local_positions") || !strcmp(b, "cp_causal_offset_local")) &&
                  g->cp < 2)
             need = "--cp >= 2";
@@ -2874,7 +2906,7 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
             need = "--tp >= 2 and --freeze wout";
         else if (!strcmp(b, "sp_norm_grad_not_reduced") && (!g->sp || g->zero))
             need = "--sp (without --zero)";
-        else if (!strcmp(b, "loss_mean_per_microbatch") && g->dp < 2 && g->nm < 2)
+        else if (!strcmp(b, "loss_mean_per_microbatch") && g->dp < 2 && g->nm < 2 && g->mba < 2)
             need = "--dp >= 2 or --nm >= 2";
         if (need) {
             snprintf(err, errlen, "bug '%s' needs %s", b, need);
@@ -2888,11 +2920,20 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
 
 static void setup_text(gen_t *g)
 {
-    snprintf(g->BD, sizeof g->BD, "%s",
-             g->dp > 1 && g->ep > 1 ? "B@(dp,ep)"
-             : g->dp > 1            ? "B@dp"
-             : g->ep > 1            ? "B@ep"
-                                    : "B");
+    /* the batch over the data axes dp, ep, mb: "B@(dp,mb)", and a rank's rows "B/dp/mb" */
+    char dax[24] = "", lb[24] = "B";
+    size_t nd = 0, nl = 1;
+    const char *dn[3] = {"dp", "ep", "mb"};
+    int ds[3] = {g->dp, g->ep, g->mba};
+    for (int i = 0; i < 3; i++)
+        if (ds[i] > 1) {
+            nd += (size_t)snprintf(dax + nd, sizeof dax - nd, "%s%s", nd ? "," : "", dn[i]);
+            nl += (size_t)snprintf(lb + nl, sizeof lb - nl, "/%s", dn[i]);
+        }
+    if (strchr(dax, ','))
+        snprintf(g->BD, sizeof g->BD, "B@(%s)", dax);
+    else
+        snprintf(g->BD, sizeof g->BD, "%s%s%s", "B", nd ? "@" : "", dax);
     const char *T = g->tpx ? "@tp" : "";
     const char *SQ = g->cp > 1 ? "S@cp" : "S"; /* the sequence dim of a cp-sharded activation */
     snprintf(g->LX, sizeof g->LX, "[%s, %s, H]", g->BD,
@@ -2907,20 +2948,17 @@ static void setup_text(gen_t *g)
     snprintf(g->LV, sizeof g->LV, "[%s, %s, V%s]", g->BD, SQ, T);
     char ax[32];
     gen_axes_text(g, 1, 1, 0, ax, sizeof ax);
-    if (ax[0] == '[') /* "[dp, cp]" -> "(dp,cp)" */
-        snprintf(ax, sizeof ax, "(%s%s%s)", g->dp > 1 ? "dp," : "", g->ep > 1 ? "ep," : "",
-                 g->cp > 1 ? "cp" : "");
-    size_t k = strlen(ax);
-    if (k > 1 && ax[k - 2] == ',')
-        memmove(ax + k - 2, ax + k - 1, 2);
+    if (ax[0] == '[') { /* "[dp, cp]" -> "(dp,cp)" */
+        size_t j = 0;
+        for (size_t i = 0; ax[i]; i++)
+            if (ax[i] != ' ')
+                ax[j++] = ax[i] == '[' ? '(' : ax[i] == ']' ? ')' : ax[i];
+        ax[j] = '\0';
+    }
     if (ax[0])
         snprintf(g->LLOSS, sizeof g->LLOSS, "[] partial(sum@%s)", ax);
     else
         snprintf(g->LLOSS, sizeof g->LLOSS, "[]");
-    const char *lb = g->dp > 1 && g->ep > 1 ? "B/dp/ep"
-                     : g->dp > 1            ? "B/dp"
-                     : g->ep > 1            ? "B/ep"
-                                            : "B";
     snprintf(g->lbr, sizeof g->lbr, "%s", lb);
     /* 1F1B with dp: micro-batch mb is rows [mb*(B/NM), (mb+1)*(B/NM)) of the global batch,
        sharded over dp (Megatron's sampler), so every rank reads its rows of the data inputs */
@@ -2971,9 +3009,11 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
     if (g->vpp > 1)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --vpp %d", g->vpp);
     if (o->grad_accum)
-        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --grad-accum %d", g->nm);
-    else if (g->nm > 1)
-        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --nm %d", g->nm);
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --grad-accum %d", g->nm * g->mba);
+    else if (g->nm > 1 || g->mba > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --nm %d", g->nm * g->mba);
+    if (g->mba > 1)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --mb-axis");
     if (g->f1b)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --schedule 1f1b");
     if (g->cp_ring)
@@ -3020,7 +3060,7 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
                   "FFN %ld, vocabulary %ld,",
                   g->P->name, g->L, g->P->layers, g->P->hidden, g->P->heads, g->P->kv_heads,
                   g->P->ffn, g->P->vocab);
-    int bmin = g->dp * g->ep * g->nm; /* one sequence per data-parallel rank and micro-batch */
+    int bmin = g->dp * g->ep * g->nm * g->mba; /* one sequence per data-parallel rank and micro-batch */
     gen_linef(g, "# sequence %ld, global batch %d sequences%s; trained with %s.", g->P->seq,
               g->batch,
               g->batch == bmin && bmin > 1
@@ -3052,6 +3092,9 @@ static void header_text(gen_t *g, const sp_gen_opts_t *o, int with_expect)
     if (g->nm > 1)
         n += (size_t)snprintf(par + n, sizeof par - n, " %d micro-batches%s,", g->nm,
                               g->f1b ? " (1F1B schedule)" : "");
+    if (g->mba > 1)
+        n += (size_t)snprintf(par + n, sizeof par - n,
+                              " %d micro-batches on mesh axis mb (virtual ranks),", g->mba);
     if (n == 7)
         n += (size_t)snprintf(par + n, sizeof par - n, " a single device,");
     snprintf(par + n, sizeof par - n, " forward, backward,%s optimizer step.",
@@ -3118,6 +3161,8 @@ int gen_decoder(sp_sbuf_t *out, const gen_family_t *fam, const sp_gen_opts_t *o,
     if (g.nm > 1)
         pn +=
             (size_t)snprintf(pname + pn, sizeof pname - pn, "_nm%d%s", g.nm, g.f1b ? "_1f1b" : "");
+    if (g.mba > 1)
+        pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_mb%d", g.mba);
     if (g.cp_ring)
         pn += (size_t)snprintf(pname + pn, sizeof pname - pn, "_ring");
     if (pn == pn0)
