@@ -194,7 +194,7 @@ expect 1 "^mesh cutoff: none; dp at its real size: the program tells its ranks a
     check "$root/tests/plans/bugs/cutoff_mlp_dp8_one_rank.sp" --no-progress --mesh-cutoff -v
 # find L: (dp - 5) * x vanishes on the checked dp = 5: the all_reduce of a replicated x counts
 # the members, so the real mesh is checked, where the difference is found
-expect 1 "^mesh cutoff: none; with dp=5 a sum over an axis in the values of y \(.*cutoff_polynomial_in_axis_size.sp:21:3\) counts elements" \
+expect 1 "^mesh cutoff: none; with dp=5 a sum over an axis in the values of y \(.*cutoff_polynomial_in_axis_size.sp:23:3\) counts elements" \
     check "$root/tests/plans/bugs/cutoff_polynomial_in_axis_size.sp" --no-progress --mesh-cutoff
 runs=$((runs + 1))
 
