@@ -2531,6 +2531,18 @@ void sp_gen_opts_init(sp_gen_opts_t *o)
     o->optim = "sgd";
 }
 
+/* A mesh of at most what a check accepts by default (--max-ranks); else 0 with the message */
+static int ranks_fit(int64_t ranks, const char *more_axes, char *err, size_t errlen)
+{
+    if (ranks <= SHARDPROOF_DEFAULT_MAX_RANKS)
+        return 1;
+    snprintf(err, errlen,
+             "the mesh dp * ep * cp * tp * pp%s = %lld ranks exceeds %d (the checker's default "
+             "--max-ranks)",
+             more_axes, (long long)ranks, SHARDPROOF_DEFAULT_MAX_RANKS);
+    return 0;
+}
+
 static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen)
 {
     g->P = NULL;
@@ -2587,13 +2599,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
     }
     /* the mesh: at most what a check accepts by default (--max-ranks) */
     int64_t ranks = (int64_t)o->dp * g->ep * g->cp * o->tp * o->pp;
-    if (ranks > SHARDPROOF_DEFAULT_MAX_RANKS) {
-        snprintf(err, errlen,
-                 "the mesh dp * ep * cp * tp * pp = %lld ranks exceeds %d (the checker's "
-                 "default --max-ranks)",
-                 (long long)ranks, SHARDPROOF_DEFAULT_MAX_RANKS);
+    if (!ranks_fit(ranks, "", err, errlen))
         return -1;
-    }
     g->dp = o->dp;
     g->tp = o->tp;
     g->sp = o->sp;
@@ -2631,14 +2638,8 @@ static int check_opts(gen_t *g, const sp_gen_opts_t *o, char *err, size_t errlen
                                   "over dp would need the micro-batches' sum first");
             return -1;
         }
-        int64_t r = ranks * g->nm;
-        if (r > SHARDPROOF_DEFAULT_MAX_RANKS) {
-            snprintf(err, errlen,
-                     "the mesh dp * ep * cp * tp * pp * mb = %lld ranks exceeds %d (the "
-                     "checker's default --max-ranks)",
-                     (long long)r, SHARDPROOF_DEFAULT_MAX_RANKS);
+        if (!ranks_fit(ranks * g->nm, " * mb", err, errlen))
             return -1;
-        }
         g->mba = g->nm;
         g->nm = 1;
     }
