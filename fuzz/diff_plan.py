@@ -2,8 +2,10 @@
 """diff_plan.py: the plan-level differential fuzzer (issue 11): checker against reference executor.
 
 usage: diff_plan.py [--bin SHARDPROOF] [--seed N] [--mutants K | --cpu-seconds T] [--smoke]
-                    [--out DIR] [--run-seeds 1,2,3] [--check-timeout S] [--run-timeout S]
-                    [--max-ms MS] [--no-gen] [--no-corpus] [--only-seed NAME] [--verbose]
+                    [--wall-seconds T] [--out DIR] [--run-seeds 1,2,3] [--check-timeout S]
+                    [--run-timeout S] [--max-ms MS] [--no-gen] [--no-corpus] [--only-seed NAME]
+                    [--corpus-dir DIR]... [--gen-dp 8,8,16] [--gen-max-ranks N]
+                    [--gen-require REGEX] [--verbose]
        diff_plan.py --classify FILE.sp [--bin SHARDPROOF] [--plan NAME]
        diff_plan.py --seed N --draw I [--out DIR]      (mutant I of seed N again, saved in DIR/draw/)
 
@@ -842,16 +844,19 @@ def family_of(text):
     return None, None
 
 
-def random_gen_flags(rng):
+def random_gen_flags(rng, dps=None, max_ranks=8):
+    """dps: the dp sizes to draw from (--gen-dp; default 1, 2, 2); max_ranks: --gen-max-ranks."""
     fam = "llama3" if rng.random() < 0.7 else "deepseek3"
     f = []
     tp = rng.choice([1, 1, 2, 2, 4]) if fam == "llama3" else rng.choice([1, 2])
-    dp = rng.choice([1, 2, 2])
+    dp = rng.choice(dps or [1, 2, 2])
     cp = 2 if rng.random() < 0.2 else 1
     pp = 2 if rng.random() < 0.3 else 1
     ep = rng.choice([1, 2]) if fam == "deepseek3" else 1
-    if tp * dp * cp * pp * ep > 8:
+    if tp * dp * cp * pp * ep > max_ranks:
         pp, cp = 1, 1
+    if tp * dp * cp * pp * ep > max_ranks:
+        tp = 1
     nm = rng.choice([1, 1, 2])
     vpp = 2 if pp > 1 and rng.random() < 0.2 else 1
     layers = pp * vpp * rng.choice([1, 1, 2]) if pp > 1 else rng.choice([1, 2])
@@ -960,6 +965,7 @@ def run_verdict(rc, out, err):
 
 
 NO_DIFFERENCE = ("AGREE", "OVERLAP")
+CUT_USED = re.compile(r"^mesh cutoff: .* checked as ", re.M)
 
 
 def args_line(text):
@@ -1237,9 +1243,11 @@ def set_dims(text, new):
                   lambda ln: re.sub(r"\b([A-Za-z_]\w*)\s*=\s*(\d+)\b", one, ln.group(1)), text, flags=re.M)
 
 
-def corpus_files():
+def corpus_files(dirs=None):
+    """The seed files: docs/examples, tests/plans/ok and tests/plans/bugs, or the --corpus-dir
+    directories instead when given."""
     out = []
-    for d in ("docs/examples", "tests/plans/ok", "tests/plans/bugs"):
+    for d in dirs or ("docs/examples", "tests/plans/ok", "tests/plans/bugs"):
         p = os.path.join(ROOT, d)
         for n in sorted(os.listdir(p)):
             if n.endswith(".sp"):
@@ -1256,7 +1264,7 @@ class Seeds:
         self.gen_cache = {}
         self.baselines = []   # records of the unmutated seeds
         if not args.no_corpus:
-            for rel in corpus_files():
+            for rel in corpus_files(args.corpus_dir):
                 if args.only_seed and args.only_seed not in rel:
                     continue
                 with open(os.path.join(ROOT, rel)) as f:
@@ -1304,7 +1312,7 @@ class Seeds:
     def gen_seed(self, rng):
         """A generated plan at small real sizes whose unmutated form is EQUIVALENT and agrees."""
         for _ in range(6):
-            fam, flags = random_gen_flags(rng)
+            fam, flags = random_gen_flags(rng, self.args.gen_dp, self.args.gen_max_ranks)
             key = (fam, tuple(flags))
             if key in self.gen_cache:
                 if self.gen_cache[key] is not None:
@@ -1325,7 +1333,8 @@ class Seeds:
                 name = "gen-%s-%08x" % (fam, abs(hash_str(" ".join(flags) + str(attempt))))
                 rec = evaluate(self.tools, text, name + ".sp", None, self.args.run_seeds[:1])
                 self.baselines.append((name + " " + " ".join(flags) + " " + fmt_dims(dims, names), rec))
-                if rec["pair"][0] == "EQ" and rec["pair"][1] in NO_DIFFERENCE + ("UNDEC",):
+                if (rec["pair"][0] == "EQ" and rec["pair"][1] in NO_DIFFERENCE + ("UNDEC",)
+                        and (not self.args.gen_require or re.search(self.args.gen_require, rec["check"][1], re.M))):
                     found = (name, text, None, fam + " " + " ".join(flags), dims)
                     break
             self.gen_cache[key] = found
@@ -1378,6 +1387,7 @@ def fuzz(args):
     t0, c0 = time.time(), cpu_seconds()
     seeds = Seeds(tools, args, log)
     pairs, harmless, finds, mutkinds, n, disagree = {}, {}, [], {}, 0, {}
+    cut_pairs, ncut = {}, 0    # mutants whose check reports `mesh cutoff: ... checked as`
     base_finds, nbase = [], 0
     i = args.draw if args.draw is not None else 0
     while True:
@@ -1386,6 +1396,8 @@ def fuzz(args):
         if args.draw is not None and i > args.draw:
             break
         if args.cpu_seconds is not None and cpu_seconds() - c0 >= args.cpu_seconds:
+            break
+        if args.wall_seconds is not None and time.time() - t0 >= args.wall_seconds:
             break
         rng = random.Random("%d:%d" % (args.seed, i))
         use_gen = not args.no_gen and (args.no_corpus or not seeds.corpus or rng.random() < args.gen_share)
@@ -1424,9 +1436,14 @@ def fuzz(args):
         cls = classify(tools, rec)
         tm = time.time() - tm
         pairs[rec["pair"]] = pairs.get(rec["pair"], 0) + 1
+        cut = bool(CUT_USED.search(rec["check"][1]))
+        if cut:
+            ncut += 1
+            cut_pairs[rec["pair"]] = cut_pairs.get(rec["pair"], 0) + 1
         if all("(harmless)" in d for _, d in desc):
             harmless[rec["pair"]] = harmless.get(rec["pair"], 0) + 1
-        line = "%5d %-32s %s/%s %4.1fs %s" % (i - 1, label[:32], rec["pair"][0], rec["pair"][1], tm,
+        line = "%5d %-32s %s/%s%s %4.1fs %s" % (i - 1, label[:32], rec["pair"][0], rec["pair"][1],
+                                             " cut" if cut else "", tm,
                                              "; ".join(d for _, d in desc)[:150])
         if args.draw is not None:
             save_find(args.out, "draw", mname, mtext, rec, desc)
@@ -1457,6 +1474,11 @@ def fuzz(args):
     print("\nverdict pairs (rows: check --no-cross-check; columns: run over the seeds %s)" %
           ",".join(map(str, args.run_seeds)))
     print_table(pairs, cvs, rvs)
+    if ncut or any(CUT_USED.search(r["check"][1]) for _, r in seeds.baselines):
+        print("unmutated seeds whose check used the mesh cutoff (`checked as`): %d of %d" %
+              (sum(1 for _, r in seeds.baselines if CUT_USED.search(r["check"][1])), len(seeds.baselines)))
+        print("mutants whose check used the mesh cutoff: %d" % ncut)
+        print_table(cut_pairs, cvs, rvs)
     if harmless:
         print("of which mutants with only value-keeping rewrites (expected EQ / no difference):")
         print_table(harmless, cvs, rvs)
@@ -1494,6 +1516,8 @@ def main():
     ap.add_argument("--mutants", type=int, default=None, help="stop after this many draws")
     ap.add_argument("--cpu-seconds", type=float, default=None,
                     help="stop when this process and its children used this much CPU")
+    ap.add_argument("--wall-seconds", type=float, default=None,
+                    help="stop when this much wall time has passed (also with --cpu-seconds)")
     ap.add_argument("--smoke", action="store_true", help="the CI run: seed 1, 20 draws")
     ap.add_argument("--out", default=os.path.join(ROOT, "fuzz/finds-work"))
     ap.add_argument("--run-seeds", default="1,2,3")
@@ -1503,6 +1527,13 @@ def main():
     ap.add_argument("--gen-share", type=float, default=0.5, help="share of mutants of gen plans")
     ap.add_argument("--no-gen", action="store_true")
     ap.add_argument("--no-corpus", action="store_true")
+    ap.add_argument("--corpus-dir", action="append", default=None,
+                    help="seed files from this directory instead of the default three (repeatable)")
+    ap.add_argument("--gen-dp", default=None, help="dp sizes of the gen plans, e.g. 4,8,16 (default 1,2,2)")
+    ap.add_argument("--gen-require", default=None,
+                    help="keep a gen configuration only if its unmutated check's output matches this "
+                         "regex (e.g. '^mesh cutoff: .* checked as ')")
+    ap.add_argument("--gen-max-ranks", type=int, default=8, help="ranks of a gen plan at most")
     ap.add_argument("--only-seed", default=None, help="only corpus files whose path contains this")
     ap.add_argument("--classify", default=None, help="classify one file (a saved find) and exit")
     ap.add_argument("--draw", type=int, default=None,
@@ -1511,6 +1542,7 @@ def main():
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()
     args.run_seeds = [int(s) for s in args.run_seeds.split(",")]
+    args.gen_dp = [int(s) for s in args.gen_dp.split(",")] if args.gen_dp else None
     if args.smoke:
         args.seed, args.mutants = 1, args.mutants or 20
     if args.draw is not None:

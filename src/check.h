@@ -121,6 +121,8 @@ typedef struct {
                                 the stage holds more of than the checked sizes show
                                 (src/members.c), 0: a count */
     int held, held_lim;      /* ... how many it may hold, and the most the check shows */
+    int test_only;           /* src/stage.c: a renaming of a proved stage whose symbols play other
+                                roles for the count and relations tests: only those run */
 } sp_stage_t;
 
 /* src/members.c: the elements of each reduced dim a stage's monomials hold
@@ -470,6 +472,22 @@ void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask);
    member (p / blk) % k's for every symbol; else the axis's members are not known */
 void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk);
 void sp_members_free(sp_check_t *C);
+/* What the count and relations tests read of a stage, as tokens for src/stage.c's memoization
+   keys: per symbol (at most sp_members_roles_max tokens) and for the compared pairs, with
+   element identities renamed in order of first appearance since the last reset; NULL from
+   _new when no test runs (no reduced dim, no cut axis, real sizes) */
+typedef struct sp_members_roles sp_members_roles_t;
+sp_members_roles_t *sp_members_roles_new(sp_check_t *C, int dims_only);
+void sp_members_roles_free(sp_members_roles_t *R);
+void sp_members_roles_reset(sp_members_roles_t *R);
+size_t sp_members_roles_max(const sp_members_roles_t *R);
+size_t sp_members_roles_sym(sp_members_roles_t *R, const sp_ectx_struct *E, sp_expr_t id,
+                            uint32_t *out);
+size_t sp_members_roles_pairs(sp_members_roles_t *R, const sp_stage_t *s, const int64_t *rank,
+                              const int64_t *index, int64_t nq, uint32_t **out, size_t *cap);
+/* Do two compared pairs of stage s (rank, local index) give the test the same element? */
+int sp_members_roles_same_pair(sp_members_roles_t *R, const sp_stage_t *s, int64_t rank_a,
+                               int64_t index_a, int64_t rank_b, int64_t index_b);
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
                     const int64_t *index, int64_t nq, void **scratch, size_t *cap,
@@ -542,7 +560,7 @@ void sp_stage_fail_at(sp_stage_t *s, int64_t r);
 sp_status_t sp_stages_solve(sp_check_t *C);
 /* Group the stages by renaming-invariant key: sets every stage's key, and rep[i] (the first
    stage of i's group); rep is allocated (nstages entries), NULL if out of memory. */
-int *sp_stages_group(sp_check_t *C);
+int *sp_stages_group(sp_check_t *C, int **srep);
 /* Prove the stages ids[0 .. n) (each by itself, no memoization), on the thread pool */
 void sp_stages_prove(sp_check_t *C, int *ids, int n);
 int sp_stages_export_smt2(sp_check_t *C, const char *dir, char *err, size_t errlen);

@@ -217,6 +217,23 @@ void sp_members_record(sp_check_t *C, const char *prefix, const sp_tensor_t *lik
     }
 }
 
+/* An axis of extent monomial id (one positive dim, of reduced size vr and real size vreal)
+   splits that dim into fewer blocks at the reduced sizes than at the real ones: vr * scale <
+   vreal, scale the extent's real over reduced value; an extent whose scale is not known is
+   taken as one */
+static int split_shrank(sp_check_t *C, int32_t id, int64_t vr, int64_t vreal)
+{
+    fmpq_t q;
+    fmpq_init(q);
+    int known = sp_pos_scale(C, id, q), r = 1;
+    if (known) {
+        fmpq_mul_si(q, q, vr);
+        r = fmpq_cmp_si(q, vreal) < 0;
+    }
+    fmpq_clear(q);
+    return r;
+}
+
 void sp_members_block(sp_check_t *C, const sp_tensor_t *t)
 {
     int nd = C->ndims;
@@ -242,6 +259,15 @@ void sp_members_block(sp_check_t *C, const sp_tensor_t *t)
             continue; /* a merge of dims, or a literal extent: no block of one dim */
         if (M->blk[one] == 0 || t->shape[d] < M->blk[one])
             M->blk[one] = t->shape[d];
+        /* the other side of the split: the blocks' number, a block of the dim's elements too
+           (those at one offset in every block), when the reduction made it smaller than at the
+           real sizes: reshape(x, [R, B/R]) with R reduced to 3 has three rows of B, and a
+           relation of more than three row sums holds at three only (helper-75's review,
+           session 42: 120 e5 of the row sums was EQUIVALENT by default) */
+        int64_t vr = C->dims[one].red, nb = t->shape[d] > 0 ? vr / t->shape[d] : 0;
+        if (nb > 1 && vr % t->shape[d] == 0 && split_shrank(C, t->pos[d].ext, vr, C->dims[one].real) &&
+            (M->blk[one] == 0 || nb < M->blk[one]))
+            M->blk[one] = nb;
     }
 }
 
@@ -474,6 +500,38 @@ static void sym_members(const struct sp_members *M, const rsym_t *r, int v, int6
             *unk = sat((uint64_t)*unk + (uint64_t)(e < 0 ? -e : e)); /* a merged or a local axis */
         }
     }
+}
+
+/* The dims (bit w < 64) and cut axes (bit nd + c) a resolved symbol holds an element of; *own
+   gets the cut axes whose members hold it as their own (a part, a partitioned dim's element) */
+static uint64_t sym_held(const struct sp_members *M, const rsym_t *r, int ncut, uint8_t *own)
+{
+    int nd = M->nd;
+    uint64_t held = 0;
+    if (r->unk_all)
+        return ~(uint64_t)0;
+    if (r->src < 0)
+        return 0;
+    const src_t *S = &M->src[r->src];
+    for (int d = 0; d < S->ndim; d++) {
+        if (S->unknown[d])
+            held = ~(uint64_t)0;
+        else if (S->exps != NULL)
+            for (int w = 0; w < nd && w < 64; w++)
+                if (S->exps[(size_t)d * (size_t)nd + (size_t)w] != 0)
+                    held |= (uint64_t)1 << w;
+    }
+    for (int c = 0; c < ncut; c++) {
+        int mine = S->mco[c] >= 0;
+        for (int d = 0; !mine && M->pblk != NULL && d < S->ndim; d++)
+            mine = S->known[d] >= 0 && !S->unknown[d] &&
+                   M->pblk[(size_t)c * (size_t)nd + (size_t)S->known[d]] != 0;
+        if (mine)
+            *own |= (uint8_t)(1u << c);
+        if ((mine || (S->whole >> c & 1)) && nd + c < 64)
+            held |= (uint64_t)1 << (nd + c);
+    }
+    return held;
 }
 
 static int popc(uint64_t x) { return __builtin_popcountll(x); }
@@ -933,6 +991,65 @@ static uint32_t pair_bound(const sm_t *sm, const sm_t *pa, const sm_t *pb, mset_
     return bx > by ? bx : by;
 }
 
+/* The stage's model tensor's axes (the dim whose element each coordinate is, else the
+   exponents of its extent: known, got, *mexp) and each pair's element in global coordinates
+   (*gco, md per pair): once for all dims; the caller frees *mexp and *gco */
+static void stage_coords(sp_check_t *C, const sp_stage_t *s, const int64_t *rank,
+                         const int64_t *index, int64_t nq, int *known, int *got, int **mexp,
+                         int64_t **gco)
+{
+    int nd = C->ndims, md = s->model.ndim < 0 ? 0 : s->model.ndim;
+    *mexp = flint_malloc((size_t)(md ? md : 1) * (size_t)(nd ? nd : 1) * sizeof(int));
+    for (int d = 0; d < md; d++)
+        got[d] = axis_info(C, &s->model, d, *mexp + (size_t)d * (size_t)nd, &known[d]);
+    *gco = flint_malloc((size_t)(nq ? nq : 1) * (size_t)(md ? md : 1) * sizeof(int64_t));
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t ls[SP_MAX_DIMS], st, en, rem = index[q], *g = *gco + q * md;
+        sp_layout_local_shape(&C->mesh, &s->layout, rank[q], ls);
+        for (int d = md - 1; d >= 0; d--) {
+            sp_layout_range(&C->mesh, &s->layout, d, rank[q], &st, &en);
+            g[d] = st + (ls[d] > 0 ? rem % ls[d] : 0);
+            rem = ls[d] > 0 ? rem / ls[d] : 0;
+        }
+    }
+}
+
+/* The elements of dim v of unknown identity in every element's coordinates of the stage's
+   model tensor (its axes of unknown or merged extent) */
+static uint32_t model_unknown(int nd, int md, const int *got, const int *mexp, int v)
+{
+    uint32_t unk = 0;
+    for (int d = 0; d < md; d++) {
+        int e = mexp[(size_t)d * (size_t)nd + (size_t)v];
+        unk += got[d] == 0 ? 1 : got[d] == 2 ? (uint32_t)(e < 0 ? -e : e) : 0;
+    }
+    return unk;
+}
+
+/* The compared element of pair q (global coordinates g) along dim v: its elements of v */
+static mset_t pair_dim(int md, const int *known, const int64_t *g, int v, int64_t k, uint32_t unk)
+{
+    uint64_t cf = 0;
+    uint32_t cu = unk;
+    for (int d = 0; d < md; d++) {
+        if (known[d] != v)
+            continue;
+        if (k <= 64 && g[d] >= 0 && g[d] < k)
+            cf |= (uint64_t)1 << g[d];
+        else
+            cu++;
+    }
+    return (mset_t){cf, cu};
+}
+
+/* The compared rank's member along cut axis ax (mesh index, -1: none) at checked size k */
+static mset_t pair_member(const sp_check_t *C, int64_t rank, int ax, int64_t k)
+{
+    int64_t g = ax >= 0 ? sp_mesh_coord(&C->mesh, rank, ax) : -1;
+    return (mset_t){g >= 0 && g < 64 && g < k ? (uint64_t)1 << g : 0,
+                    g >= 0 && g < 64 && g < k ? 0u : 1u};
+}
+
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
                     const int64_t *index, int64_t nq, void **scratch, size_t *cap,
@@ -949,22 +1066,10 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
     if (differ == 0)
         return 0; /* the same expressions on both sides: equal at every size */
     int nd = C->ndims, ret = 0, md = s->model.ndim < 0 ? 0 : s->model.ndim;
-    /* the model tensor's axes (the dim whose element each coordinate is, else the exponents
-       of its extent), and each pair's element in global coordinates: once for all dims */
     int known[SP_MAX_DIMS], got[SP_MAX_DIMS];
-    int *mexp = flint_malloc((size_t)(md ? md : 1) * (size_t)(nd ? nd : 1) * sizeof(int));
-    for (int d = 0; d < md; d++)
-        got[d] = axis_info(C, &s->model, d, mexp + (size_t)d * (size_t)nd, &known[d]);
-    int64_t *gco = flint_malloc((size_t)(nq ? nq : 1) * (size_t)(md ? md : 1) * sizeof(int64_t));
-    for (int64_t q = 0; q < nq; q++) {
-        int64_t ls[SP_MAX_DIMS], st, en, rem = index[q], *g = gco + q * md;
-        sp_layout_local_shape(&C->mesh, &s->layout, rank[q], ls);
-        for (int d = md - 1; d >= 0; d--) {
-            sp_layout_range(&C->mesh, &s->layout, d, rank[q], &st, &en);
-            g[d] = st + (ls[d] > 0 ? rem % ls[d] : 0);
-            rem = ls[d] > 0 ? rem / ls[d] : 0;
-        }
-    }
+    int *mexp;
+    int64_t *gco;
+    stage_coords(C, s, rank, index, nq, known, got, &mexp, &gco);
     /* scratch (reused from stage to stage): the summaries, the resolved symbols, held[],
        symix[]; the stage's symbols resolved once, and the dims some symbol holds an element of */
     uint32_t nsym = 0;
@@ -999,29 +1104,7 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         rsym_t *r = &rs[nsym];
         symix[x] = nsym++;
         resolve_sym(M, sp_expr_sym_name(E, x), r);
-        if (r->unk_all) {
-            held[x] = ~(uint64_t)0;
-        } else if (r->src >= 0) {
-            const src_t *S = &M->src[r->src];
-            for (int d = 0; d < S->ndim; d++) {
-                if (S->unknown[d])
-                    held[x] = ~(uint64_t)0;
-                else if (S->exps != NULL)
-                    for (int w = 0; w < nd && w < 64; w++)
-                        if (S->exps[(size_t)d * (size_t)nd + (size_t)w] != 0)
-                            held[x] |= (uint64_t)1 << w;
-            }
-            for (int c = 0; c < ncut; c++) {
-                int mine = S->mco[c] >= 0; /* a member's own: a part, a partitioned dim's element */
-                for (int d = 0; !mine && M->pblk != NULL && d < S->ndim; d++)
-                    mine = S->known[d] >= 0 && !S->unknown[d] &&
-                           M->pblk[(size_t)c * (size_t)nd + (size_t)S->known[d]] != 0;
-                if (mine)
-                    own |= (uint8_t)(1u << c);
-                if ((mine || (S->whole >> c & 1)) && nd + c < 64)
-                    held[x] |= (uint64_t)1 << (nd + c);
-            }
-        }
+        held[x] = sym_held(M, r, ncut, &own);
         present |= held[x];
     }
     for (int v = 0; v < nd && ret == 0; v++) {
@@ -1047,27 +1130,12 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             ret = 1;
             break;
         }
-        uint32_t unk = 0; /* elements of v of unknown identity in every element's coordinates */
-        for (int d = 0; d < md; d++) {
-            int e = mexp[(size_t)d * (size_t)nd + (size_t)v];
-            unk += got[d] == 0 ? 1 : got[d] == 2 ? (uint32_t)(e < 0 ? -e : e) : 0;
-        }
+        uint32_t unk = model_unknown(nd, md, got, mexp, v);
         for (int64_t q = 0; q < nq; q++) {
             if (a[q] == b[q])
                 continue;
             const sm_t *pa = &sm[a[q]], *pb = &sm[b[q]];
-            uint64_t cf = 0;
-            uint32_t cu = unk;
-            for (int d = 0; d < md; d++) {
-                int64_t g = gco[q * md + d];
-                if (known[d] != v)
-                    continue;
-                if (k <= 64 && g >= 0 && g < k)
-                    cf |= (uint64_t)1 << g;
-                else
-                    cu++;
-            }
-            mset_t co = {cf, cu};
+            mset_t co = pair_dim(md, known, gco + q * md, v, k, unk);
             uint32_t bd = pair_bound(sm, pa, pb, co);
             if (bd > lim && opaque > 0)
                 break; /* not tested (above) */
@@ -1101,10 +1169,7 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         for (int64_t q = 0; q < nq && r >= 0 && opaque == 0 && bd <= lim; q++) {
             if (a[q] == b[q])
                 continue;
-            int64_t g = ax >= 0 ? sp_mesh_coord(&C->mesh, rank[q], ax) : -1;
-            mset_t co = {g >= 0 && g < 64 && g < k ? (uint64_t)1 << g : 0,
-                         g >= 0 && g < 64 && g < k ? 0u : 1u};
-            bd = pair_bound(sm, &sm[a[q]], &sm[b[q]], co);
+            bd = pair_bound(sm, &sm[a[q]], &sm[b[q]], pair_member(C, rank[q], ax, k));
         }
         if (r < 0 || opaque > 0 || bd > lim) {
             fail->dim = v;
@@ -1120,4 +1185,253 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
     flint_free(mexp);
     flint_free(gco);
     return ret;
+}
+
+/* ---- roles: what the test reads of a stage, for the memoization keys (src/stage.c) -------- */
+
+/*
+ * Two stages whose cones are equal up to a renaming of symbols are one proof (src/stage.c
+ * key_build), but the count and relations tests also read which element of which reduced dim,
+ * and which member of a cut axis, each symbol and each compared element is: a stage over three
+ * rows of a table at its real size and one over three members of dp checked as 3 have equal
+ * cones, and the second, memoized onto the first, skipped its relations test (helper-75's
+ * review, session 42: EQUIVALENT by default for Newton's identity over a reduced dim). The key
+ * therefore carries, per symbol and per compared pair, what the test reads: the elements of
+ * each tested dim (reduced dims, cut axes) with their identities renamed in order of first
+ * appearance in the key (the test counts elements, so any renaming is the same test), the
+ * elements of unknown identity, and the held and own flags.
+ */
+struct sp_members_roles {
+    sp_check_t *C;
+    int nv;
+    int *v;          /* the tested dims (v < nd) and cut axes (nd + c) */
+    int64_t *k;      /* their checked sizes */
+    int *ax;         /* a cut axis's index in the mesh, else -1 */
+    int16_t *map;    /* nv x 64: an element's renamed identity, -1 unseen */
+    uint8_t *next;   /* nv: the next identity */
+    /* each symbol's role before renaming, by node id (one store: the checker's): slots hold
+       1 + an offset into pool, where own, held (two words), n and n entries (i, bits (two
+       words), unknown, flag) are */
+    uint32_t *slot_id, *slot_at;
+    size_t nslot, used;
+    uint32_t *pool;
+    size_t npool, cappool;
+};
+
+sp_members_roles_t *sp_members_roles_new(sp_check_t *C, int dims_only)
+{
+    struct sp_members *M = C->members;
+    if (M == NULL || M->nd != C->ndims || C->opt.real_sizes)
+        return NULL;
+    int nd = C->ndims, nv = 0;
+    int ncut = dims_only ? 0 : C->ncutoff < SP_MAX_AXES ? C->ncutoff : SP_MAX_AXES;
+    for (int v = 0; v < nd; v++)
+        nv += !C->dims[v].derived && C->dims[v].red > 0 && C->dims[v].red < C->dims[v].real;
+    if (nv + ncut == 0)
+        return NULL;
+    sp_members_roles_t *R = flint_calloc(1, sizeof *R);
+    R->C = C;
+    R->v = flint_malloc((size_t)(nv + ncut) * sizeof(int));
+    R->k = flint_malloc((size_t)(nv + ncut) * sizeof(int64_t));
+    R->ax = flint_malloc((size_t)(nv + ncut) * sizeof(int));
+    for (int v = 0; v < nd; v++)
+        if (!C->dims[v].derived && C->dims[v].red > 0 && C->dims[v].red < C->dims[v].real) {
+            R->v[R->nv] = v;
+            R->k[R->nv] = C->dims[v].red;
+            R->ax[R->nv++] = -1;
+        }
+    for (int c = 0; c < ncut; c++) {
+        R->v[R->nv] = nd + c;
+        R->k[R->nv] = C->cutoff[c].red;
+        R->ax[R->nv++] = sp_mesh_axis(&C->mesh, C->cutoff[c].name);
+    }
+    R->map = flint_malloc((size_t)R->nv * 64 * sizeof(int16_t));
+    R->next = flint_malloc((size_t)R->nv);
+    sp_members_roles_reset(R);
+    return R;
+}
+
+void sp_members_roles_free(sp_members_roles_t *R)
+{
+    if (R == NULL)
+        return;
+    flint_free(R->slot_id);
+    flint_free(R->slot_at);
+    flint_free(R->pool);
+    flint_free(R->v);
+    flint_free(R->k);
+    flint_free(R->ax);
+    flint_free(R->map);
+    flint_free(R->next);
+    flint_free(R);
+}
+
+void sp_members_roles_reset(sp_members_roles_t *R)
+{
+    memset(R->map, 0xff, (size_t)R->nv * 64 * sizeof(int16_t));
+    memset(R->next, 0, (size_t)R->nv);
+}
+
+size_t sp_members_roles_max(const sp_members_roles_t *R) { return 2 + 5 * (size_t)R->nv; }
+
+/* bits with each element renamed (tested dim i) */
+static uint64_t renamed(sp_members_roles_t *R, int i, uint64_t bits)
+{
+    uint64_t out = 0;
+    for (; bits; bits &= bits - 1) {
+        int16_t *m = &R->map[(size_t)i * 64 + (size_t)__builtin_ctzll(bits)];
+        if (*m < 0)
+            *m = (int16_t)R->next[i]++;
+        out |= (uint64_t)1 << *m;
+    }
+    return out;
+}
+
+/* (i, renamed bits, unknown, flag) for each tested dim i where one of them is not zero */
+static size_t put_set(sp_members_roles_t *R, int i, mset_t m, uint32_t flag, uint32_t *out)
+{
+    if (m.f == 0 && m.c == 0 && flag == 0)
+        return 0;
+    uint64_t b = renamed(R, i, m.f);
+    out[0] = (uint32_t)i;
+    out[1] = (uint32_t)b;
+    out[2] = (uint32_t)(b >> 32);
+    out[3] = m.c;
+    out[4] = flag;
+    return 5;
+}
+
+static uint32_t *pool_grow(sp_members_roles_t *R, size_t more)
+{
+    if (R->npool + more > R->cappool) {
+        R->cappool = 2 * (R->npool + more);
+        R->pool = flint_realloc(R->pool, R->cappool * sizeof(uint32_t));
+    }
+    return R->pool + R->npool;
+}
+
+/* Symbol id's role before renaming (cached), as pool words */
+static const uint32_t *raw_role(sp_members_roles_t *R, const sp_ectx_struct *E, sp_expr_t id)
+{
+    if (2 * (R->used + 1) > R->nslot) { /* grow, then rehash */
+        size_t n = R->nslot ? 2 * R->nslot : 1024;
+        uint32_t *ids = flint_calloc(n, sizeof(uint32_t)), *at = flint_malloc(n * sizeof(uint32_t));
+        for (size_t j = 0; j < R->nslot; j++)
+            if (R->slot_id[j]) {
+                size_t h = (size_t)sp_mix64(R->slot_id[j]) & (n - 1);
+                while (ids[h])
+                    h = (h + 1) & (n - 1);
+                ids[h] = R->slot_id[j];
+                at[h] = R->slot_at[j];
+            }
+        flint_free(R->slot_id);
+        flint_free(R->slot_at);
+        R->slot_id = ids;
+        R->slot_at = at;
+        R->nslot = n;
+    }
+    size_t h = (size_t)sp_mix64(id) & (R->nslot - 1);
+    for (; R->slot_id[h]; h = (h + 1) & (R->nslot - 1))
+        if (R->slot_id[h] == id)
+            return R->pool + R->slot_at[h];
+    const struct sp_members *M = R->C->members;
+    int ncut = R->C->ncutoff < SP_MAX_AXES ? R->C->ncutoff : SP_MAX_AXES;
+    rsym_t r;
+    resolve_sym(M, sp_expr_sym_name((sp_ectx_struct *)E, id), &r);
+    /* own and held of every cut axis even when dims_only: the flags are not renamed */
+    uint8_t own = 0;
+    uint64_t held = sym_held(M, &r, ncut, &own);
+    uint32_t *w = pool_grow(R, 4 + 5 * (size_t)R->nv), n = 0;
+    w[0] = own;
+    w[1] = (uint32_t)held;
+    w[2] = (uint32_t)(held >> 32);
+    for (int i = 0; i < R->nv; i++) {
+        int v = R->v[i];
+        uint64_t f;
+        uint32_t c, flag = v < 64 ? (uint32_t)(held >> v & 1) : 1u;
+        sym_members(M, &r, v, R->k[i], &f, &c);
+        if (f == 0 && c == 0 && flag == 0)
+            continue;
+        uint32_t *e = w + 4 + 5 * n++;
+        e[0] = (uint32_t)i;
+        e[1] = (uint32_t)f;
+        e[2] = (uint32_t)(f >> 32);
+        e[3] = c;
+        e[4] = flag;
+    }
+    w[3] = n;
+    R->slot_id[h] = id;
+    R->slot_at[h] = (uint32_t)R->npool;
+    R->used++;
+    R->npool += 4 + 5 * (size_t)n;
+    return R->pool + R->slot_at[h];
+}
+
+size_t sp_members_roles_sym(sp_members_roles_t *R, const sp_ectx_struct *E, sp_expr_t id,
+                            uint32_t *out)
+{
+    const uint32_t *w = raw_role(R, E, id);
+    size_t n = 0;
+    out[n++] = w[0];
+    for (uint32_t j = 0; j < w[3]; j++) {
+        const uint32_t *e = w + 4 + 5 * j;
+        mset_t m = {(uint64_t)e[1] | (uint64_t)e[2] << 32, e[3]};
+        n += put_set(R, (int)e[0], m, e[4], out + n);
+    }
+    out[n++] = UINT32_MAX;
+    return n;
+}
+
+size_t sp_members_roles_pairs(sp_members_roles_t *R, const sp_stage_t *s, const int64_t *rank,
+                              const int64_t *index, int64_t nq, uint32_t **out, size_t *cap)
+{
+    sp_check_t *C = R->C;
+    int nd = C->ndims, md = s->model.ndim < 0 ? 0 : s->model.ndim;
+    int known[SP_MAX_DIMS], got[SP_MAX_DIMS];
+    int *mexp;
+    int64_t *gco;
+    stage_coords(C, s, rank, index, nq, known, got, &mexp, &gco);
+    size_t need = (size_t)R->nv + (size_t)(nq > 0 ? nq : 0) * (5 * (size_t)R->nv + 1);
+    if (*cap < need) {
+        *cap = need;
+        *out = flint_realloc(*out, need * sizeof(uint32_t));
+    }
+    uint32_t *o = *out, *unk = flint_malloc((size_t)R->nv * sizeof(uint32_t));
+    size_t n = 0;
+    for (int i = 0; i < R->nv; i++) /* the model tensor's axes of unknown or merged extent */
+        o[n++] = unk[i] = R->v[i] < nd ? model_unknown(nd, md, got, mexp, R->v[i]) : 0;
+    for (int64_t q = 0; q < nq; q++) {
+        for (int i = 0; i < R->nv; i++) {
+            mset_t m = R->v[i] < nd ? pair_dim(md, known, gco + q * md, R->v[i], R->k[i], unk[i])
+                                    : pair_member(C, rank[q], R->ax[i], R->k[i]);
+            n += put_set(R, i, m, 0, o + n);
+        }
+        o[n++] = UINT32_MAX;
+    }
+    flint_free(unk);
+    flint_free(mexp);
+    flint_free(gco);
+    return n;
+}
+
+int sp_members_roles_same_pair(sp_members_roles_t *R, const sp_stage_t *s, int64_t rank_a,
+                               int64_t index_a, int64_t rank_b, int64_t index_b)
+{
+    sp_check_t *C = R->C;
+    int nd = C->ndims, md = s->model.ndim < 0 ? 0 : s->model.ndim;
+    int known[SP_MAX_DIMS], got[SP_MAX_DIMS];
+    int *mexp;
+    int64_t *gco, rk[2] = {rank_a, rank_b}, ix[2] = {index_a, index_b};
+    stage_coords(C, s, rk, ix, 2, known, got, &mexp, &gco);
+    int same = 1;
+    for (int i = 0; i < R->nv && same; i++) {
+        mset_t m[2];
+        for (int q = 0; q < 2; q++)
+            m[q] = R->v[i] < nd ? pair_dim(md, known, gco + q * md, R->v[i], R->k[i], 0)
+                                : pair_member(C, rk[q], R->ax[i], R->k[i]);
+        same = m[0].f == m[1].f && m[0].c == m[1].c;
+    }
+    flint_free(mexp);
+    flint_free(gco);
+    return same;
 }

@@ -207,7 +207,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
 {
     shardproof_verdict_t verdict = SHARDPROOF_BAD_INPUT;
     part_t *P = flint_calloc((size_t)(nparts ? nparts : 1), sizeof(part_t));
-    int *rep = NULL, *owner = NULL, *redo = NULL;
+    int *rep = NULL, *srep = NULL, *owner = NULL, *redo = NULL;
     uint64_t *fp = NULL;
     char hash[32];
     snprintf(hash, sizeof hash, "%016" PRIx64, text_hash(text, len));
@@ -260,7 +260,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
         }
         MERR("merge: no partial reports");
     }
-    rep = sp_stages_group(C);
+    rep = sp_stages_group(C, &srep);
     fp = flint_calloc((size_t)(C->nstages ? C->nstages : 1), sizeof(uint64_t));
     if (!sp_shard_fingerprints(C, fp))
         MERR("merge: out of memory");
@@ -345,6 +345,24 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
         s->memo_of = r;
         s->elements = s->symmetric = s->prob_bits = 0;
     }
+    /* a representative asking a proved stage's question with symbols of other roles is
+       memoized onto it in a whole run once its own tests pass (src/stage.c sp_stages_solve):
+       a proof of it here (a shard's, or the redo's) passed them too */
+    for (int i = 0; i < C->nstages; i++) {
+        sp_stage_t *s = &C->stages[i];
+        if (rep[i] != i || srep[i] == i || s->status != SP_STAGE_PROVED ||
+            C->stages[srep[i]].status != SP_STAGE_PROVED)
+            continue;
+        s->status = SP_STAGE_MEMO;
+        s->memo_of = srep[i];
+        s->elements = s->symmetric = s->prob_bits = 0;
+    }
+    for (int i = 0; i < C->nstages; i++) { /* its members, onto the stage it was memoized onto */
+        sp_stage_t *s = &C->stages[i];
+        if (s->status == SP_STAGE_MEMO && s->memo_of >= 0 &&
+            C->stages[s->memo_of].status == SP_STAGE_MEMO)
+            s->memo_of = C->stages[s->memo_of].memo_of;
+    }
     int failed = 0, unknown = 0;
     for (int i = 0; i < C->nstages; i++) {
         failed += C->stages[i].status == SP_STAGE_FAILED;
@@ -362,6 +380,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
     }
 fail:
     flint_free(rep);
+    flint_free(srep);
     flint_free(owner);
     flint_free(redo);
     flint_free(fp);

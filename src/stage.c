@@ -131,9 +131,15 @@ typedef struct {
     uint32_t *tok;
     size_t n;
     uint64_t hash;
+    uint32_t *rtok;          /* the roles (src/members.c), NULL when none */
+    size_t rn;
 } stage_key_t;
 
-static void key_free(stage_key_t *k) { flint_free(k->tok); }
+static void key_free(stage_key_t *k)
+{
+    flint_free(k->tok);
+    flint_free(k->rtok);
+}
 
 static uint64_t mixk(uint64_t h)
 {
@@ -156,6 +162,14 @@ typedef struct {
     size_t ntok, tokcap;
     void *members;           /* src/members.c's per-node summaries, reused */
     size_t memberscap;
+    sp_members_roles_t *roles, *roles_dims; /* what the count and relations tests read, of
+                                every tested dim and cut axis, or of the dims only (made once:
+                                roles_tried, dims_tried) */
+    int roles_tried, dims_tried;
+    uint32_t *rtok;          /* the key's roles */
+    size_t nrtok, rtokcap;
+    uint32_t *ptok;          /* the compared pairs' role tokens */
+    size_t ptokcap;
 } key_scratch_t;
 
 /* sp_stages_group's build_pairs adds nodes to the store (pending reductions) between keys: the
@@ -183,6 +197,10 @@ static void scratch_clear(key_scratch_t *W)
     flint_free(W->next);
     flint_free(W->tok);
     flint_free(W->members);
+    sp_members_roles_free(W->roles);
+    sp_members_roles_free(W->roles_dims);
+    flint_free(W->rtok);
+    flint_free(W->ptok);
     memset(W, 0, sizeof(*W));
 }
 
@@ -205,19 +223,58 @@ static uint32_t *tok_reserve(key_scratch_t *W, size_t more)
     return W->tok + W->ntok;
 }
 
+/* The roles of stage keys (src/members.c), made once per scratch; NULL when no test runs */
+static sp_members_roles_t *key_roles(sp_check_t *C, key_scratch_t *W)
+{
+    if (!W->roles_tried) {
+        W->roles = sp_members_roles_new(C, 0);
+        W->roles_tried = 1;
+    }
+    return W->roles;
+}
+
+/* ... of the reduced dims only (rank symmetry: below) */
+static sp_members_roles_t *key_roles_dims(sp_check_t *C, key_scratch_t *W)
+{
+    if (!W->dims_tried) {
+        W->roles_dims = sp_members_roles_new(C, 1);
+        W->dims_tried = 1;
+    }
+    return W->roles_dims;
+}
+
+static uint32_t *rtok_reserve(key_scratch_t *W, size_t more)
+{
+    if (W->nrtok + more > W->rtokcap) {
+        W->rtokcap = 2 * (W->nrtok + more);
+        W->rtok = flint_realloc(W->rtok, W->rtokcap * sizeof(uint32_t));
+    }
+    return W->rtok + W->nrtok;
+}
+
 /*
  * Serialize the pairs into W->tok and set *hash.  The cone is written in depth-first
  * post-order from the roots, arguments in their stored order: a structural order, the same for
  * two cones that are equal up to a renaming of symbols (ordering by node id would not be: ids
- * depend on what other ranks built first).  Returns 0, with no key, when the mark array cannot
- * grow: the caller then memoizes nothing (memoization is only a saving).
+ * depend on what other ranks built first).  Where the count and relations tests run (roles R,
+ * from C's reduced dims or cut axes), a node's count flags are written too, and each symbol's
+ * role and the compared pairs' elements go to W->rtok (src/members.c sp_members_roles_*):
+ * two stages equal in both pass or fail those tests alike (helper-75's review, session 42).
+ * Returns 0, with no key, when the mark array cannot grow: the caller then memoizes nothing
+ * (memoization is only a saving).
  */
-static int key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W, uint64_t *hash)
+static int key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W, uint64_t *hash,
+                     sp_members_roles_t *R, const sp_stage_t *s)
 {
     *hash = 0;
     W->ntok = 0;
+    W->nrtok = 0;
     if (!scratch_fit(W, E))
         return 0;
+    size_t rmax = R != NULL ? sp_members_roles_max(R) : 0;
+    const uint32_t countflags = SP_NODE_AXSUM | SP_NODE_XSUM;
+    if (R != NULL)
+        sp_members_roles_reset(R);
     uint32_t *mark = W->mark;
     const uint32_t busy = UINT32_MAX;
     uint32_t nsym = 0, m = 0;
@@ -252,15 +309,20 @@ static int key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W
                 continue;
             }
             sp--;
+            int sym = nd->op == SP_OP_SYM;
             uint32_t *t = tok_reserve(W, 4 + nd->nargs);
-            uint64_t param = nd->op == SP_OP_SYM ? nsym++ : (uint64_t)nd->param;
-            *t++ = nd->op;
+            uint64_t param = sym ? nsym++ : (uint64_t)nd->param;
+            *t++ = nd->op | (R != NULL ? (nd->flags & countflags) << 8 : 0u);
             *t++ = (uint32_t)param;
             *t++ = (uint32_t)(param >> 32);
             *t++ = nd->nargs;
             for (uint32_t k = 0; k < nd->nargs; k++)
                 *t++ = mark[E->argv[nd->args + k]] - 1;
             W->ntok += 4 + nd->nargs;
+            if (sym && R != NULL) {
+                uint32_t *rt = rtok_reserve(W, rmax);
+                W->nrtok += sp_members_roles_sym(R, E, id, rt);
+            }
             scratch_reserve(W, (size_t)m + 1);
             W->order[m++] = id;
             mark[id] = m;
@@ -272,6 +334,11 @@ static int key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W
         *t++ = root == SP_EXPR_NONE ? UINT32_MAX : mark[root] - 1;
     }
     W->ntok += 2 * (size_t)P->n;
+    if (R != NULL && s != NULL) {
+        size_t n = sp_members_roles_pairs(R, s, P->rank, P->index, P->n, &W->ptok, &W->ptokcap);
+        memcpy(rtok_reserve(W, n), W->ptok, n * sizeof(uint32_t));
+        W->nrtok += n;
+    }
     for (uint32_t i = 0; i < m; i++)
         mark[W->order[i]] = 0;
     /* four independent lanes of two tokens each, so the multiplications overlap */
@@ -287,10 +354,17 @@ static int key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W
     return 1;
 }
 
-/* Is the key just built in W equal to K? */
-static int key_is(const key_scratch_t *W, uint64_t h, const stage_key_t *K)
+/* Is the key just built in W equal to K up to the roles (the same question)? */
+static int key_is_struct(const key_scratch_t *W, uint64_t h, const stage_key_t *K)
 {
     return K->hash == h && K->n == W->ntok && !memcmp(K->tok, W->tok, W->ntok * sizeof(uint32_t));
+}
+
+/* ... and in them (the same question, and the same answer of the count and relations tests)? */
+static int key_is(const key_scratch_t *W, uint64_t h, const stage_key_t *K)
+{
+    return key_is_struct(W, h, K) && K->rn == W->nrtok &&
+           (W->nrtok == 0 || !memcmp(K->rtok, W->rtok, W->nrtok * sizeof(uint32_t)));
 }
 
 /* Keep the key just built in W as K. */
@@ -300,6 +374,12 @@ static void key_keep(const key_scratch_t *W, uint64_t h, stage_key_t *K)
     K->hash = h;
     K->tok = flint_malloc((W->ntok ? W->ntok : 1) * sizeof(uint32_t));
     memcpy(K->tok, W->tok, W->ntok * sizeof(uint32_t));
+    K->rn = W->nrtok;
+    K->rtok = NULL;
+    if (W->nrtok) {
+        K->rtok = flint_malloc(W->nrtok * sizeof(uint32_t));
+        memcpy(K->rtok, W->rtok, W->nrtok * sizeof(uint32_t));
+    }
 }
 
 /* ---- solving one stage ---------------------------------------------------------------------- */
@@ -345,9 +425,23 @@ static char *strdup_flint(const char *s)
  * rank (tp replicas after an all-reduce) is found by a hash table of id sequences, without a
  * key; the others are compared by key.  P holds each rank's pairs contiguously.
  */
-static void skip_symmetric_ranks(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W,
-                                 uint8_t *skip)
+/* Do the pairs f.. and a.. (len each) give the tests the same compared elements?  Always
+   where no test runs. */
+static int same_pair_roles(sp_check_t *C, const sp_stage_t *s, key_scratch_t *W,
+                           const pairs_t *P, int64_t f, int64_t a, int64_t len)
 {
+    sp_members_roles_t *R = key_roles_dims(C, W);
+    for (int64_t i = 0; R != NULL && i < len; i++)
+        if (!sp_members_roles_same_pair(R, s, P->rank[f + i], P->index[f + i], P->rank[a + i],
+                                        P->index[a + i]))
+            return 0;
+    return 1;
+}
+
+static void skip_symmetric_ranks(sp_check_t *C, const sp_stage_t *s, const pairs_t *P,
+                                 key_scratch_t *W, uint8_t *skip)
+{
+    const sp_ectx_struct *E = C->E;
     if (P->n == 0)
         return;
     /* the ranks' runs [lo[g], lo[g + 1]) */
@@ -379,13 +473,16 @@ static void skip_symmetric_ranks(const sp_ectx_struct *E, const pairs_t *P, key_
             int64_t f = lo[first[j]];
             same = lo[first[j] + 1] - f == len &&
                    !memcmp(P->plan + f, P->plan + a, (size_t)len * sizeof(sp_expr_t)) &&
-                   !memcmp(P->model + f, P->model + a, (size_t)len * sizeof(sp_expr_t));
+                   !memcmp(P->model + f, P->model + a, (size_t)len * sizeof(sp_expr_t)) &&
+                   same_pair_roles(C, s, W, P, f, a, len);
         }
         if (!same) {
             first[j] = g;
             pairs_t sub = {P->plan + a, P->model + a, P->rank + a, P->index + a, len};
             uint64_t h;
-            int keyed = key_build(E, &sub, W, &h);
+            /* the dims' roles only: a cut axis's members, renamed in the cone's order, would
+               tell every rank's own member apart (docs/soundness.md, "Memoization") */
+            int keyed = key_build(E, &sub, W, &h, key_roles_dims(C, W), s);
             for (int k = nrk - 1; k >= 0 && keyed && !same; k--)
                 same = key_is(W, h, &rk[k]);
             if (keyed && !same) {
@@ -485,11 +582,12 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     /* symmetric ranks are skipped (their pairs were all proved, or we stopped); decided in the
        checker's store before anything is imported, so only distinct ranks reach the engine */
     uint8_t *skip = flint_calloc((size_t)(P.n ? P.n : 1), 1);
-    skip_symmetric_ranks(C->E, &P, W, skip);
+    skip_symmetric_ranks(C, s, &P, W, skip);
     /* replicas ask the same question: pairs seen shortly before in this stage */
     for (int64_t i = 0; i < P.n; i++)
         for (int64_t j = i - 1; j >= 0 && j >= i - 64 && !skip[i]; j--)
-            if (P.plan[j] == P.plan[i] && P.model[j] == P.model[i])
+            if (P.plan[j] == P.plan[i] && P.model[j] == P.model[i] &&
+                same_pair_roles(C, s, W, &P, j, i, 1))
                 skip[i] = 1;
     int64_t nq = 0;
     for (int64_t i = 0; i < P.n; i++)
@@ -526,7 +624,7 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
     }
     sp_result_t r;
     sp_result_init(&r);
-    for (int64_t i = 0, q = 0; i < P.n && ok; i++) {
+    for (int64_t i = 0, q = 0; i < P.n && ok && !s->test_only; i++) {
         if (skip[i] == 2) {
             s->symmetric++;
             continue;
@@ -695,7 +793,8 @@ static void run_pool(sp_check_t *C, int *todo, int n)
  */
 typedef struct {
     stage_key_t *keys;
-    int *rep;
+    int *rep;    /* the first stage with the same key, roles included (itself: none) */
+    int *srep;   /* the first such representative with the same key up to the roles */
     size_t kept; /* tokens of the kept keys */
     key_scratch_t W;
 } grouping_t;
@@ -705,6 +804,9 @@ static void grouping_init(grouping_t *G, int n)
     memset(G, 0, sizeof *G);
     G->keys = flint_calloc((size_t)(n ? n : 1), sizeof(stage_key_t));
     G->rep = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
+    G->srep = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
+    for (int i = 0; i < n; i++)
+        G->rep[i] = G->srep[i] = i;
 }
 
 /* G->keys are freed; G->rep is returned to the caller, who frees it. */
@@ -722,25 +824,29 @@ static void group_one(sp_check_t *C, grouping_t *G, int i)
     pairs_t P;
     sp_stage_t *s = &C->stages[i];
     s->memo_of = -1;
-    G->rep[i] = i;
+    G->rep[i] = G->srep[i] = i;
     if (!build_pairs(C, s, &P)) {
         pairs_free(&P);
         return;
     }
     uint64_t h;
-    int keyed = key_build(C->E, &P, &G->W, &h);
+    int keyed = key_build(C->E, &P, &G->W, &h, key_roles(C, &G->W), s);
     pairs_free(&P);
     s->key = h;
     if (!keyed)
         return; /* its own representative, and nobody's */
     for (int j = 0; j < i; j++)
-        if (G->rep[j] == j && G->keys[j].tok && key_is(&G->W, h, &G->keys[j])) {
-            G->rep[i] = j;
-            return;
+        if (G->rep[j] == j && G->keys[j].tok && key_is_struct(&G->W, h, &G->keys[j])) {
+            if (G->srep[i] == i)
+                G->srep[i] = j;
+            if (key_is(&G->W, h, &G->keys[j])) {
+                G->rep[i] = j;
+                return;
+            }
         }
-    if (G->kept + G->W.ntok <= (size_t)C->opt.max_memo_keys) {
+    if (G->kept + G->W.ntok + G->W.nrtok <= (size_t)C->opt.max_memo_keys) {
         key_keep(&G->W, h, &G->keys[i]);
-        G->kept += G->W.ntok;
+        G->kept += G->W.ntok + G->W.nrtok;
     }
 }
 
@@ -749,12 +855,13 @@ void sp_stages_prove(sp_check_t *C, int *ids, int n)
     run_pool(C, ids, n);
 }
 
-int *sp_stages_group(sp_check_t *C)
+int *sp_stages_group(sp_check_t *C, int **srep)
 {
     grouping_t G;
     grouping_init(&G, C->nstages);
     for (int i = 0; i < C->nstages; i++)
         group_one(C, &G, i);
+    *srep = G.srep;
     return grouping_done(&G, C->nstages);
 }
 
@@ -790,6 +897,7 @@ static void solve_up_to_failure(sp_check_t *C)
         run_pool(C, &one, 1);
         stop = s->status == SP_STAGE_FAILED;
     }
+    flint_free(G.srep);
     flint_free(grouping_done(&G, n));
 }
 
@@ -812,21 +920,43 @@ sp_status_t sp_stages_solve(sp_check_t *C)
         if (mine[i])
             group_one(C, &G, i);
     }
+    int *srep = G.srep;
     int *rep = grouping_done(&G, n);
-    /* representatives first, then members of groups whose representative was not proved */
+    /* representatives first: those of a new question, then those asking a proved one's with
+       symbols of other roles, whose count and relations tests alone run (the question is
+       answered: docs/soundness.md, "Memoization"), then members of groups whose
+       representative was not proved */
     int *todo = flint_malloc((size_t)(n ? n : 1) * sizeof(int));
     int nt = 0;
     for (int i = 0; i < n; i++)
-        if (rep[i] == i && mine[i])
+        if (rep[i] == i && srep[i] == i && mine[i])
             todo[nt++] = i;
     run_pool(C, todo, nt);
+    nt = 0;
+    for (int i = 0; i < n; i++)
+        if (rep[i] == i && srep[i] != i && mine[i]) {
+            C->stages[i].test_only = C->stages[srep[i]].status == SP_STAGE_PROVED;
+            todo[nt++] = i;
+        }
+    run_pool(C, todo, nt);
+    for (int k = 0; k < nt; k++) {
+        sp_stage_t *s = &C->stages[todo[k]];
+        if (s->test_only && s->status == SP_STAGE_PROVED) {
+            s->status = SP_STAGE_MEMO;
+            s->memo_of = srep[todo[k]];
+        }
+        s->test_only = 0;
+    }
     nt = 0;
     for (int i = 0; i < n; i++) {
         if (rep[i] == i || !mine[i])
             continue;
-        if (C->stages[rep[i]].status == SP_STAGE_PROVED) {
+        if (C->stages[rep[i]].status == SP_STAGE_PROVED ||
+            C->stages[rep[i]].status == SP_STAGE_MEMO) {
             C->stages[i].status = SP_STAGE_MEMO;
-            C->stages[i].memo_of = rep[i];
+            C->stages[i].memo_of = C->stages[rep[i]].status == SP_STAGE_MEMO
+                                       ? C->stages[rep[i]].memo_of
+                                       : rep[i];
         } else if (C->stages[rep[i]].counted) {
             stage_counted(&C->stages[i]); /* a renaming of a sum that counts counts */
             C->stages[i].held_dim = C->stages[rep[i]].held_dim;
@@ -843,6 +973,7 @@ sp_status_t sp_stages_solve(sp_check_t *C)
     run_pool(C, todo, nt);
     flint_free(mine);
     flint_free(rep);
+    flint_free(srep);
     flint_free(todo);
     return SP_OK;
 }
