@@ -1209,11 +1209,11 @@ struct sp_members_roles {
     int *ax;         /* a cut axis's index in the mesh, else -1 */
     int16_t *map;    /* nv x 64: an element's renamed identity, -1 unseen */
     uint8_t *next;   /* nv: the next identity */
-    /* each symbol's role before renaming, by node id (one store: the checker's): slots hold
-       1 + an offset into pool, where own, held (two words), n and n entries (i, bits (two
-       words), unknown, flag) are */
-    uint32_t *slot_id, *slot_at;
-    size_t nslot, used;
+    /* each symbol's role before renaming, by node id (one store: the checker's): at[id] is 1 +
+       an offset into pool (0: not yet), where own, the tested dims held (two words), n and n
+       entries (i, bits (two words), unknown) are */
+    uint32_t *at;
+    size_t nat;
     uint32_t *pool;
     size_t npool, cappool;
 };
@@ -1255,8 +1255,7 @@ void sp_members_roles_free(sp_members_roles_t *R)
 {
     if (R == NULL)
         return;
-    flint_free(R->slot_id);
-    flint_free(R->slot_at);
+    flint_free(R->at);
     flint_free(R->pool);
     flint_free(R->v);
     flint_free(R->k);
@@ -1272,7 +1271,7 @@ void sp_members_roles_reset(sp_members_roles_t *R)
     memset(R->next, 0, (size_t)R->nv);
 }
 
-size_t sp_members_roles_max(const sp_members_roles_t *R) { return 2 + 5 * (size_t)R->nv; }
+size_t sp_members_roles_max(const sp_members_roles_t *R) { return 4 + 5 * (size_t)R->nv; }
 
 /* bits with each element renamed (tested dim i) */
 static uint64_t renamed(sp_members_roles_t *R, int i, uint64_t bits)
@@ -1313,27 +1312,16 @@ static uint32_t *pool_grow(sp_members_roles_t *R, size_t more)
 /* Symbol id's role before renaming (cached), as pool words */
 static const uint32_t *raw_role(sp_members_roles_t *R, const sp_ectx_struct *E, sp_expr_t id)
 {
-    if (2 * (R->used + 1) > R->nslot) { /* grow, then rehash */
-        size_t n = R->nslot ? 2 * R->nslot : 1024;
-        uint32_t *ids = flint_calloc(n, sizeof(uint32_t)), *at = flint_malloc(n * sizeof(uint32_t));
-        for (size_t j = 0; j < R->nslot; j++)
-            if (R->slot_id[j]) {
-                size_t h = (size_t)sp_mix64(R->slot_id[j]) & (n - 1);
-                while (ids[h])
-                    h = (h + 1) & (n - 1);
-                ids[h] = R->slot_id[j];
-                at[h] = R->slot_at[j];
-            }
-        flint_free(R->slot_id);
-        flint_free(R->slot_at);
-        R->slot_id = ids;
-        R->slot_at = at;
-        R->nslot = n;
+    if ((size_t)id >= R->nat) {
+        size_t n = R->nat ? R->nat : 1024;
+        while (n <= (size_t)id)
+            n *= 2;
+        R->at = flint_realloc(R->at, n * sizeof(uint32_t));
+        memset(R->at + R->nat, 0, (n - R->nat) * sizeof(uint32_t));
+        R->nat = n;
     }
-    size_t h = (size_t)sp_mix64(id) & (R->nslot - 1);
-    for (; R->slot_id[h]; h = (h + 1) & (R->nslot - 1))
-        if (R->slot_id[h] == id)
-            return R->pool + R->slot_at[h];
+    if (R->at[id] != 0)
+        return R->pool + R->at[id] - 1;
     const struct sp_members *M = R->C->members;
     int ncut = R->C->ncutoff < SP_MAX_AXES ? R->C->ncutoff : SP_MAX_AXES;
     rsym_t r;
@@ -1341,30 +1329,32 @@ static const uint32_t *raw_role(sp_members_roles_t *R, const sp_ectx_struct *E, 
     /* own and held of every cut axis even when dims_only: the flags are not renamed */
     uint8_t own = 0;
     uint64_t held = sym_held(M, &r, ncut, &own);
-    uint32_t *w = pool_grow(R, 4 + 5 * (size_t)R->nv), n = 0;
-    w[0] = own;
-    w[1] = (uint32_t)held;
-    w[2] = (uint32_t)(held >> 32);
+    /* own, the tested dims held (bit i < 64; every one past 64), n, then n entries (i, bits,
+       unknown) for the dims with elements */
+    uint32_t *w = pool_grow(R, 4 + 4 * (size_t)R->nv), n = 0;
+    uint64_t hv = 0;
     for (int i = 0; i < R->nv; i++) {
         int v = R->v[i];
+        if (i < 64 && (v >= 64 || (held >> v & 1)))
+            hv |= (uint64_t)1 << i;
         uint64_t f;
-        uint32_t c, flag = v < 64 ? (uint32_t)(held >> v & 1) : 1u;
+        uint32_t c;
         sym_members(M, &r, v, R->k[i], &f, &c);
-        if (f == 0 && c == 0 && flag == 0)
+        if (f == 0 && c == 0)
             continue;
-        uint32_t *e = w + 4 + 5 * n++;
+        uint32_t *e = w + 4 + 4 * n++;
         e[0] = (uint32_t)i;
         e[1] = (uint32_t)f;
         e[2] = (uint32_t)(f >> 32);
         e[3] = c;
-        e[4] = flag;
     }
+    w[0] = own;
+    w[1] = (uint32_t)hv;
+    w[2] = (uint32_t)(hv >> 32);
     w[3] = n;
-    R->slot_id[h] = id;
-    R->slot_at[h] = (uint32_t)R->npool;
-    R->used++;
-    R->npool += 4 + 5 * (size_t)n;
-    return R->pool + R->slot_at[h];
+    R->at[id] = (uint32_t)R->npool + 1;
+    R->npool += 4 + 4 * (size_t)n;
+    return w;
 }
 
 size_t sp_members_roles_sym(sp_members_roles_t *R, const sp_ectx_struct *E, sp_expr_t id,
@@ -1373,10 +1363,21 @@ size_t sp_members_roles_sym(sp_members_roles_t *R, const sp_ectx_struct *E, sp_e
     const uint32_t *w = raw_role(R, E, id);
     size_t n = 0;
     out[n++] = w[0];
+    out[n++] = w[1];
+    out[n++] = w[2];
     for (uint32_t j = 0; j < w[3]; j++) {
-        const uint32_t *e = w + 4 + 5 * j;
-        mset_t m = {(uint64_t)e[1] | (uint64_t)e[2] << 32, e[3]};
-        n += put_set(R, (int)e[0], m, e[4], out + n);
+        const uint32_t *e = w + 4 + 4 * j;
+        uint64_t b = (uint64_t)e[1] | (uint64_t)e[2] << 32;
+        out[n++] = e[0];
+        if (b != 0) {
+            b = renamed(R, (int)e[0], b);
+            out[n++] = (uint32_t)b;
+            out[n++] = (uint32_t)(b >> 32);
+        } else {
+            out[n++] = 0;
+            out[n++] = 0;
+        }
+        out[n++] = e[3];
     }
     out[n++] = UINT32_MAX;
     return n;
