@@ -223,6 +223,14 @@ static uint32_t *tok_reserve(key_scratch_t *W, size_t more)
     return W->tok + W->ntok;
 }
 
+/* Do the count and relations tests run (a reduced dim or a cut mesh axis, not the real sizes)?
+   Then the keys carry the count flags (also where the roles of the dims are none: a cut mesh
+   alone; helper-76's review) */
+static int tests_run(const sp_check_t *C)
+{
+    return !C->opt.real_sizes && (sp_check_reduced(C) || C->ncutoff > 0);
+}
+
 /* The roles of stage keys (src/members.c), made once per scratch; NULL when no test runs */
 static sp_members_roles_t *key_roles(sp_check_t *C, key_scratch_t *W)
 {
@@ -256,15 +264,15 @@ static uint32_t *rtok_reserve(key_scratch_t *W, size_t more)
  * Serialize the pairs into W->tok and set *hash.  The cone is written in depth-first
  * post-order from the roots, arguments in their stored order: a structural order, the same for
  * two cones that are equal up to a renaming of symbols (ordering by node id would not be: ids
- * depend on what other ranks built first).  Where the count and relations tests run (roles R,
- * from C's reduced dims or cut axes), a node's count flags are written too, and each symbol's
- * role and the compared pairs' elements go to W->rtok (src/members.c sp_members_roles_*):
+ * depend on what other ranks built first).  Where the count and relations tests run (flags), a
+ * node's count flags are written too, and with roles R each symbol's role and the compared
+ * pairs' elements go to W->rtok (src/members.c sp_members_roles_*):
  * two stages equal in both pass or fail those tests alike (helper-75's review, session 42).
  * Returns 0, with no key, when the mark array cannot grow: the caller then memoizes nothing
  * (memoization is only a saving).
  */
 static int key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W, uint64_t *hash,
-                     sp_members_roles_t *R, const sp_stage_t *s)
+                     sp_members_roles_t *R, const sp_stage_t *s, int flags)
 {
     *hash = 0;
     W->ntok = 0;
@@ -312,7 +320,7 @@ static int key_build(const sp_ectx_struct *E, const pairs_t *P, key_scratch_t *W
             int sym = nd->op == SP_OP_SYM;
             uint32_t *t = tok_reserve(W, 4 + nd->nargs);
             uint64_t param = sym ? nsym++ : (uint64_t)nd->param;
-            *t++ = nd->op | (R != NULL ? (nd->flags & countflags) << 8 : 0u);
+            *t++ = nd->op | (flags ? (nd->flags & countflags) << 8 : 0u);
             *t++ = (uint32_t)param;
             *t++ = (uint32_t)(param >> 32);
             *t++ = nd->nargs;
@@ -482,7 +490,7 @@ static void skip_symmetric_ranks(sp_check_t *C, const sp_stage_t *s, const pairs
             uint64_t h;
             /* the dims' roles only: a cut axis's members, renamed in the cone's order, would
                tell every rank's own member apart (docs/soundness.md, "Memoization") */
-            int keyed = key_build(E, &sub, W, &h, key_roles_dims(C, W), s);
+            int keyed = key_build(E, &sub, W, &h, key_roles_dims(C, W), s, tests_run(C));
             for (int k = nrk - 1; k >= 0 && keyed && !same; k--)
                 same = key_is(W, h, &rk[k]);
             if (keyed && !same) {
@@ -830,7 +838,7 @@ static void group_one(sp_check_t *C, grouping_t *G, int i)
         return;
     }
     uint64_t h;
-    int keyed = key_build(C->E, &P, &G->W, &h, key_roles(C, &G->W), s);
+    int keyed = key_build(C->E, &P, &G->W, &h, key_roles(C, &G->W), s, tests_run(C));
     pairs_free(&P);
     s->key = h;
     if (!keyed)
