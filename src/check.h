@@ -485,9 +485,11 @@ size_t sp_members_roles_sym(sp_members_roles_t *R, const sp_ectx_struct *E, sp_e
                             uint32_t *out);
 size_t sp_members_roles_pairs(sp_members_roles_t *R, const sp_stage_t *s, const int64_t *rank,
                               const int64_t *index, int64_t nq, uint32_t **out, size_t *cap);
-/* Do two compared pairs of stage s (rank, local index) give the test the same element? */
-int sp_members_roles_same_pair(sp_members_roles_t *R, const sp_stage_t *s, int64_t rank_a,
-                               int64_t index_a, int64_t rank_b, int64_t index_b);
+/* Do the n compared pairs a and b of stage s (rank, local index) give the tests the same
+   elements, pair by pair? */
+int sp_members_roles_same_pairs(sp_members_roles_t *R, const sp_stage_t *s, const int64_t *rank_a,
+                                const int64_t *index_a, const int64_t *rank_b,
+                                const int64_t *index_b, int64_t n);
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
                     const int64_t *index, int64_t nq, void **scratch, size_t *cap,

@@ -1286,18 +1286,17 @@ static uint64_t renamed(sp_members_roles_t *R, int i, uint64_t bits)
     return out;
 }
 
-/* (i, renamed bits, unknown, flag) for each tested dim i where one of them is not zero */
-static size_t put_set(sp_members_roles_t *R, int i, mset_t m, uint32_t flag, uint32_t *out)
+/* (i, renamed bits, unknown) for tested dim i when one of them is not zero */
+static size_t put_set(sp_members_roles_t *R, int i, mset_t m, uint32_t *out)
 {
-    if (m.f == 0 && m.c == 0 && flag == 0)
+    if (m.f == 0 && m.c == 0)
         return 0;
     uint64_t b = renamed(R, i, m.f);
     out[0] = (uint32_t)i;
     out[1] = (uint32_t)b;
     out[2] = (uint32_t)(b >> 32);
     out[3] = m.c;
-    out[4] = flag;
-    return 5;
+    return 4;
 }
 
 static uint32_t *pool_grow(sp_members_roles_t *R, size_t more)
@@ -1405,7 +1404,7 @@ size_t sp_members_roles_pairs(sp_members_roles_t *R, const sp_stage_t *s, const 
         for (int i = 0; i < R->nv; i++) {
             mset_t m = R->v[i] < nd ? pair_dim(md, known, gco + q * md, R->v[i], R->k[i], unk[i])
                                     : pair_member(C, rank[q], R->ax[i], R->k[i]);
-            n += put_set(R, i, m, 0, o + n);
+            n += put_set(R, i, m, o + n);
         }
         o[n++] = UINT32_MAX;
     }
@@ -1415,24 +1414,35 @@ size_t sp_members_roles_pairs(sp_members_roles_t *R, const sp_stage_t *s, const 
     return n;
 }
 
-int sp_members_roles_same_pair(sp_members_roles_t *R, const sp_stage_t *s, int64_t rank_a,
-                               int64_t index_a, int64_t rank_b, int64_t index_b)
+int sp_members_roles_same_pairs(sp_members_roles_t *R, const sp_stage_t *s, const int64_t *rank_a,
+                                const int64_t *index_a, const int64_t *rank_b,
+                                const int64_t *index_b, int64_t n)
 {
     sp_check_t *C = R->C;
     int nd = C->ndims, md = s->model.ndim < 0 ? 0 : s->model.ndim;
     int known[SP_MAX_DIMS], got[SP_MAX_DIMS];
     int *mexp;
-    int64_t *gco, rk[2] = {rank_a, rank_b}, ix[2] = {index_a, index_b};
-    stage_coords(C, s, rk, ix, 2, known, got, &mexp, &gco);
+    int64_t *gco;
+    /* the stage's coordinates once for both runs: the pairs of a, then those of b */
+    int64_t *rk = flint_malloc((size_t)(4 * n + 1) * sizeof(int64_t)), *ix = rk + 2 * n;
+    memcpy(rk, rank_a, (size_t)n * sizeof(int64_t));
+    memcpy(rk + n, rank_b, (size_t)n * sizeof(int64_t));
+    memcpy(ix, index_a, (size_t)n * sizeof(int64_t));
+    memcpy(ix + n, index_b, (size_t)n * sizeof(int64_t));
+    stage_coords(C, s, rk, ix, 2 * n, known, got, &mexp, &gco);
     int same = 1;
-    for (int i = 0; i < R->nv && same; i++) {
-        mset_t m[2];
-        for (int q = 0; q < 2; q++)
-            m[q] = R->v[i] < nd ? pair_dim(md, known, gco + q * md, R->v[i], R->k[i], 0)
-                                : pair_member(C, rk[q], R->ax[i], R->k[i]);
-        same = m[0].f == m[1].f && m[0].c == m[1].c;
-    }
+    for (int64_t q = 0; q < n && same; q++)
+        for (int i = 0; i < R->nv && same; i++) {
+            mset_t m[2];
+            for (int h = 0; h < 2; h++) {
+                int64_t p = q + h * n;
+                m[h] = R->v[i] < nd ? pair_dim(md, known, gco + p * md, R->v[i], R->k[i], 0)
+                                    : pair_member(C, rk[p], R->ax[i], R->k[i]);
+            }
+            same = m[0].f == m[1].f && m[0].c == m[1].c;
+        }
     flint_free(mexp);
     flint_free(gco);
+    flint_free(rk);
     return same;
 }

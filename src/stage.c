@@ -439,11 +439,8 @@ static int same_pair_roles(sp_check_t *C, const sp_stage_t *s, key_scratch_t *W,
                            const pairs_t *P, int64_t f, int64_t a, int64_t len)
 {
     sp_members_roles_t *R = key_roles_dims(C, W);
-    for (int64_t i = 0; R != NULL && i < len; i++)
-        if (!sp_members_roles_same_pair(R, s, P->rank[f + i], P->index[f + i], P->rank[a + i],
-                                        P->index[a + i]))
-            return 0;
-    return 1;
+    return R == NULL || sp_members_roles_same_pairs(R, s, P->rank + f, P->index + f, P->rank + a,
+                                                    P->index + a, len);
 }
 
 static void skip_symmetric_ranks(sp_check_t *C, const sp_stage_t *s, const pairs_t *P,
