@@ -213,7 +213,8 @@ long long sp_big_count(void);
 static inline void sp_expr_mark_axsum(sp_ectx_t E, sp_expr_t e)
 {
     if (e != SP_EXPR_NONE && ((E->nodes[e].op == SP_OP_ADD && E->nodes[e].nargs >= 2) ||
-                              (E->nodes[e].op == SP_OP_DOT && (E->nodes[e].nargs >= 4 || E->nodes[e].param > 1))))
+                              (E->nodes[e].op == SP_OP_DOT && (E->nodes[e].nargs >= 4 || E->nodes[e].param > 1))) &&
+        !(E->nodes[e].flags & SP_NODE_AXSUM)) /* no write once marked: the stages' threads */
         E->nodes[e].flags |= SP_NODE_AXSUM;
 }
 

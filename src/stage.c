@@ -433,22 +433,59 @@ static char *strdup_flint(const char *s)
  * rank (tp replicas after an all-reduce) is found by a hash table of id sequences, without a
  * key; the others are compared by key.  P holds each rank's pairs contiguously.
  */
-/* Do the pairs f.. and a.. (len each) give the tests the same compared elements?  Always
-   where no test runs. */
+/* Do the pairs f.. and a.. (len each) give the tests the same compared elements (of the dims
+   only, or with full, of the cut axes' members too)?  Always where no test runs. */
 static int same_pair_roles(sp_check_t *C, const sp_stage_t *s, key_scratch_t *W,
-                           const pairs_t *P, int64_t f, int64_t a, int64_t len)
+                           const pairs_t *P, int64_t f, int64_t a, int64_t len, int full)
 {
-    sp_members_roles_t *R = key_roles_dims(C, W);
+    sp_members_roles_t *R = full ? key_roles(C, W) : key_roles_dims(C, W);
     return R == NULL || sp_members_roles_same_pairs(R, s, P->rank + f, P->index + f, P->rank + a,
                                                     P->index + a, len);
 }
 
+/* A pair's skip: 0 asked, 1 a replica's (an earlier pair of this rank), 2 a symmetric rank's,
+   3 a symmetric rank's whose members' roles differ, 4 a replica's whose members' roles differ;
+   the count and relations tests read the pairs asked and those of 3 and 4 */
+static int skip_read(uint8_t k) { return k == 0 || k == 3 || k == 4; }
+
+/* Is there a cut axis whose members the dims-only roles leave out? */
+static int members_split(sp_check_t *C, key_scratch_t *W)
+{
+    return C->ncutoff > 0 && tests_run(C) && key_roles(C, W) != NULL;
+}
+
+/* How the pairs a.. (len) repeat the earlier pairs f..: 2 (the same question and the same
+   tests: skipped), 3 (the same question, the members' roles differ: imported for the count and
+   relations tests, not asked), 0 (not the same) */
+static uint8_t repeat_kind(sp_check_t *C, const sp_stage_t *s, key_scratch_t *W,
+                           const pairs_t *P, int64_t f, int64_t a, int64_t len, uint8_t same)
+{
+    if (!same_pair_roles(C, s, W, P, f, a, len, 0))
+        return 0;
+    if (members_split(C, W) && !same_pair_roles(C, s, W, P, f, a, len, 1))
+        return 3;
+    return same;
+}
+
+/*
+ * Rank symmetry: a rank whose queries equal an earlier rank's up to a renaming of symbols asks
+ * the same questions; its pairs get skip = 2.  A rank holding the very element ids of an earlier
+ * rank (tp replicas after an all-reduce) is found by a hash table of id sequences, without a
+ * key; the others are compared by key.  P holds each rank's pairs contiguously.  The keys
+ * compare the reduced dims' roles: a cut axis's members, renamed in the cone's order, tell
+ * every rank's own member apart even in a uniform plan.  So under the mesh cutoff a rank equal
+ * in the dims' roles only is compared again with the members' roles (of the earlier ranks of
+ * its class): equal to one, skipped; else skip = 3, the count and relations tests read its
+ * pairs (the question is asked once; helper-76's review, session 42: a plan telling ranks of
+ * another axis apart could otherwise hide a member's failing test behind a symmetric rank).
+ */
 static void skip_symmetric_ranks(sp_check_t *C, const sp_stage_t *s, const pairs_t *P,
                                  key_scratch_t *W, uint8_t *skip)
 {
     const sp_ectx_struct *E = C->E;
     if (P->n == 0)
         return;
+    int split = members_split(C, W);
     /* the ranks' runs [lo[g], lo[g + 1]) */
     int64_t ng = 1;
     for (int64_t i = 1; i < P->n; i++)
@@ -465,45 +502,70 @@ static void skip_symmetric_ranks(sp_check_t *C, const sp_stage_t *s, const pairs
     int64_t *first = flint_malloc(tsize * sizeof(int64_t)); /* a run index, -1: empty */
     for (size_t j = 0; j < tsize; j++)
         first[j] = -1;
-    stage_key_t *rk = NULL;
-    int nrk = 0, ark = 0;
+    stage_key_t *rk = NULL, *fk = NULL; /* the classes' keys; with split, the members' keys */
+    int *fcls = NULL;                   /* fk[j]'s class */
+    int nrk = 0, ark = 0, nfk = 0, afk = 0;
     for (int64_t g = 0; g < ng; g++) {
         int64_t a = lo[g], len = lo[g + 1] - a;
         uint64_t hid = (uint64_t)len;
         for (int64_t i = a; i < a + len; i++)
             hid = mixk(hid ^ ((uint64_t)P->plan[i] << 32 | P->model[i]));
         size_t j = (size_t)hid & (tsize - 1);
-        int same = 0;
+        uint8_t same = 0;
         for (; first[j] >= 0 && !same; j = (j + 1) & (tsize - 1)) {
             int64_t f = lo[first[j]];
-            same = lo[first[j] + 1] - f == len &&
-                   !memcmp(P->plan + f, P->plan + a, (size_t)len * sizeof(sp_expr_t)) &&
-                   !memcmp(P->model + f, P->model + a, (size_t)len * sizeof(sp_expr_t)) &&
-                   same_pair_roles(C, s, W, P, f, a, len);
+            if (lo[first[j] + 1] - f == len &&
+                !memcmp(P->plan + f, P->plan + a, (size_t)len * sizeof(sp_expr_t)) &&
+                !memcmp(P->model + f, P->model + a, (size_t)len * sizeof(sp_expr_t)))
+                same = repeat_kind(C, s, W, P, f, a, len, 2);
         }
         if (!same) {
             first[j] = g;
             pairs_t sub = {P->plan + a, P->model + a, P->rank + a, P->index + a, len};
             uint64_t h;
-            /* the dims' roles only: a cut axis's members, renamed in the cone's order, would
-               tell every rank's own member apart (docs/soundness.md, "Memoization") */
             int keyed = key_build(E, &sub, W, &h, key_roles_dims(C, W), s, tests_run(C));
-            for (int k = nrk - 1; k >= 0 && keyed && !same; k--)
-                same = key_is(W, h, &rk[k]);
-            if (keyed && !same) {
+            int cls = -1;
+            for (int k = nrk - 1; k >= 0 && keyed && cls < 0; k--)
+                if (key_is(W, h, &rk[k]))
+                    cls = k;
+            if (keyed && cls < 0) {
                 if (nrk == ark) {
                     ark = ark ? 2 * ark : 16;
                     rk = flint_realloc(rk, (size_t)ark * sizeof(stage_key_t));
                 }
                 key_keep(W, h, &rk[nrk++]);
             }
+            if (keyed && split) {
+                /* the members' roles of this run, against those of its class */
+                int c = cls >= 0 ? cls : nrk - 1;
+                int fkeyed = key_build(E, &sub, W, &h, key_roles(C, W), s, 1);
+                same = cls >= 0 ? 3 : 0;
+                for (int k = 0; k < nfk && same == 3 && fkeyed; k++)
+                    if (fcls[k] == c && key_is(W, h, &fk[k]))
+                        same = 2;
+                if (same != 2 && fkeyed) {
+                    if (nfk == afk) {
+                        afk = afk ? 2 * afk : 16;
+                        fk = flint_realloc(fk, (size_t)afk * sizeof(stage_key_t));
+                        fcls = flint_realloc(fcls, (size_t)afk * sizeof(int));
+                    }
+                    fcls[nfk] = c;
+                    key_keep(W, h, &fk[nfk++]);
+                }
+            } else if (cls >= 0) {
+                same = 2;
+            }
         }
         if (same)
-            memset(skip + a, 2, (size_t)len);
+            memset(skip + a, same, (size_t)len);
     }
     for (int k = 0; k < nrk; k++)
         key_free(&rk[k]);
+    for (int k = 0; k < nfk; k++)
+        key_free(&fk[k]);
     flint_free(rk);
+    flint_free(fk);
+    flint_free(fcls);
     flint_free(first);
     flint_free(lo);
 }
@@ -531,7 +593,7 @@ static void stage_held(sp_check_t *C, sp_stage_t *s, sp_ectx_t E, uint32_t len, 
     int64_t *rk = flint_malloc((size_t)nq * sizeof(int64_t));
     int64_t *ix = flint_malloc((size_t)nq * sizeof(int64_t));
     for (int64_t i = 0, k = 0; i < P->n && k < nq; i++)
-        if (!skip[i]) {
+        if (skip_read(skip[i])) {
             rk[k] = P->rank[i];
             ix[k++] = P->index[i];
         }
@@ -588,19 +650,23 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
        checker's store before anything is imported, so only distinct ranks reach the engine */
     uint8_t *skip = flint_calloc((size_t)(P.n ? P.n : 1), 1);
     skip_symmetric_ranks(C, s, &P, W, skip);
-    /* replicas ask the same question: pairs seen shortly before in this stage */
+    /* replicas ask the same question: pairs seen shortly before in this stage (3: the members'
+       roles differ, so the tests read the pair) */
     for (int64_t i = 0; i < P.n; i++)
-        for (int64_t j = i - 1; j >= 0 && j >= i - 64 && !skip[i]; j--)
-            if (P.plan[j] == P.plan[i] && P.model[j] == P.model[i] &&
-                same_pair_roles(C, s, W, &P, j, i, 1))
-                skip[i] = 1;
+        for (int64_t j = i - 1; j >= 0 && j >= i - 64 && skip_read(skip[i]); j--)
+            if (P.plan[j] == P.plan[i] && P.model[j] == P.model[i]) {
+                uint8_t k = repeat_kind(C, s, W, &P, j, i, 1, 1);
+                if (k == 1 || (k == 3 && skip[i] == 0))
+                    skip[i] = k == 1 ? 1 : 4;
+            }
+    /* imported: the pairs asked (0) and those only the tests read (3, 4) */
     int64_t nq = 0;
     for (int64_t i = 0; i < P.n; i++)
-        nq += skip[i] == 0;
+        nq += skip_read(skip[i]);
     /* the plan's values, then the model's: one import, so what they share is imported once */
     sp_expr_t *roots = flint_malloc((size_t)(2 * nq + 1) * sizeof(sp_expr_t));
     for (int64_t i = 0, k = 0; i < P.n; i++)
-        if (!skip[i]) {
+        if (skip_read(skip[i])) {
             roots[k] = P.plan[i];
             roots[nq + k++] = P.model[i];
         }
@@ -637,6 +703,9 @@ static void solve_stage(sp_check_t *C, sp_stage_t *s, key_scratch_t *W)
         if (skip[i] == 1)
             continue;
         int64_t k = q++;
+        s->symmetric += skip[i] == 3;
+        if (skip[i] != 0) /* read by the tests only */
+            continue;
         s->elements++;
         sp_answer_t ans = sp_equiv(S, a[k], b[k], &r);
         if (ans == SP_EQUAL) {
@@ -824,6 +893,26 @@ static int *grouping_done(grouping_t *G, int n)
     return G->rep;
 }
 
+/*
+ * A pending reduction over a cut mesh axis marks its sum as a count (src/mesh.c group_sum,
+ * SP_NODE_AXSUM) when a stage's pairs are built, and the keys write the marks: a node shared
+ * with an earlier stage would get its mark after that stage's key was made (helper-76's review,
+ * session 42).  So every stage's pairs are built once before the first key (the marks are then
+ * all set, and the threads' build_pairs write none).  Only a cut mesh axis marks.
+ */
+static void mark_pending_sums(sp_check_t *C, const uint8_t *mine)
+{
+    if (C->ncutoff == 0)
+        return;
+    for (int i = 0; i < C->nstages; i++) {
+        pairs_t P;
+        if (C->stages[i].layout.npartial == 0 || (mine != NULL && !mine[i]))
+            continue;
+        build_pairs(C, &C->stages[i], &P);
+        pairs_free(&P);
+    }
+}
+
 static void group_one(sp_check_t *C, grouping_t *G, int i)
 {
     pairs_t P;
@@ -864,6 +953,7 @@ int *sp_stages_group(sp_check_t *C, int **srep)
 {
     grouping_t G;
     grouping_init(&G, C->nstages);
+    mark_pending_sums(C, NULL);
     for (int i = 0; i < C->nstages; i++)
         group_one(C, &G, i);
     *srep = G.srep;
@@ -881,6 +971,7 @@ static void solve_up_to_failure(sp_check_t *C)
     int n = C->nstages;
     grouping_t G;
     grouping_init(&G, n);
+    mark_pending_sums(C, NULL);
     int stop = 0;
     for (int i = 0; i < n; i++) {
         sp_stage_t *s = &C->stages[i];
@@ -918,8 +1009,10 @@ sp_status_t sp_stages_solve(sp_check_t *C)
     grouping_t G;
     grouping_init(&G, n);
     uint8_t *mine = flint_malloc((size_t)(n ? n : 1));
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         mine[i] = (uint8_t)sp_shard_mine(C, i);
+    mark_pending_sums(C, mine);
+    for (int i = 0; i < n; i++) {
         G.rep[i] = i;
         C->stages[i].memo_of = -1;
         if (mine[i])
