@@ -276,6 +276,8 @@ typedef struct sp_check {
     struct sp_pos_rt *pos_rt;  /* monomials of offsets read while executing (src/reduce_sums.c) */
     struct sp_members *members; /* source tensors' axes and the dims' smallest blocks
                                    (src/members.c) */
+    struct sp_members_rtab *roles; /* the symbols' roles while stages are keyed and proved
+                                      (src/members.c sp_members_roles_begin) */
     int32_t pos_next;          /* the next fresh monomial id (an extent or offset not read) */
     int pos_exact_sum;         /* a position was a sum of exact terms (src/exec_pos.c sp_note_clamped) */
     int pos_size_on_exact;     /* a size term or reduced extent met a dim of exact extent */
@@ -477,6 +479,12 @@ void sp_members_free(sp_check_t *C);
    element identities renamed in order of first appearance since the last reset; NULL from
    _new when no test runs (no reduced dim, no cut axis, real sizes) */
 typedef struct sp_members_roles sp_members_roles_t;
+/* The symbols' roles of one solving phase: a table made by _begin (none when no test runs),
+   shared by the views _new makes, written by one thread, frozen (read-only) while several
+   run, freed by _end */
+void sp_members_roles_begin(sp_check_t *C);
+void sp_members_roles_end(sp_check_t *C);
+void sp_members_roles_freeze(sp_check_t *C, int frozen);
 sp_members_roles_t *sp_members_roles_new(sp_check_t *C, int dims_only);
 void sp_members_roles_free(sp_members_roles_t *R);
 void sp_members_roles_reset(sp_members_roles_t *R);

@@ -367,6 +367,7 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->e);
     flint_free(M);
     C->members = NULL;
+    sp_members_roles_end(C);
 }
 
 /* ---- the test ----------------------------------------------------------------------------- */
@@ -1201,14 +1202,19 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
  * appearance in the key (the test counts elements, so any renaming is the same test), the
  * elements of unknown identity, and the held and own flags.
  */
-struct sp_members_roles {
+/*
+ * The symbols' roles before renaming, one table per solving phase (src/stage.c
+ * sp_members_roles_begin/_end), shared by every key's view: written while one thread keys the
+ * stages, read-only (frozen) while the proving threads run, a symbol not in it then being
+ * resolved into the view's own buffer.  The tested dims come first (v < nd), the cut axes after
+ * (nd + c): a view of the dims only reads the first ndv.
+ */
+struct sp_members_rtab {
     sp_check_t *C;
-    int nv;
+    int nv, ndv;
     int *v;          /* the tested dims (v < nd) and cut axes (nd + c) */
     int64_t *k;      /* their checked sizes */
     int *ax;         /* a cut axis's index in the mesh, else -1 */
-    int16_t *map;    /* nv x 64: an element's renamed identity, -1 unseen */
-    uint8_t *next;   /* nv: the next identity */
     /* each symbol's role before renaming, by node id (one store: the checker's): at[id] is 1 +
        an offset into pool (0: not yet), where own, the tested dims held (two words), n and n
        entries (i, bits (two words), unknown) are */
@@ -1216,37 +1222,89 @@ struct sp_members_roles {
     size_t nat;
     uint32_t *pool;
     size_t npool, cappool;
+    int frozen;
 };
 
-sp_members_roles_t *sp_members_roles_new(sp_check_t *C, int dims_only)
+/* A key's view: the table's first nv tested dims, and their renaming since the last reset */
+struct sp_members_roles {
+    struct sp_members_rtab *T;
+    sp_check_t *C;
+    int nv;
+    const int *v, *ax;
+    const int64_t *k;
+    int16_t *map;    /* nv x 64: an element's renamed identity, -1 unseen */
+    uint8_t *next;   /* nv: the next identity */
+    uint32_t *miss;  /* a role resolved while the table is frozen */
+};
+
+void sp_members_roles_begin(sp_check_t *C)
 {
+    sp_members_roles_end(C);
     struct sp_members *M = C->members;
     if (M == NULL || M->nd != C->ndims || C->opt.real_sizes)
-        return NULL;
+        return;
     int nd = C->ndims, nv = 0;
-    int ncut = dims_only ? 0 : C->ncutoff < SP_MAX_AXES ? C->ncutoff : SP_MAX_AXES;
+    int ncut = C->ncutoff < SP_MAX_AXES ? C->ncutoff : SP_MAX_AXES;
     for (int v = 0; v < nd; v++)
         nv += !C->dims[v].derived && C->dims[v].red > 0 && C->dims[v].red < C->dims[v].real;
     if (nv + ncut == 0)
-        return NULL;
-    sp_members_roles_t *R = flint_calloc(1, sizeof *R);
-    R->C = C;
-    R->v = flint_malloc((size_t)(nv + ncut) * sizeof(int));
-    R->k = flint_malloc((size_t)(nv + ncut) * sizeof(int64_t));
-    R->ax = flint_malloc((size_t)(nv + ncut) * sizeof(int));
+        return;
+    struct sp_members_rtab *T = flint_calloc(1, sizeof *T);
+    T->C = C;
+    T->v = flint_malloc((size_t)(nv + ncut) * sizeof(int));
+    T->k = flint_malloc((size_t)(nv + ncut) * sizeof(int64_t));
+    T->ax = flint_malloc((size_t)(nv + ncut) * sizeof(int));
     for (int v = 0; v < nd; v++)
         if (!C->dims[v].derived && C->dims[v].red > 0 && C->dims[v].red < C->dims[v].real) {
-            R->v[R->nv] = v;
-            R->k[R->nv] = C->dims[v].red;
-            R->ax[R->nv++] = -1;
+            T->v[T->nv] = v;
+            T->k[T->nv] = C->dims[v].red;
+            T->ax[T->nv++] = -1;
         }
+    T->ndv = T->nv;
     for (int c = 0; c < ncut; c++) {
-        R->v[R->nv] = nd + c;
-        R->k[R->nv] = C->cutoff[c].red;
-        R->ax[R->nv++] = sp_mesh_axis(&C->mesh, C->cutoff[c].name);
+        T->v[T->nv] = nd + c;
+        T->k[T->nv] = C->cutoff[c].red;
+        T->ax[T->nv++] = sp_mesh_axis(&C->mesh, C->cutoff[c].name);
     }
-    R->map = flint_malloc((size_t)R->nv * 64 * sizeof(int16_t));
-    R->next = flint_malloc((size_t)R->nv);
+    C->roles = T;
+}
+
+void sp_members_roles_end(sp_check_t *C)
+{
+    struct sp_members_rtab *T = C->roles;
+    if (T == NULL)
+        return;
+    flint_free(T->at);
+    flint_free(T->pool);
+    flint_free(T->v);
+    flint_free(T->k);
+    flint_free(T->ax);
+    flint_free(T);
+    C->roles = NULL;
+}
+
+void sp_members_roles_freeze(sp_check_t *C, int frozen)
+{
+    if (C->roles != NULL)
+        C->roles->frozen = frozen;
+}
+
+sp_members_roles_t *sp_members_roles_new(sp_check_t *C, int dims_only)
+{
+    struct sp_members_rtab *T = C->roles;
+    int nv = T == NULL ? 0 : dims_only ? T->ndv : T->nv;
+    if (nv == 0)
+        return NULL;
+    sp_members_roles_t *R = flint_calloc(1, sizeof *R);
+    R->T = T;
+    R->C = C;
+    R->nv = nv;
+    R->v = T->v;
+    R->k = T->k;
+    R->ax = T->ax;
+    R->map = flint_malloc((size_t)nv * 64 * sizeof(int16_t));
+    R->next = flint_malloc((size_t)nv);
+    R->miss = flint_malloc((4 + 4 * (size_t)T->nv) * sizeof(uint32_t));
     sp_members_roles_reset(R);
     return R;
 }
@@ -1255,13 +1313,9 @@ void sp_members_roles_free(sp_members_roles_t *R)
 {
     if (R == NULL)
         return;
-    flint_free(R->at);
-    flint_free(R->pool);
-    flint_free(R->v);
-    flint_free(R->k);
-    flint_free(R->ax);
     flint_free(R->map);
     flint_free(R->next);
+    flint_free(R->miss);
     flint_free(R);
 }
 
@@ -1299,46 +1353,36 @@ static size_t put_set(sp_members_roles_t *R, int i, mset_t m, uint32_t *out)
     return 4;
 }
 
-static uint32_t *pool_grow(sp_members_roles_t *R, size_t more)
+static uint32_t *pool_grow(struct sp_members_rtab *T, size_t more)
 {
-    if (R->npool + more > R->cappool) {
-        R->cappool = 2 * (R->npool + more);
-        R->pool = flint_realloc(R->pool, R->cappool * sizeof(uint32_t));
+    if (T->npool + more > T->cappool) {
+        T->cappool = 2 * (T->npool + more);
+        T->pool = flint_realloc(T->pool, T->cappool * sizeof(uint32_t));
     }
-    return R->pool + R->npool;
+    return T->pool + T->npool;
 }
 
-/* Symbol id's role before renaming (cached), as pool words */
-static const uint32_t *raw_role(sp_members_roles_t *R, const sp_ectx_struct *E, sp_expr_t id)
+/* Symbol id's role before renaming, of every tested dim of the table, as words at w: own, the
+   dims held (two words), n, then n entries (i, bits (two words), unknown); returns the words */
+static size_t role_of(const struct sp_members_rtab *T, const sp_ectx_struct *E, sp_expr_t id,
+                      uint32_t *w)
 {
-    if ((size_t)id >= R->nat) {
-        size_t n = R->nat ? R->nat : 1024;
-        while (n <= (size_t)id)
-            n *= 2;
-        R->at = flint_realloc(R->at, n * sizeof(uint32_t));
-        memset(R->at + R->nat, 0, (n - R->nat) * sizeof(uint32_t));
-        R->nat = n;
-    }
-    if (R->at[id] != 0)
-        return R->pool + R->at[id] - 1;
-    const struct sp_members *M = R->C->members;
-    int ncut = R->C->ncutoff < SP_MAX_AXES ? R->C->ncutoff : SP_MAX_AXES;
+    const struct sp_members *M = T->C->members;
+    int ncut = T->C->ncutoff < SP_MAX_AXES ? T->C->ncutoff : SP_MAX_AXES;
     rsym_t r;
     resolve_sym(M, sp_expr_sym_name((sp_ectx_struct *)E, id), &r);
-    /* own and held of every cut axis even when dims_only: the flags are not renamed */
+    /* own and held of every cut axis even in a view of the dims: the flags are not renamed */
     uint8_t own = 0;
     uint64_t held = sym_held(M, &r, ncut, &own);
-    /* own, the tested dims held (bit i < 64; every one past 64), n, then n entries (i, bits,
-       unknown) for the dims with elements */
-    uint32_t *w = pool_grow(R, 4 + 4 * (size_t)R->nv), n = 0;
+    uint32_t n = 0;
     uint64_t hv = 0;
-    for (int i = 0; i < R->nv; i++) {
-        int v = R->v[i];
+    for (int i = 0; i < T->nv; i++) {
+        int v = T->v[i];
         if (i < 64 && (v >= 64 || (held >> v & 1)))
             hv |= (uint64_t)1 << i;
         uint64_t f;
         uint32_t c;
-        sym_members(M, &r, v, R->k[i], &f, &c);
+        sym_members(M, &r, v, T->k[i], &f, &c);
         if (f == 0 && c == 0)
             continue;
         uint32_t *e = w + 4 + 4 * n++;
@@ -1351,8 +1395,30 @@ static const uint32_t *raw_role(sp_members_roles_t *R, const sp_ectx_struct *E, 
     w[1] = (uint32_t)hv;
     w[2] = (uint32_t)(hv >> 32);
     w[3] = n;
-    R->at[id] = (uint32_t)R->npool + 1;
-    R->npool += 4 + 4 * (size_t)n;
+    return 4 + 4 * (size_t)n;
+}
+
+/* Symbol id's role before renaming: the table's (cached there unless frozen) */
+static const uint32_t *raw_role(sp_members_roles_t *R, const sp_ectx_struct *E, sp_expr_t id)
+{
+    struct sp_members_rtab *T = R->T;
+    if ((size_t)id < T->nat && T->at[id] != 0)
+        return T->pool + T->at[id] - 1;
+    if (T->frozen) {
+        role_of(T, E, id, R->miss);
+        return R->miss;
+    }
+    if ((size_t)id >= T->nat) {
+        size_t n = T->nat ? T->nat : 1024;
+        while (n <= (size_t)id)
+            n *= 2;
+        T->at = flint_realloc(T->at, n * sizeof(uint32_t));
+        memset(T->at + T->nat, 0, (n - T->nat) * sizeof(uint32_t));
+        T->nat = n;
+    }
+    uint32_t *w = pool_grow(T, 4 + 4 * (size_t)T->nv);
+    T->at[id] = (uint32_t)T->npool + 1;
+    T->npool += role_of(T, E, id, w);
     return w;
 }
 
@@ -1360,12 +1426,17 @@ size_t sp_members_roles_sym(sp_members_roles_t *R, const sp_ectx_struct *E, sp_e
                             uint32_t *out)
 {
     const uint32_t *w = raw_role(R, E, id);
+    /* a view of the first nv tested dims: their held bits and entries */
+    uint64_t mask = R->nv >= 64 ? UINT64_MAX : ((uint64_t)1 << R->nv) - 1;
+    uint64_t hv = ((uint64_t)w[1] | (uint64_t)w[2] << 32) & mask;
     size_t n = 0;
     out[n++] = w[0];
-    out[n++] = w[1];
-    out[n++] = w[2];
+    out[n++] = (uint32_t)hv;
+    out[n++] = (uint32_t)(hv >> 32);
     for (uint32_t j = 0; j < w[3]; j++) {
         const uint32_t *e = w + 4 + 4 * j;
+        if ((int)e[0] >= R->nv)
+            break; /* the entries are in the order of the tested dims */
         uint64_t b = (uint64_t)e[1] | (uint64_t)e[2] << 32;
         out[n++] = e[0];
         if (b != 0) {

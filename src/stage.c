@@ -837,6 +837,7 @@ static void run_pool(sp_check_t *C, int *todo, int n)
     if (jobs == 1) {
         worker(&p);
     } else {
+        sp_members_roles_freeze(C, 1); /* the threads share the roles' table: read-only */
         pthread_t *th = flint_malloc((size_t)jobs * sizeof(pthread_t));
         int started = 0;
         for (int i = 0; i < jobs; i++)
@@ -849,6 +850,7 @@ static void run_pool(sp_check_t *C, int *todo, int n)
         for (int i = 0; i < started; i++)
             pthread_join(th[i], NULL);
         flint_free(th);
+        sp_members_roles_freeze(C, 0);
     }
     if (p.shown)
         fprintf(stderr, "\r\033[K");
@@ -954,10 +956,13 @@ int *sp_stages_group(sp_check_t *C, int **srep)
     grouping_t G;
     grouping_init(&G, C->nstages);
     mark_pending_sums(C, NULL);
+    sp_members_roles_begin(C);
     for (int i = 0; i < C->nstages; i++)
         group_one(C, &G, i);
     *srep = G.srep;
-    return grouping_done(&G, C->nstages);
+    int *rep = grouping_done(&G, C->nstages);
+    sp_members_roles_end(C);
+    return rep;
 }
 
 /*
@@ -972,6 +977,7 @@ static void solve_up_to_failure(sp_check_t *C)
     grouping_t G;
     grouping_init(&G, n);
     mark_pending_sums(C, NULL);
+    sp_members_roles_begin(C);
     int stop = 0;
     for (int i = 0; i < n; i++) {
         sp_stage_t *s = &C->stages[i];
@@ -995,6 +1001,7 @@ static void solve_up_to_failure(sp_check_t *C)
     }
     flint_free(G.srep);
     flint_free(grouping_done(&G, n));
+    sp_members_roles_end(C);
 }
 
 sp_status_t sp_stages_solve(sp_check_t *C)
@@ -1012,6 +1019,7 @@ sp_status_t sp_stages_solve(sp_check_t *C)
     for (int i = 0; i < n; i++)
         mine[i] = (uint8_t)sp_shard_mine(C, i);
     mark_pending_sums(C, mine);
+    sp_members_roles_begin(C);
     for (int i = 0; i < n; i++) {
         G.rep[i] = i;
         C->stages[i].memo_of = -1;
@@ -1069,6 +1077,7 @@ sp_status_t sp_stages_solve(sp_check_t *C)
         }
     }
     run_pool(C, todo, nt);
+    sp_members_roles_end(C);
     flint_free(mine);
     flint_free(rep);
     flint_free(srep);
