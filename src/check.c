@@ -934,11 +934,18 @@ static void held_text(const sp_check_t *C, const sp_stage_t *s, char *buf, size_
                  what);
         return;
     }
-    snprintf(buf, len,
-             "a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than the %d these "
-             "sizes show in one block",
-             s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
-             s->plan_loc.col, s->held, C->dims[d].name, s->held_lim);
+    if (s->held < 0)
+        snprintf(buf, len,
+                 "a monomial of %s (%s:%u:%u) holds an atom or a max of a sum over %s, which no "
+                 "bound reaches",
+                 s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
+                 s->plan_loc.col, C->dims[d].name);
+    else
+        snprintf(buf, len,
+                 "a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than the %d these "
+                 "sizes show in one block",
+                 s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
+                 s->plan_loc.col, s->held, C->dims[d].name, s->held_lim);
 }
 
 /* The cut axes at their checked sizes, "dp=3, tp=5" */
@@ -970,6 +977,79 @@ static const sp_stage_t *counted_stage(const sp_check_t *C)
         if (C->stages[i].counted)
             return &C->stages[i];
     return NULL;
+}
+
+static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const char *text,
+                                      size_t len, int solve);
+
+/*
+ * A stage whose monomials may hold more elements of a reduced dim D than the checked sizes
+ * show (src/stage.c stage_held) is no proof at those sizes, but at sizes where D's block holds
+ * that many it is (docs/soundness.md, "Relations among sums over a reduced dim"): D is checked
+ * again at the smallest such size the reduction admits (up to REGROW_TRIES candidates, at most
+ * REGROW_ROUNDS times in a run, below D's real size), the other dims reduced around it.
+ * Returns -1 when there is no such size (the caller goes on to the real sizes).
+ */
+#define REGROW_ROUNDS 3
+#define REGROW_TRIES 8
+
+static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const char *text,
+                  size_t len, int solve, sp_diags_mark_t *dm, shardproof_verdict_t *out)
+{
+    int d = cs->held_dim - 1;
+    if (cs->held <= 0 || d < 0 || d >= C->ndims || C->regrown >= REGROW_ROUNDS ||
+        C->opt.real_sizes || C->dims[d].derived)
+        return -1;
+    int64_t k = C->dims[d].red, real = C->dims[d].real, blk, sl;
+    sp_members_dim(C, d, &blk, &sl);
+    if (sl < 0 || k <= 0)
+        return -1;
+    int64_t lim0 = blk > 0 && blk < k ? blk : k, held = cs->held;
+    /* the block grows with the dim (k / lim0 blocks): k' * lim0 / k >= held, k' - slack >= held */
+    int64_t want = (held * k + lim0 - 1) / lim0;
+    if (want < held + sl)
+        want = held + sl;
+    if (want <= k)
+        want = k + 1;
+    char dims[160], why[300], note[400], name[128];
+    reduced_dims(C, dims, sizeof dims);
+    held_text(C, cs, why, sizeof why);
+    snprintf(name, sizeof name, "%s", C->dims[d].name); /* the runs below remake C->dims */
+    int n0 = C->opt.ndims;
+    sp_dim_override_t *fix0 = C->opt.dims;
+    sp_dim_override_t *fix = flint_malloc((size_t)(n0 + 1) * sizeof(sp_dim_override_t));
+    int at = n0;
+    for (int i = 0; i < n0; i++) {
+        fix[i] = fix0[i];
+        if (strcmp(fix0[i].name, name) == 0)
+            at = i; /* a size by hand, grown */
+    }
+    fix[at].name = name;
+    int r = -1;
+    C->regrown++;
+    for (int64_t t = want; t < want + REGROW_TRIES && t < real && r < 0; t++) {
+        fix[at].value = t;
+        C->opt.dims = fix;
+        C->opt.ndims = at == n0 ? n0 + 1 : n0;
+        sp_diags_restore(C->d, dm);
+        shardproof_verdict_t v = run_exact(C, path, text, len, solve);
+        C->opt.dims = fix0;
+        C->opt.ndims = n0;
+        if (v == SHARDPROOF_BAD_INPUT)
+            continue; /* not admissible with the other sizes: the next */
+        if (v != SHARDPROOF_EQUIVALENT && v != SHARDPROOF_NOT_EQUIVALENT)
+            break; /* undecided there (a difference not lifted, a limit): the real sizes */
+        snprintf(note, sizeof note, "with %s %s, so %s is checked at %lld%s%s", dims, why,
+                 name, (long long)t, C->resize_note[0] ? "; then " : "",
+                 C->resize_note);
+        snprintf(C->resize_note, sizeof C->resize_note, "%s", note);
+        *out = v;
+        r = 0;
+    }
+    if (r < 0)
+        sp_diags_restore(C->d, dm);
+    flint_free(fix);
+    return r;
 }
 
 /*
@@ -1047,11 +1127,15 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     if (cs != NULL && v != SHARDPROOF_NOT_EQUIVALENT && !C->opt.real_sizes &&
         sp_check_reduced(C)) {
         /* a stage's sum over an axis counted elements (src/stage.c stage_counted): the values
-           at the reduced sizes are no instance of the program's at the real ones */
+           at the reduced sizes are no instance of the program's at the real ones; a stage
+           whose monomials hold more elements than the sizes show: first a larger size (the
+           note is made before: regrow's runs replace the stages and sizes) */
         char dims[160], note[460], why[300];
         reduced_dims(C, dims, sizeof dims);
         counted_text(C, cs, why, sizeof why);
         snprintf(note, sizeof note, "with %s %s, so the real sizes are checked", dims, why);
+        if (cs->held_dim > 0 && regrow(C, cs, path, text, len, solve, &dm, &v) == 0)
+            return v;
         v = run_real_sizes(C, path, text, len, solve, &dm, note);
     }
     if (C->ncutoff > 0 && !C->opt.full_mesh &&
@@ -1275,6 +1359,7 @@ static void note_reduced_sizes(shardproof_t *C, shardproof_verdict_t v)
 shardproof_verdict_t shardproof_check(shardproof_t *C, const char *path, const char *text, size_t len)
 {
     start_clock(C);
+    C->regrown = 0;
     C->verdict = run_exact(C, path, text, len, 1);
     note_reduced_sizes(C, C->verdict);
     return C->verdict;
@@ -1284,6 +1369,7 @@ shardproof_verdict_t shardproof_prepare(shardproof_t *C, const char *path, const
                                         size_t len)
 {
     start_clock(C);
+    C->regrown = 0;
     C->verdict = run_exact(C, path, text, len, 0);
     note_reduced_sizes(C, C->verdict);
     return C->verdict;

@@ -298,6 +298,7 @@ typedef struct sp_check {
     sp_loc_t pos_exact_loc;
     int nrecv_read;
     char resize_note[400];   /* the report's note when the real sizes were checked, or "" */
+    int regrown;             /* run_exact's checks again at a larger size of one dim (held) */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
                                 space) ended the run in UNKNOWN: which, and where */
     int store_limit;         /* the last run filled the expression store (--max-nodes, or the
@@ -473,6 +474,12 @@ void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask);
    group's later axes; 0: unevenly): it must be one dim's whole extent, whose element p is then
    member (p / blk) % k's for every symbol; else the axis's members are not known */
 void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk);
+/* t's axis d (its dims) is in a positional pattern that keeps s elements apart (a causal
+   mask's offset, top-k's ties): a monomial of n of its elements occurs at the reduced size k
+   only if n + s <= k (-1: never) */
+void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s);
+/* dim v's smallest block this run (0: none) and its slack (above) */
+void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *slack);
 void sp_members_free(sp_check_t *C);
 /* What the count and relations tests read of a stage, as tokens for src/stage.c's memoization
    keys: per symbol (at most sp_members_roles_max tokens) and for the compared pairs, with

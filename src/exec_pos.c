@@ -545,9 +545,15 @@ static int pieces_whole_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int
  * S/4 + 3, a block plus a literal, with `offset = A`, right at S/4 + 3 = A only).  Their sum is
  * composed as one position (a report where it is a sum of sizes) and its kinds noted.
  */
-static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const sp_pos_t *q,
-                       const sp_pos_t *k, sp_loc_t loc)
+/* Returns the elements the mask keeps apart (src/members.c sp_members_slack): a key j <= i +
+   o with a literal offset o (or an offset of sizes, at its checked value) needs |o| + 1 more
+   elements than the monomial holds (n keys at offset -4 need 4 + n rows; n keys after the
+   query, 1 + n); a block offset (context parallelism) 1; -1 (every element) where a query's
+   or key's axis carries a literal or mixed offset of its own */
+static int64_t relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const sp_pos_t *q,
+                          const sp_pos_t *k, sp_loc_t loc)
 {
+    int64_t slack = 1;
     sp_pos_t p = {.ext = q->ext == 1 && k->ext == 1,
                   .inexact = q->inexact | k->inexact,
                   .view = (q->view | k->view) & SP_VIEW_MERGED ? SP_VIEW_INNER /* blocks only */
@@ -563,6 +569,8 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
                   sp_pos_same_scale(C, id, sp_pos_blk_scale(k)) && !(q->rescaled & SP_RESCALED) &&
                   !(k->rescaled & SP_RESCALED) && q->host == 0 && k->host == 0;
         int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), blk);
+        if (!blk)
+            slack = (ov < 0 ? -ov : ov) + 1;
         sp_pos_note_named(C, term >> 2, oe);
         r = sp_pos_compose(&p, term);
         if (id != 1) { /* a size term on the queries' and the keys' axes (helper-36) */
@@ -571,6 +579,10 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
         }
     }
     const sp_pos_t *two[2] = {q, k};
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < SP_POS_NOFF && two[s]->off[i] != 0; i++)
+            if (two[s]->off[0] == SP_POS_MIX || (two[s]->off[i] & SP_POS_LIT))
+                slack = -1;
     for (int s = 0; s < 2 && r != 0; s++) {
         if (two[s]->off[0] == SP_POS_MIX) {
             r = 0;
@@ -590,6 +602,7 @@ static void relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const
     t.ndim = 1;
     t.pos[0] = p;
     sp_pos_note(C, &t, loc);
+    return slack;
 }
 
 /* Ids written with sizes (`ids = [C]`): a size term at each ids axis of an embedding, at the
@@ -672,9 +685,21 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         (strncmp(name, "attention", 9) == 0 && nin >= 3 && in[0].ndim >= 2 && in[1].ndim >= 2 &&
          attr_value(attrs, attr_at(args, na, "causal", -1), 0) != 0)) {
         int ko = attr_at(args, na, "offset", cs ? 0 : -1);
-        relate_pos(C, ko >= 0 ? args[ko]->value : NULL, attr_value(attrs, ko, 0),
-                   &x->pos[x->ndim - 2], cs ? &x->pos[x->ndim - 1] : &in[1].pos[in[1].ndim - 2],
-                   e->loc);
+        const sp_tensor_t *kt = cs ? x : &in[1];
+        int kd = cs ? x->ndim - 1 : in[1].ndim - 2;
+        int64_t slack = relate_pos(C, ko >= 0 ? args[ko]->value : NULL, attr_value(attrs, ko, 0),
+                                   &x->pos[x->ndim - 2], &kt->pos[kd], e->loc);
+        sp_members_slack(C, x, x->ndim - 2, slack);
+        sp_members_slack(C, kt, kd, slack);
+    }
+    if (strcmp(name, "topk_mask") == 0 && x->ndim >= 1) {
+        /* ties go to the lower index: over equal values (x * 0) the mask is the literal slice
+           [0, k) of the axis, and n elements outside it need k + n (helper-77's review) */
+        int64_t kk = attr_value(attrs, attr_at(args, na, "k", 0), -1);
+        int64_t d = attr_value(attrs, attr_at(args, na, "dim", 1), -1);
+        if (d < 0)
+            d += x->ndim;
+        sp_members_slack(C, x, d >= 0 && d < x->ndim ? (int)d : x->ndim - 1, kk > 0 ? kk : -1);
     }
     if ((strcmp(name, "embedding") == 0 && nin == 1) ||
         (strcmp(name, "embedding_grad") == 0 && nin == 2)) {

@@ -71,6 +71,9 @@ struct sp_members {
     int64_t *pblk;           /* [c * nd + v]: dim v partitioned over cut axis c in blocks of
                                 pblk (element p is member (p / pblk) % k's; 0: not, -1: in two
                                 ways, members not known) */
+    int64_t *slack;          /* per dim: the elements a positional pattern keeps apart
+                                (sp_members_slack; 0: none, -1: every element) */
+    int64_t slack_all;       /* the same for every dim: an axis whose dims are not known */
 };
 
 static struct sp_members *get(sp_check_t *C)
@@ -331,6 +334,44 @@ void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
     }
 }
 
+static int64_t slack_max(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a > b ? a : b; }
+
+void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s)
+{
+    struct sp_members *M = get(C);
+    if (M->nd != C->ndims || d < 0 || d >= t->ndim || s == 0)
+        return;
+    int nd = C->ndims, v = -1;
+    if (M->e == NULL)
+        M->e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
+    if (M->slack == NULL)
+        M->slack = flint_calloc((size_t)(nd ? nd : 1), sizeof(int64_t));
+    memset(M->e, 0, (size_t)nd * sizeof(int));
+    int got = axis_info(C, t, d, M->e, &v);
+    if (v >= 0) {
+        M->slack[v] = slack_max(M->slack[v], s);
+        return;
+    }
+    int any = 0;
+    for (int w = 0; got == 2 && w < nd; w++)
+        if (M->e[w] > 0) {
+            M->slack[w] = slack_max(M->slack[w], s);
+            any = 1;
+        }
+    if (!any && got != 1) /* an axis of no known dim (one of unreduced dims holds none) */
+        M->slack_all = slack_max(M->slack_all, s);
+}
+
+void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *slack)
+{
+    const struct sp_members *M = C->members;
+    *blk = *slack = 0;
+    if (M == NULL || M->nd != C->ndims || v < 0 || v >= M->nd)
+        return;
+    *blk = M->blk[v];
+    *slack = slack_max(M->slack != NULL ? M->slack[v] : 0, M->slack_all);
+}
+
 void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk)
 {
     struct sp_members *M = get(C);
@@ -364,6 +405,7 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->slots);
     flint_free(M->blk);
     flint_free(M->pblk);
+    flint_free(M->slack);
     flint_free(M->e);
     flint_free(M);
     C->members = NULL;
@@ -1114,15 +1156,29 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             continue;
         int64_t k = D->red;
         uint32_t lim = (uint32_t)(M->blk[v] > 0 && M->blk[v] < k ? M->blk[v] : k);
+        /* a positional pattern (a causal mask's offset, top-k's ties) keeps elements apart: a
+           monomial of n of them occurs at k elements only if n + slack <= k (helper-77's
+           review, session 43; docs/soundness.md "Relations among sums over a reduced dim") */
+        int64_t sl = slack_max(M->slack != NULL ? M->slack[v] : 0, M->slack_all);
+        if (sl != 0)
+            lim = sl < 0 || sl >= k ? 0 : (uint32_t)(k - sl) < lim ? (uint32_t)(k - sl) : lim;
         if (v < 64 && !(present >> v & 1))
             continue; /* no symbol of the stage holds an element of v */
         sp_expr_t at = SP_EXPR_NONE;
         int opaque = 0;
         int r = summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque);
-        /* a stage with nodes taken as holding none (not covered) keeps its proof where the
-           bound fails: the dim is not tested there (docs/soundness.md) */
-        if (r < 0 && opaque > 0)
-            continue;
+        /* nodes taken as holding none (an atom of a sum over the dim, a max over it): where
+           the bound then fails the stage is no proof at these sizes (until session 43 the dim
+           was not tested there, and helper-77 got past the reference executor's second run:
+           docs/soundness.md) */
+        if (r < 0 && opaque > 0 && at == SP_EXPR_NONE) {
+            fail->dim = v;
+            fail->bound = SP_MEMBERS_OPAQUE;
+            fail->lim = (int)lim;
+            fail->atom = 1;
+            ret = 1;
+            break;
+        }
         if (r < 0) {
             fail->dim = v;
             fail->bound = atom_bound(sm, E, at);
@@ -1138,8 +1194,6 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             const sm_t *pa = &sm[a[q]], *pb = &sm[b[q]];
             mset_t co = pair_dim(md, known, gco + q * md, v, k, unk);
             uint32_t bd = pair_bound(sm, pa, pb, co);
-            if (bd > lim && opaque > 0)
-                break; /* not tested (above) */
             if (bd > lim) {
                 fail->dim = v;
                 fail->bound = (int)(bd > BOUND_MAX ? BOUND_MAX : bd);

@@ -91,8 +91,11 @@ static void header(const sp_check_t *C, FILE *out)
     for (int i = 0; i < C->ndims; i++)
         fprintf(out, " %s=%lld", C->dims[i].name, (long long)C->dims[i].real);
     fprintf(out, ")\n");
+    int reduced = 0; /* a dim checked at a larger reduced size (src/check.c regrow) */
+    for (int i = 0; i < C->ndims; i++)
+        reduced |= C->dims[i].red != C->dims[i].real;
     if (C->resize_note[0])
-        fprintf(out, "reduced dims: none; %s\n", C->resize_note);
+        fprintf(out, "reduced dims: %s; %s\n", reduced ? "grown" : "none", C->resize_note);
     if (C->weak_order)
         fprintf(out, "reduced dims: a shard may keep one element (with two, a tensor exceeds "
                      "--max-elements %lld), so a local reduction over such a shard is not checked; "

@@ -197,8 +197,9 @@ static void test_check_cutoff_proof(void **state)
    sums over a reduced dim"): 24 e4(x) written through the power sums is 0 at K = 3 (Newton's
    identities), so the proof there says nothing about K = 1000; the test sends the check to the
    real sizes, where the checker alone finds the difference, and past the element limit says
-   UNKNOWN (before session 40 both were EQUIVALENT).  A square of a sum holds two of K's
-   elements per monomial: proved at the reduced sizes. */
+   UNKNOWN (before session 40 both were EQUIVALENT), or with the reference executor NOT
+   EQUIVALENT at a grown K.  A square of a sum holds two of K's elements per monomial: proved
+   at the reduced sizes. */
 static void test_check_relation_of_sums(void **state)
 {
     (void)state;
@@ -225,6 +226,14 @@ static void test_check_relation_of_sums(void **state)
     r = check_expect(&o, "e4.sp", text, SHARDPROOF_UNKNOWN);
     assert_non_null(strstr(r, "reason: limit max-elements"));
     free(r);
+    /* with the reference executor: K checked again at a size whose block holds four elements
+       (src/check.c regrow), where the difference is found and lifted (session 43) */
+    o.no_cross_check = 0;
+    r = check_expect(&o, "e4.sp", text, SHARDPROOF_NOT_EQUIVALENT);
+    assert_non_null(strstr(r, "reduced dims: grown; with K=3 a monomial of y (e4.sp:"));
+    assert_non_null(strstr(r, "elements of K, more than the 3 these sizes show in one block, so K is checked at "));
+    free(r);
+    o.no_cross_check = 1;
     /* the same of 1/x: a symbol's inverse is a monomial of its element, no divisor */
     char *inv = strstr(text, "  p1 = sum(x, dim = 0)");
     assert_non_null(inv);

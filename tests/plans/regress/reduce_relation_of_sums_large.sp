@@ -1,4 +1,4 @@
-# expect: UNKNOWN: limit max-elements
+# expect: NOT EQUIVALENT at line 102
 # reduce_relation_of_sums_large.sp: bugs/reduce_relation_of_sums.sp of degree 6 with K = 10^8
 # (session 40; docs/soundness.md, "Relations among sums over a reduced dim"). The model outputs
 # 720 e6(x), the sixth elementary symmetric polynomial of x's K values, through the power sums
@@ -6,7 +6,10 @@
 # constrains the reduction); the plan outputs 0. e6 of K values is 0 for K < 6: the reduction
 # checks K = 3, the reference executor cannot run 10^8 values and its second run, at K = 5,
 # agrees. Before session 40 this was EQUIVALENT by default. Now the stage's monomials may hold 6
-# elements of K, more than 3, the real sizes are checked, and they exceed the element limit.
+# elements of K, more than 3; the real sizes exceed the element limit, and until session 43
+# this was UNKNOWN there. Now K is checked again at 6 (src/check.c regrow: the smallest size
+# whose block holds 6 elements), where e6 is not 0: NOT EQUIVALENT, the reference executor's
+# witness at K = 6.
 dim K = 100000000, O = 1
 model m {
   input x : [K, O]

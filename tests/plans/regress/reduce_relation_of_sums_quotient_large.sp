@@ -1,10 +1,11 @@
-# expect: UNKNOWN: limit max-elements
+# expect: NOT EQUIVALENT at line 98
 # reduce_relation_of_sums_quotient_large.sp: 720 e6(x) / p1^6 written as sum_j U_j p1^-(6-j)
 # (Newton's identities; helper-67's review of session 40), the plan 0, K = 10^8. e6 of K values
 # is 0 for K < 6: checked at K = 3 it was EQUIVALENT by default (the reference executor skips
 # the real sizes; its second run at K = 5 agrees), because the bound counted each term over a
 # lower power of p1 as multiplied by p1 once. Now the stage's monomials may hold 7 elements of
-# K, the real sizes are checked, and they exceed the element limit.
+# K; the real sizes exceed the element limit (UNKNOWN until session 43). Now K is checked
+# again at a size whose block holds them (src/check.c regrow): NOT EQUIVALENT.
 dim K = 100000000, O = 1
 model m {
   input x : [K, O]

@@ -1,0 +1,35 @@
+# expect: NOT EQUIVALENT at line 33
+# helper-77's review (session 43): EQUIVALENT by default before session 43; 6 e3 of the keys after the query (1 - causal_mask) over queries T and keys S: three keys after query 0 need S = 4; checked at T = S = 3.
+# Fixed in the mechanism (docs/soundness.md, "Relations among sums over a reduced dim"):
+# a positional pattern (a causal mask's offset, top-k's ties) keeps elements apart, so the
+# bound needs that many more (src/members.c sp_members_slack); a failing bound beside an
+# atom of a sum over the dim is no longer excused; a stage that fails the bound is checked
+# again at a size whose block holds its monomials (src/check.c regrow).
+dim T = 1000, S = 1000
+model m {
+  input x : [S]
+  input z : [T, S]
+  f = 1 - causal_mask(z)
+  p1 = sum(f * x, dim = 1)
+  p2 = sum(f * x * x, dim = 1)
+  p3 = sum(f * x * x * x, dim = 1)
+  nwt0 = p3
+  nwt0d1 = nwt0 + nwt0
+  nwc0 = nwt0d1
+  nwt1 = p2 * p1
+  nwt1d1 = nwt1 + nwt1
+  nwc1 = nwt1 + nwt1d1
+  nwt2 = p1 * p1 * p1
+  nwc2 = nwt2
+  e = nwc0 + nwc2 - nwc1
+  y = p1 + e
+  output y
+}
+plan p of m {
+  mesh tp = 2
+  x : [S]
+  z : [T, S]
+  f = 1 - causal_mask(z)
+  y = sum(f * x, dim = 1)
+  output y = y : [T]
+}
