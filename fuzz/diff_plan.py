@@ -5,7 +5,7 @@ usage: diff_plan.py [--bin SHARDPROOF] [--seed N] [--mutants K | --cpu-seconds T
                     [--wall-seconds T] [--out DIR] [--run-seeds 1,2,3] [--check-timeout S]
                     [--run-timeout S] [--max-ms MS] [--no-gen] [--no-corpus] [--only-seed NAME]
                     [--corpus-dir DIR]... [--gen-dp 8,8,16] [--gen-max-ranks N]
-                    [--gen-require REGEX] [--verbose]
+                    [--gen-require REGEX] [--cutoff-mutations] [--verbose]
        diff_plan.py --classify FILE.sp [--bin SHARDPROOF] [--plan NAME]
        diff_plan.py --seed N --draw I [--out DIR]      (mutant I of seed N again, saved in DIR/draw/)
 
@@ -15,7 +15,11 @@ llama3|deepseek3` with random parallelism flags and small random dims that keep 
 divisibility the configuration needs (a candidate is kept only when the unmutated plan is
 EQUIVALENT and the reference run finds no difference).  Each mutant is one seed plan with one to
 three seeded random semantic mutations (constants, operators, operands, collectives, rank-
-conditional edits, layouts, partial annotations, lineage, statements).  Each mutant runs through
+conditional edits, layouts, partial annotations, lineage, statements); with --cutoff-mutations,
+mutations aimed at the mesh cutoff instead (terms zero with the checked k members of a cut axis
+and not with its real N: Newton's identities over the members, members picked by literal
+positions, the axis size as a value, reshapes with the axis size as an extent, avg for sum; only
+seeds whose check uses the cut).  Each mutant runs through
 `shardproof check --no-cross-check` (the checker alone) and `shardproof run` on a few seeds, both
 with timeouts, and the pair of verdicts is classified:
 
@@ -776,6 +780,476 @@ def mutate(text, rng, count):
     return text, done
 
 
+# ---- mutations aimed at the mesh cutoff (--cutoff-mutations) --------------------------------------------
+#
+# Under `--mesh-cutoff` an axis the plan is uniform along (dp = 16) is checked at a smaller prime
+# size k (3, 5, 7: no prime factor of a literal of the program).  Each mutator below changes a plan
+# value by a term that is zero (or the same value) with k members and not with the real N, keeping
+# the plan well-formed and uniform along the axis (no rank.AXIS except in a shard selector, no
+# `on`): the bugs of tests/plans/bugs/cutoff_*.sp, aimed at the checked size k read from the
+# unmutated seed's report (`mesh cutoff: dp=16 checked as dp=3`).  Every integer the mutators
+# write is a power of two or a sum of them (k = 3 is written `(2 + 1)`, 6 x as `4*x + 2*x`), so the
+# mutation itself does not move k.  Descriptions end in `(harmless)` when the value at the real
+# sizes is unchanged (a term zero at N and not at k: the checker must not call it a difference).
+
+CUT_LINE = re.compile(r"^mesh cutoff: (.*?) \(\d+ ranks", re.M)
+
+
+def parse_cut(out):
+    """{axis: (real size, checked size)} from a check report's `mesh cutoff: ... checked as` line."""
+    m = CUT_LINE.search(out or "")
+    if not m:
+        return {}
+    return {a: (int(n), int(k)) for a, n, k in re.findall(r"(\w+)=(\d+) checked as \w+=(\d+)", m.group(1))}
+
+
+def pow2_sum(k):
+    """k > 0 written as a sum of powers of two: 3 -> (2 + 1)."""
+    parts = [str(1 << b) for b in range(k.bit_length() - 1, -1, -1) if k >> b & 1]
+    return parts[0] if len(parts) == 1 else "(%s)" % " + ".join(parts)
+
+
+def coef_terms(c, t):
+    """c * t as signed terms whose literals are powers of two: -6, t -> ['- 4*t', '- 2*t']."""
+    sign = "+" if c > 0 else "-"
+    c = abs(c)
+    return ["%s %s" % (sign, t if b == 0 else "%d*%s" % (1 << b, t))
+            for b in range(c.bit_length() - 1, -1, -1) if c >> b & 1]
+
+
+def newton_e(n):
+    """n! e_n in the power sums: {sorted tuple of power indices: integer coefficient}
+    (Newton's identities; 24 e_4 = p1^4 - 6 p1^2 p2 + 3 p2^2 + 8 p1 p3 - 6 p4), zero for fewer
+    than n members."""
+    from fractions import Fraction
+    e = [{(): Fraction(1)}]
+    for m in range(1, n + 1):
+        acc = {}
+        for i in range(1, m + 1):
+            for mono, c in e[m - i].items():
+                key = tuple(sorted(mono + (i,)))
+                acc[key] = acc.get(key, 0) + (1 if i % 2 else -1) * c / m
+        e.append({k: v for k, v in acc.items() if v})
+    f = math.factorial(n)
+    return {k: int(v * f) for k, v in sorted(e[n].items())}
+
+
+def newton_stmts(n, p, pre):
+    """Statements computing n! e_n from the power-sum names p(i) into `PRE_e`, without a literal
+    (a literal equal to the axis's real size, 8 p1 p3 on dp = 8, keeps the axis from being cut):
+    each monomial PRE_mJ and its doublings PRE_mJ_2, PRE_mJ_4, ... (6 m = 4 m + 2 m)."""
+    stmts, terms = [], []
+    for j, (mono, c) in enumerate(newton_e(n).items()):
+        m = "%s_m%d" % (pre, j)
+        stmts.append("%s = %s" % (m, " * ".join(p(i) for i in mono)))
+        for b in range(1, abs(c).bit_length()):
+            stmts.append("%s_%d = %s + %s" % (m, 1 << b, m if b == 1 else "%s_%d" % (m, 1 << (b - 1)),
+                                               m if b == 1 else "%s_%d" % (m, 1 << (b - 1))))
+        for b in range(abs(c).bit_length()):
+            if abs(c) >> b & 1:
+                terms.append(("+ " if c > 0 else "- ") + (m if b == 0 else "%s_%d" % (m, 1 << b)))
+    e = " ".join(terms)
+    stmts.append("%s_e = %s" % (pre, e[2:] if e.startswith("+ ") else "-" + e[2:]))
+    return stmts
+
+
+def real_dims(text):
+    """The dims of the file at their real values (derived ones evaluated), or {} on failure."""
+    dims = {}
+    for m in re.finditer(r"^\s*dim (.*?)(?:#.*)?$", text, re.M):
+        for part in m.group(1).split(","):
+            kv = part.split("=")
+            if len(kv) != 2:
+                continue
+            try:
+                dims[kv[0].strip()] = dim_value(kv[1], dims)
+            except (ValueError, SyntaxError, ZeroDivisionError):
+                pass
+    return dims
+
+
+class CutPlan:
+    """What the cutoff mutators need of a file: its first plan's top-level statements, the cut
+    axes [(axis, N, k)], the real dims, the model's declared shapes and the plan's layouts."""
+
+    def __init__(self, text, cut):
+        self.text = text
+        self.info = Info(text)
+        self.plan = self.info.plans[0] if self.info.plans else None
+        self.top = [s for s in self.info.stmts if s.owner == ("plan", self.plan) and s.ctx == ("plan",)]
+        axes = self.info.axes.get(self.plan, [])
+        if cut:
+            self.cut = [(a, n, cut[a][1]) for a, n in axes if a in cut and n]
+        else:   # no report (the seed was not checked with --mesh-cutoff): the usual k = 3
+            self.cut = [(a, n, 3) for a, n in axes if n and n >= 4]
+        self.axes = [a for a, _ in axes]
+        self.dims = real_dims(text)
+        self.shapes = {}   # model input/param -> [dim expressions]
+        for s in self.info.stmts:
+            if s.owner and s.owner[0] == "model" and s.kind in ("input", "param"):
+                m = re.match(r"(?:input|param)\s+([A-Za-z_]\w*)\s*:\s*\[([^\]]*)\]", s.text(text))
+                if m:
+                    self.shapes[m.group(1)] = [e.strip() for e in m.group(2).split(",") if e.strip()]
+        self.layouts = []   # (stmt, name, [(dim text, axes it is sharded on)], partial axes)
+        for s in self.top:
+            if s.kind != "layout" or len(s.toks) < 3 or s.toks[1].text != ":" or s.toks[2].text != "[":
+                continue
+            rb = matching(s.toks, 2)
+            if rb is None:
+                continue
+            dl = []
+            for a, b in split_args(s.toks, 3, rb):
+                at = [u for u in range(a, b) if s.toks[u].text == "@"]
+                shard = {s.toks[u].text for u in range(at[0], b) if s.toks[u].kind == "ident"} if at else set()
+                dl.append((" ".join(t.text for t in s.toks[a:at[0] if at else b]), shard))
+            part = {t.text for t in s.toks[rb + 1:] if t.kind == "ident" and t.text in self.axes}
+            self.layouts.append((s, s.toks[0].text, dl, part))
+
+    def real_shape(self, name):
+        try:
+            return [dim_value(e, self.dims) for e in self.shapes[name]]
+        except (KeyError, ValueError, SyntaxError, ZeroDivisionError):
+            return None
+
+    def targets(self):
+        """Top-level assignments and outputs with a value (a place to add a term)."""
+        return [s for s in self.top if s.kind in ("assign", "output") and rhs_range(s.toks)
+                and rhs_range(s.toks)[0] < rhs_range(s.toks)[1] and not s.toks[0].text.startswith("cz")]
+
+    def member_sources(self, A, N, before):
+        """Scalars that differ between the members of A, each as (expr, what): a rank's local sum of
+        a tensor sharded over A, of a pending sum's part, of its shard-selector slice or its
+        reduce_scatter(max) chunk of a replicated tensor; declared before statement `before`."""
+        out = []
+        for s, name, dl, part in self.layouts:
+            if s.start >= before.start or name not in self.shapes:
+                continue
+            sharded = any(A in sh for _, sh in dl)
+            if sharded:
+                out.append(("sum(%s)" % name, "local sum of %s (sharded over %s)" % (name, A)))
+            elif A in part:
+                out.append(("sum(%s)" % name, "sum of the part of %s (partial over %s)" % (name, A)))
+            elif not any(sh for _, sh in dl) and not part:
+                shape = self.real_shape(name)
+                if shape and shape[0] % N == 0 and shape[0] >= N:
+                    e0 = self.shapes[name][0]
+                    out.append(("sum(slice(%s, 0, rank.%s*((%s)/%s), (rank.%s+1)*((%s)/%s)))"
+                                % (name, A, e0, A, A, e0, A),
+                                "shard-selector slice of the replicated %s" % name))
+                    out.append(("sum(reduce_scatter(%s, max, %s, dim = 0))" % (name, A),
+                                "reduce_scatter(max) of the replicated %s" % name))
+        for s in self.top:   # lineage cut points sharded over A: `y = ... ~ y : [B@dp, H]`
+            if s.start >= before.start or s.kind != "assign":
+                continue
+            st = s.text(self.text)
+            m = re.match(r"([A-Za-z_]\w*(?:\[\d+\])?)\s*=.*~\s*[\w.\[\]]+\s*:\s*\[([^\]]*)\]", st)
+            if m and re.search(r"@\(?[^\]]*\b%s\b" % A, m.group(2)):
+                out.append(("sum(%s)" % m.group(1), "local sum of %s (cut point sharded over %s)" % (m.group(1), A)))
+        return out
+
+    def replicated_sources(self, before):
+        """Replicated declared tensors (same value on every rank): (name, real shape)."""
+        out = []
+        for s, name, dl, part in self.layouts:
+            if s.start < before.start and name in self.shapes and not any(sh for _, sh in dl) and not part:
+                shape = self.real_shape(name)
+                if shape:
+                    out.append((name, shape))
+        return out
+
+
+def wrap_term(rng, t, A):
+    """The added term as it reaches the value: itself, or behind a nonlinearity or a collective
+    (each zero exactly where t is)."""
+    return rng.choice([
+        (t, ""), (t, ""), ("tanh(%s)" % t, " behind tanh"), ("(relu(%s) + relu(-(%s)))" % (t, t), " behind relu"),
+        ("(%s) * (%s)" % (t, t), " squared"), ("all_reduce(%s, max, %s)" % (t, A), " behind all_reduce(max)"),
+        ("(exp(%s) - 1)" % t, " behind exp"),
+    ])
+
+
+def add_term(cp, rng, target, stmts, term, A):
+    """Insert the statements before the target and add the term to the target's value."""
+    text = cp.text
+    toks = lex(target.text(text))
+    lo, hi = rhs_range(toks)
+    a, b = target.start + toks[lo].start, target.start + toks[hi - 1].end
+    t, wd = wrap_term(rng, term, A)
+    if rng.random() < 0.75:
+        new = "(%s) + %s" % (text[a:b], t)
+    else:
+        new = "(%s) * (1 + %s)" % (text[a:b], t)
+    ind = indent_of(text, target.start)
+    text = splice(text, a, b, new)
+    ins = "".join("%s\n%s" % (st, ind) for st in stmts)
+    return splice(text, target.start, target.start, ins), wd
+
+
+def cut_axis(cp, rng):
+    return rng.choice(cp.cut) if cp.cut else None
+
+
+def cm_newton(cp, rng):
+    """(k+1)! e_(k+1) of the members' values through the all-reduced power sums (Newton's
+    identities): zero with k members, not with N (cutoff_relation_*.sp)."""
+    ax = cut_axis(cp, rng)
+    tg = cp.targets()
+    if not ax or not tg:
+        return None
+    A, N, k = ax
+    if k > 7 or (k > 5 and rng.random() < 0.7):
+        return None
+    target = rng.choice(tg)
+    srcs = cp.member_sources(A, N, target)
+    if not srcs:
+        return None
+    src, what = rng.choice(srcs)
+    pre = "cz%d" % rng.randrange(100, 1000)
+    form = rng.choice(["plain", "plain", "relu", "tanh", "square"])
+    s0 = {"plain": src, "relu": "relu(%s)" % src, "tanh": "tanh(%s)" % src, "square": "%s * %s" % (src, src)}[form]
+    stmts = ["%s_s = %s" % (pre, s0)]
+    for i in range(1, k + 2):
+        stmts.append("%s_p%d = all_reduce(%s, sum, %s)" % (pre, i, " * ".join(["%s_s" % pre] * i), A))
+    stmts += newton_stmts(k + 1, lambda i: "%s_p%d" % (pre, i), pre)
+    text, wd = add_term(cp, rng, target, stmts, "%s_e" % pre, A)
+    return text, "newton: %d! e%d over %s of %s%s, added to %s%s" % (
+        k + 1, k + 1, A, what, "" if form == "plain" else " (%s)" % form, target.toks[0].text if target.kind != "output" else target.toks[1].text, wd)
+
+
+def cm_pieces(cp, rng):
+    """The members' values all-gathered and k of them picked by literal positions (slice, split,
+    embedding ids), against the all-reduce over every member: equal with k members
+    (cutoff_gather_member_positions.sp); or their max against a max all-reduce."""
+    ax = cut_axis(cp, rng)
+    tg = cp.targets()
+    if not ax or not tg:
+        return None
+    A, N, k = ax
+    target = rng.choice(tg)
+    srcs = cp.member_sources(A, N, target)
+    if not srcs:
+        return None
+    src, what = rng.choice(srcs)
+    pre = "cz%d" % rng.randrange(100, 1000)
+    K = pow2_sum(k)
+    stmts = ["%s_s = %s" % (pre, src)]
+    form = rng.choice(["slice", "split", "embedding", "max"])
+    if form == "embedding":
+        stmts.append("%s_g = all_gather(reshape(%s_s, [1, 1]), 0, %s)" % (pre, pre, A))
+        ids = ", ".join(str(j) if j == 0 or (j & (j - 1)) == 0 else pow2_sum(j) for j in range(k))
+        pick = "sum(embedding(%s_g, ids = [%s]))" % (pre, ids)
+    else:
+        stmts.append("%s_g = all_gather(reshape(%s_s, [1]), 0, %s)" % (pre, pre, A))
+        if form == "split":
+            pick = " + ".join("sum(split(%s_g, 1, 0, %s))" % (pre, str(j) if j < 3 or (j & (j - 1)) == 0 else pow2_sum(j))
+                              for j in range(k))
+        elif form == "slice":
+            pick = "sum(slice(%s_g, 0, 0, %s))" % (pre, K)
+        else:
+            pick = "amax(slice(%s_g, 0, 0, %s))" % (pre, K)
+    op = "max" if form == "max" else "sum"
+    stmts.append("%s_e = %s - all_reduce(%s_s, %s, %s)" % (pre, pick, pre, op, A))
+    text, wd = add_term(cp, rng, target, stmts, "%s_e" % pre, A)
+    return text, "pieces: %d of the gathered %s by %s minus all_reduce(%s), added to %s%s" % (
+        k, what, form, op, target.toks[0].text if target.kind != "output" else target.toks[1].text, wd)
+
+
+def size_poly(rng, A, N, k):
+    """(expression, harmless): a polynomial or rational function of the axis size that is zero
+    at k and not at N, or (harmless) zero at N and not at k; the real size as a literal is a
+    sum of two halves (a literal equal to the size keeps the axis from being cut)."""
+    K = pow2_sum(k)
+    Nl = "(%d + %d)" % (N // 2, N - N // 2)
+    if rng.random() < 0.2:
+        return rng.choice(["(%s - %s)" % (A, Nl), "(%s / %s - 1)" % (Nl, A), "(%s * %s - %s * %s)" % (A, A, Nl, A)]), True
+    return rng.choice(["(%s - %s)" % (A, K), "(%s * %s - %s * %s)" % (A, A, K, A), "(1/%s - 1/%s)" % (A, K),
+                       "(%s - %s) * (%s - 1)" % (A, K, A), "(%s / %s - 1)" % (K, A), "(%s %% %s)" % (A, K)]), False
+
+
+def size_factor(rng, A, N, k):
+    """(factor, harmless): the axis size only as a factor (the cut is kept; its value is the real
+    size): k/N or N/k times the value, 1 at k; or (harmless) N/N written as the size over halves."""
+    K = pow2_sum(k)
+    if rng.random() < 0.2:
+        return rng.choice(["%s / (%d + %d)" % (A, N // 2, N - N // 2), "(%d + %d) / %s" % (N // 2, N - N // 2, A)]), True
+    return rng.choice(["%s / %s" % (K, A), "%s / %s" % (A, K), "(%s / %s) * (%s / %s)" % (K, A, K, A),
+                       "%s * %s / (%s * %s)" % (K, K, A, A), "1 / (%s / %s)" % (A, K)]), False
+
+
+def cm_size_value(cp, rng):
+    """The axis size used as a value, in a polynomial that vanishes at k (cutoff_polynomial_in_
+    axis_size.sp, cutoff_mlp_dp8_polynomial.sp), or a count: the all-reduce over the axis of a
+    replicated value minus k copies (cutoff_count_no_dim_reduced.sp), its avg times the size."""
+    ax = cut_axis(cp, rng)
+    tg = cp.targets()
+    if not ax or not tg:
+        return None
+    A, N, k = ax
+    target = rng.choice(tg)
+    reps = cp.replicated_sources(target)
+    pre = "cz%d" % rng.randrange(100, 1000)
+    K = pow2_sum(k)
+    tname = target.toks[0].text if target.kind != "output" else target.toks[1].text
+    form = rng.choice(["scale", "count", "count", "avg", "sizepoly"]) if reps else "scale"
+    if form == "scale":   # the target's own value times a factor 1 at k, or times 1 + P(A)
+        toks = lex(target.text(cp.text))
+        lo, hi = rhs_range(toks)
+        a, b = target.start + toks[lo].start, target.start + toks[hi - 1].end
+        if rng.random() < 0.6:
+            P, harmless = size_factor(rng, A, N, k)
+            return splice(cp.text, a, b, "(%s) * %s" % (cp.text[a:b], P)), \
+                "size value: %s times %s%s" % (tname, P, " (harmless)" if harmless else "")
+        P, harmless = size_poly(rng, A, N, k)
+        return splice(cp.text, a, b, "(%s) * (1 + %s)" % (cp.text[a:b], P)), \
+            "size value: %s times 1 + %s%s" % (tname, P, " (harmless)" if harmless else "")
+    name, _ = rng.choice(reps)
+    r = rng.choice(["sum(%s)" % name, "amax(%s)" % name, "sum(%s * %s)" % (name, name)])
+    stmts = ["%s_r = %s" % (pre, r)]
+    harmless = False
+    if form == "count":
+        sub = " ".join(coef_terms(-k, "%s_r" % pre))
+        e = rng.choice(["all_reduce(%s_r, sum, %s) %s" % (pre, A, sub),
+                        "all_reduce(%s_r, sum, %s) / %s - %s_r" % (pre, A, K, pre),
+                        "sum(reduce_scatter(expand(reshape(%s_r, [1]), [%s]), sum, %s, dim = 0)) - %s_r * %s" % (pre, A, A, pre, K)])
+    elif form == "avg":
+        e = "all_reduce(%s_r, avg, %s) * %s / %s - %s_r" % (pre, A, A, K, pre)
+    else:
+        if rng.random() < 0.5:   # zero at k (or, harmless, at N)
+            P, harmless = size_poly(rng, A, N, k)
+            e = "%s * %s_r" % (P, pre)
+        else:                    # one at k (or, harmless, at N)
+            P, harmless = size_factor(rng, A, N, k)
+            e = "(%s - 1) * %s_r" % (P, pre)
+    stmts.append("%s_e = %s" % (pre, e))
+    text, wd = add_term(cp, rng, target, stmts, "%s_e" % pre, A)
+    return text, "size value: %s %s added to %s%s%s" % (form, e.replace(pre + "_", ""), tname, wd,
+                                                       " (harmless)" if harmless else "")
+
+
+def cm_reshape_rows(cp, rng):
+    """A replicated tensor reshaped with the axis size as an extent ([dp, M/dp], [M/dp, -1] then
+    transposed, [dp, -1]): its dp row sums are nobody's members; (k+1)! e_(k+1) of them is zero
+    with k rows (cutoff_reshape_mesh_rows.sp, cutoff_reshape_minus_one_rows.sp)."""
+    ax = cut_axis(cp, rng)
+    tg = cp.targets()
+    if not ax or not tg:
+        return None
+    A, N, k = ax
+    if k > 5:
+        return None
+    target = rng.choice(tg)
+    reps = [(n, sh) for n, sh in cp.replicated_sources(target) if math.prod(sh) % N == 0 and math.prod(sh) >= 2 * N]
+    if not reps:
+        return None
+    name, _ = rng.choice(reps)
+    M = "*".join("(%s)" % e for e in cp.shapes[name])
+    pre = "cz%d" % rng.randrange(100, 1000)
+    form = rng.choice(["mesh_first", "minus_one", "mesh_minus_one"])
+    if form == "mesh_first":
+        m = "reshape(%s, [%s, (%s)/%s])" % (name, A, M, A)
+    elif form == "minus_one":
+        m = "transpose(reshape(%s, [(%s)/%s, -1]), 0, 1)" % (name, M, A)
+    else:
+        m = "reshape(%s, [%s, -1])" % (name, A)
+    stmts = ["%s_m = %s" % (pre, m), "%s_s = sum(%s_m, dim = 1)" % (pre, pre)]
+    for i in range(1, k + 2):
+        stmts.append("%s_p%d = sum(%s)" % (pre, i, " * ".join(["%s_s" % pre] * i)))
+    stmts += newton_stmts(k + 1, lambda i: "%s_p%d" % (pre, i), pre)
+    text, wd = add_term(cp, rng, target, stmts, "%s_e" % pre, A)
+    tname = target.toks[0].text if target.kind != "output" else target.toks[1].text
+    return text, "reshape rows: %d! e%d of the %s row sums of %s (%s), added to %s%s" % (
+        k + 1, k + 1, A, name, form, tname, wd)
+
+
+def cm_avg_sum(cp, rng):
+    """In place: an avg collective over the axis as a sum over k (`/ (2 + 1)`), a sum as an avg
+    times k, the axis size as a value replaced by k (value-changing) or by its real size, a literal
+    equal to the real size by the axis name (both harmless), or by k (cutoff_mlp_dp8_literal.sp,
+    cutoff_local_mean_sum.sp)."""
+    ax = cut_axis(cp, rng)
+    if not ax:
+        return None
+    A, N, k = ax
+    K = pow2_sum(k)
+    opts = []
+    for s in cp.top:
+        if s.kind not in ("assign", "output", "accum"):
+            continue
+        toks = s.toks
+        vp = set(value_positions(toks))
+        axis_args = set()
+        for n, lp, rp in calls(toks, COLLECTIVES):
+            args = split_args(toks, lp + 1, rp)
+            for a, b in args[1:]:
+                for u in range(a, b):
+                    if toks[u].text in cp.axes:
+                        axis_args.add(u)
+            red = [a for a, b in args[1:] if b - a == 1 and toks[a].text in ("avg", "sum")]
+            kw = [a + 2 for a, b in args[1:] if b - a == 3 and toks[a].text == "op" and toks[a + 2].text in ("avg", "sum")]
+            axs = {toks[u].text for a, b in args[1:] for u in range(a, b)}
+            if A in axs and toks[n].text in ("all_reduce", "reduce_scatter"):
+                for r in red + kw:
+                    opts.append(("coll", s, n, rp, r))
+        for j in vp:
+            if toks[j].kind == "ident" and toks[j].text == A and j not in axis_args:
+                opts.append(("size", s, j))
+            if toks[j].kind == "num" and toks[j].text == str(N):
+                opts.append(("literal", s, j))
+    if not opts:
+        return None
+    o = rng.choice(opts)
+    s, text = o[1], cp.text
+    tname = s.toks[0].text if s.kind != "output" else s.toks[1].text
+    if o[0] == "coll":
+        _, _, n, rp, r = o
+        toks = s.toks
+        old = toks[r].text
+        cs, ce = toks[n].start, toks[rp].end   # the statement's tokens hold file offsets
+        call = text[cs:ce]
+        rs = toks[r].start - cs
+        new_call = call[:rs] + ("sum" if old == "avg" else "avg") + call[rs + len(old):]
+        rep = "(%s / %s)" % (new_call, K) if old == "avg" else "(%s * %s)" % (new_call, K)
+        return splice(text, cs, ce, rep), "avg/sum: %s over %s as %s, in %s" % (old, A, rep, tname)
+    _, _, j = o
+    t = s.toks[j]
+    if o[0] == "size":
+        if rng.random() < 0.3:
+            return splice(text, t.start, t.end, str(N)), "avg/sum: the size %s as %d in %s (harmless)" % (A, N, tname)
+        return splice(text, t.start, t.end, K), "avg/sum: the size %s as %s in %s" % (A, K, tname)
+    if rng.random() < 0.5:
+        return splice(text, t.start, t.end, A), "avg/sum: the literal %d as %s in %s (harmless)" % (N, A, tname)
+    return splice(text, t.start, t.end, K), "avg/sum: the literal %d as %s in %s" % (N, K, tname)
+
+
+CUT_MUTATORS = [(cm_newton, 4), (cm_pieces, 2), (cm_size_value, 3), (cm_reshape_rows, 2), (cm_avg_sum, 2)]
+CUT_NAMES = {cm_newton: "newton", cm_pieces: "pieces", cm_size_value: "size", cm_reshape_rows: "reshape",
+             cm_avg_sum: "avg/sum"}
+
+
+def mutate_cut(text, rng, cut):
+    """One mutation aimed at the cut (two with probability 1/5), then an ordinary one with
+    probability 1/5 (none of the rank-conditional kind: it makes the plan tell the ranks apart)."""
+    done = []
+    for n in range(2 if rng.random() < 0.2 else 1):
+        for _ in range(20):
+            f = weighted(rng, CUT_MUTATORS)
+            r = f(CutPlan(text, cut), rng)
+            if r is not None and r[0] != text:
+                text = r[0]
+                done.append(("cutoff", r[1]))
+                break
+    if done and rng.random() < 0.2:
+        ordinary = [(f, w) for f, w in FILE_MUTATORS if f is not fm_rank_if]
+        for _ in range(20):
+            f = weighted(rng, ordinary)
+            r = f(text, Info(text), rng)
+            if r is not None and r[0] != text:
+                text = r[0]
+                done.append((MUTATOR_NAMES[f], r[1]))
+                break
+    return text, done
+
+
 # ---- seed plans -----------------------------------------------------------------------------------------
 
 LLAMA_DIMS = ("NKV", "HD", "NH", "B", "S", "H", "F", "V")
@@ -1107,9 +1581,20 @@ def classify_witness(tools, rec):
     rec["real"] = r
     if check_verdict(*r) == "NE":
         return "rare-witness"
+    # the real-size check may stop at a limit; a difference the first run seeds missed (a max
+    # over members, e4 of relu values: seed 7802's mutants 7 and 113) is found by a few more
+    for sd in range(max(rec_seeds(rec)) + 1, max(rec_seeds(rec)) + 6):
+        rr = tools.run(path, sd, rec["run_extra"])
+        if run_verdict(*rr) == "DIFFER":
+            rec["runs"].append((sd, "DIFFER", rr))
+            return "rare-witness"
     strict = tools.check(path, extra + ([] if "--strict-shapes" in extra else ["--strict-shapes"]), cross=True)
     rec["strict"] = strict
     return "reduced-only-cex"
+
+
+def rec_seeds(rec):
+    return [s for s, _, _ in rec["runs"]] or [0]
 
 
 def reduced_dims(out):
@@ -1263,6 +1748,7 @@ class Seeds:
         self.corpus = []
         self.gen_cache = {}
         self.baselines = []   # records of the unmutated seeds
+        self.cut = {}         # seed name -> {axis: (real, checked)} of its unmutated check's report
         if not args.no_corpus:
             for rel in corpus_files(args.corpus_dir):
                 if args.only_seed and args.only_seed not in rel:
@@ -1278,20 +1764,33 @@ class Seeds:
                 if text is None:
                     log("seed %s: skipped (no small real sizes known)" % rel)
                     continue
+                if args.cutoff_mutations and not re.search(r"^\s*mesh .*=\s*([4-9]|[1-9]\d+)\b", text, re.M):
+                    log("seed %s: skipped (no mesh axis of 4 or more ranks to cut)" % rel)
+                    continue
                 self.corpus.append([os.path.basename(rel)[:-3], text, None, None])   # name, text, plan, usable
 
     def corpus_seed(self, rng):
         """A corpus file; its unmutated form is evaluated on first use (too large: drawn again)."""
         for _ in range(20):
-            c = rng.choice(self.corpus)
+            if self.args.cutoff_mutations:   # only seeds not known to be unusable
+                pool = [c for c in self.corpus if c[3] is not False]
+                if not pool:
+                    return None
+                c = rng.choice(pool)
+            else:
+                c = rng.choice(self.corpus)
             if c[3] is None:
                 plans = Info(c[1]).plans
                 c[2] = plans[0] if len(plans) > 1 else None
                 rec = evaluate(self.tools, c[1], c[0] + ".sp", c[2], self.args.run_seeds)
                 self.baselines.append((c[0], rec))
+                self.cut[c[0]] = parse_cut(rec["check"][1])
                 c[3] = rec["pair"][1] != "LARGE"
                 if not c[3]:
                     self.log("seed %s: skipped (the reference run is TOO LARGE)" % c[0])
+                elif self.args.cutoff_mutations and not self.cut[c[0]]:
+                    c[3] = False
+                    self.log("seed %s: skipped (its check does not use the mesh cutoff)" % c[0])
             if c[3]:
                 return c[0], c[1], c[2]
         return None
@@ -1336,6 +1835,7 @@ class Seeds:
                 if (rec["pair"][0] == "EQ" and rec["pair"][1] in NO_DIFFERENCE + ("UNDEC",)
                         and (not self.args.gen_require or re.search(self.args.gen_require, rec["check"][1], re.M))):
                     found = (name, text, None, fam + " " + " ".join(flags), dims)
+                    self.cut[name] = parse_cut(rec["check"][1])
                     break
             self.gen_cache[key] = found
             if found:
@@ -1388,6 +1888,10 @@ def fuzz(args):
     seeds = Seeds(tools, args, log)
     pairs, harmless, finds, mutkinds, n, disagree = {}, {}, [], {}, 0, {}
     cut_pairs, ncut = {}, 0    # mutants whose check reports `mesh cutoff: ... checked as`
+    # mutants with a mutation aimed at the cut (--cutoff-mutations): per kind [mutants, cut used,
+    # cut given up, value-changing with the cut used and: check EQ, a difference found at the cut
+    # size (NE, or UNKNOWN with a failing stage), UNKNOWN without one (a limit)]; their pairs
+    cm_stats, cm_pairs, cm_vc_pairs = {}, {}, {}
     base_finds, nbase = [], 0
     i = args.draw if args.draw is not None else 0
     while True:
@@ -1422,8 +1926,11 @@ def fuzz(args):
                 print("%s %s: unmutated seed %s" % ("FIND" if cls in FINDS else "note", cls, bname), flush=True)
         nbase = len(seeds.baselines)
         name, text, plan, label = src
-        count = rng.choice([1, 1, 1, 2, 2, 3])
-        mtext, desc = mutate(text, rng, count)
+        if args.cutoff_mutations:
+            mtext, desc = mutate_cut(text, rng, seeds.cut.get(name, {}))
+        else:
+            count = rng.choice([1, 1, 1, 2, 2, 3])
+            mtext, desc = mutate(text, rng, count)
         i += 1
         if not desc:
             continue
@@ -1442,6 +1949,23 @@ def fuzz(args):
             cut_pairs[rec["pair"]] = cut_pairs.get(rec["pair"], 0) + 1
         if all("(harmless)" in d for _, d in desc):
             harmless[rec["pair"]] = harmless.get(rec["pair"], 0) + 1
+        cms = [d for k, d in desc if k == "cutoff"]
+        if cms:
+            vc = any("(harmless)" not in d for _, d in desc)
+            gaveup = bool(re.search(r"^mesh cutoff: none", rec["check"][1], re.M))
+            for key in ["all"] + sorted({d.split(":")[0] for d in cms}):
+                st = cm_stats.setdefault(key, [0, 0, 0, 0, 0, 0])
+                failing = rec["pair"][0] == "NE" or (rec["pair"][0] == "UNK" and
+                                                      re.search(r"^first failing stage", rec["check"][1], re.M))
+                st[0] += 1
+                st[1] += cut
+                st[2] += gaveup
+                st[3] += cut and vc and rec["pair"][0] == "EQ"
+                st[4] += bool(cut and vc and failing)
+                st[5] += bool(cut and vc and rec["pair"][0] == "UNK" and not failing)
+            cm_pairs[rec["pair"]] = cm_pairs.get(rec["pair"], 0) + 1
+            if cut and vc:
+                cm_vc_pairs[rec["pair"]] = cm_vc_pairs.get(rec["pair"], 0) + 1
         line = "%5d %-32s %s/%s%s %4.1fs %s" % (i - 1, label[:32], rec["pair"][0], rec["pair"][1],
                                              " cut" if cut else "", tm,
                                              "; ".join(d for _, d in desc)[:150])
@@ -1479,6 +2003,19 @@ def fuzz(args):
               (sum(1 for _, r in seeds.baselines if CUT_USED.search(r["check"][1])), len(seeds.baselines)))
         print("mutants whose check used the mesh cutoff: %d" % ncut)
         print_table(cut_pairs, cvs, rvs)
+    if cm_stats:
+        print("mutations aimed at the mesh cutoff (--cutoff-mutations), per kind: mutants, cut used "
+              "(`checked as`), cut given up (`mesh cutoff: none`); value-changing with the cut used: "
+              "check EQ, a difference found at the cut size (NE, or UNKNOWN with a failing stage), "
+              "UNKNOWN undecided")
+        print("  %-13s %7s %7s %7s %7s %7s %7s" % ("kind", "mutants", "cut", "gaveup", "cut-EQ", "cut-dif", "cut-und"))
+        for key, st in sorted(cm_stats.items(), key=lambda kv: (kv[0] != "all", kv[0])):
+            print("  %-13s %7d %7d %7d %7d %7d %7d" % (key, *st))
+        print("their verdict pairs:")
+        print_table(cm_pairs, cvs, rvs)
+        if cm_vc_pairs:
+            print("of which value-changing with the cut used (a value-changing mutation proved or refuted at the cut size):")
+            print_table(cm_vc_pairs, cvs, rvs)
     if harmless:
         print("of which mutants with only value-keeping rewrites (expected EQ / no difference):")
         print_table(harmless, cvs, rvs)
@@ -1534,6 +2071,10 @@ def main():
                     help="keep a gen configuration only if its unmutated check's output matches this "
                          "regex (e.g. '^mesh cutoff: .* checked as ')")
     ap.add_argument("--gen-max-ranks", type=int, default=8, help="ranks of a gen plan at most")
+    ap.add_argument("--cutoff-mutations", action="store_true",
+                    help="every mutant gets a mutation aimed at the mesh cutoff (with a --bin that adds "
+                         "--mesh-cutoff); only seeds whose unmutated check uses the cut (--gen-require "
+                         "defaults to its line)")
     ap.add_argument("--only-seed", default=None, help="only corpus files whose path contains this")
     ap.add_argument("--classify", default=None, help="classify one file (a saved find) and exit")
     ap.add_argument("--draw", type=int, default=None,
@@ -1543,6 +2084,8 @@ def main():
     args = ap.parse_args()
     args.run_seeds = [int(s) for s in args.run_seeds.split(",")]
     args.gen_dp = [int(s) for s in args.gen_dp.split(",")] if args.gen_dp else None
+    if args.cutoff_mutations and args.gen_require is None:
+        args.gen_require = CUT_USED.pattern
     if args.smoke:
         args.seed, args.mutants = 1, args.mutants or 20
     if args.draw is not None:
