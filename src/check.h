@@ -478,6 +478,10 @@ void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int
    mask's offset, top-k's ties): a monomial of n of its elements occurs at the reduced size k
    only if n + s <= k (-1: never) */
 void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s);
+/* a causal pattern between queries (q's axis qd) and keys (k's axis kd): for keys of a dim
+   other than the queries', n keys need the queries' dim of size n + s */
+void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_tensor_t *k,
+                       int kd, int64_t s);
 /* dim v's smallest block this run (0: none) and its slack (above) */
 void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *slack);
 void sp_members_free(sp_check_t *C);

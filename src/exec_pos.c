@@ -605,6 +605,27 @@ static int64_t relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, co
     return slack;
 }
 
+/* One past the largest literal id of a list of ids (0: none; -1: a literal from the end) */
+static int64_t literal_ids_end(const sp_ast_expr_t *l)
+{
+    int n = l->kind == SP_AST_LIST ? (int)l->nargs : 1;
+    int64_t end = 0;
+    for (int i = 0; i < n; i++) {
+        const sp_ast_expr_t *v = l->kind == SP_AST_LIST ? l->args[i].value : l;
+        if (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM)
+            return -1;
+        if (v->kind != SP_AST_NUM || !fmpz_is_one(fmpq_denref(v->value)) ||
+            !fmpz_fits_si(fmpq_numref(v->value)))
+            continue;
+        int64_t id = fmpz_get_si(fmpq_numref(v->value));
+        if (id < 0)
+            return -1;
+        if (id + 1 > end)
+            end = id + 1;
+    }
+    return end;
+}
+
 /* Ids written with sizes (`ids = [C]`): a size term at each ids axis of an embedding, at the
    rows of an embedding's gradient (src/ops_pos.c composed the literal ones) */
 static void size_ids(sp_check_t *C, const sp_ast_expr_t *l, sp_tensor_t *y, int grad, sp_loc_t loc)
@@ -691,6 +712,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
                                    &x->pos[x->ndim - 2], &kt->pos[kd], e->loc);
         sp_members_slack(C, x, x->ndim - 2, slack);
         sp_members_slack(C, kt, kd, slack);
+        sp_members_couple(C, x, x->ndim - 2, kt, kd, slack);
     }
     if (strcmp(name, "topk_mask") == 0 && x->ndim >= 1) {
         /* ties go to the lower index: over equal values (x * 0) the mask is the literal slice
@@ -704,8 +726,12 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
     if ((strcmp(name, "embedding") == 0 && nin == 1) ||
         (strcmp(name, "embedding_grad") == 0 && nin == 2)) {
         int ki = attr_at(args, na, "ids", -1);
-        if (ki >= 0 && y->ndim >= 1)
+        if (ki >= 0 && y->ndim >= 1) {
             size_ids(C, args[ki]->value, y, name[9] == '_', e->loc);
+            /* rows named by literal ids: the table's other rows are fewer by as many (and the
+               literal rule keeps the dim above them only): the dim's slack (helper-79) */
+            sp_members_slack(C, name[9] == '_' ? y : x, 0, literal_ids_end(args[ki]->value));
+        }
     }
     if (strncmp(name, "attention", 9) == 0 && nin >= 2 && in[0].ndim >= 3 && in[1].ndim >= 3) {
         /* query heads per key/value head: a split no layout writes, whole at the real sizes
@@ -778,6 +804,13 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         if (!block && !sp_pos_same_scale(C, ext, p.ext))
             p.rescaled = SP_RESCALED;
         slice_bounds_real(C, x, d, s, sa, ea, attr_value(attrs, ke, x->shape[d]), e->loc);
+        /* rows named by a literal end: the others are fewer by as many (helper-79: sums less
+           rows 0 and 1 checked at S = 3); a literal from the end names rows of every size */
+        if (ea != NULL && (ea->kind == SP_AST_NUM || ea->kind == SP_AST_NEG) &&
+            (sa == NULL || sa->kind == SP_AST_NUM || sa->kind == SP_AST_NEG)) {
+            int64_t en = attr_value(attrs, ke, 0);
+            sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en);
+        }
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);
         if (x->shape[d] % (y->shape[d] ? y->shape[d] : 1) != 0)

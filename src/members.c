@@ -74,6 +74,10 @@ struct sp_members {
     int64_t *slack;          /* per dim: the elements a positional pattern keeps apart
                                 (sp_members_slack; 0: none, -1: every element) */
     int64_t slack_all;       /* the same for every dim: an axis whose dims are not known */
+    int64_t *couple;         /* [w * nd + v]: a causal pattern with keys of dim w and queries
+                                of dim v != w: n keys need v's size n + couple (0: none, -1:
+                                never; sp_members_couple) */
+    int64_t couple_any;      /* the same with queries of no known dim: every reduced dim */
 };
 
 static struct sp_members *get(sp_check_t *C)
@@ -336,30 +340,68 @@ void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
 
 static int64_t slack_max(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a > b ? a : b; }
 
+/* The dims t's axis d is made of, as bits of out[] (nd entries, 1: a dim of the axis); returns
+   1 when known (none: an axis of unreduced dims), 0 when not */
+static int axis_dims(sp_check_t *C, const sp_tensor_t *t, int d, uint8_t *out)
+{
+    struct sp_members *M = get(C);
+    int nd = C->ndims, v = -1;
+    if (M->e == NULL)
+        M->e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
+    memset(M->e, 0, (size_t)nd * sizeof(int));
+    memset(out, 0, (size_t)nd);
+    int got = axis_info(C, t, d, M->e, &v);
+    if (v >= 0) {
+        out[v] = 1;
+        return 1;
+    }
+    int any = 0;
+    for (int w = 0; got == 2 && w < nd; w++)
+        if (M->e[w] > 0)
+            out[w] = any = 1;
+    return any || got == 1;
+}
+
 void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s)
 {
     struct sp_members *M = get(C);
     if (M->nd != C->ndims || d < 0 || d >= t->ndim || s == 0)
         return;
-    int nd = C->ndims, v = -1;
-    if (M->e == NULL)
-        M->e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
+    int nd = C->ndims;
     if (M->slack == NULL)
         M->slack = flint_calloc((size_t)(nd ? nd : 1), sizeof(int64_t));
-    memset(M->e, 0, (size_t)nd * sizeof(int));
-    int got = axis_info(C, t, d, M->e, &v);
-    if (v >= 0) {
-        M->slack[v] = slack_max(M->slack[v], s);
-        return;
-    }
-    int any = 0;
-    for (int w = 0; got == 2 && w < nd; w++)
-        if (M->e[w] > 0) {
-            M->slack[w] = slack_max(M->slack[w], s);
-            any = 1;
-        }
-    if (!any && got != 1) /* an axis of no known dim (one of unreduced dims holds none) */
+    uint8_t *in = flint_malloc((size_t)(nd ? nd : 1));
+    if (!axis_dims(C, t, d, in)) /* an axis of no known dim */
         M->slack_all = slack_max(M->slack_all, s);
+    for (int w = 0; w < nd; w++)
+        if (in[w])
+            M->slack[w] = slack_max(M->slack[w], s);
+    flint_free(in);
+}
+
+void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_tensor_t *k,
+                       int kd, int64_t s)
+{
+    struct sp_members *M = get(C);
+    if (M->nd != C->ndims || qd < 0 || qd >= q->ndim || kd < 0 || kd >= k->ndim || s == 0)
+        return;
+    int nd = C->ndims;
+    uint8_t *qin = flint_malloc((size_t)(nd ? nd : 1)), *kin = flint_malloc((size_t)(nd ? nd : 1));
+    int qknown = axis_dims(C, q, qd, qin), kknown = axis_dims(C, k, kd, kin);
+    if (M->couple == NULL)
+        M->couple = flint_calloc((size_t)(nd ? nd : 1) * (size_t)(nd ? nd : 1), sizeof(int64_t));
+    if (!qknown || !kknown) { /* the keys' elements of unknown dims: sp_members_slack's all */
+        M->couple_any = slack_max(M->couple_any, s);
+    } else {
+        for (int w = 0; w < nd; w++)
+            for (int v = 0; v < nd && kin[w]; v++)
+                if (qin[v] && v != w) {
+                    int64_t *c = &M->couple[(size_t)w * (size_t)nd + (size_t)v];
+                    *c = slack_max(*c, s);
+                }
+    }
+    flint_free(qin);
+    flint_free(kin);
 }
 
 void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *slack)
@@ -406,6 +448,7 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->blk);
     flint_free(M->pblk);
     flint_free(M->slack);
+    flint_free(M->couple);
     flint_free(M->e);
     flint_free(M);
     C->members = NULL;
@@ -1162,6 +1205,19 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         int64_t sl = slack_max(M->slack != NULL ? M->slack[v] : 0, M->slack_all);
         if (sl != 0)
             lim = sl < 0 || sl >= k ? 0 : (uint32_t)(k - sl) < lim ? (uint32_t)(k - sl) : lim;
+        /* keys of v in a causal pattern whose queries are of another dim u: n keys need u's
+           size n + s too (helper-79's review: queries T = 3, keys S = 5, four kept keys) */
+        for (int u = 0; u < nd && lim > 0; u++) {
+            const sp_dimdef_t *U = &C->dims[u];
+            int64_t cs = M->couple != NULL ? M->couple[(size_t)v * (size_t)nd + (size_t)u] : 0;
+            if (M->couple_any != 0 && U->red > 0 && U->red < U->real && !U->derived)
+                cs = slack_max(cs, M->couple_any);
+            if (cs == 0 || U->red >= U->real)
+                continue; /* a dim at its real size has the real pattern */
+            int64_t room = cs < 0 ? 0 : U->red - cs;
+            if (room < (int64_t)lim)
+                lim = room > 0 ? (uint32_t)room : 0;
+        }
         if (v < 64 && !(present >> v & 1))
             continue; /* no symbol of the stage holds an element of v */
         sp_expr_t at = SP_EXPR_NONE;

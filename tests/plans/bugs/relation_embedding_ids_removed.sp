@@ -1,0 +1,75 @@
+# expect: NOT EQUIVALENT at line 72
+# helper-79's review (session 43): EQUIVALENT by default after the first slack fix (789616f);
+# rows 0 and 1 taken by embedding(ids = [0, 1]) out of the power sums: e2 of the others needs S = 4.
+# The output is padded so that the reference executor skips both its runs: the checker
+# decides alone. Fixed: a causal pattern couples the keys' dim to the queries' (src/members.c
+# sp_members_couple), and rows named by literal slice ends or embedding ids give their dim
+# a slack (src/exec_pos.c); then src/check.c regrow checks a size that holds the monomials.
+dim S = 100001
+model m {
+  input x : [S]
+  input v : [2, 2, 2, 2, 2, 2, 2, 2]
+  acc = v * 1
+  for i0 in 0..2 {
+    for i1 in 0..2 {
+      for i2 in 0..2 {
+        for i3 in 0..2 {
+          for i4 in 0..2 {
+            for i5 in 0..2 {
+              for i6 in 0..2 {
+                for i7 in 0..2 {
+                  for i8 in 0..2 {
+                    for i9 in 0..2 {
+                      acc += v
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  xt = reshape(x, [S, 1])
+  p1 = sum(x) - sum(embedding(xt, ids = [0, 1], shape = [2]))
+  p2 = sum(x * x) - sum(embedding(xt, ids = [0, 1], shape = [2]) * embedding(xt, ids = [0, 1], shape = [2]))
+  nwt0 = p2
+  nwc0 = nwt0
+  nwt1 = p1 * p1
+  nwc1 = nwt1
+  e = nwc1 - nwc0
+  y = p1 + e
+  output y, acc
+}
+plan p of m {
+  mesh tp = 2
+  x : [S]
+  v : [2, 2, 2, 2, 2, 2, 2, 2]
+  acc = v * 1
+  for i0 in 0..2 {
+    for i1 in 0..2 {
+      for i2 in 0..2 {
+        for i3 in 0..2 {
+          for i4 in 0..2 {
+            for i5 in 0..2 {
+              for i6 in 0..2 {
+                for i7 in 0..2 {
+                  for i8 in 0..2 {
+                    for i9 in 0..2 {
+                      acc += v
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  xt = reshape(x, [S, 1])
+  y = sum(x) - sum(embedding(xt, ids = [0, 1], shape = [2]))
+  output y = y : []
+  output acc = acc : [2, 2, 2, 2, 2, 2, 2, 2]
+}
