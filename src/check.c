@@ -986,9 +986,10 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
  * A stage whose monomials may hold more elements of a reduced dim D than the checked sizes
  * show (src/stage.c stage_held) is no proof at those sizes, but at sizes where D's block holds
  * that many it is (docs/soundness.md, "Relations among sums over a reduced dim"): D is checked
- * again at the smallest such size the reduction admits (up to REGROW_TRIES candidates, at most
- * REGROW_ROUNDS times in a run, below D's real size), the other dims reduced around it.
- * Returns -1 when there is no such size (the caller goes on to the real sizes).
+ * again at the smallest such size (with one element to spare) the reduction admits (up to
+ * REGROW_TRIES candidates, at most REGROW_ROUNDS times in a run, below D's real size), the
+ * other dims reduced around it.  Returns -1 when there is no such size or that check does not
+ * decide (the caller goes on to the real sizes).
  */
 #define REGROW_ROUNDS 3
 #define REGROW_TRIES 8
@@ -1005,8 +1006,10 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
     if (sl < 0 || k <= 0)
         return -1;
     int64_t lim0 = blk > 0 && blk < k ? blk : k, held = cs->held;
-    /* the block grows with the dim (k / lim0 blocks): k' * lim0 / k >= held, k' - slack >= held */
-    int64_t want = (held * k + lim0 - 1) / lim0;
+    /* the block grows with the dim (k / lim0 blocks): k' * lim0 / k >= held, k' - slack >= held;
+       the block with one element to spare, as a bound may grow with the size too (ring
+       attention's: 5 of S at S = 6, 6 at S = 10; S = 12 holds it) */
+    int64_t want = ((held + 1) * k + lim0 - 1) / lim0;
     if (want < held + sl)
         want = held + sl;
     if (want <= k)
