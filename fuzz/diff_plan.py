@@ -767,16 +767,21 @@ MUTATOR_NAMES = {fm_expr: "expr", fm_rank_if: "rank", fm_layout: "layout", fm_li
                  fm_stmt: "stmt", fm_model_expr: "model"}
 
 
+def apply_one(text, mutators, rng, done):
+    """One of the weighted file mutators that changes text (20 tries), noted in done."""
+    for _ in range(20):
+        f = weighted(rng, mutators)
+        r = f(text, Info(text), rng)
+        if r is not None and r[0] != text:
+            done.append((MUTATOR_NAMES[f], r[1]))
+            return r[0]
+    return text
+
+
 def mutate(text, rng, count):
     done = []
     for _ in range(count):
-        for _ in range(20):
-            f = weighted(rng, FILE_MUTATORS)
-            r = f(text, Info(text), rng)
-            if r is not None and r[0] != text:
-                text = r[0]
-                done.append((MUTATOR_NAMES[f], r[1]))
-                break
+        text = apply_one(text, FILE_MUTATORS, rng, done)
     return text, done
 
 
@@ -1240,13 +1245,7 @@ def mutate_cut(text, rng, cut):
                 break
     if done and rng.random() < 0.2:
         ordinary = [(f, w) for f, w in FILE_MUTATORS if f is not fm_rank_if]
-        for _ in range(20):
-            f = weighted(rng, ordinary)
-            r = f(text, Info(text), rng)
-            if r is not None and r[0] != text:
-                text = r[0]
-                done.append((MUTATOR_NAMES[f], r[1]))
-                break
+        text = apply_one(text, ordinary, rng, done)
     return text, done
 
 

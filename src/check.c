@@ -1001,17 +1001,19 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
     if (cs->held <= 0 || d < 0 || d >= C->ndims || C->regrown >= REGROW_ROUNDS ||
         C->opt.real_sizes || C->dims[d].derived)
         return -1;
-    int64_t k = C->dims[d].red, real = C->dims[d].real, blk, sl;
-    sp_members_dim(C, d, &blk, &sl);
-    if (sl < 0 || k <= 0)
-        return -1;
+    int64_t k = C->dims[d].red, real = C->dims[d].real, blk, pe, ps;
+    sp_members_dim(C, d, &blk, &pe, &ps);
+    if (ps < 0 || (ps > 0 && pe <= 0) || k <= 0)
+        return -1; /* a pattern that leaves no room at any size */
     int64_t lim0 = blk > 0 && blk < k ? blk : k, held = cs->held;
-    /* the block grows with the dim (k / lim0 blocks): k' * lim0 / k >= held, k' - slack >= held;
-       the block with one element to spare, as a bound may grow with the size too (ring
-       attention's: 5 of S at S = 6, 6 at S = 10; S = 12 holds it) */
+    /* the block grows with the dim (k / lim0 blocks): k' * lim0 / k >= held, with one element
+       to spare, as a bound may grow with the size too (ring attention's: 5 of S at S = 6, 6 at
+       S = 10; S = 12 holds it); a pattern's axis of pe positions as a block (pe * k' / k - ps
+       >= held; an axis of a literal extent does not grow: the candidates fail, the real
+       sizes decide) */
     int64_t want = ((held + 1) * k + lim0 - 1) / lim0;
-    if (want < held + sl)
-        want = held + sl;
+    if (ps > 0 && ((held + ps) * k + pe - 1) / pe > want)
+        want = ((held + ps) * k + pe - 1) / pe;
     if (want <= k)
         want = k + 1;
     char dims[160], why[300], note[400], name[128];

@@ -474,16 +474,17 @@ void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask);
    group's later axes; 0: unevenly): it must be one dim's whole extent, whose element p is then
    member (p / blk) % k's for every symbol; else the axis's members are not known */
 void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk);
-/* t's axis d (its dims) is in a positional pattern that keeps s elements apart (a causal
-   mask's offset, top-k's ties): a monomial of n of its elements occurs at the reduced size k
-   only if n + s <= k (-1: never) */
+/* t's axis d (its dims) is in a positional pattern that keeps s of its positions apart (a
+   causal mask's offset, top-k's ties, rows named by literals): a monomial of n of its elements
+   occurs only if n + s <= the axis's extent (-1: never) */
 void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s);
 /* a causal pattern between queries (q's axis qd) and keys (k's axis kd): for keys of a dim
-   other than the queries', n keys need the queries' dim of size n + s */
+   other than the queries', n keys need the queries' axis of n + s positions */
 void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_tensor_t *k,
                        int kd, int64_t s);
-/* dim v's smallest block this run (0: none) and its slack (above) */
-void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *slack);
+/* dim v's smallest block this run (0: none) and the pattern that leaves it the least room
+   (above): the axis's extent and the slack (0 and 0: none; extent 0: no room at any size) */
+void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, int64_t *room_s);
 void sp_members_free(sp_check_t *C);
 /* What the count and relations tests read of a stage, as tokens for src/stage.c's memoization
    keys: per symbol (at most sp_members_roles_max tokens) and for the compared pairs, with

@@ -767,6 +767,15 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             }
             if (inferred >= 0 && name[0] != 'e' && !inferred_whole_real(C, x, y, inferred))
                 sp_note_clamped(C, SP_CLAMP_SUM, e->loc);
+            /* an inferred extent is tracked by no monomial, so neither its rows nor the
+               blocks it splits the operand's dims into are known to the relations test
+               (helper-80's review: 24 e4 of the sums of [-1, 2] pairs checked at S = 6, three
+               rows): no room on the operand's dims (the real sizes decide) */
+            int same = x->ndim == y->ndim;
+            for (int j = 0; j < y->ndim && same; j++)
+                same = x->shape[j] == y->shape[j];
+            for (int j = 0; inferred >= 0 && name[0] != 'e' && !same && j < x->ndim; j++)
+                sp_members_slack(C, x, j, -1);
         }
         if (name[0] == 'r' || name[0] == 'v')
             view_scales(C, x, y, e->loc);

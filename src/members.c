@@ -71,13 +71,15 @@ struct sp_members {
     int64_t *pblk;           /* [c * nd + v]: dim v partitioned over cut axis c in blocks of
                                 pblk (element p is member (p / pblk) % k's; 0: not, -1: in two
                                 ways, members not known) */
-    int64_t *slack;          /* per dim: the elements a positional pattern keeps apart
-                                (sp_members_slack; 0: none, -1: every element) */
-    int64_t slack_all;       /* the same for every dim: an axis whose dims are not known */
-    int64_t *couple;         /* [w * nd + v]: a causal pattern with keys of dim w and queries
-                                of dim v != w: n keys need v's size n + couple (0: none, -1:
-                                never; sp_members_couple) */
-    int64_t couple_any;      /* the same with queries of no known dim: every reduced dim */
+    /* positional patterns (sp_members_slack, sp_members_couple): n elements of dim v in a
+       monomial need an axis of E positions of which a pattern keeps s apart, E - s >= n; the
+       smallest such room per dim (ROOM_NONE: no pattern), with its E and s (for regrow), and
+       for an axis of no known dim, every dim's */
+    int64_t *room, *room_e, *room_s;
+    int64_t room_all, room_all_e, room_all_s;
+    int64_t *couple;         /* [w * nd + v]: keys of dim w in a causal pattern whose queries
+                                are of dim v != w: the room on the queries' axis */
+    int64_t couple_any;      /* the same with queries or keys of no known dim: every dim's */
 };
 
 static struct sp_members *get(sp_check_t *C)
@@ -285,6 +287,13 @@ void sp_members_new_run(sp_check_t *C)
         C->members->unsafe = 0;
         flint_free(C->members->pblk);
         C->members->pblk = NULL;
+        /* the rooms of positional patterns are of this run's sizes */
+        struct sp_members *M = C->members;
+        flint_free(M->room);
+        flint_free(M->room_e);
+        flint_free(M->room_s);
+        flint_free(M->couple);
+        M->room = M->room_e = M->room_s = M->couple = NULL;
     }
 }
 
@@ -338,7 +347,23 @@ void sp_members_whole(sp_check_t *C, const sp_tensor_t *t, uint8_t mask)
     }
 }
 
-static int64_t slack_max(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a > b ? a : b; }
+#define ROOM_NONE INT64_MAX
+
+/* A pattern of slack s (-1: every element) on an axis of e positions: its room, e - s (0 at
+   least) */
+static int64_t room_of(int64_t e, int64_t s) { return s < 0 || s >= e ? 0 : e - s; }
+
+static void room_put(int64_t *room, int64_t *re, int64_t *rs, int64_t e, int64_t s)
+{
+    int64_t r = room_of(e, s);
+    if (r < *room) {
+        *room = r;
+        if (re != NULL) {
+            *re = s < 0 ? 0 : e;
+            *rs = s;
+        }
+    }
+}
 
 /* The dims t's axis d is made of, as bits of out[] (nd entries, 1: a dim of the axis); returns
    1 when known (none: an axis of unreduced dims), 0 when not */
@@ -368,14 +393,22 @@ void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s)
     if (M->nd != C->ndims || d < 0 || d >= t->ndim || s == 0)
         return;
     int nd = C->ndims;
-    if (M->slack == NULL)
-        M->slack = flint_calloc((size_t)(nd ? nd : 1), sizeof(int64_t));
+    if (M->room == NULL) {
+        M->room = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int64_t));
+        M->room_e = flint_calloc((size_t)(nd ? nd : 1), sizeof(int64_t));
+        M->room_s = flint_calloc((size_t)(nd ? nd : 1), sizeof(int64_t));
+        for (int w = 0; w < nd; w++)
+            M->room[w] = ROOM_NONE;
+        M->room_all = ROOM_NONE;
+    }
+    /* the room is on this axis, of t->shape[d] positions: a chunk or a shard of the dim has
+       fewer than its size (helper-80's review) */
     uint8_t *in = flint_malloc((size_t)(nd ? nd : 1));
     if (!axis_dims(C, t, d, in)) /* an axis of no known dim */
-        M->slack_all = slack_max(M->slack_all, s);
+        room_put(&M->room_all, &M->room_all_e, &M->room_all_s, t->shape[d], s);
     for (int w = 0; w < nd; w++)
         if (in[w])
-            M->slack[w] = slack_max(M->slack[w], s);
+            room_put(&M->room[w], &M->room_e[w], &M->room_s[w], t->shape[d], s);
     flint_free(in);
 }
 
@@ -388,30 +421,39 @@ void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_ten
     int nd = C->ndims;
     uint8_t *qin = flint_malloc((size_t)(nd ? nd : 1)), *kin = flint_malloc((size_t)(nd ? nd : 1));
     int qknown = axis_dims(C, q, qd, qin), kknown = axis_dims(C, k, kd, kin);
-    if (M->couple == NULL)
-        M->couple = flint_calloc((size_t)(nd ? nd : 1) * (size_t)(nd ? nd : 1), sizeof(int64_t));
-    if (!qknown || !kknown) { /* the keys' elements of unknown dims: sp_members_slack's all */
-        M->couple_any = slack_max(M->couple_any, s);
+    if (M->couple == NULL) {
+        size_t n = (size_t)(nd ? nd : 1) * (size_t)(nd ? nd : 1);
+        M->couple = flint_malloc(n * sizeof(int64_t));
+        for (size_t i = 0; i < n; i++)
+            M->couple[i] = ROOM_NONE;
+        M->couple_any = ROOM_NONE;
+    }
+    /* n kept keys need n + s query positions on the queries' axis */
+    if (!qknown || !kknown) {
+        room_put(&M->couple_any, NULL, NULL, q->shape[qd], s);
     } else {
         for (int w = 0; w < nd; w++)
             for (int v = 0; v < nd && kin[w]; v++)
-                if (qin[v] && v != w) {
-                    int64_t *c = &M->couple[(size_t)w * (size_t)nd + (size_t)v];
-                    *c = slack_max(*c, s);
-                }
+                if (qin[v] && v != w)
+                    room_put(&M->couple[(size_t)w * (size_t)nd + (size_t)v], NULL, NULL,
+                             q->shape[qd], s);
     }
     flint_free(qin);
     flint_free(kin);
 }
 
-void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *slack)
+void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, int64_t *room_s)
 {
     const struct sp_members *M = C->members;
-    *blk = *slack = 0;
+    *blk = *room_e = *room_s = 0;
     if (M == NULL || M->nd != C->ndims || v < 0 || v >= M->nd)
         return;
     *blk = M->blk[v];
-    *slack = slack_max(M->slack != NULL ? M->slack[v] : 0, M->slack_all);
+    if (M->room == NULL)
+        return;
+    int all = M->room_all < M->room[v];
+    *room_e = all ? M->room_all_e : M->room_e[v];
+    *room_s = all ? M->room_all_s : M->room_s[v];
 }
 
 void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk)
@@ -447,7 +489,9 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->slots);
     flint_free(M->blk);
     flint_free(M->pblk);
-    flint_free(M->slack);
+    flint_free(M->room);
+    flint_free(M->room_e);
+    flint_free(M->room_s);
     flint_free(M->couple);
     flint_free(M->e);
     flint_free(M);
@@ -1199,24 +1243,26 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             continue;
         int64_t k = D->red;
         uint32_t lim = (uint32_t)(M->blk[v] > 0 && M->blk[v] < k ? M->blk[v] : k);
-        /* a positional pattern (a causal mask's offset, top-k's ties) keeps elements apart: a
-           monomial of n of them occurs at k elements only if n + slack <= k (helper-77's
-           review, session 43; docs/soundness.md "Relations among sums over a reduced dim") */
-        int64_t sl = slack_max(M->slack != NULL ? M->slack[v] : 0, M->slack_all);
-        if (sl != 0)
-            lim = sl < 0 || sl >= k ? 0 : (uint32_t)(k - sl) < lim ? (uint32_t)(k - sl) : lim;
-        /* keys of v in a causal pattern whose queries are of another dim u: n keys need u's
-           size n + s too (helper-79's review: queries T = 3, keys S = 5, four kept keys) */
-        for (int u = 0; u < nd && lim > 0; u++) {
+        /* a positional pattern (a causal mask's offset, top-k's ties, rows named by literals)
+           keeps elements apart: n of them on an axis of E positions need E - slack >= n
+           (helper-77's, helper-79's and helper-80's reviews, session 43; docs/soundness.md
+           "Relations among sums over a reduced dim") */
+        if (M->room != NULL) {
+            int64_t r = M->room[v] < M->room_all ? M->room[v] : M->room_all;
+            if (r < (int64_t)lim)
+                lim = (uint32_t)r;
+        }
+        /* keys of v in a causal pattern whose queries are of another dim u: n keys need n +
+           slack positions of the queries' axis too (helper-79: queries T = 3, keys S = 5) */
+        for (int u = 0; u < nd && M->couple != NULL; u++) {
             const sp_dimdef_t *U = &C->dims[u];
-            int64_t cs = M->couple != NULL ? M->couple[(size_t)v * (size_t)nd + (size_t)u] : 0;
-            if (M->couple_any != 0 && U->red > 0 && U->red < U->real && !U->derived)
-                cs = slack_max(cs, M->couple_any);
-            if (cs == 0 || U->red >= U->real)
-                continue; /* a dim at its real size has the real pattern */
-            int64_t room = cs < 0 ? 0 : U->red - cs;
-            if (room < (int64_t)lim)
-                lim = room > 0 ? (uint32_t)room : 0;
+            if (U->derived || U->red <= 0 || U->red >= U->real)
+                continue; /* queries of a dim at its real size: the real pattern */
+            int64_t r = M->couple[(size_t)v * (size_t)nd + (size_t)u];
+            if (M->couple_any < r)
+                r = M->couple_any;
+            if (r < (int64_t)lim)
+                lim = (uint32_t)r;
         }
         if (v < 64 && !(present >> v & 1))
             continue; /* no symbol of the stage holds an element of v */
