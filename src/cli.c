@@ -1019,7 +1019,8 @@ static int check_cmd(const sp_cmd_t *cmd, int argc, char **argv, const merge_in_
         }
         if (c->merged_whole)
             fprintf(stderr, "shardproof: merge: the shards' results needed what only a whole "
-                            "check decides (the real sizes or mesh after an unreproduced "
+                            "check decides (a dim grown or the real sizes or mesh after a "
+                            "stage no proof at the checked sizes or an unreproduced "
                             "difference, or inferred lineage the reference executor found "
                             "wrong): the whole input was checked here\n");
         else if (v == SHARDPROOF_EQUIVALENT || v == SHARDPROOF_NOT_EQUIVALENT ||

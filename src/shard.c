@@ -58,6 +58,9 @@ void shardproof_write_partial(const shardproof_t *C, FILE *out, const char *text
     json_object_set_new(o, "shard", json_integer(C->opt.shard_index));
     json_object_set_new(o, "shards", json_integer(C->opt.shard_count));
     json_object_set_new(o, "stages", json_integer(C->nstages));
+    /* the shard's check went on at other sizes or on the real mesh (src/check.c run_exact:
+       a grown dim, the real sizes): its stages are not those merge executes */
+    json_object_set_new(o, "resized", json_boolean(C->resize_note[0] != '\0' || C->cutoff_fallback));
     uint64_t *fp = flint_calloc((size_t)(C->nstages ? C->nstages : 1), sizeof(uint64_t));
     int have_fp = sp_shard_fingerprints(C, fp);
     for (int i = 0; i < C->nstages; i++) {
@@ -212,6 +215,7 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
     char hash[32];
     snprintf(hash, sizeof hash, "%016" PRIx64, text_hash(text, len));
     json_int_t nshards = 0;
+    int resized = 0;
     for (int k = 0; k < nparts; k++) {
         json_error_t je;
         const char *name = names[k];
@@ -243,11 +247,14 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
             if (P[j].shard == P[k].shard)
                 MERR("%s: shard %d/%lld is also in %s", name, P[k].shard, (long long)nshards,
                      names[j]);
-        if (!json_int_in(o, "stages", C->nstages, C->nstages, &v))
-            MERR("%s: stages: expected %d stages (this input with these options has %d)", name,
-                 C->nstages, C->nstages);
+        if (json_is_true(json_object_get(o, "resized")))
+            resized = 1;
+        if (!resized && !json_int_in(o, "stages", C->nstages, C->nstages, &v))
+            MERR("%s: stages: expected %d stages (this input with these options has them)",
+                 name, C->nstages);
         P[k].results = json_object_get(o, "results");
-        if (!json_is_array(P[k].results) || json_array_size(P[k].results) != (size_t)C->nstages)
+        if (!resized &&
+            (!json_is_array(P[k].results) || json_array_size(P[k].results) != (size_t)C->nstages))
             MERR("%s: results: expected %d entries", name, C->nstages);
     }
     if (nparts == 0 || nshards != nparts) {
@@ -259,6 +266,16 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
                 MERR("merge: shard %d/%lld is missing", s, (long long)nshards);
         }
         MERR("merge: no partial reports");
+    }
+    if (resized) {
+        /* a shard's check went on at a grown size or at the real sizes (src/check.c
+           run_exact): the whole input checked here, as `check` would */
+        sp_diags_mark_t none;
+        memset(&none, 0, sizeof none);
+        sp_diags_restore(C->d, &none);
+        verdict = shardproof_check(C, C->path, text, len);
+        C->merged_whole = 1;
+        goto fail;
     }
     rep = sp_stages_group(C, &srep);
     fp = flint_calloc((size_t)(C->nstages ? C->nstages : 1), sizeof(uint64_t));

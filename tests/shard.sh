@@ -50,6 +50,10 @@ same_as_whole "$here/plans/ok/cutoff_unreproduced_real_mesh.sp" 2 --mesh-cutoff
 same_as_whole "$here/plans/bugs/definedness_mask_times_division.sp" 2
 same_as_whole "$here/plans/ok/reduce_strict_mesh_product_real.sp" 3 --strict-shapes
 same_as_whole "$here/plans/bugs/pipeline_grad_reduced_early.sp" 2
+# a shard whose check went on at a grown dim or at the real sizes (src/check.c regrow, run_exact):
+# its stages are not merge's, merge checks the whole input (session 43)
+same_as_whole "$here/plans/bugs/reduce_relation_of_sums.sp" 2
+same_as_whole "$here/plans/bugs/relation_shard_rows_removed.sp" 2
 # a shard keys only its own stages, so it keeps keys a whole run, past --max-memo-keys, does not:
 # merge proves those stages again (the review of 2026-12-04: deepseek3, 87 proved merged, 104 whole)
 "$bin" gen deepseek3 --dp 2 --tp 2 --ep 2 --layers 2 -o "$tmp/ds.sp" >/dev/null 2>&1 || bad "gen failed"
