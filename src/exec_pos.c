@@ -605,23 +605,37 @@ static int64_t relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, co
     return slack;
 }
 
-/* One past the largest literal id of a list of ids (0: none; -1: a literal from the end) */
-static int64_t literal_ids_end(const sp_ast_expr_t *l)
+/* Does e's text name a dim or a mesh axis (a size)? */
+static int mentions_size(sp_check_t *C, const sp_ast_expr_t *e)
 {
-    int n = l->kind == SP_AST_LIST ? (int)l->nargs : 1;
+    if (e == NULL)
+        return 0;
+    if (e->kind == SP_AST_NAME)
+        return sp_dim_find(C, e->name) >= 0 || sp_mesh_axis(&C->mesh, e->name) >= 0;
+    if (mentions_size(C, e->a) || mentions_size(C, e->b))
+        return 1;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (mentions_size(C, e->args[i].value))
+            return 1;
+    return 0;
+}
+
+/* One past the largest id of an evaluated list of ids (whatever their text: `0 + 1`, a loop
+   variable; helper-81's review), -1 for a negative one (from the end), 0 for none */
+static int64_t ids_end(const sp_attr_t *a)
+{
     int64_t end = 0;
-    for (int i = 0; i < n; i++) {
-        const sp_ast_expr_t *v = l->kind == SP_AST_LIST ? l->args[i].value : l;
-        if (v->kind == SP_AST_NEG && v->a->kind == SP_AST_NUM)
-            return -1;
-        if (v->kind != SP_AST_NUM || !fmpz_is_one(fmpq_denref(v->value)) ||
-            !fmpz_fits_si(fmpq_numref(v->value)))
-            continue;
-        int64_t id = fmpz_get_si(fmpq_numref(v->value));
-        if (id < 0)
-            return -1;
-        if (id + 1 > end)
-            end = id + 1;
+    if (a->kind == SP_ATTR_LIST) {
+        for (int i = 0; i < a->nlist; i++) {
+            if (a->list[i] < 0)
+                return -1;
+            if (a->list[i] + 1 > end)
+                end = a->list[i] + 1;
+        }
+    } else if (a->kind == SP_ATTR_NUM && fmpz_is_one(fmpq_denref(a->num)) &&
+               fmpz_fits_si(fmpq_numref(a->num))) {
+        int64_t v = fmpz_get_si(fmpq_numref(a->num));
+        end = v < 0 ? -1 : v + 1;
     }
     return end;
 }
@@ -730,7 +744,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             size_ids(C, args[ki]->value, y, name[9] == '_', e->loc);
             /* rows named by literal ids: the table's other rows are fewer by as many (and the
                literal rule keeps the dim above them only): the dim's slack (helper-79) */
-            sp_members_slack(C, name[9] == '_' ? y : x, 0, literal_ids_end(args[ki]->value));
+            sp_members_slack(C, name[9] == '_' ? y : x, 0, ids_end(&attrs[ki]));
         }
     }
     if (strncmp(name, "attention", 9) == 0 && nin >= 2 && in[0].ndim >= 3 && in[1].ndim >= 3) {
@@ -815,9 +829,11 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         slice_bounds_real(C, x, d, s, sa, ea, attr_value(attrs, ke, x->shape[d]), e->loc);
         /* rows named by a literal end: the others are fewer by as many (helper-79: sums less
            rows 0 and 1 checked at S = 3); a literal from the end names rows of every size */
-        if (ea != NULL && (ea->kind == SP_AST_NUM || ea->kind == SP_AST_NEG) &&
-            (sa == NULL || sa->kind == SP_AST_NUM || sa->kind == SP_AST_NEG)) {
-            int64_t en = attr_value(attrs, ke, 0);
+        /* by the evaluated bound, whatever its text (`1 + 1`, a loop variable, a function's
+           parameter: helper-81's review): an end written without a size or mesh size names
+           rows (one with sizes, a micro-batch's `(mb+1)*(B/dp/2)`, is the blocks' business) */
+        if (ea != NULL && !mentions_size(C, ea)) {
+            int64_t en = attr_value(attrs, ke, -1);
             sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en);
         }
     } else {
