@@ -994,21 +994,31 @@ def cut_axis(cp, rng):
     return rng.choice(cp.cut) if cp.cut else None
 
 
-def cm_newton(cp, rng):
-    """(k+1)! e_(k+1) of the members' values through the all-reduced power sums (Newton's
-    identities): zero with k members, not with N (cutoff_relation_*.sp)."""
+def member_pick(cp, rng, reject=None):
+    """A cut axis (A, N, k), a target and one of its member sources (src, what), or None; reject(k)
+    drops an axis size (the random calls in the order the mutators made them)."""
     ax = cut_axis(cp, rng)
     tg = cp.targets()
     if not ax or not tg:
         return None
     A, N, k = ax
-    if k > 7 or (k > 5 and rng.random() < 0.7):
+    if reject is not None and reject(k):
         return None
     target = rng.choice(tg)
     srcs = cp.member_sources(A, N, target)
     if not srcs:
         return None
     src, what = rng.choice(srcs)
+    return A, N, k, target, src, what
+
+
+def cm_newton(cp, rng):
+    """(k+1)! e_(k+1) of the members' values through the all-reduced power sums (Newton's
+    identities): zero with k members, not with N (cutoff_relation_*.sp)."""
+    got = member_pick(cp, rng, lambda k: k > 7 or (k > 5 and rng.random() < 0.7))
+    if got is None:
+        return None
+    A, N, k, target, src, what = got
     pre = "cz%d" % rng.randrange(100, 1000)
     form = rng.choice(["plain", "plain", "relu", "tanh", "square"])
     s0 = {"plain": src, "relu": "relu(%s)" % src, "tanh": "tanh(%s)" % src, "square": "%s * %s" % (src, src)}[form]
@@ -1025,16 +1035,10 @@ def cm_pieces(cp, rng):
     """The members' values all-gathered and k of them picked by literal positions (slice, split,
     embedding ids), against the all-reduce over every member: equal with k members
     (cutoff_gather_member_positions.sp); or their max against a max all-reduce."""
-    ax = cut_axis(cp, rng)
-    tg = cp.targets()
-    if not ax or not tg:
+    got = member_pick(cp, rng)
+    if got is None:
         return None
-    A, N, k = ax
-    target = rng.choice(tg)
-    srcs = cp.member_sources(A, N, target)
-    if not srcs:
-        return None
-    src, what = rng.choice(srcs)
+    A, N, k, target, src, what = got
     pre = "cz%d" % rng.randrange(100, 1000)
     K = pow2_sum(k)
     stmts = ["%s_s = %s" % (pre, src)]
