@@ -544,12 +544,13 @@ static int pieces_whole_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int
  * the queries' offset, the keys' and the `offset` attribute add up (helper-34: queries at
  * S/4 + 3, a block plus a literal, with `offset = A`, right at S/4 + 3 = A only).  Their sum is
  * composed as one position (a report where it is a sum of sizes) and its kinds noted.
+ *
+ * Returns the positions the mask keeps apart (src/members.c sp_members_slack): a key j <= i + o
+ * with an offset o written as a literal or of sizes (at its checked value) needs |o| + 1 more
+ * than the monomial holds (n keys at offset -4 need 4 + n rows; n keys after the query, 1 + n);
+ * a block offset (context parallelism) 1; -1 (every position) where a query's or key's axis
+ * carries a literal or mixed offset of its own.
  */
-/* Returns the elements the mask keeps apart (src/members.c sp_members_slack): a key j <= i +
-   o with a literal offset o (or an offset of sizes, at its checked value) needs |o| + 1 more
-   elements than the monomial holds (n keys at offset -4 need 4 + n rows; n keys after the
-   query, 1 + n); a block offset (context parallelism) 1; -1 (every element) where a query's
-   or key's axis carries a literal or mixed offset of its own */
 static int64_t relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, const sp_pos_t *q,
                           const sp_pos_t *k, sp_loc_t loc)
 {
@@ -579,7 +580,7 @@ static int64_t relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, co
         }
     }
     const sp_pos_t *two[2] = {q, k};
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) /* an axis with a literal or mixed offset of its own */
         for (int i = 0; i < SP_POS_NOFF && two[s]->off[i] != 0; i++)
             if (two[s]->off[0] == SP_POS_MIX || (two[s]->off[i] & SP_POS_LIT))
                 slack = -1;
@@ -827,11 +828,10 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         if (!block && !sp_pos_same_scale(C, ext, p.ext))
             p.rescaled = SP_RESCALED;
         slice_bounds_real(C, x, d, s, sa, ea, attr_value(attrs, ke, x->shape[d]), e->loc);
-        /* rows named by a literal end: the others are fewer by as many (helper-79: sums less
-           rows 0 and 1 checked at S = 3); a literal from the end names rows of every size */
-        /* by the evaluated bound, whatever its text (`1 + 1`, a loop variable, a function's
-           parameter: helper-81's review): an end written without a size or mesh size names
-           rows (one with sizes, a micro-batch's `(mb+1)*(B/dp/2)`, is the blocks' business) */
+        /* rows named by an end written without a size or mesh size, by its evaluated value
+           (`2`, `1 + 1`, a loop variable, a function's parameter: helper-79's and helper-81's
+           reviews): the other rows are fewer by as many; a bound from the end names rows of
+           every size; an end with sizes (a micro-batch's `(mb+1)*(B/dp/2)`) is the blocks' */
         if (ea != NULL && !mentions_size(C, ea)) {
             int64_t en = attr_value(attrs, ke, -1);
             sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en);

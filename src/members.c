@@ -1269,18 +1269,9 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         sp_expr_t at = SP_EXPR_NONE;
         int opaque = 0;
         int r = summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque);
-        /* nodes taken as holding none (an atom of a sum over the dim, a max over it): where
-           the bound then fails the stage is no proof at these sizes (until session 43 the dim
-           was not tested there, and helper-77 got past the reference executor's second run:
-           docs/soundness.md) */
-        if (r < 0 && opaque > 0 && at == SP_EXPR_NONE) {
-            fail->dim = v;
-            fail->bound = SP_MEMBERS_OPAQUE;
-            fail->lim = (int)lim;
-            fail->atom = 1;
-            ret = 1;
-            break;
-        }
+        /* a failing bound fails also beside nodes taken as holding none (an atom of a sum over
+           the dim, a max over it): until session 43 the dim was not tested in such a stage, and
+           helper-77 got past the reference executor's second run (docs/soundness.md) */
         if (r < 0) {
             fail->dim = v;
             fail->bound = atom_bound(sm, E, at);

@@ -250,8 +250,8 @@ shardproof_verdict_t shardproof_merge_partials(shardproof_t *C, const char *text
         if (json_is_true(json_object_get(o, "resized")))
             resized = 1;
         if (!resized && !json_int_in(o, "stages", C->nstages, C->nstages, &v))
-            MERR("%s: stages: expected %d stages (this input with these options has them)",
-                 name, C->nstages);
+            MERR("%s: stages: expected %d, the stages of this input with these options", name,
+                 C->nstages);
         P[k].results = json_object_get(o, "results");
         if (!resized &&
             (!json_is_array(P[k].results) || json_array_size(P[k].results) != (size_t)C->nstages))

@@ -922,6 +922,15 @@ static void mark_pending_sums(sp_check_t *C, const uint8_t *mine)
     }
 }
 
+/* Before the first key of a solving phase: the pending sums' marks (above), and the roles'
+   table (src/members.c), which the caller frees with sp_members_roles_end once the phase's
+   threads are done */
+static void keying_begin(sp_check_t *C, const uint8_t *mine)
+{
+    mark_pending_sums(C, mine);
+    sp_members_roles_begin(C);
+}
+
 static void group_one(sp_check_t *C, grouping_t *G, int i)
 {
     pairs_t P;
@@ -962,8 +971,7 @@ int *sp_stages_group(sp_check_t *C, int **srep)
 {
     grouping_t G;
     grouping_init(&G, C->nstages);
-    mark_pending_sums(C, NULL);
-    sp_members_roles_begin(C);
+    keying_begin(C, NULL);
     for (int i = 0; i < C->nstages; i++)
         group_one(C, &G, i);
     *srep = G.srep;
@@ -983,8 +991,7 @@ static void solve_up_to_failure(sp_check_t *C)
     int n = C->nstages;
     grouping_t G;
     grouping_init(&G, n);
-    mark_pending_sums(C, NULL);
-    sp_members_roles_begin(C);
+    keying_begin(C, NULL);
     int stop = 0;
     for (int i = 0; i < n; i++) {
         sp_stage_t *s = &C->stages[i];
@@ -1025,8 +1032,7 @@ sp_status_t sp_stages_solve(sp_check_t *C)
     uint8_t *mine = flint_malloc((size_t)(n ? n : 1));
     for (int i = 0; i < n; i++)
         mine[i] = (uint8_t)sp_shard_mine(C, i);
-    mark_pending_sums(C, mine);
-    sp_members_roles_begin(C);
+    keying_begin(C, mine);
     for (int i = 0; i < n; i++) {
         G.rep[i] = i;
         C->stages[i].memo_of = -1;
