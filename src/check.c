@@ -915,37 +915,10 @@ static void reduced_dims(const sp_check_t *C, char *dims, size_t n)
    one block" for stage s, whose monomials src/members.c bounded over D's smallest block */
 static void held_text(const sp_check_t *C, const sp_stage_t *s, char *buf, size_t len)
 {
-    int d = s->held_dim - 1;
-    if (d >= C->ndims) { /* a mesh axis the cutoff checks smaller (src/members.c) */
-        int c = d - C->ndims;
-        const char *ax = c < C->ncutoff ? C->cutoff[c].name : "?";
-        char what[160];
-        if (s->held > 0)
-            snprintf(what, sizeof what, "may hold the own values of %d members of the mesh axis "
-                     "%s, more than the %d checked", s->held, ax, s->held_lim);
-        else if (s->held == SP_MEMBERS_UNKNOWN)
-            snprintf(what, sizeof what, "may hold values of members of the mesh axis %s that "
-                     "the check does not know (a split along an axis that is no dim's)", ax);
-        else
-            snprintf(what, sizeof what, "holds an atom or a max of a sum over the members of "
-                     "the mesh axis %s, which no bound reaches", ax);
-        snprintf(buf, len, "a monomial of %s (%s:%u:%u) %s", s->plan_name,
-                 s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line, s->plan_loc.col,
-                 what);
-        return;
-    }
-    if (s->held < 0)
-        snprintf(buf, len,
-                 "a monomial of %s (%s:%u:%u) holds an atom or a max of a sum over %s, which no "
-                 "bound reaches",
-                 s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
-                 s->plan_loc.col, C->dims[d].name);
-    else
-        snprintf(buf, len,
-                 "a monomial of %s (%s:%u:%u) may hold %d elements of %s, more than the %d these "
-                 "sizes show in one block",
-                 s->plan_name, s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line,
-                 s->plan_loc.col, s->held, C->dims[d].name, s->held_lim);
+    char what[200];
+    sp_members_held_text(C, s->held_dim - 1, s->held, s->held_lim, what, sizeof what);
+    snprintf(buf, len, "a monomial of %s (%s:%u:%u) %s", s->plan_name,
+             s->plan_loc.file ? s->plan_loc.file : "?", s->plan_loc.line, s->plan_loc.col, what);
 }
 
 /* The cut axes at their checked sizes, "dp=3, tp=5" */

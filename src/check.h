@@ -510,6 +510,11 @@ size_t sp_members_roles_pairs(sp_members_roles_t *R, const sp_stage_t *s, const 
 int sp_members_roles_same_pairs(sp_members_roles_t *R, const sp_stage_t *s, const int64_t *rank_a,
                                 const int64_t *index_a, const int64_t *rank_b,
                                 const int64_t *index_b, int64_t n);
+/* What a failed bound (fail.dim, .bound, .lim: a reduced dim, or C->ndims + a cut axis) says
+   of a monomial, the clause after "a monomial of X " ("may hold 4 elements of S, more than the
+   3 these sizes show in one block"), for the report and the stage's reason */
+void sp_members_held_text(const sp_check_t *C, int dim, int bound, int lim, char *buf,
+                          size_t len);
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
                     const int64_t *index, int64_t nq, void **scratch, size_t *cap,

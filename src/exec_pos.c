@@ -533,12 +533,6 @@ static int pieces_whole_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, int
 }
 
 /*
- * A slice's, chunk's or split's output axis: its offset is the operand's plus the start, whose
- * monomial the program's text gives (src/reduce_sums.c sp_pos_monomial: a slice's start is a
- * size term, a piece's a block of the operand's extent); a sum of sizes is reported and the
- * check runs at the real sizes (src/ops_pos.c, docs/soundness.md "Offsets").
- */
-/*
  * Positions an operator relates without an axis carrying them: a causal mask keeps key j for
  * query i when j <= i + offset, in the local coordinates of the queries' and the keys' axes, so
  * the queries' offset, the keys' and the `offset` attribute add up (helper-34: queries at
@@ -796,6 +790,11 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             view_scales(C, x, y, e->loc);
         return;
     }
+    /* a slice's, chunk's or split's output axis: its offset is the operand's plus the start,
+       whose monomial the program's text gives (src/reduce_sums.c sp_pos_monomial: a slice's
+       start is a size term, a piece's a block of the operand's extent); a sum of sizes is
+       reported and the check runs at the real sizes (src/ops_pos.c, docs/soundness.md
+       "Offsets") */
     int slice = strcmp(name, "slice") == 0, chunk = strcmp(name, "chunk") == 0;
     if ((!slice && !chunk && strcmp(name, "split") != 0) || x->ndim <= 0 || y->ndim != x->ndim)
         return;

@@ -1180,6 +1180,32 @@ static mset_t pair_member(const sp_check_t *C, int64_t rank, int ax, int64_t k)
                     g >= 0 && g < 64 && g < k ? 0u : 1u};
 }
 
+void sp_members_held_text(const sp_check_t *C, int dim, int bound, int lim, char *buf,
+                          size_t len)
+{
+    if (dim >= C->ndims) { /* a mesh axis the cutoff checks smaller */
+        int c = dim - C->ndims;
+        const char *ax = c < C->ncutoff ? C->cutoff[c].name : "?";
+        if (bound > 0)
+            snprintf(buf, len, "may hold the own values of %d members of the mesh axis %s, more "
+                     "than the %d checked", bound, ax, lim);
+        else if (bound == SP_MEMBERS_UNKNOWN)
+            snprintf(buf, len, "may hold values of members of the mesh axis %s that the check "
+                     "does not know (a split along an axis that is no dim's)", ax);
+        else
+            snprintf(buf, len, "holds an atom or a max of a sum over the members of the mesh "
+                     "axis %s, which no bound reaches", ax);
+    } else if (dim < 0) {
+        snprintf(buf, len, "holds no element past the checked sizes");
+    } else if (bound < 0) {
+        snprintf(buf, len, "holds an atom or a max of a sum over %s, which no bound reaches",
+                 C->dims[dim].name);
+    } else {
+        snprintf(buf, len, "may hold %d elements of %s, more than the %d these sizes show in "
+                 "one block", bound, C->dims[dim].name, lim);
+    }
+}
+
 int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *s,
                     const sp_expr_t *a, const sp_expr_t *b, const int64_t *rank,
                     const int64_t *index, int64_t nq, void **scratch, size_t *cap,

@@ -609,21 +609,14 @@ static void stage_held(sp_check_t *C, sp_stage_t *s, sp_ectx_t E, uint32_t len, 
     if (held && C->opt.strict_shapes) {
         stage_counted(s);
         flint_free(s->reason);
+        char what[200];
+        sp_members_held_text(C, f.dim, f.bound, f.lim, what, sizeof what);
         sp_sbuf_t t;
         sp_sbuf_init(&t);
-        if (f.bound < 0 && f.dim < C->ndims)
-            sp_sbuf_printf(&t, "a monomial of its values holds an atom or a max of a sum over "
-                               "%s, which no bound reaches, so a relation of its sums at the "
-                               "reduced sizes may be none at the real sizes (docs/soundness.md, "
-                               "\"Relations among sums over a reduced dim\")",
-                           C->dims[f.dim].name);
-        else
-            sp_sbuf_printf(&t, "a monomial of %s may hold %d elements of %s, more than the %d the "
-                               "reduced sizes can show in one block, so a relation of its sums "
-                               "there may be none at the real sizes (docs/soundness.md, "
-                               "\"Relations among sums over a reduced dim\")",
-                           f.atom ? "an atom's argument" : "its values", f.bound,
-                           C->dims[f.dim].name, f.lim);
+        sp_sbuf_printf(&t, "a monomial of %s %s, so a relation of its sums at the reduced sizes "
+                           "may be none at the real sizes (docs/soundness.md, \"Relations among "
+                           "sums over a reduced dim\")",
+                       f.atom ? "an atom's argument" : "its values", what);
         s->reason = sp_sbuf_take(&t);
     }
     flint_free(rk);
