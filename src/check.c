@@ -974,10 +974,21 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
     if (cs->held <= 0 || d < 0 || d >= C->ndims || C->regrown >= REGROW_ROUNDS ||
         C->opt.real_sizes || C->dims[d].derived)
         return -1;
-    int64_t k = C->dims[d].red, real = C->dims[d].real, blk, pe, ps;
-    sp_members_dim(C, d, &blk, &pe, &ps);
-    if (ps < 0 || (ps > 0 && pe <= 0) || k <= 0)
+    int64_t blk, pe, ps;
+    int on;
+    sp_members_dim(C, d, &blk, &pe, &ps, &on);
+    if (ps < 0 || (ps > 0 && pe <= 0))
         return -1; /* a pattern that leaves no room at any size */
+    if (on != d) { /* the room is on the axis of another dim (a causal pattern's queries or
+                      keys): that dim grows */
+        if (C->dims[on].derived)
+            return -1;
+        d = on;
+        blk = 0;
+    }
+    int64_t k = C->dims[d].red, real = C->dims[d].real;
+    if (k <= 0)
+        return -1;
     int64_t lim0 = blk > 0 && blk < k ? blk : k, held = cs->held;
     /* the block grows with the dim (k / lim0 blocks): k' * lim0 / k >= held, with one element
        to spare, as a bound may grow with the size too (ring attention's: 5 of S at S = 6, 6 at

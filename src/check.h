@@ -479,12 +479,19 @@ void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int
    occurs only if n + s <= the axis's extent (-1: never) */
 void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s);
 /* a causal pattern between queries (q's axis qd) and keys (k's axis kd): for keys of a dim
-   other than the queries', n keys need the queries' axis of n + s positions */
+   other than the queries', n keys need the queries' axis of n + s positions, and n queries
+   the keys' axis of n + s */
 void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_tensor_t *k,
                        int kd, int64_t s);
+/* t's axis d is made of pieces of n positions that an operator treats apart (rope's halves
+   or its even and odd positions, repeat_interleave's runs): a block of n of the axis's one dim
+   (sp_members_block); on an axis of a merge or of no known dim, a block of every dim */
+void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n);
 /* dim v's smallest block this run (0: none) and the pattern that leaves it the least room
-   (above): the axis's extent and the slack (0 and 0: none; extent 0: no room at any size) */
-void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, int64_t *room_s);
+   (above): the axis's extent and the slack (0 and 0: none; extent 0: no room at any size),
+   and the dim whose axis that is (*on: v, or the other dim of a causal pattern) */
+void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, int64_t *room_s,
+                    int *on);
 void sp_members_free(sp_check_t *C);
 /* What the count and relations tests read of a stage, as tokens for src/stage.c's memoization
    keys: per symbol (at most sp_members_roles_max tokens) and for the compared pairs, with

@@ -732,6 +732,25 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             d += x->ndim;
         sp_members_slack(C, x, d >= 0 && d < x->ndim ? (int)d : x->ndim - 1, kk > 0 ? kk : -1);
     }
+    if ((strcmp(name, "rope") == 0 || strcmp(name, "rope_grad") == 0) && x->ndim >= 1) {
+        /* the halves of the last axis (its even and odd positions when interleaved) rotate
+           into each other: two pieces, whatever the tables (full-width ones make no tensor of
+           the half's extent; helper-82's review, session 44) */
+        sp_members_pieces(C, x, x->ndim - 1, x->shape[x->ndim - 1] / 2);
+    }
+    if (strcmp(name, "repeat_interleave") == 0 && y->ndim >= 1) {
+        /* runs of `repeats` copies: of a literal operand by a size count, the runs grow with
+           the size and no other tensor has their extent (helper-82: [0, 1] repeated D/2); a
+           count that is the same at the real sizes (GQA's heads per group) makes the same runs
+           at every size */
+        int kr = attr_at(args, na, "repeats", 0);
+        int64_t r = attr_value(attrs, kr, 0);
+        int64_t d = attr_value(attrs, attr_at(args, na, "dim", 1), 0);
+        if (d < 0)
+            d += y->ndim;
+        if (r > 1 && d >= 0 && d < y->ndim && kr >= 0 && sp_pos_monomial(C, NULL, args[kr]->value) != 1)
+            sp_members_pieces(C, y, (int)d, r);
+    }
     if ((strcmp(name, "embedding") == 0 && nin == 1) ||
         (strcmp(name, "embedding_grad") == 0 && nin == 2)) {
         int ki = attr_at(args, na, "ids", -1);

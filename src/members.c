@@ -78,7 +78,9 @@ struct sp_members {
     int64_t *room, *room_e, *room_s;
     int64_t room_all, room_all_e, room_all_s;
     int64_t *couple;         /* [w * nd + v]: keys of dim w in a causal pattern whose queries
-                                are of dim v != w: the room on the queries' axis */
+                                are of dim v != w: the room on the queries' axis; and queries
+                                of dim w with keys of dim v: the room on the keys' axis */
+    int64_t *couple_e, *couple_s; /* ... with its axis's extent and slack (for regrow) */
     int64_t couple_any;      /* the same with queries or keys of no known dim: every dim's */
 };
 
@@ -293,7 +295,9 @@ void sp_members_new_run(sp_check_t *C)
         flint_free(M->room_e);
         flint_free(M->room_s);
         flint_free(M->couple);
-        M->room = M->room_e = M->room_s = M->couple = NULL;
+        flint_free(M->couple_e);
+        flint_free(M->couple_s);
+        M->room = M->room_e = M->room_s = M->couple = M->couple_e = M->couple_s = NULL;
     }
 }
 
@@ -424,36 +428,84 @@ void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_ten
     if (M->couple == NULL) {
         size_t n = (size_t)(nd ? nd : 1) * (size_t)(nd ? nd : 1);
         M->couple = flint_malloc(n * sizeof(int64_t));
+        M->couple_e = flint_calloc(n, sizeof(int64_t));
+        M->couple_s = flint_calloc(n, sizeof(int64_t));
         for (size_t i = 0; i < n; i++)
             M->couple[i] = ROOM_NONE;
         M->couple_any = ROOM_NONE;
     }
-    /* n kept keys need n + s query positions on the queries' axis */
+    /* n kept keys need n + s query positions on the queries' axis; the other way, the n
+       queries one key keeps or drops need n + s key positions (helper-82: the queries before
+       key j, j of them, summed per key; s is |o| + 1, which for o < 0 leaves less room than
+       the o - 1 + S the dropped ones can reach) */
     if (!qknown || !kknown) {
         room_put(&M->couple_any, NULL, NULL, q->shape[qd], s);
+        room_put(&M->couple_any, NULL, NULL, k->shape[kd], s);
     } else {
         for (int w = 0; w < nd; w++)
-            for (int v = 0; v < nd && kin[w]; v++)
-                if (qin[v] && v != w)
-                    room_put(&M->couple[(size_t)w * (size_t)nd + (size_t)v], NULL, NULL,
-                             q->shape[qd], s);
+            for (int v = 0; v < nd; v++)
+                if (qin[v] && kin[w] && v != w) {
+                    size_t wv = (size_t)w * (size_t)nd + (size_t)v,
+                           vw = (size_t)v * (size_t)nd + (size_t)w;
+                    room_put(&M->couple[wv], &M->couple_e[wv], &M->couple_s[wv], q->shape[qd], s);
+                    room_put(&M->couple[vw], &M->couple_e[vw], &M->couple_s[vw], k->shape[kd], s);
+                }
     }
     flint_free(qin);
     flint_free(kin);
 }
 
-void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, int64_t *room_s)
+void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n)
+{
+    struct sp_members *M = get(C);
+    if (M->nd != C->ndims || d < 0 || d >= t->ndim || n <= 0 || n >= t->shape[d])
+        return;
+    int nd = C->ndims, one = -1, pos = 0;
+    if (M->e == NULL)
+        M->e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int));
+    if (sp_pos_exps(C, t->pos[d].ext, M->e))
+        for (int v = 0; v < nd; v++)
+            if (M->e[v] > 0) {
+                pos++;
+                if (M->e[v] == 1)
+                    one = v;
+            }
+    /* a merge of dims, or an extent not known (repeat_interleave's output): a block of every
+       dim */
+    for (int v = 0; v < nd; v++)
+        if ((v == one || pos != 1 || one < 0) && (M->blk[v] == 0 || n < M->blk[v]))
+            M->blk[v] = n;
+}
+
+void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, int64_t *room_s,
+                    int *on)
 {
     const struct sp_members *M = C->members;
     *blk = *room_e = *room_s = 0;
+    *on = v;
     if (M == NULL || M->nd != C->ndims || v < 0 || v >= M->nd)
         return;
     *blk = M->blk[v];
-    if (M->room == NULL)
-        return;
-    int all = M->room_all < M->room[v];
-    *room_e = all ? M->room_all_e : M->room_e[v];
-    *room_s = all ? M->room_all_s : M->room_s[v];
+    int64_t lim = M->blk[v] > 0 && M->blk[v] < C->dims[v].red ? M->blk[v] : C->dims[v].red;
+    if (M->room != NULL) {
+        int all = M->room_all < M->room[v];
+        *room_e = all ? M->room_all_e : M->room_e[v];
+        *room_s = all ? M->room_all_s : M->room_s[v];
+        int64_t r = all ? M->room_all : M->room[v];
+        if (r < lim)
+            lim = r;
+    }
+    /* the tightest room on another dim's axis (as sp_members_test reads it): that dim grows */
+    for (int u = 0; u < M->nd && M->couple != NULL; u++) {
+        const sp_dimdef_t *U = &C->dims[u];
+        size_t vu = (size_t)v * (size_t)M->nd + (size_t)u;
+        if (U->derived || U->red <= 0 || U->red >= U->real || M->couple[vu] >= lim)
+            continue;
+        lim = M->couple[vu];
+        *on = u;
+        *room_e = M->couple_e[vu];
+        *room_s = M->couple_s[vu];
+    }
 }
 
 void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk)
@@ -493,6 +545,8 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->room_e);
     flint_free(M->room_s);
     flint_free(M->couple);
+    flint_free(M->couple_e);
+    flint_free(M->couple_s);
     flint_free(M->e);
     flint_free(M);
     C->members = NULL;
