@@ -1397,7 +1397,8 @@ static int f_rope(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const r
     if (!a_flag(c, A[0], "interleaved", &il))
         return 0;
     if (x->nd < 2 || D % 2)
-        return fail(c, "x must be [.., S, D] with D even, not %s", SHS(x->nd, x->sh));
+        return fail(c, "x must be [.., S, D] (two axes or more) with D even, not %s",
+                    SHS(x->nd, x->sh));
     int64_t T = in[1].nd ? in[1].sh[in[1].nd - 1] : 0;
     if ((T != D && T != D / 2) || in[2].nd != in[1].nd || memcmp(in[1].sh, in[2].sh, (size_t)in[1].nd * sizeof(int64_t)))
         return fail(c, "cos/sin tables %s and %s must end in D/2 = %lld or D = %lld",
