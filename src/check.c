@@ -888,8 +888,16 @@ int sp_check_reduced(const sp_check_t *C)
    `reduced dims: none; NOTE` line. */
 static shardproof_verdict_t run_real_sizes(shardproof_t *C, const char *path, const char *text,
                                            size_t len, int solve, sp_diags_mark_t *dm,
-                                           const char *note)
+                                           const char *note, int clamp)
 {
+    if (C->regrowing) {
+        /* a candidate size of regrow: the real sizes are its caller's to check, once (each
+           level of regrow checked them again, and a candidate whose own size clamped went
+           there before the next candidate) */
+        sp_diags_restore(C->d, dm);
+        C->real_deferred = clamp ? 2 : 1;
+        return SHARDPROOF_UNKNOWN;
+    }
     int full = C->opt.full_mesh;
     sp_diags_restore(C->d, dm);
     C->opt.real_sizes = 1;
@@ -1021,11 +1029,16 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
         C->opt.dims = fix;
         C->opt.ndims = at == n0 ? n0 + 1 : n0;
         sp_diags_restore(C->d, dm);
+        C->real_deferred = 0;
+        C->regrowing++;
         shardproof_verdict_t v = run_exact(C, path, text, len, solve);
+        C->regrowing--;
         C->opt.dims = fix0;
         C->opt.ndims = n0;
         if (v == SHARDPROOF_BAD_INPUT)
             continue; /* not admissible with the other sizes: the next */
+        if (v == SHARDPROOF_UNKNOWN && C->real_deferred == 2)
+            continue; /* an operator's bound or extent at this size asked for the real sizes */
         if (v != SHARDPROOF_EQUIVALENT && v != SHARDPROOF_NOT_EQUIVALENT)
             break; /* undecided there (a difference not lifted, a limit): the real sizes */
         snprintf(note, sizeof note, "with %s %s, so %s is checked at %lld%s%s", dims, why,
@@ -1125,7 +1138,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         snprintf(note, sizeof note, "with %s %s, so the real sizes are checked", dims, why);
         if (cs->held_dim > 0 && regrow(C, cs, path, text, len, solve, &dm, &v) == 0)
             return v;
-        v = run_real_sizes(C, path, text, len, solve, &dm, note);
+        v = run_real_sizes(C, path, text, len, solve, &dm, note, 0);
     }
     if (C->ncutoff > 0 && !C->opt.full_mesh &&
         (v == SHARDPROOF_BAD_INPUT || (v == SHARDPROOF_UNKNOWN && C->unlifted) ||
@@ -1192,7 +1205,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
             snprintf(note, sizeof note, "with %s the difference found was not reproduced at the "
                                         "%s sizes, so the real sizes are checked",
                      dims, C->resize_why == SP_NOWIT_CHECKED_AGREE ? "checked" : "real");
-        v = run_real_sizes(C, path, text, len, solve, &dm, note);
+        v = run_real_sizes(C, path, text, len, solve, &dm, note, 0);
     }
     if (C->clamped && !C->opt.real_sizes && (v != SHARDPROOF_UNKNOWN || clamp_first || C->unlifted) &&
         sp_check_reduced(C)) {
@@ -1235,7 +1248,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                 first.msg = strdup(g->msg);
             }
         }
-        v = run_real_sizes(C, path, text, len, solve, &dm, note);
+        v = run_real_sizes(C, path, text, len, solve, &dm, note, 1);
         if (reshape && first.msg && (v == SHARDPROOF_UNKNOWN || v == SHARDPROOF_BAD_INPUT) &&
             element_limit(C, &dm)) {
             sp_diags_restore(C->d, &dm);

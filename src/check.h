@@ -299,6 +299,8 @@ typedef struct sp_check {
     int nrecv_read;
     char resize_note[400];   /* the report's note when the real sizes were checked, or "" */
     int regrown;             /* run_exact's checks again at a larger size of one dim (held) */
+    int regrowing;           /* inside a candidate run of regrow: the real sizes are deferred */
+    int real_deferred;       /* that run left the real sizes to regrow's caller: 1, 2 for a clamp */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
                                 space) ended the run in UNKNOWN: which, and where */
     int store_limit;         /* the last run filled the expression store (--max-nodes, or the

@@ -725,16 +725,39 @@ int fwd_topk_mask(opc_t *c, sp_tensor_t *out)
     }
     if (!out_alloc(c, out, x->ndim, x->shape) || !lanes_build(c, x, dim, &g))
         return 0;
-    int64_t most = 0;
-    for (int64_t l = 0; l < g.ng; l++)
-        if (g.start[l + 1] - g.start[l] > most)
-            most = g.start[l + 1] - g.start[l];
+    int64_t most = 0, work = 0;
+    for (int64_t l = 0; l < g.ng; l++) {
+        int64_t n = g.start[l + 1] - g.start[l];
+        if (n > most)
+            most = n;
+        work = n > 0 && work < ((int64_t)1 << 62) / n ? work + n * (n - 1) : (int64_t)1 << 62;
+    }
+    /* the comparisons are the work, and over ties they fold to constants, so the store does
+       not fill: more than 64 per element of --max-elements is the limit's (a lane of 50001 at
+       the real sizes compares 2.5e9 pairs; helper-83's probes ran past 300 s) */
+    if (c->max_numel > 0 && work > 64 * c->max_numel) {
+        if (c->err != NULL && c->err->msg[0] == 0)
+            c->err->elements = 1;
+        return fail(c, "its lanes compare %lld pairs of elements, more than 64 times the limit "
+                       "%lld", (long long)work, (long long)c->max_numel);
+    }
     sp_expr_t *tmp = scratch(c, most);
     int ok = tmp != NULL;
-    /* rank_i = #{j < i: x_j >= x_i} + #{j > i: x_j > x_i}; selected iff rank_i < k */
-    for (int64_t l = 0; ok && l < g.ng; l++) {
+    /* rank_i = #{j < i: x_j >= x_i} + #{j > i: x_j > x_i}; selected iff rank_i < k.  A lane of
+       n costs n * (n - 1) comparisons: the loop stops once the store is full (memory,
+       --max-nodes, --timeout: check_built then names it), and reads the run's deadline every
+       2^16 comparisons itself (comparisons already in the store add no node, and the store
+       reads the clock only as it grows) */
+    int64_t pairs = 0;
+    for (int64_t l = 0; ok && !E->oom && l < g.ng; l++) {
         int64_t b = g.start[l], n = g.start[l + 1] - b;
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t i = 0; i < n && !E->oom; i++) {
+            pairs += n;
+            if (pairs >= (int64_t)1 << 16) {
+                pairs = 0;
+                if (sp_ectx_deadline_passed(E))
+                    break;
+            }
             sp_expr_t xi = x->v[g.idx[b + i]];
             if (k >= n || k == 0) {
                 out->v[g.idx[b + i]] = K(E, k >= n ? 1 : 0, 1);
