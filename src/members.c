@@ -580,6 +580,8 @@ typedef struct {
     uint32_t uc, cd;
     uint32_t den, dexp;
     int sumc;                /* a sum over an axis in the cone made elements of its terms a count */
+    int axs;                 /* ... such a sum not behind an atom: an exp of the node is a
+                                product over the sum's terms (the engine splits exp(a + b)) */
     int mono;                /* a constant times a product of powers of symbols (a Laurent
                                 monomial: a negative power of it is one too, no divisor) */
 } sm_t;
@@ -967,7 +969,7 @@ static int atom_bound(const sm_t *sm, sp_ectx_t E, sp_expr_t at)
    a sum over the dim, a max over it, a sum over it of fractions over their own divisors) */
 static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int v, int64_t k,
                      uint32_t lim, const uint32_t *symix, const rsym_t *rs, const uint64_t *held,
-                     sm_t *sm, sp_expr_t *at, int *opaques)
+                     sm_t *sm, sp_expr_t *at, int *opaques, uint32_t *allmin)
 {
     uint64_t bit = v < 64 ? (uint64_t)1 << v : 0;
     sm_t zero;
@@ -1010,8 +1012,20 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
             r->u |= a->u;
             r->uc = sat((uint64_t)r->uc + a->uc);
             r->sumc |= a->sumc;
+            r->axs |= a->axs;
         }
         if (is_atom(op)) {
+            /* exp of an axis sum is the product of the exps of its terms, at the reduced size
+               over the n elements they hold: a monomial of all n, which a monomial of exactly
+               n elements of the other side (e_n of the exps) can match at that size only.  The
+               smallest such n bounds the rest strictly (sp_members_test; docs/soundness.md:
+               `e3(exp(x))` against `exp(sum(x))`, session 44) */
+            if (op == SP_OP_EXP && r->axs) {
+                uint32_t n = sat((uint64_t)popc(r->u) + r->uc);
+                if (n < *allmin)
+                    *allmin = n;
+            }
+            r->axs = 0;
             /* exp of a sum over the dim's elements is a product over all of them, at every
                size: no bound (and so is any atom of such a sum): taken as holding none, so
                the rest of the stage is bounded still (docs/soundness.md: not covered) */
@@ -1085,7 +1099,7 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
                size; taken as holding none (not covered) */
             aone(&r->num, z);
             r->den = 0;
-            r->sumc = 1;
+            r->sumc = r->axs = 1;
             (*opaques)++;
             continue;
         }
@@ -1132,7 +1146,7 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
                         if (w > g.c)
                             g.c = w;
                         if (t.a[j].f & ~g.f)
-                            r->sumc = 1;
+                            r->sumc = r->axs = 1;
                     }
                 }
             }
@@ -1141,7 +1155,7 @@ static int summarize(const struct sp_members *M, sp_ectx_t E, uint32_t len, int 
             if (na == 0)
                 g.f = 0;
             if (g.c > 0)
-                r->sumc = 1;
+                r->sumc = r->axs = 1;
             aone(&acc, g);
         }
         r->num = acc;
@@ -1348,7 +1362,12 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             continue; /* no symbol of the stage holds an element of v */
         sp_expr_t at = SP_EXPR_NONE;
         int opaque = 0;
-        int r = summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque);
+        uint32_t all = UINT32_MAX;
+        int r = summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque, &all);
+        /* a monomial of all n elements an exp of an axis sum holds (above) and one of exactly n
+           of the other side are one monomial at this size only: the rest holds fewer */
+        if (all <= lim)
+            lim = all > 0 ? all - 1 : 0;
         /* a failing bound fails also beside nodes taken as holding none (an atom of a sum over
            the dim, a max over it): until session 43 the dim was not tested in such a stage, and
            helper-77 got past the reference executor's second run (docs/soundness.md) */
@@ -1392,7 +1411,9 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         uint32_t lim = (uint32_t)(k < BOUND_MAX ? k : BOUND_MAX);
         sp_expr_t at = SP_EXPR_NONE;
         int opaque = 0;
-        int r = unknown ? -1 : summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque);
+        uint32_t all = UINT32_MAX; /* an exp of a sum over members is opaque here: it fails */
+        int r = unknown ? -1
+                        : summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque, &all);
         uint32_t bd = 0;
         for (int64_t q = 0; q < nq && r >= 0 && opaque == 0 && bd <= lim; q++) {
             if (a[q] == b[q])
