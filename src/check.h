@@ -479,7 +479,11 @@ void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int
 /* t's axis d (its dims) is in a positional pattern that keeps s of its positions apart (a
    causal mask's offset, top-k's ties, rows named by literals): a monomial of n of its elements
    occurs only if n + s <= the axis's extent (-1: never) */
-void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s);
+void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int kind);
+/* kinds of positional patterns: on one axis each kind keeps its largest slack apart, and the
+   kinds' slacks add up (a causal mask's diagonal, and a prefix of literal positions: top-k's
+   ties, literal slice ends, literal ids) */
+enum { SP_SLACK_DIAG, SP_SLACK_PREFIX, SP_SLACK_KINDS };
 /* a causal pattern between queries (q's axis qd) and keys (k's axis kd): for keys of a dim
    other than the queries', n keys need the queries' axis of n + s positions, and n queries
    the keys' axis of n + s */

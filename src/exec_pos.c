@@ -719,8 +719,8 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         int kd = cs ? x->ndim - 1 : in[1].ndim - 2;
         int64_t slack = relate_pos(C, ko >= 0 ? args[ko]->value : NULL, attr_value(attrs, ko, 0),
                                    &x->pos[x->ndim - 2], &kt->pos[kd], e->loc);
-        sp_members_slack(C, x, x->ndim - 2, slack);
-        sp_members_slack(C, kt, kd, slack);
+        sp_members_slack(C, x, x->ndim - 2, slack, SP_SLACK_DIAG);
+        sp_members_slack(C, kt, kd, slack, SP_SLACK_DIAG);
         sp_members_couple(C, x, x->ndim - 2, kt, kd, slack);
     }
     if (strcmp(name, "topk_mask") == 0 && x->ndim >= 1) {
@@ -730,7 +730,8 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         int64_t d = attr_value(attrs, attr_at(args, na, "dim", 1), -1);
         if (d < 0)
             d += x->ndim;
-        sp_members_slack(C, x, d >= 0 && d < x->ndim ? (int)d : x->ndim - 1, kk > 0 ? kk : -1);
+        sp_members_slack(C, x, d >= 0 && d < x->ndim ? (int)d : x->ndim - 1, kk > 0 ? kk : -1,
+                         SP_SLACK_PREFIX);
     }
     if ((strcmp(name, "rope") == 0 || strcmp(name, "rope_grad") == 0) && x->ndim >= 1) {
         /* the halves of the last axis (its even and odd positions when interleaved) rotate
@@ -758,7 +759,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             size_ids(C, args[ki]->value, y, name[9] == '_', e->loc);
             /* rows named by literal ids: the table's other rows are fewer by as many (and the
                literal rule keeps the dim above them only): the dim's slack (helper-79) */
-            sp_members_slack(C, name[9] == '_' ? y : x, 0, ids_end(&attrs[ki]));
+            sp_members_slack(C, name[9] == '_' ? y : x, 0, ids_end(&attrs[ki]), SP_SLACK_PREFIX);
         }
     }
     if (strncmp(name, "attention", 9) == 0 && nin >= 2 && in[0].ndim >= 3 && in[1].ndim >= 3) {
@@ -803,7 +804,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             for (int j = 0; j < y->ndim && same; j++)
                 same = x->shape[j] == y->shape[j];
             for (int j = 0; inferred >= 0 && name[0] != 'e' && !same && j < x->ndim; j++)
-                sp_members_slack(C, x, j, -1);
+                sp_members_slack(C, x, j, -1, SP_SLACK_PREFIX);
         }
         if (name[0] == 'r' || name[0] == 'v')
             view_scales(C, x, y, e->loc);
@@ -852,7 +853,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
            every size; an end with sizes (a micro-batch's `(mb+1)*(B/dp/2)`) is the blocks' */
         if (ea != NULL && !mentions_size(C, ea)) {
             int64_t en = attr_value(attrs, ke, -1);
-            sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en);
+            sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en, SP_SLACK_PREFIX);
         }
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);

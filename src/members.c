@@ -75,8 +75,11 @@ struct sp_members {
        monomial need an axis of E positions of which a pattern keeps s apart, E - s >= n; the
        smallest such room per dim (ROOM_NONE: no pattern), with its E and s (for regrow), and
        for an axis of no known dim, every dim's */
-    int64_t *room, *room_e, *room_s;
-    int64_t room_all, room_all_e, room_all_s;
+    int64_t *room, *room_e, *room_s;     /* [kind * nd + v]: per kind of pattern (SP_SLACK_*) */
+    int64_t *maxs;                       /* [kind * nd + v]: the kind's largest slack (ROOM_NONE:
+                                            every element) */
+    int64_t room_all[SP_SLACK_KINDS], room_all_e[SP_SLACK_KINDS], room_all_s[SP_SLACK_KINDS],
+        maxs_all[SP_SLACK_KINDS];
     int64_t *couple;         /* [w * nd + v]: keys of dim w in a causal pattern whose queries
                                 are of dim v != w: the room on the queries' axis; and queries
                                 of dim w with keys of dim v: the room on the keys' axis */
@@ -294,10 +297,11 @@ void sp_members_new_run(sp_check_t *C)
         flint_free(M->room);
         flint_free(M->room_e);
         flint_free(M->room_s);
+        flint_free(M->maxs);
         flint_free(M->couple);
         flint_free(M->couple_e);
         flint_free(M->couple_s);
-        M->room = M->room_e = M->room_s = M->couple = M->couple_e = M->couple_s = NULL;
+        M->room = M->room_e = M->room_s = M->maxs = M->couple = M->couple_e = M->couple_s = NULL;
     }
 }
 
@@ -391,29 +395,105 @@ static int axis_dims(sp_check_t *C, const sp_tensor_t *t, int d, uint8_t *out)
     return any || got == 1;
 }
 
-void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s)
+static void maxs_put(int64_t *m, int64_t s)
+{
+    if (*m != ROOM_NONE && (s < 0 || s > *m))
+        *m = s < 0 ? ROOM_NONE : s;
+}
+
+void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int kind)
 {
     struct sp_members *M = get(C);
-    if (M->nd != C->ndims || d < 0 || d >= t->ndim || s == 0)
+    if (M->nd != C->ndims || d < 0 || d >= t->ndim || s == 0 || kind < 0 ||
+        kind >= SP_SLACK_KINDS)
         return;
     int nd = C->ndims;
     if (M->room == NULL) {
-        M->room = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int64_t));
-        M->room_e = flint_calloc((size_t)(nd ? nd : 1), sizeof(int64_t));
-        M->room_s = flint_calloc((size_t)(nd ? nd : 1), sizeof(int64_t));
-        for (int w = 0; w < nd; w++)
-            M->room[w] = ROOM_NONE;
-        M->room_all = ROOM_NONE;
+        size_t n = (size_t)SP_SLACK_KINDS * (size_t)(nd ? nd : 1);
+        M->room = flint_malloc(n * sizeof(int64_t));
+        M->room_e = flint_calloc(n, sizeof(int64_t));
+        M->room_s = flint_calloc(n, sizeof(int64_t));
+        M->maxs = flint_calloc(n, sizeof(int64_t));
+        for (size_t i = 0; i < n; i++)
+            M->room[i] = ROOM_NONE;
+        for (int k = 0; k < SP_SLACK_KINDS; k++) {
+            M->room_all[k] = ROOM_NONE;
+            M->maxs_all[k] = 0;
+        }
     }
     /* the room is on this axis, of t->shape[d] positions: a chunk or a shard of the dim has
        fewer than its size (helper-80's review) */
     uint8_t *in = flint_malloc((size_t)(nd ? nd : 1));
-    if (!axis_dims(C, t, d, in)) /* an axis of no known dim */
-        room_put(&M->room_all, &M->room_all_e, &M->room_all_s, t->shape[d], s);
+    int known = axis_dims(C, t, d, in), ndims = 0;
     for (int w = 0; w < nd; w++)
-        if (in[w])
-            room_put(&M->room[w], &M->room_e[w], &M->room_s[w], t->shape[d], s);
+        ndims += in[w];
+    /* an axis that merges dims ([B*S]): a pattern's positions are not one dim's, and the
+       merged extent is no dim's room (helper-84: the first two of B*S leave S - 2 of row 0,
+       not B*S - 2): no room */
+    if (ndims > 1)
+        s = -1;
+    size_t o = (size_t)kind * (size_t)nd;
+    if (!known) { /* an axis of no known dim */
+        room_put(&M->room_all[kind], &M->room_all_e[kind], &M->room_all_s[kind], t->shape[d], s);
+        maxs_put(&M->maxs_all[kind], s);
+    }
+    for (int w = 0; w < nd; w++)
+        if (in[w]) {
+            room_put(&M->room[o + w], &M->room_e[o + w], &M->room_s[o + w], t->shape[d], s);
+            maxs_put(&M->maxs[o + w], s);
+        }
     flint_free(in);
+}
+
+/* The largest slack of dim v's patterns of kinds other than `kind` (-1: of every kind), summed
+   over those kinds (a pattern of each kind may keep elements apart on one axis: their slacks
+   add up; helper-84's review, a causal mask times top-k's ties), ROOM_NONE when one keeps
+   every element apart */
+static int64_t slack_other(const struct sp_members *M, int v, int kind)
+{
+    int64_t t = 0;
+    for (int k = 0; k < SP_SLACK_KINDS && M->maxs != NULL; k++) {
+        if (k == kind)
+            continue;
+        int64_t a = M->maxs[(size_t)k * (size_t)M->nd + (size_t)v], b = M->maxs_all[k];
+        int64_t m = a == ROOM_NONE || b == ROOM_NONE ? ROOM_NONE : a > b ? a : b;
+        if (m == ROOM_NONE)
+            return ROOM_NONE;
+        t += m;
+    }
+    return t;
+}
+
+/* Dim v's room (ROOM_NONE: no pattern): over each kind, its smallest room (the dim's, or an
+   axis of no known dim's) less the other kinds' slack; *e and *s of the tightest (s with the
+   others' slack), for regrow */
+static int64_t room_eff(const struct sp_members *M, int v, int64_t *e, int64_t *s)
+{
+    int64_t best = ROOM_NONE;
+    *e = *s = 0;
+    for (int k = 0; k < SP_SLACK_KINDS && M->room != NULL; k++) {
+        size_t i = (size_t)k * (size_t)M->nd + (size_t)v;
+        int all = M->room_all[k] < M->room[i];
+        int64_t r = all ? M->room_all[k] : M->room[i];
+        if (r == ROOM_NONE)
+            continue;
+        int64_t re = all ? M->room_all_e[k] : M->room_e[i], rs = all ? M->room_all_s[k] : M->room_s[i];
+        int64_t o = slack_other(M, v, k);
+        if (o == ROOM_NONE || rs < 0) {
+            r = 0;
+            re = 0;
+            rs = -1;
+        } else {
+            r = r > o ? r - o : 0;
+            rs += o;
+        }
+        if (r < best) {
+            best = r;
+            *e = re;
+            *s = rs;
+        }
+    }
+    return best;
 }
 
 void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_tensor_t *k,
@@ -487,24 +567,23 @@ void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, i
         return;
     *blk = M->blk[v];
     int64_t lim = M->blk[v] > 0 && M->blk[v] < C->dims[v].red ? M->blk[v] : C->dims[v].red;
-    if (M->room != NULL) {
-        int all = M->room_all < M->room[v];
-        *room_e = all ? M->room_all_e : M->room_e[v];
-        *room_s = all ? M->room_all_s : M->room_s[v];
-        int64_t r = all ? M->room_all : M->room[v];
-        if (r < lim)
-            lim = r;
-    }
+    int64_t r = room_eff(M, v, room_e, room_s);
+    if (r < lim)
+        lim = r;
     /* the tightest room on another dim's axis (as sp_members_test reads it): that dim grows */
     for (int u = 0; u < M->nd && M->couple != NULL; u++) {
         const sp_dimdef_t *U = &C->dims[u];
         size_t vu = (size_t)v * (size_t)M->nd + (size_t)u;
-        if (U->derived || U->red <= 0 || U->red >= U->real || M->couple[vu] >= lim)
+        int64_t o = slack_other(M, v, SP_SLACK_DIAG), c = M->couple[vu];
+        if (U->derived || U->red <= 0 || U->red >= U->real || c == ROOM_NONE)
             continue;
-        lim = M->couple[vu];
+        c = o == ROOM_NONE ? 0 : c > o ? c - o : 0;
+        if (c >= lim)
+            continue;
+        lim = c;
         *on = u;
-        *room_e = M->couple_e[vu];
-        *room_s = M->couple_s[vu];
+        *room_e = o == ROOM_NONE ? 0 : M->couple_e[vu];
+        *room_s = o == ROOM_NONE ? -1 : M->couple_s[vu] + o;
     }
 }
 
@@ -544,6 +623,7 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->room);
     flint_free(M->room_e);
     flint_free(M->room_s);
+    flint_free(M->maxs);
     flint_free(M->couple);
     flint_free(M->couple_e);
     flint_free(M->couple_s);
@@ -1341,11 +1421,9 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
            keeps elements apart: n of them on an axis of E positions need E - slack >= n
            (helper-77's, helper-79's and helper-80's reviews, session 43; docs/soundness.md
            "Relations among sums over a reduced dim") */
-        if (M->room != NULL) {
-            int64_t r = M->room[v] < M->room_all ? M->room[v] : M->room_all;
-            if (r < (int64_t)lim)
-                lim = (uint32_t)r;
-        }
+        int64_t room_e, room_s, rr = room_eff(M, v, &room_e, &room_s);
+        if (rr < (int64_t)lim)
+            lim = (uint32_t)rr;
         /* keys of v in a causal pattern whose queries are of another dim u: n keys need n +
            slack positions of the queries' axis too (helper-79: queries T = 3, keys S = 5) */
         for (int u = 0; u < nd && M->couple != NULL; u++) {
@@ -1355,6 +1433,11 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             int64_t r = M->couple[(size_t)v * (size_t)nd + (size_t)u];
             if (M->couple_any < r)
                 r = M->couple_any;
+            /* with v's patterns of other kinds on the same axis (top-k's ties among the keys:
+               helper-84) */
+            int64_t o = slack_other(M, v, SP_SLACK_DIAG);
+            if (r != ROOM_NONE)
+                r = o == ROOM_NONE ? 0 : r > o ? r - o : 0;
             if (r < (int64_t)lim)
                 lim = (uint32_t)r;
         }
@@ -1408,7 +1491,18 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             continue;
         int v = nd + c, ax = sp_mesh_axis(&C->mesh, C->cutoff[c].name);
         int64_t k = C->cutoff[c].red;
-        uint32_t lim = (uint32_t)(k < BOUND_MAX ? k : BOUND_MAX);
+        /* a dim split over the axis whose positions a pattern keeps apart (top-k's ties over
+           the first members' rows: helper-84's review) leaves fewer members holding elements:
+           k less the members its slack covers whole */
+        int64_t kept = k;
+        for (int w = 0; w < nd && M->pblk != NULL && M->maxs != NULL; w++) {
+            int64_t pb = M->pblk[(size_t)c * (size_t)nd + (size_t)w], sw = slack_other(M, w, -1);
+            if (pb == 0 || sw == 0)
+                continue;
+            int64_t gone = sw == ROOM_NONE || pb < 0 ? kept : sw / pb;
+            kept = gone >= kept ? 0 : kept - gone;
+        }
+        uint32_t lim = (uint32_t)(kept < BOUND_MAX ? kept : BOUND_MAX);
         sp_expr_t at = SP_EXPR_NONE;
         int opaque = 0;
         uint32_t all = UINT32_MAX; /* an exp of a sum over members is opaque here: it fails */
