@@ -1557,9 +1557,8 @@ struct sp_members_rtab {
     int *v;          /* the tested dims (v < nd) and cut axes (nd + c) */
     int64_t *k;      /* their checked sizes */
     int *ax;         /* a cut axis's index in the mesh, else -1 */
-    /* each symbol's role before renaming, by node id (one store: the checker's): at[id] is 1 +
-       an offset into pool (0: not yet), where own, the tested dims held (two words), n and n
-       entries (i, bits (two words), unknown) are */
+    /* each symbol's role before renaming, by symbol index (one store: the checker's): at[s] is
+       1 + an offset into pool (0: not yet), where the role is, packed (role_of) */
     uint32_t *at;
     size_t nat;
     uint32_t *pool;
@@ -1704,8 +1703,15 @@ static uint32_t *pool_grow(struct sp_members_rtab *T, size_t more)
     return T->pool + T->npool;
 }
 
-/* Symbol id's role before renaming, of every tested dim of the table, as words at w: own, the
-   dims held (two words), n, then n entries (i, bits (two words), unknown); returns the words */
+/*
+ * Symbol id's role before renaming, of every tested dim of the table, packed at w (Table 3's 8B
+ * plan has 4 million symbols; 16 bytes a dim took 430 MB): a word of own (8 bits) and n (the
+ * entries), the tested dims held (one word, two past 32 dims), then n entries, each a word of
+ * the dim's index i (11 bits), a form (2 bits) and the unknown count c (19 bits), followed by
+ * nothing (form 0: no element known), an element's index (1: one), the bits' two words (2), or
+ * the bits' two words and c (3: c past 19 bits).  Returns the words; at most 3 + 4 nv.
+ */
+#define ROLE_CBITS 19
 static size_t role_of(const struct sp_members_rtab *T, const sp_ectx_struct *E, sp_expr_t id,
                       uint32_t *w)
 {
@@ -1718,6 +1724,7 @@ static size_t role_of(const struct sp_members_rtab *T, const sp_ectx_struct *E, 
     uint64_t held = sym_held(M, &r, ncut, &own);
     uint32_t n = 0;
     uint64_t hv = 0;
+    size_t h = T->nv > 32 ? 3 : 2, o = h;
     for (int i = 0; i < T->nv; i++) {
         int v = T->v[i];
         if (i < 64 && (v >= 64 || (held >> v & 1)))
@@ -1727,39 +1734,46 @@ static size_t role_of(const struct sp_members_rtab *T, const sp_ectx_struct *E, 
         sym_members(M, &r, v, T->k[i], &f, &c);
         if (f == 0 && c == 0)
             continue;
-        uint32_t *e = w + 4 + 4 * n++;
-        e[0] = (uint32_t)i;
-        e[1] = (uint32_t)f;
-        e[2] = (uint32_t)(f >> 32);
-        e[3] = c;
+        n++;
+        uint32_t form = c >> ROLE_CBITS ? 3 : f == 0 ? 0 : (f & (f - 1)) == 0 ? 1 : 2;
+        w[o++] = (uint32_t)i | form << 11 | (form == 3 ? 0 : c << 13);
+        if (form == 1)
+            w[o++] = (uint32_t)__builtin_ctzll(f);
+        if (form >= 2) {
+            w[o++] = (uint32_t)f;
+            w[o++] = (uint32_t)(f >> 32);
+        }
+        if (form == 3)
+            w[o++] = c;
     }
-    w[0] = own;
+    w[0] = own | n << 8;
     w[1] = (uint32_t)hv;
-    w[2] = (uint32_t)(hv >> 32);
-    w[3] = n;
-    return 4 + 4 * (size_t)n;
+    if (h == 3)
+        w[2] = (uint32_t)(hv >> 32);
+    return o;
 }
 
 /* Symbol id's role before renaming: the table's (cached there unless frozen) */
 static const uint32_t *raw_role(sp_members_roles_t *R, const sp_ectx_struct *E, sp_expr_t id)
 {
     struct sp_members_rtab *T = R->T;
-    if ((size_t)id < T->nat && T->at[id] != 0)
-        return T->pool + T->at[id] - 1;
+    size_t si = (size_t)E->nodes[id].param; /* the symbol's index */
+    if (si < T->nat && T->at[si] != 0)
+        return T->pool + T->at[si] - 1;
     if (T->frozen) {
         role_of(T, E, id, R->miss);
         return R->miss;
     }
-    if ((size_t)id >= T->nat) {
+    if (si >= T->nat) {
         size_t n = T->nat ? T->nat : 1024;
-        while (n <= (size_t)id)
+        while (n <= si)
             n *= 2;
         T->at = flint_realloc(T->at, n * sizeof(uint32_t));
         memset(T->at + T->nat, 0, (n - T->nat) * sizeof(uint32_t));
         T->nat = n;
     }
-    uint32_t *w = pool_grow(T, 4 + 4 * (size_t)T->nv);
-    T->at[id] = (uint32_t)T->npool + 1;
+    uint32_t *w = pool_grow(T, 3 + 4 * (size_t)T->nv);
+    T->at[si] = (uint32_t)T->npool + 1;
     T->npool += role_of(T, E, id, w);
     return w;
 }
@@ -1768,28 +1782,35 @@ size_t sp_members_roles_sym(sp_members_roles_t *R, const sp_ectx_struct *E, sp_e
                             uint32_t *out)
 {
     const uint32_t *w = raw_role(R, E, id);
-    /* a view of the first nv tested dims: their held bits and entries */
+    /* a view of the first nv tested dims: their held bits and entries (role_of's packing) */
     uint64_t mask = R->nv >= 64 ? UINT64_MAX : ((uint64_t)1 << R->nv) - 1;
-    uint64_t hv = ((uint64_t)w[1] | (uint64_t)w[2] << 32) & mask;
+    size_t h = R->T->nv > 32 ? 3 : 2;
+    uint64_t hv = ((uint64_t)w[1] | (h == 3 ? (uint64_t)w[2] << 32 : 0)) & mask;
     size_t n = 0;
-    out[n++] = w[0];
+    out[n++] = w[0] & 0xff;
     out[n++] = (uint32_t)hv;
     out[n++] = (uint32_t)(hv >> 32);
-    for (uint32_t j = 0; j < w[3]; j++) {
-        const uint32_t *e = w + 4 + 4 * j;
-        if ((int)e[0] >= R->nv)
+    const uint32_t *e = w + h;
+    for (uint32_t j = 0; j < w[0] >> 8; j++) {
+        uint32_t i = e[0] & 0x7ff, form = e[0] >> 11 & 3, c = e[0] >> 13;
+        if ((int)i >= R->nv)
             break; /* the entries are in the order of the tested dims */
-        uint64_t b = (uint64_t)e[1] | (uint64_t)e[2] << 32;
-        out[n++] = e[0];
+        uint64_t b = form == 1 ? (uint64_t)1 << e[1]
+                     : form >= 2 ? (uint64_t)e[1] | (uint64_t)e[2] << 32
+                                 : 0;
+        if (form == 3)
+            c = e[3];
+        e += form == 0 ? 1 : form == 1 ? 2 : form == 2 ? 3 : 4;
+        out[n++] = i;
         if (b != 0) {
-            b = renamed(R, (int)e[0], b);
+            b = renamed(R, (int)i, b);
             out[n++] = (uint32_t)b;
             out[n++] = (uint32_t)(b >> 32);
         } else {
             out[n++] = 0;
             out[n++] = 0;
         }
-        out[n++] = e[3];
+        out[n++] = c;
     }
     out[n++] = UINT32_MAX;
     return n;
