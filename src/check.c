@@ -982,17 +982,17 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
     if (cs->held <= 0 || d < 0 || d >= C->ndims || C->regrown >= REGROW_ROUNDS ||
         C->opt.real_sizes || C->dims[d].derived)
         return -1;
-    int64_t blk, pe, ps;
+    int64_t blk, bs, pe, ps;
     int on;
-    sp_members_dim(C, d, &blk, &pe, &ps, &on);
-    if (ps < 0 || (ps > 0 && pe <= 0))
+    sp_members_dim(C, d, &blk, &bs, &pe, &ps, &on);
+    if (ps < 0 || (ps > 0 && pe <= 0) || bs < 0)
         return -1; /* a pattern that leaves no room at any size */
     if (on != d) { /* the room is on the axis of another dim (a causal pattern's queries or
                       keys): that dim grows */
         if (C->dims[on].derived)
             return -1;
         d = on;
-        blk = 0;
+        blk = bs = 0;
     }
     int64_t k = C->dims[d].red, real = C->dims[d].real;
     if (k <= 0)
@@ -1003,7 +1003,7 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
        S = 10; S = 12 holds it); a pattern's axis of pe positions as a block (pe * k' / k - ps
        >= held; an axis of a literal extent does not grow: the candidates fail, the real
        sizes decide) */
-    int64_t want = ((held + 1) * k + lim0 - 1) / lim0;
+    int64_t want = ((held + 1 + (lim0 < k ? bs : 0)) * k + lim0 - 1) / lim0;
     if (ps > 0 && ((held + ps) * k + pe - 1) / pe > want)
         want = ((held + ps) * k + pe - 1) / pe;
     if (want <= k)

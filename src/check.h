@@ -299,6 +299,7 @@ typedef struct sp_check {
     int nrecv_read;
     char resize_note[400];   /* the report's note when the real sizes were checked, or "" */
     int regrown;             /* run_exact's checks again at a larger size of one dim (held) */
+    int pos_side;            /* the side an operator runs on (1: the plan), for src/members.c */
     int regrowing;           /* inside a candidate run of regrow: the real sizes are deferred */
     int real_deferred;       /* that run left the real sizes to regrow's caller: 1, 2 for a clamp */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
@@ -479,25 +480,28 @@ void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int
 /* t's axis d (its dims) is in a positional pattern that keeps s of its positions apart (a
    causal mask's offset, top-k's ties, rows named by literals): a monomial of n of its elements
    occurs only if n + s <= the axis's extent (-1: never) */
-void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int kind);
+void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int kind,
+                      const void *site);
 /* kinds of positional patterns: on one axis each kind keeps its largest slack apart, and the
-   kinds' slacks add up (a causal mask's diagonal, and a prefix of literal positions: top-k's
-   ties, literal slice ends, literal ids) */
-enum { SP_SLACK_DIAG, SP_SLACK_PREFIX, SP_SLACK_KINDS };
+   kinds' slacks add up (a causal mask's diagonal; a prefix of literal positions: literal slice
+   ends, literal ids; top-k's ties, whose call sites (site) add up too, as a top-k of another's
+   mask breaks ties among what that one left) */
+enum { SP_SLACK_DIAG, SP_SLACK_PREFIX, SP_SLACK_TOPK, SP_SLACK_KINDS };
 /* a causal pattern between queries (q's axis qd) and keys (k's axis kd): for keys of a dim
    other than the queries', n keys need the queries' axis of n + s positions, and n queries
    the keys' axis of n + s */
 void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_tensor_t *k,
                        int kd, int64_t s);
-/* t's axis d is made of pieces of n positions that an operator treats apart (rope's halves
-   or its even and odd positions, repeat_interleave's runs): a block of n of the axis's one dim
-   (sp_members_block); on an axis of a merge or of no known dim, a block of every dim */
-void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n);
-/* dim v's smallest block this run (0: none) and the pattern that leaves it the least room
+/* t's axis d is made of pieces of n positions that an operator treats apart (rope's halves,
+   or its even and odd positions: strided; repeat_interleave's runs): a block of n of the axis's
+   one dim (sp_members_block); on an axis of a merge or of no known dim, a block of every dim */
+void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n, int strided);
+/* dim v's smallest block this run (0: none) with the slack of literal positions it loses
+   (*blk_s, -1: all), and the pattern that leaves it the least room
    (above): the axis's extent and the slack (0 and 0: none; extent 0: no room at any size),
    and the dim whose axis that is (*on: v, or the other dim of a causal pattern) */
-void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, int64_t *room_s,
-                    int *on);
+void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *blk_s, int64_t *room_e,
+                    int64_t *room_s, int *on);
 void sp_members_free(sp_check_t *C);
 /* What the count and relations tests read of a stage, as tokens for src/stage.c's memoization
    keys: per symbol (at most sp_members_roles_max tokens) and for the compared pairs, with

@@ -1210,6 +1210,7 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                                                C->opt.max_elements, &res[r], &err);
                 C->E->force_hollow = 0;
                 sp_note_op(C, &err, e->loc);
+                C->pos_side = I->is_plan;
                 if (applied && nt > 0)
                     sp_refine_pos(C, e, name, attr_args, attrs, na, ins, nt, &res[r]);
                 if (applied)

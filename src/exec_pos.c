@@ -719,8 +719,8 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         int kd = cs ? x->ndim - 1 : in[1].ndim - 2;
         int64_t slack = relate_pos(C, ko >= 0 ? args[ko]->value : NULL, attr_value(attrs, ko, 0),
                                    &x->pos[x->ndim - 2], &kt->pos[kd], e->loc);
-        sp_members_slack(C, x, x->ndim - 2, slack, SP_SLACK_DIAG);
-        sp_members_slack(C, kt, kd, slack, SP_SLACK_DIAG);
+        sp_members_slack(C, x, x->ndim - 2, slack, SP_SLACK_DIAG, e);
+        sp_members_slack(C, kt, kd, slack, SP_SLACK_DIAG, e);
         sp_members_couple(C, x, x->ndim - 2, kt, kd, slack);
     }
     if (strcmp(name, "topk_mask") == 0 && x->ndim >= 1) {
@@ -731,13 +731,14 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         if (d < 0)
             d += x->ndim;
         sp_members_slack(C, x, d >= 0 && d < x->ndim ? (int)d : x->ndim - 1, kk > 0 ? kk : -1,
-                         SP_SLACK_PREFIX);
+                         SP_SLACK_TOPK, e);
     }
     if ((strcmp(name, "rope") == 0 || strcmp(name, "rope_grad") == 0) && x->ndim >= 1) {
         /* the halves of the last axis (its even and odd positions when interleaved) rotate
            into each other: two pieces, whatever the tables (full-width ones make no tensor of
            the half's extent; helper-82's review, session 44) */
-        sp_members_pieces(C, x, x->ndim - 1, x->shape[x->ndim - 1] / 2);
+        int64_t il = attr_value(attrs, attr_at(args, na, "interleaved", 0), 0);
+        sp_members_pieces(C, x, x->ndim - 1, x->shape[x->ndim - 1] / 2, il != 0);
     }
     if (strcmp(name, "repeat_interleave") == 0 && y->ndim >= 1) {
         /* runs of `repeats` copies: of a literal operand by a size count, the runs grow with
@@ -750,7 +751,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         if (d < 0)
             d += y->ndim;
         if (r > 1 && d >= 0 && d < y->ndim && kr >= 0 && sp_pos_monomial(C, NULL, args[kr]->value) != 1)
-            sp_members_pieces(C, y, (int)d, r);
+            sp_members_pieces(C, y, (int)d, r, 0);
     }
     if ((strcmp(name, "embedding") == 0 && nin == 1) ||
         (strcmp(name, "embedding_grad") == 0 && nin == 2)) {
@@ -759,7 +760,8 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             size_ids(C, args[ki]->value, y, name[9] == '_', e->loc);
             /* rows named by literal ids: the table's other rows are fewer by as many (and the
                literal rule keeps the dim above them only): the dim's slack (helper-79) */
-            sp_members_slack(C, name[9] == '_' ? y : x, 0, ids_end(&attrs[ki]), SP_SLACK_PREFIX);
+            sp_members_slack(C, name[9] == '_' ? y : x, 0, ids_end(&attrs[ki]), SP_SLACK_PREFIX,
+                             e);
         }
     }
     if (strncmp(name, "attention", 9) == 0 && nin >= 2 && in[0].ndim >= 3 && in[1].ndim >= 3) {
@@ -804,7 +806,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
             for (int j = 0; j < y->ndim && same; j++)
                 same = x->shape[j] == y->shape[j];
             for (int j = 0; inferred >= 0 && name[0] != 'e' && !same && j < x->ndim; j++)
-                sp_members_slack(C, x, j, -1, SP_SLACK_PREFIX);
+                sp_members_slack(C, x, j, -1, SP_SLACK_PREFIX, e);
         }
         if (name[0] == 'r' || name[0] == 'v')
             view_scales(C, x, y, e->loc);
@@ -853,7 +855,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
            every size; an end with sizes (a micro-batch's `(mb+1)*(B/dp/2)`) is the blocks' */
         if (ea != NULL && !mentions_size(C, ea)) {
             int64_t en = attr_value(attrs, ke, -1);
-            sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en, SP_SLACK_PREFIX);
+            sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en, SP_SLACK_PREFIX, e);
         }
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);

@@ -80,6 +80,17 @@ struct sp_members {
                                             every element) */
     int64_t room_all[SP_SLACK_KINDS], room_all_e[SP_SLACK_KINDS], room_all_s[SP_SLACK_KINDS],
         maxs_all[SP_SLACK_KINDS];
+    int64_t *mine;                       /* [kind * (nd + 1) + v]: the smallest axis of the kind
+                                            (v = nd: an axis of no known dim) */
+    /* top-k's call sites (SP_SLACK_TOPK): a top-k of an earlier one's mask breaks ties among
+       what that one left (helper-85's review), so their slacks add up, per call site and per
+       side (the model's and the plan's values are computed apart); maxs[TOPK] holds the sum */
+    struct tk_site { const void *site; int side, slot; int64_t s; } *tk;
+    int ntk, captk;
+    /* pieces (sp_members_pieces) per dim: the first piece's extent and structure, and whether
+       another one differs */
+    int64_t *pc_n;
+    uint8_t *pc_st;
     int64_t *couple;         /* [w * nd + v]: keys of dim w in a causal pattern whose queries
                                 are of dim v != w: the room on the queries' axis; and queries
                                 of dim w with keys of dim v: the room on the keys' axis */
@@ -298,10 +309,18 @@ void sp_members_new_run(sp_check_t *C)
         flint_free(M->room_e);
         flint_free(M->room_s);
         flint_free(M->maxs);
+        flint_free(M->mine);
         flint_free(M->couple);
         flint_free(M->couple_e);
         flint_free(M->couple_s);
-        M->room = M->room_e = M->room_s = M->maxs = M->couple = M->couple_e = M->couple_s = NULL;
+        flint_free(M->tk);
+        flint_free(M->pc_n);
+        flint_free(M->pc_st);
+        M->room = M->room_e = M->room_s = M->maxs = M->mine = M->couple = M->couple_e =
+            M->couple_s = M->pc_n = NULL;
+        M->tk = NULL;
+        M->pc_st = NULL;
+        M->ntk = M->captk = 0;
     }
 }
 
@@ -401,7 +420,38 @@ static void maxs_put(int64_t *m, int64_t s)
         *m = s < 0 ? ROOM_NONE : s;
 }
 
-void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int kind)
+/* top-k's slack s at a call site, on dim slot (nd: an axis of no known dim): the sum over the
+   sites of its side, the larger side's, into *m */
+static void tk_put(struct sp_members *M, const void *site, int side, int slot, int64_t s,
+                   int64_t *m)
+{
+    int at = -1;
+    for (int i = 0; i < M->ntk && at < 0; i++)
+        if (M->tk[i].site == site && M->tk[i].side == side && M->tk[i].slot == slot)
+            at = i;
+    if (at < 0) {
+        if (M->ntk == M->captk) {
+            M->captk = M->captk ? 2 * M->captk : 16;
+            M->tk = flint_realloc(M->tk, (size_t)M->captk * sizeof *M->tk);
+        }
+        at = M->ntk++;
+        M->tk[at] = (struct tk_site){site, side, slot, 0};
+    }
+    if (M->tk[at].s != ROOM_NONE && (s < 0 || s > M->tk[at].s))
+        M->tk[at].s = s < 0 ? ROOM_NONE : s;
+    int64_t sum[2] = {0, 0};
+    for (int i = 0; i < M->ntk; i++) {
+        const struct tk_site *x = &M->tk[i];
+        if (x->slot != slot)
+            continue;
+        int64_t *t = &sum[x->side != 0];
+        *t = *t == ROOM_NONE || x->s == ROOM_NONE ? ROOM_NONE : *t + x->s;
+    }
+    *m = sum[0] == ROOM_NONE || sum[1] == ROOM_NONE ? ROOM_NONE : sum[0] > sum[1] ? sum[0] : sum[1];
+}
+
+void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int kind,
+                      const void *site)
 {
     struct sp_members *M = get(C);
     if (M->nd != C->ndims || d < 0 || d >= t->ndim || s == 0 || kind < 0 ||
@@ -414,8 +464,12 @@ void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int
         M->room_e = flint_calloc(n, sizeof(int64_t));
         M->room_s = flint_calloc(n, sizeof(int64_t));
         M->maxs = flint_calloc(n, sizeof(int64_t));
+        size_t n1 = (size_t)SP_SLACK_KINDS * (size_t)(nd + 1);
+        M->mine = flint_malloc(n1 * sizeof(int64_t));
         for (size_t i = 0; i < n; i++)
             M->room[i] = ROOM_NONE;
+        for (size_t i = 0; i < n1; i++)
+            M->mine[i] = ROOM_NONE;
         for (int k = 0; k < SP_SLACK_KINDS; k++) {
             M->room_all[k] = ROOM_NONE;
             M->maxs_all[k] = 0;
@@ -432,15 +486,41 @@ void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int
        not B*S - 2): no room */
     if (ndims > 1)
         s = -1;
-    size_t o = (size_t)kind * (size_t)nd;
+    /* an axis of more positions than its dim's elements ([2*S], a dim times a literal m): the
+       room counts elements, not positions; s positions remove at most s / m elements whole
+       (helper-85: S - 2 rows left of [2*S] less 4, not 2S - 4; deepseek3's router, top-6 of
+       E = 4*EQ, removes at most one expert group); an extent that is no multiple: no room */
+    int64_t ext = t->shape[d];
+    for (int w = 0; w < nd && ndims == 1; w++)
+        if (in[w] && ext > C->dims[w].red) {
+            int64_t r = C->dims[w].red, m = r > 0 && ext % r == 0 ? ext / r : 0;
+            s = m == 0 || s < 0 ? -1 : s / m;
+            ext = r;
+        }
+    if (s == 0) {
+        flint_free(in);
+        return;
+    }
+    size_t o = (size_t)kind * (size_t)nd, o1 = (size_t)kind * (size_t)(nd + 1);
+    int side = C->pos_side != 0;
     if (!known) { /* an axis of no known dim */
-        room_put(&M->room_all[kind], &M->room_all_e[kind], &M->room_all_s[kind], t->shape[d], s);
-        maxs_put(&M->maxs_all[kind], s);
+        room_put(&M->room_all[kind], &M->room_all_e[kind], &M->room_all_s[kind], ext, s);
+        if (kind == SP_SLACK_TOPK)
+            tk_put(M, site, side, nd, s, &M->maxs_all[kind]);
+        else
+            maxs_put(&M->maxs_all[kind], s);
+        if (ext < M->mine[o1 + (size_t)nd])
+            M->mine[o1 + (size_t)nd] = ext;
     }
     for (int w = 0; w < nd; w++)
         if (in[w]) {
-            room_put(&M->room[o + w], &M->room_e[o + w], &M->room_s[o + w], t->shape[d], s);
-            maxs_put(&M->maxs[o + w], s);
+            room_put(&M->room[o + w], &M->room_e[o + w], &M->room_s[o + w], ext, s);
+            if (kind == SP_SLACK_TOPK)
+                tk_put(M, site, side, w, s, &M->maxs[o + w]);
+            else
+                maxs_put(&M->maxs[o + w], s);
+            if (ext < M->mine[o1 + (size_t)w])
+                M->mine[o1 + (size_t)w] = ext;
         }
     flint_free(in);
 }
@@ -456,7 +536,9 @@ static int64_t slack_other(const struct sp_members *M, int v, int kind)
         if (k == kind)
             continue;
         int64_t a = M->maxs[(size_t)k * (size_t)M->nd + (size_t)v], b = M->maxs_all[k];
-        int64_t m = a == ROOM_NONE || b == ROOM_NONE ? ROOM_NONE : a > b ? a : b;
+        int64_t m = a == ROOM_NONE || b == ROOM_NONE ? ROOM_NONE
+                    : k == SP_SLACK_TOPK             ? a + b
+                    : a > b                          ? a : b;
         if (m == ROOM_NONE)
             return ROOM_NONE;
         t += m;
@@ -478,6 +560,21 @@ static int64_t room_eff(const struct sp_members *M, int v, int64_t *e, int64_t *
         if (r == ROOM_NONE)
             continue;
         int64_t re = all ? M->room_all_e[k] : M->room_e[i], rs = all ? M->room_all_s[k] : M->room_s[i];
+        if (k == SP_SLACK_TOPK && rs >= 0) {
+            /* several call sites: the smallest axis less their summed slack */
+            size_t o1 = (size_t)k * (size_t)(M->nd + 1);
+            int64_t ex = M->mine[o1 + (size_t)v] < M->mine[o1 + (size_t)M->nd]
+                             ? M->mine[o1 + (size_t)v] : M->mine[o1 + (size_t)M->nd];
+            int64_t a = M->maxs[i], b = M->maxs_all[k];
+            int64_t sk = a == ROOM_NONE || b == ROOM_NONE ? ROOM_NONE : a + b;
+            if (sk == ROOM_NONE) {
+                rs = -1;
+            } else if (ex - sk < r) {
+                r = ex > sk ? ex - sk : 0;
+                re = ex;
+                rs = sk;
+            }
+        }
         int64_t o = slack_other(M, v, k);
         if (o == ROOM_NONE || rs < 0) {
             r = 0;
@@ -535,7 +632,7 @@ void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_ten
     flint_free(kin);
 }
 
-void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n)
+void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n, int strided)
 {
     struct sp_members *M = get(C);
     if (M->nd != C->ndims || d < 0 || d >= t->ndim || n <= 0 || n >= t->shape[d])
@@ -551,22 +648,55 @@ void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n)
                     one = v;
             }
     /* a merge of dims, or an extent not known (repeat_interleave's output): a block of every
-       dim */
-    for (int v = 0; v < nd; v++)
-        if ((v == one || pos != 1 || one < 0) && (M->blk[v] == 0 || n < M->blk[v]))
-            M->blk[v] = n;
+       dim.  Two kinds of pieces on one dim cut each other: rope's halves and its even and odd
+       positions make quarters; pieces of two extents make pieces no block bounds (helper-85's
+       review), so the dim gets no room */
+    if (M->pc_n == NULL) {
+        M->pc_n = flint_calloc((size_t)nd + 1, sizeof(int64_t));
+        M->pc_st = flint_calloc((size_t)nd + 1, 1);
+    }
+    int apart = 0;
+    for (int v = 0; v < nd; v++) {
+        if (!(v == one || pos != 1 || one < 0))
+            continue;
+        int64_t b = n;
+        if (M->pc_n[v] == 0) {
+            M->pc_n[v] = n;
+            M->pc_st[v] = (uint8_t)(strided != 0);
+        } else if (M->pc_n[v] != n) {
+            apart = 1;
+        } else if (M->pc_st[v] != (strided != 0)) {
+            b = n / 2 > 0 ? n / 2 : 1;
+        }
+        if (M->blk[v] == 0 || b < M->blk[v])
+            M->blk[v] = b;
+    }
+    if (apart)
+        sp_members_slack(C, t, d, -1, SP_SLACK_PREFIX, NULL);
 }
 
-void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *room_e, int64_t *room_s,
-                    int *on)
+/* The slack of v's patterns of literal positions (prefixes, top-k's ties), which may fall in
+   one block: a block keeps that many fewer (helper-85: rope's halves times top-k's ties) */
+static int64_t block_slack(const struct sp_members *M, int v)
+{
+    return M->maxs == NULL ? 0 : slack_other(M, v, SP_SLACK_DIAG);
+}
+
+void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *blk_s, int64_t *room_e,
+                    int64_t *room_s, int *on)
 {
     const struct sp_members *M = C->members;
-    *blk = *room_e = *room_s = 0;
+    *blk = *blk_s = *room_e = *room_s = 0;
     *on = v;
     if (M == NULL || M->nd != C->ndims || v < 0 || v >= M->nd)
         return;
     *blk = M->blk[v];
     int64_t lim = M->blk[v] > 0 && M->blk[v] < C->dims[v].red ? M->blk[v] : C->dims[v].red;
+    if (M->blk[v] > 0 && M->blk[v] < C->dims[v].red) {
+        int64_t bs = block_slack(M, v);
+        *blk_s = bs == ROOM_NONE ? -1 : bs;
+        lim = bs == ROOM_NONE ? 0 : lim > bs ? lim - bs : 0;
+    }
     int64_t r = room_eff(M, v, room_e, room_s);
     if (r < lim)
         lim = r;
@@ -624,6 +754,10 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->room_e);
     flint_free(M->room_s);
     flint_free(M->maxs);
+    flint_free(M->mine);
+    flint_free(M->tk);
+    flint_free(M->pc_n);
+    flint_free(M->pc_st);
     flint_free(M->couple);
     flint_free(M->couple_e);
     flint_free(M->couple_s);
@@ -1417,6 +1551,10 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             continue;
         int64_t k = D->red;
         uint32_t lim = (uint32_t)(M->blk[v] > 0 && M->blk[v] < k ? M->blk[v] : k);
+        if (M->blk[v] > 0 && M->blk[v] < k) { /* a block less the literal positions' slack */
+            int64_t bs = block_slack(M, v);
+            lim = bs == ROOM_NONE ? 0 : (int64_t)lim > bs ? (uint32_t)(lim - bs) : 0;
+        }
         /* a positional pattern (a causal mask's offset, top-k's ties, rows named by literals)
            keeps elements apart: n of them on an axis of E positions need E - slack >= n
            (helper-77's, helper-79's and helper-80's reviews, session 43; docs/soundness.md
@@ -1449,8 +1587,12 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
         int r = summarize(M, E, len, v, k, lim, symix, rs, held, sm, &at, &opaque, &all);
         /* a monomial of all n elements an exp of an axis sum holds (above) and one of exactly n
            of the other side are one monomial at this size only: the rest holds fewer */
-        if (all <= lim)
-            lim = all > 0 ? all - 1 : 0;
+        if (all != UINT32_MAX) { /* the exp's n may count elements its product does not hold
+                                    (masked or cancelled terms: helper-85), so n and the
+                                    bound itself are both taken strictly */
+            uint32_t m = all < lim ? all : lim;
+            lim = m > 0 ? m - 1 : 0;
+        }
         /* a failing bound fails also beside nodes taken as holding none (an atom of a sum over
            the dim, a max over it): until session 43 the dim was not tested in such a stage, and
            helper-77 got past the reference executor's second run (docs/soundness.md) */
