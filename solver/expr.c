@@ -57,8 +57,10 @@ int sp_op_arity(sp_op_t op)
 static unsigned op_flags(sp_op_t op)
 {
     switch (op) {
+    case SP_OP_CMP:
+        return SP_NODE_PIECEWISE | SP_NODE_CMP;
     case SP_OP_MAX: case SP_OP_MIN: case SP_OP_RELU: case SP_OP_ABS: case SP_OP_CLAMP:
-    case SP_OP_CMP: case SP_OP_WHERE:
+    case SP_OP_WHERE:
         return SP_NODE_PIECEWISE;
     case SP_OP_EXP: case SP_OP_LOG: case SP_OP_SQRT: case SP_OP_RSQRT: case SP_OP_TANH:
     case SP_OP_SIGMOID: case SP_OP_SILU: case SP_OP_GELU: case SP_OP_ERF:

@@ -81,6 +81,8 @@ typedef struct {
 #define SP_NODE_XSUM 32u      /* the node itself is a sum over an axis that the count test does
                                  not test (top-k's rank, a count by definition): src/members.c
                                  takes it for a sum over an axis all the same */
+#define SP_NODE_CMP 64u       /* a comparison in the cone (a mask: top-k's, a causal mask's):
+                                 src/members.c tells a top-k of another's mask by it */
 
 typedef struct {
     sp_node_t *nodes;   /* nodes[0] unused */

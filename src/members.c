@@ -85,7 +85,7 @@ struct sp_members {
     /* top-k's call sites (SP_SLACK_TOPK): a top-k of an earlier one's mask breaks ties among
        what that one left (helper-85's review), so their slacks add up, per call site and per
        side (the model's and the plan's values are computed apart); maxs[TOPK] holds the sum */
-    struct tk_site { const void *site; int side, slot; int64_t s; } *tk;
+    struct tk_site { const void *site; uint32_t node; int side, slot; int64_t s; } *tk;
     int ntk, captk;
     /* pieces (sp_members_pieces) per dim: the first piece's extent and structure, and whether
        another one differs */
@@ -422,12 +422,13 @@ static void maxs_put(int64_t *m, int64_t s)
 
 /* top-k's slack s at a call site, on dim slot (nd: an axis of no known dim): the sum over the
    sites of its side, the larger side's, into *m */
-static void tk_put(struct sp_members *M, const void *site, int side, int slot, int64_t s,
-                   int64_t *m)
+static void tk_put(struct sp_members *M, const void *site, uint32_t node, int side, int slot,
+                   int64_t s, int64_t *m)
 {
     int at = -1;
     for (int i = 0; i < M->ntk && at < 0; i++)
-        if (M->tk[i].site == site && M->tk[i].side == side && M->tk[i].slot == slot)
+        if (M->tk[i].site == site && M->tk[i].node == node && M->tk[i].side == side &&
+            M->tk[i].slot == slot)
             at = i;
     if (at < 0) {
         if (M->ntk == M->captk) {
@@ -435,7 +436,7 @@ static void tk_put(struct sp_members *M, const void *site, int side, int slot, i
             M->tk = flint_realloc(M->tk, (size_t)M->captk * sizeof *M->tk);
         }
         at = M->ntk++;
-        M->tk[at] = (struct tk_site){site, side, slot, 0};
+        M->tk[at] = (struct tk_site){site, node, side, slot, 0};
     }
     if (M->tk[at].s != ROOM_NONE && (s < 0 || s > M->tk[at].s))
         M->tk[at].s = s < 0 ? ROOM_NONE : s;
@@ -494,7 +495,7 @@ void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int
     for (int w = 0; w < nd && ndims == 1; w++)
         if (in[w] && ext > C->dims[w].red) {
             int64_t r = C->dims[w].red, m = r > 0 && ext % r == 0 ? ext / r : 0;
-            s = m == 0 || s < 0 ? -1 : s / m;
+            s = m == 0 || s < 0 ? -1 : s < r ? s : r;
             ext = r;
         }
     if (s == 0) {
@@ -503,10 +504,26 @@ void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int
     }
     size_t o = (size_t)kind * (size_t)nd, o1 = (size_t)kind * (size_t)(nd + 1);
     int side = C->pos_side != 0;
+    /* a top-k of a mask (its operand holds a comparison: another top-k's, in a loop or a
+       function called again; helper-86's review) is an evaluation of its own, the operand's
+       first value telling them apart; one of other values counts once per call site (a
+       layer's router in a loop, recomputed in the backward) */
+    uint32_t node = 0;
+    if (kind == SP_SLACK_TOPK && sp_tensor_numel(t) > 0 && t->v[0] != SP_EXPR_NONE &&
+        (C->E->nodes[t->v[0]].flags & SP_NODE_CMP))
+        node = t->v[0];
+    /* a dim of the same sizes as the axis's (reduced and real) may be paired with it position
+       by position (an elementwise product of [T] and [S]: helper-86): its room too */
+    for (int w = 0; w < nd && ndims == 1; w++)
+        if (in[w])
+            for (int u = 0; u < nd; u++)
+                if (u != w && C->dims[u].red == C->dims[w].red &&
+                    C->dims[u].real == C->dims[w].real)
+                    in[u] = 1;
     if (!known) { /* an axis of no known dim */
         room_put(&M->room_all[kind], &M->room_all_e[kind], &M->room_all_s[kind], ext, s);
         if (kind == SP_SLACK_TOPK)
-            tk_put(M, site, side, nd, s, &M->maxs_all[kind]);
+            tk_put(M, site, node, side, nd, s, &M->maxs_all[kind]);
         else
             maxs_put(&M->maxs_all[kind], s);
         if (ext < M->mine[o1 + (size_t)nd])
@@ -516,7 +533,7 @@ void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int
         if (in[w]) {
             room_put(&M->room[o + w], &M->room_e[o + w], &M->room_s[o + w], ext, s);
             if (kind == SP_SLACK_TOPK)
-                tk_put(M, site, side, w, s, &M->maxs[o + w]);
+                tk_put(M, site, node, side, w, s, &M->maxs[o + w]);
             else
                 maxs_put(&M->maxs[o + w], s);
             if (ext < M->mine[o1 + (size_t)w])
@@ -679,7 +696,7 @@ void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n, in
    one block: a block keeps that many fewer (helper-85: rope's halves times top-k's ties) */
 static int64_t block_slack(const struct sp_members *M, int v)
 {
-    return M->maxs == NULL ? 0 : slack_other(M, v, SP_SLACK_DIAG);
+    return M->maxs == NULL ? 0 : slack_other(M, v, -1);
 }
 
 void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *blk_s, int64_t *room_e,

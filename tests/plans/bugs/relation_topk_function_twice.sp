@@ -1,0 +1,100 @@
+# expect: NOT EQUIVALENT at line 97
+# helper-86's review (session 44): EQUIVALENT by default on affb317 (S = 7): a function's top-k called on
+# its own mask drops 3 + 3, counted once per call site. Now a top-k whose operand holds a comparison
+# is an evaluation of its own (src/members.c tk_put; the node flag SP_NODE_CMP).
+# Fixed in the mechanism (docs/soundness.md, "Positional patterns"); the output is padded past the reference executor.
+dim S = 100002
+func tk(a) {
+  return topk_mask(a, k = 3)
+}
+model m {
+  input x : [S]
+  input c : [1]
+  input v : [2, 2, 2, 2, 2, 2, 2, 2]
+  acc = v * 1
+  for i0 in 0..2 {
+    for i1 in 0..2 {
+      for i2 in 0..2 {
+        for i3 in 0..2 {
+          for i4 in 0..2 {
+            for i5 in 0..2 {
+              for i6 in 0..2 {
+                for i7 in 0..2 {
+                  for i8 in 0..2 {
+                    for i9 in 0..2 {
+                      acc += v
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  z = expand(c * 0, [S])
+  t1 = tk(z)
+  t2 = tk(1 - t1)
+  m = (1 - t1) * (1 - t2)
+  p1 = sum(m * (x))
+  p2 = sum(m * (x) * (x))
+  p3 = sum(m * (x) * (x) * (x))
+  p4 = sum(m * (x) * (x) * (x) * (x))
+  nwt0 = p1 * p1 * p1 * p1
+  nwc0 = nwt0
+  nwt1 = p1 * p1 * p2
+  nwt1d1 = nwt1 + nwt1
+  nwt1d2 = nwt1d1 + nwt1d1
+  nwc1 = nwt1d1 + nwt1d2
+  nwt2 = p1 * p3
+  nwt2d1 = nwt2 + nwt2
+  nwt2d2 = nwt2d1 + nwt2d1
+  nwt2d3 = nwt2d2 + nwt2d2
+  nwc2 = nwt2d3
+  nwt3 = p2 * p2
+  nwt3d1 = nwt3 + nwt3
+  nwc3 = nwt3 + nwt3d1
+  nwt4 = p4
+  nwt4d1 = nwt4 + nwt4
+  nwt4d2 = nwt4d1 + nwt4d1
+  nwc4 = nwt4d1 + nwt4d2
+  e = nwc0 + nwc2 + nwc3 - nwc1 - nwc4
+  y = p1 + e
+  output y, acc
+}
+plan p of m {
+  mesh tp = 2
+  x : [S]
+  c : [1]
+  v : [2, 2, 2, 2, 2, 2, 2, 2]
+  acc = v * 1
+  for i0 in 0..2 {
+    for i1 in 0..2 {
+      for i2 in 0..2 {
+        for i3 in 0..2 {
+          for i4 in 0..2 {
+            for i5 in 0..2 {
+              for i6 in 0..2 {
+                for i7 in 0..2 {
+                  for i8 in 0..2 {
+                    for i9 in 0..2 {
+                      acc += v
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  z = expand(c * 0, [S])
+  t1 = tk(z)
+  t2 = tk(1 - t1)
+  m = (1 - t1) * (1 - t2)
+  y = sum(m * (x))
+  output y = y : []
+  output acc = acc : [2, 2, 2, 2, 2, 2, 2, 2]
+}
