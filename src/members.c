@@ -1485,7 +1485,12 @@ void sp_members_held_text(const sp_check_t *C, int dim, int bound, int lim, char
     if (dim >= C->ndims) { /* a mesh axis the cutoff checks smaller */
         int c = dim - C->ndims;
         const char *ax = c < C->ncutoff ? C->cutoff[c].name : "?";
-        if (bound > 0)
+        int64_t k = c < C->ncutoff ? C->cutoff[c].red : 0;
+        if (bound > 0 && lim < k)
+            snprintf(buf, len, "may hold the own values of %d members of the mesh axis %s, more "
+                     "than the %d of the %lld checked that a positional pattern leaves", bound,
+                     ax, lim, (long long)k);
+        else if (bound > 0)
             snprintf(buf, len, "may hold the own values of %d members of the mesh axis %s, more "
                      "than the %d checked", bound, ax, lim);
         else if (bound == SP_MEMBERS_UNKNOWN)
