@@ -296,6 +296,27 @@ void sp_members_block(sp_check_t *C, const sp_tensor_t *t)
     }
 }
 
+/* The positional patterns' records (sp_members_slack, _couple, _pieces), emptied */
+static void patterns_free(struct sp_members *M)
+{
+    flint_free(M->room);
+    flint_free(M->room_e);
+    flint_free(M->room_s);
+    flint_free(M->maxs);
+    flint_free(M->mine);
+    flint_free(M->couple);
+    flint_free(M->couple_e);
+    flint_free(M->couple_s);
+    flint_free(M->tk);
+    flint_free(M->pc_n);
+    flint_free(M->pc_st);
+    M->room = M->room_e = M->room_s = M->maxs = M->mine = M->couple = M->couple_e =
+        M->couple_s = M->pc_n = NULL;
+    M->tk = NULL;
+    M->pc_st = NULL;
+    M->ntk = M->captk = 0;
+}
+
 void sp_members_new_run(sp_check_t *C)
 {
     if (C->members != NULL && C->members->nd == C->ndims) {
@@ -303,24 +324,7 @@ void sp_members_new_run(sp_check_t *C)
         C->members->unsafe = 0;
         flint_free(C->members->pblk);
         C->members->pblk = NULL;
-        /* the rooms of positional patterns are of this run's sizes */
-        struct sp_members *M = C->members;
-        flint_free(M->room);
-        flint_free(M->room_e);
-        flint_free(M->room_s);
-        flint_free(M->maxs);
-        flint_free(M->mine);
-        flint_free(M->couple);
-        flint_free(M->couple_e);
-        flint_free(M->couple_s);
-        flint_free(M->tk);
-        flint_free(M->pc_n);
-        flint_free(M->pc_st);
-        M->room = M->room_e = M->room_s = M->maxs = M->mine = M->couple = M->couple_e =
-            M->couple_s = M->pc_n = NULL;
-        M->tk = NULL;
-        M->pc_st = NULL;
-        M->ntk = M->captk = 0;
+        patterns_free(C->members); /* the rooms of positional patterns are of this run's sizes */
     }
 }
 
@@ -520,25 +524,21 @@ void sp_members_slack(sp_check_t *C, const sp_tensor_t *t, int d, int64_t s, int
                 if (u != w && C->dims[u].red == C->dims[w].red &&
                     C->dims[u].real == C->dims[w].real)
                     in[u] = 1;
-    if (!known) { /* an axis of no known dim */
-        room_put(&M->room_all[kind], &M->room_all_e[kind], &M->room_all_s[kind], ext, s);
+    for (int w = known ? 0 : nd; w < nd + !known; w++) { /* w = nd: an axis of no known dim */
+        if (w < nd && !in[w])
+            continue;
+        int all = w == nd;
+        room_put(all ? &M->room_all[kind] : &M->room[o + w],
+                 all ? &M->room_all_e[kind] : &M->room_e[o + w],
+                 all ? &M->room_all_s[kind] : &M->room_s[o + w], ext, s);
+        int64_t *mx = all ? &M->maxs_all[kind] : &M->maxs[o + w];
         if (kind == SP_SLACK_TOPK)
-            tk_put(M, site, node, side, nd, s, &M->maxs_all[kind]);
+            tk_put(M, site, node, side, w, s, mx);
         else
-            maxs_put(&M->maxs_all[kind], s);
-        if (ext < M->mine[o1 + (size_t)nd])
-            M->mine[o1 + (size_t)nd] = ext;
+            maxs_put(mx, s);
+        if (ext < M->mine[o1 + (size_t)w])
+            M->mine[o1 + (size_t)w] = ext;
     }
-    for (int w = 0; w < nd; w++)
-        if (in[w]) {
-            room_put(&M->room[o + w], &M->room_e[o + w], &M->room_s[o + w], ext, s);
-            if (kind == SP_SLACK_TOPK)
-                tk_put(M, site, node, side, w, s, &M->maxs[o + w]);
-            else
-                maxs_put(&M->maxs[o + w], s);
-            if (ext < M->mine[o1 + (size_t)w])
-                M->mine[o1 + (size_t)w] = ext;
-        }
     flint_free(in);
 }
 
@@ -718,10 +718,11 @@ void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *blk_s, in
     if (r < lim)
         lim = r;
     /* the tightest room on another dim's axis (as sp_members_test reads it): that dim grows */
+    int64_t o = M->couple != NULL ? slack_other(M, v, SP_SLACK_DIAG) : 0;
     for (int u = 0; u < M->nd && M->couple != NULL; u++) {
         const sp_dimdef_t *U = &C->dims[u];
         size_t vu = (size_t)v * (size_t)M->nd + (size_t)u;
-        int64_t o = slack_other(M, v, SP_SLACK_DIAG), c = M->couple[vu];
+        int64_t c = M->couple[vu];
         if (U->derived || U->red <= 0 || U->red >= U->real || c == ROOM_NONE)
             continue;
         c = o == ROOM_NONE ? 0 : c > o ? c - o : 0;
@@ -767,17 +768,7 @@ void sp_members_free(sp_check_t *C)
     flint_free(M->slots);
     flint_free(M->blk);
     flint_free(M->pblk);
-    flint_free(M->room);
-    flint_free(M->room_e);
-    flint_free(M->room_s);
-    flint_free(M->maxs);
-    flint_free(M->mine);
-    flint_free(M->tk);
-    flint_free(M->pc_n);
-    flint_free(M->pc_st);
-    flint_free(M->couple);
-    flint_free(M->couple_e);
-    flint_free(M->couple_s);
+    patterns_free(M);
     flint_free(M->e);
     flint_free(M);
     C->members = NULL;
@@ -1499,8 +1490,6 @@ void sp_members_held_text(const sp_check_t *C, int dim, int bound, int lim, char
         else
             snprintf(buf, len, "holds an atom or a max of a sum over the members of the mesh "
                      "axis %s, which no bound reaches", ax);
-    } else if (dim < 0) {
-        snprintf(buf, len, "holds no element past the checked sizes");
     } else if (bound < 0) {
         snprintf(buf, len, "holds an atom or a max of a sum over %s, which no bound reaches",
                  C->dims[dim].name);
@@ -1586,6 +1575,9 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             lim = (uint32_t)rr;
         /* keys of v in a causal pattern whose queries are of another dim u: n keys need n +
            slack positions of the queries' axis too (helper-79: queries T = 3, keys S = 5) */
+        /* with v's patterns of other kinds on the same axis (top-k's ties among the keys:
+           helper-84) */
+        int64_t o = M->couple != NULL ? slack_other(M, v, SP_SLACK_DIAG) : 0;
         for (int u = 0; u < nd && M->couple != NULL; u++) {
             const sp_dimdef_t *U = &C->dims[u];
             if (U->derived || U->red <= 0 || U->red >= U->real)
@@ -1593,9 +1585,6 @@ int sp_members_test(sp_check_t *C, sp_ectx_t E, uint32_t len, const sp_stage_t *
             int64_t r = M->couple[(size_t)v * (size_t)nd + (size_t)u];
             if (M->couple_any < r)
                 r = M->couple_any;
-            /* with v's patterns of other kinds on the same axis (top-k's ties among the keys:
-               helper-84) */
-            int64_t o = slack_other(M, v, SP_SLACK_DIAG);
             if (r != ROOM_NONE)
                 r = o == ROOM_NONE ? 0 : r > o ? r - o : 0;
             if (r < (int64_t)lim)

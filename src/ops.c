@@ -287,10 +287,15 @@ int fail(opc_t *c, const char *fmt, ...)
 }
 
 /* An output of n elements over the limit c->max_numel (sp_op_err_t.elements: a resource limit) */
-int fail_elements(opc_t *c, const char *shape, int64_t n)
+void mark_elements(opc_t *c)
 {
     if (c->err != NULL && c->err->msg[0] == 0)
         c->err->elements = 1;
+}
+
+int fail_elements(opc_t *c, const char *shape, int64_t n)
+{
+    mark_elements(c);
     return fail(c, "output %s has %lld elements, more than the limit %lld", shape, (long long)n,
                 (long long)c->max_numel);
 }

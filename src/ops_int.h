@@ -109,6 +109,8 @@ shstr_t SH(int ndim, const int64_t *shape);
 shstr_t TS(const sp_tensor_t *t);
 int wanted(const opc_t *c, int k);
 int fail(opc_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* the error being set is a resource limit's (sp_op_err_t.elements), not bad use */
+void mark_elements(opc_t *c);
 int fail_elements(opc_t *c, const char *shape, int64_t n);
 const sp_attr_t *get_attr(const opc_t *c, const char *key);
 int num_to_int(const sp_attr_t *a, int64_t *out);

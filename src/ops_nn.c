@@ -737,8 +737,7 @@ int fwd_topk_mask(opc_t *c, sp_tensor_t *out)
        the real sizes compares 2.5e9 pairs; helper-83's probes ran past 300 s) */
     if (c->max_numel > 0 && work > 64 * c->max_numel) {
         groups_clear(&g);
-        if (c->err != NULL && c->err->msg[0] == 0)
-            c->err->elements = 1;
+        mark_elements(c);
         return fail(c, "its lanes compare %lld pairs of elements, more than 64 times the limit "
                        "%lld", (long long)work, (long long)c->max_numel);
     }
