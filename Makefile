@@ -97,17 +97,22 @@ $(B)/tests/%: tests/%.c $(TEST_SUPPORT) $(B)/libshardproof.a | deps
 
 # Every cmocka test, then the plan corpora.
 check: deps all $(TEST_BIN)
-	@fail=0; for t in $(TEST_BIN); do \
+	@fail=0; t0=$$(date +%s); \
+	at() { echo "== [$$(( $$(date +%s) - t0 )) s] $$1"; }; \
+	for t in $(TEST_BIN); do \
 	  echo "== $$t"; SP_SHARED=../shared $$t || fail=1; done; \
+	at "plan corpora"; \
 	if [ -x tests/run_plans.sh ]; then MODE=$(MODE) tests/run_plans.sh $(B)/shardproof || fail=1; fi; \
+	at "allocation sweep, cli, reports, docs, embed, shard"; \
 	tests/alloc_sweep.sh $(B)/shardproof || fail=1; \
 	tests/cli.sh $(B)/shardproof || fail=1; \
 	tests/reports.sh $(B)/shardproof || fail=1; \
 	/usr/bin/python3 tests/run_docs.py $(B)/shardproof || fail=1; \
 	MAKE="$(MAKE)" MODE=$(MODE) EMBED_CFLAGS="$(LDASAN)" tests/embed.sh || fail=1; \
 	tests/shard.sh $(B)/shardproof || fail=1; \
-	if [ "$(MODE)" = release ]; then tests/gen_matrix.sh $(B)/shardproof || fail=1; fi; \
-	if [ "$(MODE)" = release ]; then tests/torch/run.sh $(B)/shardproof || fail=1; fi; \
+	if [ "$(MODE)" = release ]; then at "gen matrix"; tests/gen_matrix.sh $(B)/shardproof || fail=1; fi; \
+	if [ "$(MODE)" = release ]; then at "torch"; tests/torch/run.sh $(B)/shardproof || fail=1; fi; \
+	at "end"; \
 	if [ $$fail = 0 ]; then echo "shardproof: all tests passed"; else echo "shardproof: TESTS FAILED"; exit 1; fi
 
 check-valgrind: all

@@ -564,8 +564,16 @@ static int64_t relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, co
                   sp_pos_same_scale(C, id, sp_pos_blk_scale(k)) && !(q->rescaled & SP_RESCALED) &&
                   !(k->rescaled & SP_RESCALED) && q->host == 0 && k->host == 0;
         int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), blk);
+        /* an offset o != 0 keeps |o| + 1 positions apart in one mask, but masks compose
+           through the values: a product of two masks over a shared axis, or a matmul of one
+           with itself, keeps j <= i - 2|o| (helper-87's review, session 45: offset -5 masks
+           chained over three dims, over one dim, and gt(matmul(f, f), 0), each EQUIVALENT by
+           default with a slack of 6).  A composition's depth is not bounded by anything the run
+           records (a loop can compose a mask any number of times), so such a mask leaves no
+           room: the real sizes decide.  The diagonal itself (o = 0) and a block offset compose
+           into themselves */
         if (!blk)
-            slack = (ov < 0 ? -ov : ov) + 1;
+            slack = ov == 0 ? 1 : -1;
         sp_pos_note_named(C, term >> 2, oe);
         r = sp_pos_compose(&p, term);
         if (id != 1) { /* a size term on the queries' and the keys' axes (helper-36) */
@@ -613,6 +621,33 @@ static int mentions_size(sp_check_t *C, const sp_ast_expr_t *e)
         if (mentions_size(C, e->args[i].value))
             return 1;
     return 0;
+}
+
+/* Is the size expression e's value the same at the real sizes (a monomial of scale 1: a dim
+   or mesh size kept real, a literal)?  An expression that is no monomial (`T - 1`) is read
+   through its names: the same when each is */
+static int same_at_real(sp_check_t *C, const sp_ast_expr_t *e)
+{
+    if (e == NULL)
+        return 1;
+    int32_t id = sp_pos_monomial(C, NULL, e);
+    if (id == 1)
+        return 1;
+    if (id > 1) {
+        fmpq_t q;
+        fmpq_init(q);
+        int same = sp_pos_scale(C, id, q) && fmpq_is_one(q);
+        fmpq_clear(q);
+        return same;
+    }
+    if (e->kind == SP_AST_NAME)
+        return 0; /* a name that is no monomial: not known */
+    if (!same_at_real(C, e->a) || !same_at_real(C, e->b))
+        return 0;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (!same_at_real(C, e->args[i].value))
+            return 0;
+    return e->a != NULL || e->b != NULL || e->nargs > 0;
 }
 
 /* One past the largest id of an evaluated list of ids (whatever their text: `0 + 1`, a loop
@@ -852,10 +887,21 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         /* rows named by an end written without a size or mesh size, by its evaluated value
            (`2`, `1 + 1`, a loop variable, a function's parameter: helper-79's and helper-81's
            reviews): the other rows are fewer by as many; a bound from the end names rows of
-           every size; an end with sizes (a micro-batch's `(mb+1)*(B/dp/2)`) is the blocks' */
-        if (ea != NULL && !mentions_size(C, ea)) {
+           every size.  An end with sizes is the blocks' only where the kept rows are a block
+           of the axis at both sizes (a micro-batch's `(mb+1)*(B/dp/2)`); another dim's size, a
+           mesh size or an expression of them (`T`, `T - 1`, `tp`: helper-87's review, session
+           45) names rows as a literal does, by its value where that is the same at the real
+           sizes, and else (a reduced other dim) leaves no room.  An axis whose extent names no dim
+           (B/dp with B kept real) gets nothing from such an end, as before: its positions are
+           the same at both sizes, or a window whose literal bounds gave their slack */
+        if (ea != NULL) {
             int64_t en = attr_value(attrs, ke, -1);
-            sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en, SP_SLACK_PREFIX, e);
+            if (!mentions_size(C, ea))
+                sp_members_slack(C, x, (int)d, en < 0 || s < 0 ? -1 : en, SP_SLACK_PREFIX, e);
+            else if (x->pos[d].ext != 1 && !(ext > 1 && block_slice(C, x, y, d, s, ext, ext)))
+                sp_members_slack(C, x, (int)d,
+                                 en < 0 || s < 0 || !same_at_real(C, ea) ? -1 : en,
+                                 SP_SLACK_PREFIX, e);
         }
     } else {
         int64_t k = attr_value(attrs, attr_at(args, na, "index", 2), 0);

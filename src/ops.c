@@ -293,6 +293,15 @@ void mark_elements(opc_t *c)
         c->err->elements = 1;
 }
 
+/* An output past what one tensor can hold (NUMEL_LIMIT): a resource limit too, not bad input
+   (a plan's real sizes reached by the fallbacks: a [100002, 100002] mask, helper-87's probes) */
+int fail_too_large(opc_t *c, const char *shape)
+{
+    mark_elements(c);
+    return fail(c, "output %s has more than %lld elements, the limit of one tensor", shape,
+                (long long)NUMEL_LIMIT);
+}
+
 int fail_elements(opc_t *c, const char *shape, int64_t n)
 {
     mark_elements(c);
@@ -514,7 +523,7 @@ int out_alloc(opc_t *c, sp_tensor_t *out, int ndim, const int64_t *shape)
         return fail(c, "too many dimensions (%d, at most %d)", ndim, SP_MAX_DIMS);
     int64_t n = shape_numel(ndim, shape);
     if (n < 0)
-        return fail(c, "output %s is too large", SH(ndim, shape).s);
+        return fail_too_large(c, SH(ndim, shape).s);
     if (c->max_numel > 0 && n > c->max_numel)
         return fail_elements(c, SH(ndim, shape).s, n);
     if (!sp_tensor_alloc(out, ndim, shape))

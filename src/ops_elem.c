@@ -139,7 +139,7 @@ static int ew_setup(opc_t *c, int code, ew_t *w)
     }
     w->nout = shape_numel(w->ndim, w->shape);
     if (w->nout < 0)
-        return fail(c, "output %s is too large", SH(w->ndim, w->shape).s);
+        return fail_too_large(c, SH(w->ndim, w->shape).s);
     if (c->max_numel > 0 && w->nout > c->max_numel)
         return fail_elements(c, SH(w->ndim, w->shape).s, w->nout);
     for (int i = 0; i < w->n; i++) {

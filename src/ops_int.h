@@ -112,6 +112,7 @@ int fail(opc_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* the error being set is a resource limit's (sp_op_err_t.elements), not bad use */
 void mark_elements(opc_t *c);
 int fail_elements(opc_t *c, const char *shape, int64_t n);
+int fail_too_large(opc_t *c, const char *shape);
 const sp_attr_t *get_attr(const opc_t *c, const char *key);
 int num_to_int(const sp_attr_t *a, int64_t *out);
 int attr_int(opc_t *c, const char *key, int64_t dflt, int64_t *out, int *present);

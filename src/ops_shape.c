@@ -13,7 +13,7 @@ int check_numel(opc_t *c, int ndim, const int64_t *shape)
         return fail(c, "too many dimensions (%d, at most %d)", ndim, SP_MAX_DIMS);
     int64_t n = shape_numel(ndim, shape);
     if (n < 0)
-        return fail(c, "output %s is too large", SH(ndim, shape).s);
+        return fail_too_large(c, SH(ndim, shape).s);
     if (c->max_numel > 0 && n > c->max_numel)
         return fail_elements(c, SH(ndim, shape).s, n);
     return 1;
@@ -176,7 +176,7 @@ int g_reshape(opc_t *c, gather_t *g)
             return fail(c, "invalid size %lld", (long long)l[d]);
         } else {
             if (l[d] > NUMEL_LIMIT || (prod *= l[d]) > NUMEL_LIMIT)
-                return fail(c, "shape %s is too large", SH(n, l).s);
+                return fail_too_large(c, SH(n, l).s);
         }
     }
     g->ndim = n;
@@ -555,7 +555,7 @@ int g_repeat(opc_t *c, gather_t *g)
             dm[d] = (dmap_t){-1, DM_AFFINE, 0, 0};
         } else {
             if (l[d] > NUMEL_LIMIT || x->shape[id] * l[d] > NUMEL_LIMIT)
-                return fail(c, "output is too large");
+                return fail_too_large(c, "of the repeat");
             g->shape[d] = x->shape[id] * l[d];
             dm[d] = (dmap_t){id, DM_MOD, x->shape[id], 0};
         }

@@ -338,6 +338,21 @@ static void test_ref_rope_attention_topk(void **state)
     expect_values(m, in, "k", "0 0 1 1 1 1 0 0");
 }
 
+/* top-k's order over longer lanes (a merge sort since session 45): larger first, ties to the
+   lower index, across the boundary and inside it */
+static void test_ref_topk_order(void **state)
+{
+    (void)state;
+    const char *m = "dim N = 11\nmodel m {\n  input x : [N]\n  a = topk_mask(x, k = 5)\n"
+                    "  b = topk_mask(x, k = 7)\n  c = topk_mask(x * 0, k = 4)\n"
+                    "  d = topk_mask(-x, k = 3)\n  output a\n}\n";
+    const char *in = "x=3,1,4,1,5,9,2,6,5,3,5";
+    expect_values(m, in, "a", "0 0 0 0 1 1 0 1 1 0 1");
+    expect_values(m, in, "b", "1 0 1 0 1 1 0 1 1 0 1");
+    expect_values(m, in, "c", "1 1 1 1 0 0 0 0 0 0 0");
+    expect_values(m, in, "d", "0 1 0 1 0 0 1 0 0 0 0");
+}
+
 static void test_ref_cross_entropy(void **state)
 {
     (void)state;
@@ -1070,6 +1085,7 @@ int main(void)
         cmocka_unit_test(test_ref_reductions_softmax_norms),
         cmocka_unit_test(test_ref_matmul_embedding),
         cmocka_unit_test(test_ref_rope_attention_topk),
+        cmocka_unit_test(test_ref_topk_order),
         cmocka_unit_test(test_ref_cross_entropy),
         cmocka_unit_test(test_ref_autodiff_exact),
         cmocka_unit_test(test_ref_autodiff_ties),
