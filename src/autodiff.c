@@ -323,6 +323,7 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
             /* an adjoint sits where its value does (src/ops_pos.c) */
             if (din[j].ndim == I->tv[v].ndim)
                 memcpy(din[j].pos, I->tv[v].pos, sizeof din[j].pos);
+            sp_members_masks(I->C, &din[j], ins, tp->nin);
             if (g[v].ndim < 0) {
                 g[v] = din[j];
                 sp_tensor_init(&din[j]);
@@ -331,6 +332,8 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
                 int64_t n = sp_tensor_numel(&g[v]);
                 for (int64_t i = 0; i < n; i++)
                     g[v].v[i] = sp_expr_add(E, g[v].v[i], din[j].v[i]);
+                if (din[j].masks > g[v].masks) /* a sum at each position: the larger */
+                    g[v].masks = din[j].masks;
             }
         }
         for (int j = 0; j < tp->nin; j++)

@@ -496,6 +496,11 @@ void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_ten
    or its even and odd positions: strided; repeat_interleave's runs): a block of n of the axis's
    one dim (sp_members_block); on an axis of a merge or of no known dim, a block of every dim */
 void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n, int strided);
+/* y, computed from in[0 .. nin), composes y->masks causal masks (src/ops.c mask_depth): when
+   more than one, each axis of y and of its operands on a dim that a causal pattern reaches keeps
+   that many positions apart (a diagonal slack), and each two such axes of one tensor are coupled
+   with it (helper-88's review, session 45) */
+void sp_members_masks(sp_check_t *C, const sp_tensor_t *y, const sp_tensor_t *in, int nin);
 /* dim v's smallest block this run (0: none) with the slack of literal positions it loses
    (*blk_s, -1: all), and the pattern that leaves it the least room
    (above): the axis's extent and the slack (0 and 0: none; extent 0: no room at any size),

@@ -1213,8 +1213,10 @@ static sp_status_t call_op(interp_t *I, const sp_ast_expr_t *e, pval_t *out, int
                 C->pos_side = I->is_plan;
                 if (applied && nt > 0)
                     sp_refine_pos(C, e, name, attr_args, attrs, na, ins, nt, &res[r]);
-                if (applied)
+                if (applied) {
                     sp_pos_note(C, &res[r], e->loc);
+                    sp_members_masks(C, &res[r], ins, nt);
+                }
                 if (!applied) {
                     /* an unknown attribute: at its keyword */
                     sp_loc_t at = err.attr >= 0 && err.attr < na && attr_args[err.attr]->key.str
@@ -1296,8 +1298,10 @@ static sp_status_t apply_simple(interp_t *I, sp_loc_t loc, const char *op, pval_
         int applied = sp_ops_apply_env(I->C->E, &env, op, tmp, nin, attrs, nattr,
                                        I->C->opt.max_elements, &res[r], &err);
         sp_note_op(I->C, &err, loc);
-        if (applied)
+        if (applied) {
             sp_pos_note(I->C, &res[r], loc);
+            sp_members_masks(I->C, &res[r], tmp, nin);
+        }
         if (!applied) {
             errat(I, err.elements ? SP_DIAG_ELEMENTS : SP_DIAG_SHAPE, loc, "%s", err.msg);
             sp_note_divisible(I->C, &err);

@@ -564,16 +564,8 @@ static int64_t relate_pos(sp_check_t *C, const sp_ast_expr_t *oe, int64_t ov, co
                   sp_pos_same_scale(C, id, sp_pos_blk_scale(k)) && !(q->rescaled & SP_RESCALED) &&
                   !(k->rescaled & SP_RESCALED) && q->host == 0 && k->host == 0;
         int32_t term = sp_pos_term(id ? id : sp_pos_fresh(C), blk);
-        /* an offset o != 0 keeps |o| + 1 positions apart in one mask, but masks compose
-           through the values: a product of two masks over a shared axis, or a matmul of one
-           with itself, keeps j <= i - 2|o| (helper-87's review, session 45: offset -5 masks
-           chained over three dims, over one dim, and gt(matmul(f, f), 0), each EQUIVALENT by
-           default with a slack of 6).  A composition's depth is not bounded by anything the run
-           records (a loop can compose a mask any number of times), so such a mask leaves no
-           room: the real sizes decide.  The diagonal itself (o = 0) and a block offset compose
-           into themselves */
         if (!blk)
-            slack = ov == 0 ? 1 : -1;
+            slack = (ov < 0 ? -ov : ov) + 1;
         sp_pos_note_named(C, term >> 2, oe);
         r = sp_pos_compose(&p, term);
         if (id != 1) { /* a size term on the queries' and the keys' axes (helper-36) */
@@ -757,6 +749,13 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         sp_members_slack(C, x, x->ndim - 2, slack, SP_SLACK_DIAG, e);
         sp_members_slack(C, kt, kd, slack, SP_SLACK_DIAG, e);
         sp_members_couple(C, x, x->ndim - 2, kt, kd, slack);
+        /* masks compose through the values (a product of two over a shared axis, a matmul of
+           one with itself keeps j <= i - 2|o|: helper-87's review, session 45): the output
+           counts this mask's slack, not one (src/ops.c mask_depth counted one), and
+           src/members.c sp_members_masks records a composition's sum */
+        if (slack > 1 && y->masks > 0)
+            y->masks = y->masks + (int32_t)(slack - 1) < (1 << 20) ? y->masks + (int32_t)(slack - 1)
+                                                                    : (1 << 20);
     }
     if (strcmp(name, "topk_mask") == 0 && x->ndim >= 1) {
         /* ties go to the lower index: over equal values (x * 0) the mask is the literal slice

@@ -692,6 +692,45 @@ void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n, in
         sp_members_slack(C, t, d, -1, SP_SLACK_PREFIX, NULL);
 }
 
+/* Does t's axis d hold a dim that a causal pattern reached this run (every axis, once one of no
+   known dim has)? */
+static int diag_axis(sp_check_t *C, const sp_tensor_t *t, int d, uint8_t *in)
+{
+    const struct sp_members *M = C->members;
+    if (M == NULL || M->maxs == NULL)
+        return 0;
+    if (M->maxs_all[SP_SLACK_DIAG] != 0)
+        return 1;
+    int nd = C->ndims, hit = 0;
+    if (!axis_dims(C, t, d, in))
+        return 1; /* no dim known: possibly a reached one */
+    for (int v = 0; v < nd; v++)
+        hit |= in[v] && M->maxs[(size_t)SP_SLACK_DIAG * (size_t)nd + (size_t)v] != 0;
+    return hit;
+}
+
+void sp_members_masks(sp_check_t *C, const sp_tensor_t *y, const sp_tensor_t *in, int nin)
+{
+    struct sp_members *M = get(C);
+    if (y->masks <= 1 || M->nd != C->ndims || M->maxs == NULL)
+        return;
+    int64_t m = y->masks;
+    uint8_t *dims = flint_malloc((size_t)(C->ndims ? C->ndims : 1));
+    for (int k = -1; k < nin; k++) {
+        const sp_tensor_t *t = k < 0 ? y : &in[k];
+        int ax[SP_MAX_DIMS], n = 0;
+        for (int d = 0; d < t->ndim && d < SP_MAX_DIMS; d++)
+            if (t->shape[d] > 1 && diag_axis(C, t, d, dims))
+                ax[n++] = d;
+        for (int i = 0; i < n; i++)
+            sp_members_slack(C, t, ax[i], m, SP_SLACK_DIAG, NULL);
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++)
+                sp_members_couple(C, t, ax[i], t, ax[j], m);
+    }
+    flint_free(dims);
+}
+
 /* The slack of v's patterns of literal positions (prefixes, top-k's ties), which may fall in
    one block: a block keeps that many fewer (helper-85: rope's halves times top-k's ties) */
 static int64_t block_slack(const struct sp_members *M, int v)

@@ -199,14 +199,24 @@ static void box_move(sp_tensor_t *big, sp_tensor_t *small, const int64_t *off, i
     }
 }
 
+/* A value moved between ranks keeps the masks it may compose (sp_tensor_t.masks); pieces
+   placed side by side or summed at one position: the largest (src/ops.c mask_depth) */
+static void keep_masks(sp_tensor_t *dst, const sp_tensor_t *src)
+{
+    if (src->masks > dst->masks)
+        dst->masks = src->masks;
+}
+
 static void copy_box(sp_tensor_t *dst, const sp_tensor_t *src, const int64_t *off)
 {
     box_move((sp_tensor_t *)src, dst, off, 1); /* src is only read */
+    keep_masks(dst, src);
 }
 
 static void place_box(sp_tensor_t *dst, const sp_tensor_t *src, const int64_t *off)
 {
     box_move(dst, (sp_tensor_t *)src, off, 0); /* src is only read */
+    keep_masks(dst, src);
 }
 
 int sp_layout_project(const sp_mesh_t *m, const sp_layout_t *L, int64_t rank,
@@ -313,6 +323,8 @@ int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int
         }
     }
     flint_free(args);
+    for (int64_t k = 0; k < n; k++)
+        keep_masks(out, t[k]);
     for (int64_t k = 0; k < n; k++) /* every member's positions (src/ops_pos.c) */
         for (int d = 0; d < out->ndim; d++) {
             sp_pos_union(&out->pos[d], &t[k]->pos[d]);

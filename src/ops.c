@@ -147,6 +147,7 @@ void sp_tensor_copy(sp_tensor_t *dst, const sp_tensor_t *src)
     }
     memcpy(dst->v, src->v, (size_t)sp_tensor_numel(src) * sizeof(sp_expr_t));
     memcpy(dst->pos, src->pos, sizeof(dst->pos));
+    dst->masks = src->masks;
 }
 
 void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx)
@@ -1034,6 +1035,7 @@ static int hollow_copy(sp_ectx_t E, const sp_tensor_t *t, sp_tensor_t *h)
     if (!sp_tensor_alloc(h, t->ndim, t->shape))
         return 0;
     memcpy(h->pos, t->pos, sizeof(h->pos));
+    h->masks = t->masks;
     int64_t n = sp_tensor_numel(t);
     for (int64_t e = 0; e < n; e++)
         h->v[e] = t->v[e] != SP_EXPR_NONE && sp_expr_op(E, t->v[e]) == SP_OP_CONST ? t->v[e]
@@ -1094,6 +1096,41 @@ static int ops_apply(sp_ectx_t E, const sp_op_env_t *env, const char *name,
                      const sp_tensor_t *in, int nin, const sp_attr_t *attr, int nattr,
                      int64_t max_numel, sp_tensor_t *out, sp_op_err_t *err);
 
+/*
+ * The masks an operator's values may compose (sp_tensor_t.masks).  Patterns compose where
+ * positions chain through a shared axis: f1[t,s] f2[s,u] summed over s keeps t < s < u when
+ * both masks are strict (helper-88's review, session 45: a slack of 1 each, S - 2 kept), and a
+ * broadcast sum f1[t,s,1] + f2[1,s,u] does the same once squared.  So an operator whose
+ * operands meet across axes (a contraction, a broadcast, any operator but those below) sums its
+ * operands' counts; an elementwise operator over operands of its output's shape, and a
+ * concatenation, only pair or place values at one position, so the largest count stands for
+ * all.  Plus one for an operator that makes a positional mask of its own (causal_mask,
+ * causal_softmax), and one for a causal attention over operands that carry masks (its mask
+ * composes with theirs; over values without masks its pattern is the inclusive diagonal,
+ * which composes into itself and which no later operator sees as a mask).  Saturates at 2^20.
+ */
+static int32_t mask_depth(const op_def_t *def, const char *name, const sp_tensor_t *in, int nin,
+                          const sp_tensor_t *more, const sp_tensor_t *out)
+{
+    int n = nin + (more != NULL);
+    int apart = def->fwd == fwd_ew || strcmp(name, "concat") == 0 || strcmp(name, "cat") == 0;
+    int64_t sum = 0, max = 0;
+    for (int k = 0; k < n; k++) {
+        const sp_tensor_t *t = k < nin ? &in[k] : more;
+        if (t->masks <= 0)
+            continue;
+        sum += t->masks;
+        max = t->masks > max ? t->masks : max;
+        if (def->fwd == fwd_ew && (out == NULL || !sp_tensor_same_shape(t, out)))
+            apart = 0; /* broadcast across axes */
+    }
+    int64_t m = apart ? max : sum;
+    if (strcmp(name, "causal_mask") == 0 || strcmp(name, "causal_softmax") == 0 ||
+        (m > 0 && strncmp(name, "attention", 9) == 0))
+        m++;
+    return (int32_t)(m < (1 << 20) ? m : (1 << 20));
+}
+
 int sp_ops_apply_env(sp_ectx_t E, const sp_op_env_t *env, const char *name, const sp_tensor_t *in,
                      int nin, const sp_attr_t *attr, int nattr, int64_t max_numel,
                      sp_tensor_t *out, sp_op_err_t *err)
@@ -1136,8 +1173,10 @@ static int ops_apply(sp_ectx_t E, const sp_op_env_t *env, const char *name,
     sp_tensor_t res;
     sp_tensor_init(&res);
     int ok = prepare(&c, &ab) && def->fwd(&c, &res) && check_built(&c, &res);
-    if (ok)
+    if (ok) {
         pos_op(&c, &res);
+        res.masks = mask_depth(def, name, in, nin, NULL, &res);
+    }
     attrbuf_clear(&ab);
     if (!ok) {
         sp_tensor_clear(&res);
@@ -1248,6 +1287,13 @@ static int ops_vjp(sp_ectx_t E, const sp_op_env_t *env, const char *name,
                   out->ndim <= SP_MAX_DIMS ? TS(out).s : "?", y.ndim >= 0 ? TS(&y).s : "?");
     for (int k = 0; ok && k < nin; k++)
         ok = check_built(&c, &din[k]);
+    /* an adjoint composes what the forward did (the forward output's count, which counts a
+       literal offset's slack: src/exec_pos.c) and the output's gradient */
+    int64_t mf = known != NULL ? known->masks : mask_depth(c.def, name, in, nin, NULL, &y);
+    int64_t md = mf + (dout != NULL && dout->masks > 0 ? dout->masks : 0);
+    int32_t masks = (int32_t)(md < (1 << 20) ? md : (1 << 20));
+    for (int k = 0; ok && din != NULL && k < nin; k++)
+        din[k].masks = masks;
     attrbuf_clear(&ab);
     sp_tensor_clear(&y);
     if (!ok)

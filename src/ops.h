@@ -95,6 +95,10 @@ typedef struct {
     int64_t shape[SP_MAX_DIMS];
     sp_expr_t *v;
     sp_pos_t pos[SP_MAX_DIMS];
+    int32_t masks; /* how many evaluations of a causal mask these values may compose (0: none;
+                      src/ops.c mask_depth): a composition of m masks keeps up to m more
+                      positions apart than one (docs/soundness.md, "Positional patterns",
+                      helper-88's review) */
 } sp_tensor_t;
 
 /* src/ops_pos.c: offset descriptors.  A term is a descriptor: sp_pos_term(id, blk) for a size

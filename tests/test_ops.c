@@ -687,6 +687,73 @@ static void test_ops_masked_and_causal_softmax(void **state)
     sp_tensor_clear(&tri[1]);
 }
 
+/* The mask slack a value may compose (sp_tensor_t.masks, src/ops.c mask_depth; helper-88's
+   review, session 45): one per mask, summed where positions chain through a shared axis (a
+   contraction, a broadcast), the largest over an elementwise operator of same-shaped operands */
+static void test_ops_mask_depth(void **state)
+{
+    fx_t *f = *state;
+    sp_tensor_t x, m1, m2, out, y3[2];
+    symt(f, &x, "x", 2, 3, 3);
+    apply(f, "causal_mask", &x, 1, NULL, &m1);
+    assert_int_equal(m1.masks, 1);
+    apply(f, "causal_softmax", &x, 1, NULL, &m2);
+    assert_int_equal(m2.masks, 1);
+    assert_int_equal(x.masks, 0);
+    sp_tensor_t two[2] = {m1, m2};
+    apply(f, "matmul", two, 2, NULL, &out); /* a contraction: the patterns chain */
+    assert_int_equal(out.masks, 2);
+    sp_tensor_clear(&out);
+    apply(f, "mul", two, 2, NULL, &out); /* one position each: a band, not a chain */
+    assert_int_equal(out.masks, 1);
+    sp_tensor_clear(&out);
+    sp_tensor_t xm[2] = {x, m1};
+    apply(f, "sub", xm, 2, NULL, &out); /* the complement: the same mask, strict */
+    assert_int_equal(out.masks, 1);
+    sp_tensor_clear(&out);
+    apply(f, "exp", &m2, 1, NULL, &out); /* unary */
+    assert_int_equal(out.masks, 1);
+    sp_tensor_clear(&out);
+    apply(f, "sum", &m1, 1, "dim=1", &out); /* a reduction keeps it */
+    assert_int_equal(out.masks, 1);
+    sp_tensor_clear(&out);
+    /* a broadcast product f1[t,s,1] * f2[1,s,u] chains t, s and u */
+    apply(f, "unsqueeze", &m1, 1, "dim=2", &y3[0]);
+    apply(f, "unsqueeze", &m2, 1, "dim=0", &y3[1]);
+    apply(f, "mul", y3, 2, NULL, &out);
+    assert_int_equal(out.masks, 2);
+    sp_tensor_clear(&out);
+    apply(f, "concat", two, 2, "dim=0", &out); /* side by side */
+    assert_int_equal(out.masks, 1);
+    sp_tensor_clear(&out);
+    /* a causal attention composes its mask only with operands that carry masks */
+    sp_tensor_t q[3] = {x, x, x};
+    apply(f, "attention", q, 3, "causal=1", &out);
+    assert_int_equal(out.masks, 0);
+    sp_tensor_clear(&out);
+    q[2] = m1;
+    apply(f, "attention", q, 3, "causal=1", &out);
+    assert_int_equal(out.masks, 2);
+    sp_tensor_clear(&out);
+    /* an adjoint: the forward output's and the gradient's */
+    sp_tensor_t din[2];
+    sp_tensor_init(&din[0]);
+    sp_tensor_init(&din[1]);
+    din[0].ndim = din[1].ndim = -1;
+    apply(f, "matmul", two, 2, NULL, &out);
+    sp_op_err_t err;
+    assert_true(sp_ops_vjp(f->E, "matmul", two, 2, NULL, 0, &out, &m1, din, &err));
+    assert_int_equal(din[0].masks, 3);
+    assert_int_equal(din[1].masks, 3);
+    sp_tensor_clear(&din[0]);
+    sp_tensor_clear(&din[1]);
+    sp_tensor_clear(&out);
+    clear_all(y3, 2);
+    sp_tensor_clear(&m1);
+    sp_tensor_clear(&m2);
+    sp_tensor_clear(&x);
+}
+
 static void test_ops_norms(void **state)
 {
     fx_t *f = *state;
@@ -1740,6 +1807,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_reductions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_softmax_formula, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_masked_and_causal_softmax, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_mask_depth, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_norms, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_cross_entropy, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_matmul_broadcasting, fx_setup, fx_teardown),

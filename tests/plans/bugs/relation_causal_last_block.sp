@@ -1,7 +1,4 @@
-# expect: UNKNOWN: limit max-elements
-# Since session 45 a causal mask with an offset other than 0 or a block leaves no room (masks compose
-# through the values: helper-87, bugs/relation_masks_chained_*.sp): the real sizes decide, past the limit here.
-# Before: NOT EQUIVALENT once regrow reached the size its slack asked for.
+# expect: NOT EQUIVALENT at line 94
 # helper-86's review (session 44): EQUIVALENT by default on affb317 (S = 10): the last key block of a causal mask
 # at offset -3 loses 3 keys in every row; blocks did not lose the diagonal's slack. Now a block loses
 # every kind's slack (src/members.c block_slack).

@@ -1,7 +1,4 @@
-# expect: UNKNOWN: limit max-elements
-# Since session 45 a causal mask with an offset other than 0 or a block leaves no room (masks compose
-# through the values: helper-87, bugs/relation_masks_chained_*.sp): the real sizes decide, past the limit here.
-# Before: NOT EQUIVALENT once regrow reached the size its slack asked for.
+# expect: NOT EQUIVALENT at line 44
 # helper-77's review (session 43): EQUIVALENT by default before session 43; a causal mask with offset -4: a row keeps four keys only from S = 8 on; the reduction checked S = 5.
 # Fixed in the mechanism (docs/soundness.md, "Relations among sums over a reduced dim"):
 # a positional pattern (a causal mask's offset, top-k's ties) keeps elements apart, so the

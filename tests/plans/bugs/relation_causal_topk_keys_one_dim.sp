@@ -1,7 +1,4 @@
-# expect: UNKNOWN: limit max-elements
-# Since session 45 a causal mask with an offset other than 0 or a block leaves no room (masks compose
-# through the values: helper-87, bugs/relation_masks_chained_*.sp): the real sizes decide, past the limit here.
-# Before: NOT EQUIVALENT once regrow reached the size its slack asked for.
+# expect: NOT EQUIVALENT at line 90
 # helper-84's review (session 44): EQUIVALENT by default on a91bff7 (S = 10): causal_mask(offset = -3)
 # times 1 - top-k of ties (k = 4) on [S, S]: the last row keeps S - 7 keys, 3 at S = 10; the room was
 # the smaller of the two patterns' (S - 4), not S - 8. Now the kinds' slacks add up.

@@ -1,7 +1,4 @@
-# expect: UNKNOWN: limit max-elements
-# Since session 45 a causal mask with an offset other than 0 or a block leaves no room (masks compose
-# through the values: helper-87, bugs/relation_masks_chained_*.sp): the real sizes decide, past the limit here.
-# Before: NOT EQUIVALENT once regrow reached the size its slack asked for.
+# expect: NOT EQUIVALENT at line 78
 # helper-79's review (session 43): EQUIVALENT by default after the first slack fix (789616f);
 # the same at offset -1 with 6 e3.
 # The output is padded so that the reference executor skips both its runs: the checker

@@ -1,7 +1,4 @@
-# expect: UNKNOWN: limit max-elements
-# Since session 45 a causal mask with an offset other than 0 or a block leaves no room (masks compose
-# through the values: helper-87, bugs/relation_masks_chained_*.sp): the real sizes decide, past the limit here.
-# Before: NOT EQUIVALENT once regrow reached the size its slack asked for.
+# expect: NOT EQUIVALENT at line 93
 # helper-86's review (session 44): EQUIVALENT by default on affb317 (S = 10): 1 - causal_mask(offset = 3) on the
 # first key block: row 0 keeps S/2 - 4; the same fix as relation_causal_last_block.sp.
 # Fixed in the mechanism (docs/soundness.md, "Positional patterns"); the output is padded past the reference executor.

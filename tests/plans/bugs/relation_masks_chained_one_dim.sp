@@ -1,6 +1,7 @@
-# expect: UNKNOWN: limit max-elements
-# helper-87's review (session 45): EQUIVALENT by default on d88ca01 (S = 12 after regrow): the same two
-# masks over one dim. Now no room for a nonzero offset: the real sizes decide, past the limit here.
+# expect: NOT EQUIVALENT at line 94
+# helper-87's review (session 45): EQUIVALENT by default on d88ca01 (S = 12 after regrow): the same
+# two masks over one dim. Now values carry the slack of the masks they compose (sp_tensor_t.masks)
+# and a composition records its sum (src/members.c sp_members_masks).
 dim S = 100002
 model m {
   input x : [S]

@@ -1,7 +1,8 @@
 # expect: UNKNOWN: limit max-elements
-# helper-87's review (session 45): EQUIVALENT by default on d88ca01 (S = 11): gt(matmul(f, f), 0) of one
-# mask at offset -5 keeps j <= i - 10, a composition of one evaluation with itself. Now no room for a
-# nonzero offset: the real sizes decide, past the limit here.
+# helper-87's review (session 45): EQUIVALENT by default on d88ca01 (S = 11): gt(matmul(f, f), 0) of
+# one mask at offset -5 keeps j <= i - 10, a composition of one evaluation with itself. Now values
+# carry the slack of the masks they compose (sp_tensor_t.masks) and a composition records its sum
+# (src/members.c sp_members_masks).
 dim S = 100002
 model m {
   input x : [S]

@@ -1,13 +1,12 @@
-# open: EQUIVALENT by default on 870e29e and 88f7a28, a wrong verdict (helper-88's review, session 45): a causal
-# mask at offset 0, complemented (x - causal_mask(x): keys strictly after the query), composed over a shared
-# axis of three dims of equal sizes; docs/soundness.md, 'Open' in helper-87's paragraph. Not in any corpus
-# (tests/run_plans.sh does not read tests/plans/open): move it to bugs/ with its expect line once fixed.
-# The small copy bugs/relation_open_mm3d_k4_small.sp is NOT EQUIVALENT only through the reference executor.
+# expect: UNKNOWN: limit max-elements
+# helper-88's review (session 45): EQUIVALENT by default on 870e29e: gt(matmul(f1, f2), 0) of two
+# complemented offset-0 masks keeps u >= t + 2. Now the composition's slack of 2 leaves too little room
+# at every candidate regrow tries, and the real sizes decide, past the limit here.
 dim T = 100002
 dim S = 100002
 dim U = 100002
 model m {
-  input x : [S]
+  input x : [U]
   input c : [1]
   input v : [2, 2, 2, 2, 2, 2, 2, 2]
   acc = v * 1
@@ -36,30 +35,18 @@ model m {
   z2 = expand(c * 0 + 1, [S, U])
   f1 = z1 - causal_mask(z1, offset = 0)
   f2 = z2 - causal_mask(z2, offset = 0)
-  p1 = matmul(f1 * unsqueeze(x, 0), f2)
-  p2 = matmul(f1 * unsqueeze(x * x, 0), f2)
-  p3 = matmul(f1 * unsqueeze(x * x * x, 0), f2)
-  p4 = matmul(f1 * unsqueeze(x * x * x * x, 0), f2)
-  tt1 = p4
-  tt1d0 = tt1 + tt1
-  tt1d1 = tt1d0 + tt1d0
-  tt2 = p3*p1
-  tt2d0 = tt2 + tt2
-  tt2d1 = tt2d0 + tt2d0
-  tt2d2 = tt2d1 + tt2d1
-  tt3 = p2*p2
-  tt3d0 = tt3 + tt3
-  tt4 = p2*p1*p1
-  tt4d0 = tt4 + tt4
-  tt4d1 = tt4d0 + tt4d0
-  tt5 = p1*p1*p1*p1
-  e = tt2d2 + (tt3 + tt3d0) + tt5 - (tt1d0 + tt1d1) - (tt4d0 + tt4d1)
+  g = gt(matmul(f1, f2), 0)
+  p1 = sum(g * unsqueeze(x, 0), dim = 1)
+  p2 = sum(g * unsqueeze(x * x, 0), dim = 1)
+  tt1 = p2
+  tt2 = p1*p1
+  e = tt2 - tt1
   y = p1 + e
   output y, acc
 }
 plan p of m {
   mesh tp = 2
-  x : [S]
+  x : [U]
   c : [1]
   v : [2, 2, 2, 2, 2, 2, 2, 2]
   acc = v * 1
@@ -88,12 +75,11 @@ plan p of m {
   z2 = expand(c * 0 + 1, [S, U])
   f1 = z1 - causal_mask(z1, offset = 0)
   f2 = z2 - causal_mask(z2, offset = 0)
-  p1 = matmul(f1 * unsqueeze(x, 0), f2)
-  p2 = matmul(f1 * unsqueeze(x * x, 0), f2)
-  p3 = matmul(f1 * unsqueeze(x * x * x, 0), f2)
-  p4 = matmul(f1 * unsqueeze(x * x * x * x, 0), f2)
+  g = gt(matmul(f1, f2), 0)
+  p1 = sum(g * unsqueeze(x, 0), dim = 1)
+  p2 = sum(g * unsqueeze(x * x, 0), dim = 1)
   yy = p1
-  output y = yy : [T, U]
+  output y = yy : [T]
   output acc = acc : [2, 2, 2, 2, 2, 2, 2, 2]
 }
 

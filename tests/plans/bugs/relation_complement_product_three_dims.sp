@@ -1,8 +1,10 @@
-# open: EQUIVALENT by default on 870e29e and 88f7a28, a wrong verdict (helper-88's review, session 45): a causal
-# mask at offset 0, complemented (x - causal_mask(x): keys strictly after the query), composed over a shared
-# axis of three dims of equal sizes; docs/soundness.md, 'Open' in helper-87's paragraph. Not in any corpus
-# (tests/run_plans.sh does not read tests/plans/open): move it to bugs/ with its expect line once fixed.
-# The small copy bugs/relation_open_prod3_k4_small.sp is NOT EQUIVALENT only through the reference executor.
+# expect: NOT EQUIVALENT at line 99
+# helper-88's review (session 45): EQUIVALENT by default on 870e29e: two causal masks at offset 0,
+# complemented (z - causal_mask(z): keys strictly after the query), on [T, S] and [S, U] of equal sizes,
+# multiplied across the shared axis S keep t < s < u, S - 2 of S, where each mask recorded a slack of 1.
+# Now values carry how many masks they compose (sp_tensor_t.masks, src/ops.c mask_depth), and a
+# composition of m records a slack of m on the axes a causal pattern reached (src/members.c
+# sp_members_masks). Padded past the reference executor.
 dim T = 100002
 dim S = 100002
 dim U = 100002
