@@ -332,8 +332,7 @@ static sp_status_t run_train(interp_t *I, const sp_ast_stmt_t *t)
                 int64_t n = sp_tensor_numel(&g[v]);
                 for (int64_t i = 0; i < n; i++)
                     g[v].v[i] = sp_expr_add(E, g[v].v[i], din[j].v[i]);
-                if (din[j].masks > g[v].masks) /* a sum at each position: the larger */
-                    g[v].masks = din[j].masks;
+                sp_masks_join(&g[v], &din[j]); /* a sum at each position */
             }
         }
         for (int j = 0; j < tp->nin; j++)

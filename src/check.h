@@ -496,7 +496,7 @@ void sp_members_couple(sp_check_t *C, const sp_tensor_t *q, int qd, const sp_ten
    or its even and odd positions: strided; repeat_interleave's runs): a block of n of the axis's
    one dim (sp_members_block); on an axis of a merge or of no known dim, a block of every dim */
 void sp_members_pieces(sp_check_t *C, const sp_tensor_t *t, int d, int64_t n, int strided);
-/* y, computed from in[0 .. nin), composes y->masks causal masks (src/ops.c mask_depth): when
+/* y, computed from in[0 .. nin), composes y->masks of causal masks' slack (src/ops.c mask_count): when
    more than one, each axis of y and of its operands on a dim that a causal pattern reaches keeps
    that many positions apart (a diagonal slack), and each two such axes of one tensor are coupled
    with it (helper-88's review, session 45) */

@@ -751,7 +751,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         sp_members_couple(C, x, x->ndim - 2, kt, kd, slack);
         /* masks compose through the values (a product of two over a shared axis, a matmul of
            one with itself keeps j <= i - 2|o|: helper-87's review, session 45): the output
-           counts this mask's slack, not one (src/ops.c mask_depth counted one), and
+           counts this mask's slack, not one (src/ops.c mask_count counted one), and
            src/members.c sp_members_masks records a composition's sum */
         if (slack > 1 && y->masks > 0)
             y->masks = y->masks + (int32_t)(slack - 1) < (1 << 20) ? y->masks + (int32_t)(slack - 1)

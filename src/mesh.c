@@ -200,9 +200,14 @@ static void box_move(sp_tensor_t *big, sp_tensor_t *small, const int64_t *off, i
 }
 
 /* A value moved between ranks keeps the masks it may compose (sp_tensor_t.masks); pieces
-   placed side by side or summed at one position: the largest (src/ops.c mask_depth) */
+   placed side by side: the largest, on the axes of either (src/ops.c mask_count) */
 static void keep_masks(sp_tensor_t *dst, const sp_tensor_t *src)
 {
+    if (src->masks <= 0)
+        return;
+    dst->mask_axes = dst->masks > 0 ? dst->mask_axes | src->mask_axes : src->mask_axes;
+    if ((dst->mask_axes & SP_MASK_AXES_ANY))
+        dst->mask_axes = SP_MASK_AXES_ANY;
     if (src->masks > dst->masks)
         dst->masks = src->masks;
 }
@@ -323,8 +328,10 @@ int sp_reduce_tensors(sp_ectx_t E, sp_red_t op, const sp_tensor_t *const *t, int
         }
     }
     flint_free(args);
+    /* the members' values at one position combined, as by an elementwise operator (a
+       member's value may hold its pattern on other axes: src/ops.c mask_count) */
     for (int64_t k = 0; k < n; k++)
-        keep_masks(out, t[k]);
+        sp_masks_join(out, t[k]);
     for (int64_t k = 0; k < n; k++) /* every member's positions (src/ops_pos.c) */
         for (int d = 0; d < out->ndim; d++) {
             sp_pos_union(&out->pos[d], &t[k]->pos[d]);

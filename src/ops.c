@@ -148,6 +148,7 @@ void sp_tensor_copy(sp_tensor_t *dst, const sp_tensor_t *src)
     memcpy(dst->v, src->v, (size_t)sp_tensor_numel(src) * sizeof(sp_expr_t));
     memcpy(dst->pos, src->pos, sizeof(dst->pos));
     dst->masks = src->masks;
+    dst->mask_axes = src->mask_axes;
 }
 
 void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx)
@@ -1036,6 +1037,7 @@ static int hollow_copy(sp_ectx_t E, const sp_tensor_t *t, sp_tensor_t *h)
         return 0;
     memcpy(h->pos, t->pos, sizeof(h->pos));
     h->masks = t->masks;
+    h->mask_axes = t->mask_axes;
     int64_t n = sp_tensor_numel(t);
     for (int64_t e = 0; e < n; e++)
         h->v[e] = t->v[e] != SP_EXPR_NONE && sp_expr_op(E, t->v[e]) == SP_OP_CONST ? t->v[e]
@@ -1096,39 +1098,108 @@ static int ops_apply(sp_ectx_t E, const sp_op_env_t *env, const char *name,
                      const sp_tensor_t *in, int nin, const sp_attr_t *attr, int nattr,
                      int64_t max_numel, sp_tensor_t *out, sp_op_err_t *err);
 
-/*
- * The masks an operator's values may compose (sp_tensor_t.masks).  Patterns compose where
- * positions chain through a shared axis: f1[t,s] f2[s,u] summed over s keeps t < s < u when
- * both masks are strict (helper-88's review, session 45: a slack of 1 each, S - 2 kept), and a
- * broadcast sum f1[t,s,1] + f2[1,s,u] does the same once squared.  So an operator whose
- * operands meet across axes (a contraction, a broadcast, any operator but those below) sums its
- * operands' counts; an elementwise operator over operands of its output's shape, and a
- * concatenation, only pair or place values at one position, so the largest count stands for
- * all.  Plus one for an operator that makes a positional mask of its own (causal_mask,
- * causal_softmax), and one for a causal attention over operands that carry masks (its mask
- * composes with theirs; over values without masks its pattern is the inclusive diagonal,
- * which composes into itself and which no later operator sees as a mask).  Saturates at 2^20.
- */
-static int32_t mask_depth(const op_def_t *def, const char *name, const sp_tensor_t *in, int nin,
-                          const sp_tensor_t *more, const sp_tensor_t *out)
+/* Saturating sum of two mask counts */
+static int32_t masks_add(int64_t a, int64_t b)
 {
-    int n = nin + (more != NULL);
-    int apart = def->fwd == fwd_ew || strcmp(name, "concat") == 0 || strcmp(name, "cat") == 0;
+    int64_t m = a + b;
+    return (int32_t)(m < (1 << 20) ? m : (1 << 20));
+}
+
+void sp_masks_join(sp_tensor_t *dst, const sp_tensor_t *src)
+{
+    if (src->masks <= 0)
+        return;
+    if (dst->masks <= 0) {
+        dst->masks = src->masks;
+        dst->mask_axes = src->mask_axes;
+        return;
+    }
+    if (dst->mask_axes == src->mask_axes && !(dst->mask_axes & SP_MASK_AXES_ANY)) {
+        if (src->masks > dst->masks)
+            dst->masks = src->masks;
+        return;
+    }
+    dst->masks = masks_add(dst->masks, src->masks);
+    dst->mask_axes = (dst->mask_axes | src->mask_axes) & SP_MASK_AXES_ANY ? SP_MASK_AXES_ANY
+                                                                         : dst->mask_axes | src->mask_axes;
+}
+
+/* t's mask axes as axes of an output of nd axes, t aligned to its last axes (broadcasting) */
+static uint32_t axes_aligned(const sp_tensor_t *t, int nd)
+{
+    if (t->mask_axes & SP_MASK_AXES_ANY || t->ndim > nd)
+        return SP_MASK_AXES_ANY;
+    return t->mask_axes << (nd - t->ndim);
+}
+
+/*
+ * The masks an operator's values may compose, and the axes they lie on (sp_tensor_t.masks,
+ * .mask_axes).  Patterns compose where positions chain through a shared axis: f1[t,s] f2[s,u]
+ * summed over s keeps t < s < u when both masks are strict (helper-88's review, session 45: a
+ * slack of 1 each, S - 2 kept).  So an operator over two or more operands that carry masks sums
+ * their counts, except where the values only meet at one position of the same axes: an
+ * elementwise operator whose operands' patterns lie on the same known axes of the output (after
+ * broadcasting: a product of masks expanded from [T, S] and from [S, U] lies on different axes
+ * and chains; helper-89's review), and a concatenation (side by side); there the largest stands
+ * for all.  A gather (a shape operator) moves its operand's axes as it maps them (fwd_gather sets
+ * mask_axes), a reduction drops the reduced ones, and any other operator (a matmul, attention, a
+ * norm) makes its output's axes not known.  causal_mask and causal_softmax add 1 (the caller adds
+ * |o| for a literal offset: src/exec_pos.c) on their last two axes; a causal attention adds 1
+ * over operands that carry masks (over values without masks its pattern is the inclusive
+ * diagonal, which composes into itself and which no later operator sees as a 0/1 mask).
+ */
+static void mask_count(const opc_t *c, sp_tensor_t *y)
+{
+    const char *name = c->name;
+    int nd = y->ndim, carrying = 0, same = 1;
     int64_t sum = 0, max = 0;
-    for (int k = 0; k < n; k++) {
-        const sp_tensor_t *t = k < nin ? &in[k] : more;
+    uint32_t axes = 0, first = 0;
+    for (int k = 0; k < c->nin; k++) {
+        const sp_tensor_t *t = &c->in[k];
         if (t->masks <= 0)
             continue;
+        uint32_t a = c->def->fwd == fwd_ew ? axes_aligned(t, nd) : t->mask_axes;
+        if (carrying++ == 0)
+            first = a;
+        same &= a == first && !(a & SP_MASK_AXES_ANY);
+        axes |= a;
         sum += t->masks;
         max = t->masks > max ? t->masks : max;
-        if (def->fwd == fwd_ew && (out == NULL || !sp_tensor_same_shape(t, out)))
-            apart = 0; /* broadcast across axes */
     }
-    int64_t m = apart ? max : sum;
-    if (strcmp(name, "causal_mask") == 0 || strcmp(name, "causal_softmax") == 0 ||
-        (m > 0 && strncmp(name, "attention", 9) == 0))
+    int cat = strcmp(name, "concat") == 0 || strcmp(name, "cat") == 0;
+    int64_t m = carrying <= 1 || (c->def->fwd == fwd_ew && same) || (cat && same) ? max : sum;
+    if (c->def->fwd == fwd_ew || cat) {
+        /* axes as aligned above */
+    } else if (c->def->fwd == fwd_gather && c->nin == 1) {
+        axes = carrying ? y->mask_axes : 0; /* fwd_gather mapped them */
+    } else if (c->def->fwd == fwd_reduce && c->nin == 1 && carrying &&
+               !(axes & SP_MASK_AXES_ANY)) {
+        if (y->ndim != c->in[0].ndim) { /* the reduced axes dropped */
+            uint32_t kept = 0;
+            for (int d = 0, o = 0; d < c->in[0].ndim; d++)
+                if (!(c->red_mask >> d & 1u))
+                    kept |= (axes >> d & 1u) << o++;
+            axes = kept;
+        }
+    } else if (carrying && strncmp(name, "attention", 9) != 0) {
+        axes = SP_MASK_AXES_ANY;
+    }
+    if (strcmp(name, "causal_mask") == 0 || strcmp(name, "causal_softmax") == 0) {
         m++;
-    return (int32_t)(m < (1 << 20) ? m : (1 << 20));
+        if (!(axes & SP_MASK_AXES_ANY) && nd >= 2)
+            axes |= 3u << (nd - 2);
+    } else if (m > 0 && strncmp(name, "attention", 9) == 0) {
+        /* queries [.., Sq, D], keys and values [.., Sk, D] and the outputs and gradients of
+           those shapes: a pattern on an operand's axis stays on that axis, and the keys' axis
+           chains onto the queries' (its mask), the same index */
+        m++;
+        axes = nd >= 2 ? 1u << (nd - 2) : SP_MASK_AXES_ANY;
+        for (int k = 0; k < c->nin && !(axes & SP_MASK_AXES_ANY); k++)
+            if (c->in[k].masks > 0)
+                axes |= axes_aligned(&c->in[k], nd);
+    }
+    y->masks = masks_add(m, 0);
+    y->mask_axes = m > 0 ? axes : 0;
 }
 
 int sp_ops_apply_env(sp_ectx_t E, const sp_op_env_t *env, const char *name, const sp_tensor_t *in,
@@ -1175,7 +1246,7 @@ static int ops_apply(sp_ectx_t E, const sp_op_env_t *env, const char *name,
     int ok = prepare(&c, &ab) && def->fwd(&c, &res) && check_built(&c, &res);
     if (ok) {
         pos_op(&c, &res);
-        res.masks = mask_depth(def, name, in, nin, NULL, &res);
+        mask_count(&c, &res);
     }
     attrbuf_clear(&ab);
     if (!ok) {
@@ -1289,11 +1360,16 @@ static int ops_vjp(sp_ectx_t E, const sp_op_env_t *env, const char *name,
         ok = check_built(&c, &din[k]);
     /* an adjoint composes what the forward did (the forward output's count, which counts a
        literal offset's slack: src/exec_pos.c) and the output's gradient */
-    int64_t mf = known != NULL ? known->masks : mask_depth(c.def, name, in, nin, NULL, &y);
-    int64_t md = mf + (dout != NULL && dout->masks > 0 ? dout->masks : 0);
-    int32_t masks = (int32_t)(md < (1 << 20) ? md : (1 << 20));
-    for (int k = 0; ok && din != NULL && k < nin; k++)
+    int64_t mf = 0;
+    for (int k = 0; k < nin; k++)
+        mf += in[k].masks > 0 ? in[k].masks : 0;
+    if (known != NULL && known->masks > mf)
+        mf = known->masks;
+    int32_t masks = masks_add(mf, dout != NULL && dout->masks > 0 ? dout->masks : 0);
+    for (int k = 0; ok && din != NULL && k < nin; k++) {
         din[k].masks = masks;
+        din[k].mask_axes = masks > 0 ? SP_MASK_AXES_ANY : 0;
+    }
     attrbuf_clear(&ab);
     sp_tensor_clear(&y);
     if (!ok)

@@ -95,11 +95,18 @@ typedef struct {
     int64_t shape[SP_MAX_DIMS];
     sp_expr_t *v;
     sp_pos_t pos[SP_MAX_DIMS];
-    int32_t masks; /* how many evaluations of a causal mask these values may compose (0: none;
-                      src/ops.c mask_depth): a composition of m masks keeps up to m more
-                      positions apart than one (docs/soundness.md, "Positional patterns",
-                      helper-88's review) */
+    int32_t masks;      /* the slack of the causal masks these values may compose (0: none;
+                           src/ops.c mask_count): a composition of masks keeps their slacks'
+                           sum apart (docs/soundness.md, "Positional patterns", helper-88's
+                           and helper-89's reviews) */
+    uint32_t mask_axes; /* the axes those masks' patterns lie on (bit d), SP_MASK_AXES_ANY when
+                           not known */
 } sp_tensor_t;
+
+#define SP_MASK_AXES_ANY 0x80000000u
+/* src's masks joined into dst's for values combined at one position (a sum over ranks, an
+   accumulated gradient): the larger where both lie on the same known axes, else the sum */
+void sp_masks_join(sp_tensor_t *dst, const sp_tensor_t *src);
 
 /* src/ops_pos.c: offset descriptors.  A term is a descriptor: sp_pos_term(id, blk) for a size
    term of monomial id (id 1: the constant monomial, a literal term), 0 for no term. */

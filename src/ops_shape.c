@@ -650,6 +650,28 @@ static sp_expr_t gather_elem(const opc_t *c, const int64_t *numel, int64_t s)
     return SP_EXPR_NONE;
 }
 
+/* x's mask axes on out when out is x with axes of one element inserted or removed (unsqueeze,
+   squeeze, a reshape that does only that): the other axes in order; else not known */
+static uint32_t axes_by_extent(const sp_tensor_t *x, const sp_tensor_t *out)
+{
+    uint32_t a = 0;
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < x->ndim && x->shape[i] == 1)
+            i++;
+        while (j < out->ndim && out->shape[j] == 1)
+            j++;
+        if (i == x->ndim || j == out->ndim)
+            break;
+        if (x->shape[i] != out->shape[j])
+            return SP_MASK_AXES_ANY;
+        a |= (x->mask_axes >> i & 1u) << j;
+        i++;
+        j++;
+    }
+    return i == x->ndim && j == out->ndim ? a : SP_MASK_AXES_ANY;
+}
+
 int fwd_gather(opc_t *c, sp_tensor_t *out)
 {
     gather_t g;
@@ -671,6 +693,21 @@ int fwd_gather(opc_t *c, sp_tensor_t *out)
         flint_free(numel);
     if (ok)
         pos_gather(c, &g, out);
+    /* the axes the operand's mask patterns lie on, where this gather maps them (src/ops.c
+       mask_count): an axis read from one of the operand's carries its bit; a reshape that
+       changes the shape, not known */
+    const sp_tensor_t *x = &c->in[0];
+    if (ok && c->nin == 1 && x->masks > 0) {
+        uint32_t a = 0;
+        if (x->mask_axes & SP_MASK_AXES_ANY)
+            a = SP_MASK_AXES_ANY;
+        else if (g.ndm == out->ndim && g.cat == 0)
+            for (int d = 0; d < g.ndm; d++)
+                a |= g.dm[d].dim >= 0 ? (x->mask_axes >> g.dm[d].dim & 1u) << d : 0u;
+        else
+            a = axes_by_extent(x, out);
+        out->mask_axes = a;
+    }
     flint_free(g.src);
     return ok;
 }

@@ -687,9 +687,9 @@ static void test_ops_masked_and_causal_softmax(void **state)
     sp_tensor_clear(&tri[1]);
 }
 
-/* The mask slack a value may compose (sp_tensor_t.masks, src/ops.c mask_depth; helper-88's
-   review, session 45): one per mask, summed where positions chain through a shared axis (a
-   contraction, a broadcast), the largest over an elementwise operator of same-shaped operands */
+/* The mask slack a value may compose (sp_tensor_t.masks, src/ops.c mask_count; helper-88's and
+   helper-89's reviews, session 45): one per mask, summed where patterns on different axes meet,
+   the largest where they lie on the same axes of an elementwise operator */
 static void test_ops_mask_depth(void **state)
 {
     fx_t *f = *state;
@@ -704,8 +704,9 @@ static void test_ops_mask_depth(void **state)
     apply(f, "matmul", two, 2, NULL, &out); /* a contraction: the patterns chain */
     assert_int_equal(out.masks, 2);
     sp_tensor_clear(&out);
-    apply(f, "mul", two, 2, NULL, &out); /* one position each: a band, not a chain */
+    apply(f, "mul", two, 2, NULL, &out); /* patterns on the same axes: a band, not a chain */
     assert_int_equal(out.masks, 1);
+    assert_int_equal(out.mask_axes, 3u);
     sp_tensor_clear(&out);
     sp_tensor_t xm[2] = {x, m1};
     apply(f, "sub", xm, 2, NULL, &out); /* the complement: the same mask, strict */
@@ -723,6 +724,16 @@ static void test_ops_mask_depth(void **state)
     apply(f, "mul", y3, 2, NULL, &out);
     assert_int_equal(out.masks, 2);
     sp_tensor_clear(&out);
+    /* the same expanded to one shape first: the operands' axes still differ (helper-89) */
+    sp_tensor_t e3[2];
+    apply(f, "expand", &y3[0], 1, "shape=[3,3,3]", &e3[0]);
+    apply(f, "expand", &y3[1], 1, "shape=[3,3,3]", &e3[1]);
+    assert_int_equal(e3[0].mask_axes, 3u);
+    assert_int_equal(e3[1].mask_axes, 6u);
+    apply(f, "mul", e3, 2, NULL, &out);
+    assert_int_equal(out.masks, 2);
+    sp_tensor_clear(&out);
+    clear_all(e3, 2);
     apply(f, "concat", two, 2, "dim=0", &out); /* side by side */
     assert_int_equal(out.masks, 1);
     sp_tensor_clear(&out);

@@ -1,0 +1,90 @@
+# expect: NOT EQUIVALENT at line 87
+# helper-89's review (session 45): EQUIVALENT by default on dd789aa: complemented offset-0 masks on [T, S]
+# and [S, U], each expanded to [T, S, U] first, then multiplied: operands of one shape, so the product
+# took the larger count (1) where the patterns lie on different axes and chain. Now a tensor also
+# carries the axes its masks lie on (sp_tensor_t.mask_axes; src/ops.c mask_count, src/ops_shape.c
+# fwd_gather), and only patterns on the same axes take the larger.
+dim T = 100002
+dim S = 100002
+dim U = 100002
+model m {
+  input x : [S]
+  input c : [1]
+  input v : [2, 2, 2, 2, 2, 2, 2, 2]
+  acc = v * 1
+  for i0 in 0..2 {
+    for i1 in 0..2 {
+      for i2 in 0..2 {
+        for i3 in 0..2 {
+          for i4 in 0..2 {
+            for i5 in 0..2 {
+              for i6 in 0..2 {
+                for i7 in 0..2 {
+                  for i8 in 0..2 {
+                    for i9 in 0..2 {
+                      acc += v
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  z1 = expand(c * 0 + 1, [T, S])
+  z2 = expand(c * 0 + 1, [S, U])
+  f1 = z1 - causal_mask(z1, offset = 0)
+  f2 = z2 - causal_mask(z2, offset = 0)
+  a = expand(unsqueeze(f1, 2), [T, S, U])
+  b = expand(unsqueeze(f2, 0), [T, S, U])
+  g = a * b
+  p1 = sum(g * unsqueeze(unsqueeze(x, 0), 2), dim = 1)
+  p2 = sum(g * unsqueeze(unsqueeze(x * x, 0), 2), dim = 1)
+  tt1 = p2
+  tt2 = p1*p1
+  e = tt2 - tt1
+  y = p1 + e
+  output y, acc
+}
+plan p of m {
+  mesh tp = 2
+  x : [S]
+  c : [1]
+  v : [2, 2, 2, 2, 2, 2, 2, 2]
+  acc = v * 1
+  for i0 in 0..2 {
+    for i1 in 0..2 {
+      for i2 in 0..2 {
+        for i3 in 0..2 {
+          for i4 in 0..2 {
+            for i5 in 0..2 {
+              for i6 in 0..2 {
+                for i7 in 0..2 {
+                  for i8 in 0..2 {
+                    for i9 in 0..2 {
+                      acc += v
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  z1 = expand(c * 0 + 1, [T, S])
+  z2 = expand(c * 0 + 1, [S, U])
+  f1 = z1 - causal_mask(z1, offset = 0)
+  f2 = z2 - causal_mask(z2, offset = 0)
+  a = expand(unsqueeze(f1, 2), [T, S, U])
+  b = expand(unsqueeze(f2, 0), [T, S, U])
+  g = a * b
+  p1 = sum(g * unsqueeze(unsqueeze(x, 0), 2), dim = 1)
+  p2 = sum(g * unsqueeze(unsqueeze(x * x, 0), 2), dim = 1)
+  yy = p1
+  output y = yy : [T, U]
+  output acc = acc : [2, 2, 2, 2, 2, 2, 2, 2]
+}
