@@ -1,7 +1,7 @@
 # expect: NOT EQUIVALENT at line 94
 # helper-88's review (session 45): EQUIVALENT by default on 870e29e: the same composition of two
 # complemented offset-0 masks written as matmul(f1 * unsqueeze(x^i, 0), f2), under 24 e4. Now a
-# contraction sums its operands' masks (src/ops.c mask_depth): a slack of 2 on T, S and U.
+# contraction sums its operands' masks (src/ops.c mask_count): a slack of 2 on T, S and U.
 dim T = 100002
 dim S = 100002
 dim U = 100002

@@ -2,7 +2,7 @@
 # helper-88's review (session 45): EQUIVALENT by default on 870e29e: two causal masks at offset 0,
 # complemented (z - causal_mask(z): keys strictly after the query), on [T, S] and [S, U] of equal sizes,
 # multiplied across the shared axis S keep t < s < u, S - 2 of S, where each mask recorded a slack of 1.
-# Now values carry how many masks they compose (sp_tensor_t.masks, src/ops.c mask_depth), and a
+# Now values carry how many masks they compose (sp_tensor_t.masks, src/ops.c mask_count), and a
 # composition of m records a slack of m on the axes a causal pattern reached (src/members.c
 # sp_members_masks). Padded past the reference executor.
 dim T = 100002

@@ -2,7 +2,7 @@
 # helper-87's review (session 45): EQUIVALENT by default on d88ca01 (T = S = U = 11 after regrow):
 # two causal masks at offset -5 over [T, S] and [S, U], multiplied, keep s in [u + 5, t - 5]: the
 # offsets add. Now values carry the slack of the masks they compose (sp_tensor_t.masks: src/ops.c
-# mask_depth, src/exec_pos.c for a literal offset) and a composition records its sum (src/members.c
+# mask_count, src/exec_pos.c for a literal offset) and a composition records its sum (src/members.c
 # sp_members_masks).
 dim T = 100002
 dim S = 100002
