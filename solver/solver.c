@@ -152,6 +152,8 @@ static int terms_share(const sp_engine_t *S, const sp_nfid_t *t, uint32_t n, uin
         for (slong j = 0; j < p->len; j++) /* ascending and distinct within one term */
             (*buf)[k++] = p->m[j];
     }
+    if (k < 2)
+        return 0; /* no monomial or one: no repeat (and *buf may be NULL: qsort's argument) */
     qsort(*buf, k, sizeof(uint32_t), cmp_u32);
     for (size_t j = 1; j < k; j++)
         if ((*buf)[j] == (*buf)[j - 1])
