@@ -754,8 +754,7 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
            counts this mask's slack, not one (src/ops.c mask_count counted one), and
            src/members.c sp_members_masks records a composition's sum */
         if (slack > 1 && y->masks > 0)
-            y->masks = y->masks + (int32_t)(slack - 1) < (1 << 20) ? y->masks + (int32_t)(slack - 1)
-                                                                    : (1 << 20);
+            y->masks = sp_masks_add(y->masks, slack - 1);
     }
     if (strcmp(name, "topk_mask") == 0 && x->ndim >= 1) {
         /* ties go to the lower index: over equal values (x * 0) the mask is the literal slice

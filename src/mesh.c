@@ -199,29 +199,16 @@ static void box_move(sp_tensor_t *big, sp_tensor_t *small, const int64_t *off, i
     }
 }
 
-/* A value moved between ranks keeps the masks it may compose (sp_tensor_t.masks); pieces
-   placed side by side: the largest, on the axes of either (src/ops.c mask_count) */
-static void keep_masks(sp_tensor_t *dst, const sp_tensor_t *src)
-{
-    if (src->masks <= 0)
-        return;
-    dst->mask_axes = dst->masks > 0 ? dst->mask_axes | src->mask_axes : src->mask_axes;
-    if ((dst->mask_axes & SP_MASK_AXES_ANY))
-        dst->mask_axes = SP_MASK_AXES_ANY;
-    if (src->masks > dst->masks)
-        dst->masks = src->masks;
-}
-
 static void copy_box(sp_tensor_t *dst, const sp_tensor_t *src, const int64_t *off)
 {
     box_move((sp_tensor_t *)src, dst, off, 1); /* src is only read */
-    keep_masks(dst, src);
+    sp_masks_join(dst, src); /* the masks it may compose (src/ops.c mask_count) */
 }
 
 static void place_box(sp_tensor_t *dst, const sp_tensor_t *src, const int64_t *off)
 {
     box_move(dst, (sp_tensor_t *)src, off, 0); /* src is only read */
-    keep_masks(dst, src);
+    sp_masks_join(dst, src); /* pieces side by side: as a concatenation (src/ops.c mask_count) */
 }
 
 int sp_layout_project(const sp_mesh_t *m, const sp_layout_t *L, int64_t rank,

@@ -1098,8 +1098,7 @@ static int ops_apply(sp_ectx_t E, const sp_op_env_t *env, const char *name,
                      const sp_tensor_t *in, int nin, const sp_attr_t *attr, int nattr,
                      int64_t max_numel, sp_tensor_t *out, sp_op_err_t *err);
 
-/* Saturating sum of two mask counts */
-static int32_t masks_add(int64_t a, int64_t b)
+int32_t sp_masks_add(int64_t a, int64_t b)
 {
     int64_t m = a + b;
     return (int32_t)(m < (1 << 20) ? m : (1 << 20));
@@ -1119,9 +1118,9 @@ void sp_masks_join(sp_tensor_t *dst, const sp_tensor_t *src)
             dst->masks = src->masks;
         return;
     }
-    dst->masks = masks_add(dst->masks, src->masks);
-    dst->mask_axes = (dst->mask_axes | src->mask_axes) & SP_MASK_AXES_ANY ? SP_MASK_AXES_ANY
-                                                                         : dst->mask_axes | src->mask_axes;
+    uint32_t u = dst->mask_axes | src->mask_axes;
+    dst->masks = sp_masks_add(dst->masks, src->masks);
+    dst->mask_axes = u & SP_MASK_AXES_ANY ? SP_MASK_AXES_ANY : u;
 }
 
 /* t's mask axes as axes of an output of nd axes, t aligned to its last axes (broadcasting) */
@@ -1198,7 +1197,7 @@ static void mask_count(const opc_t *c, sp_tensor_t *y)
             if (c->in[k].masks > 0)
                 axes |= axes_aligned(&c->in[k], nd);
     }
-    y->masks = masks_add(m, 0);
+    y->masks = sp_masks_add(m, 0);
     y->mask_axes = m > 0 ? axes : 0;
 }
 
@@ -1365,7 +1364,7 @@ static int ops_vjp(sp_ectx_t E, const sp_op_env_t *env, const char *name,
         mf += in[k].masks > 0 ? in[k].masks : 0;
     if (known != NULL && known->masks > mf)
         mf = known->masks;
-    int32_t masks = masks_add(mf, dout != NULL && dout->masks > 0 ? dout->masks : 0);
+    int32_t masks = sp_masks_add(mf, dout != NULL && dout->masks > 0 ? dout->masks : 0);
     for (int k = 0; ok && din != NULL && k < nin; k++) {
         din[k].masks = masks;
         din[k].mask_axes = masks > 0 ? SP_MASK_AXES_ANY : 0;

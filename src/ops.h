@@ -107,6 +107,8 @@ typedef struct {
 /* src's masks joined into dst's for values combined at one position (a sum over ranks, an
    accumulated gradient): the larger where both lie on the same known axes, else the sum */
 void sp_masks_join(sp_tensor_t *dst, const sp_tensor_t *src);
+/* a + b mask slack, saturating at 2^20 */
+int32_t sp_masks_add(int64_t a, int64_t b);
 
 /* src/ops_pos.c: offset descriptors.  A term is a descriptor: sp_pos_term(id, blk) for a size
    term of monomial id (id 1: the constant monomial, a literal term), 0 for no term. */

@@ -690,7 +690,7 @@ static void test_ops_masked_and_causal_softmax(void **state)
 /* The mask slack a value may compose (sp_tensor_t.masks, src/ops.c mask_count; helper-88's and
    helper-89's reviews, session 45): one per mask, summed where patterns on different axes meet,
    the largest where they lie on the same axes of an elementwise operator */
-static void test_ops_mask_depth(void **state)
+static void test_ops_mask_count(void **state)
 {
     fx_t *f = *state;
     sp_tensor_t x, m1, m2, out, y3[2];
@@ -1818,7 +1818,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_reductions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_softmax_formula, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_masked_and_causal_softmax, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_ops_mask_depth, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ops_mask_count, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_norms, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_cross_entropy, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ops_matmul_broadcasting, fx_setup, fx_teardown),

@@ -1559,7 +1559,7 @@ static int f_topk(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const r
     rstore_t *S = c->S;
     for (int64_t g = 0; g < G.ng; g++) {
         const int64_t *mem = G.mem + G.start[g];
-        int t = 0, tie = 0;
+        int t = 0;
         for (int64_t i = 0; i < L; i++)
             ord[i] = i;
         for (int64_t w = 1; w < L; w *= 2) { /* bottom-up merge sort, stable */
@@ -1578,8 +1578,7 @@ static int f_topk(ropc_t *c, const rdef_t *d, const rten_t *in, int nin, const r
         /* a tie across the boundary: the last kept and the first dropped are equal */
         if (k > 0 && k < L &&
             rv_cmp(rs_val(S, x->id[mem[ord[k - 1]]]), rs_val(S, x->id[mem[ord[k]]]), S->prec) == 0)
-            tie = 1;
-        S->topk_tie |= tie;
+            S->topk_tie = 1;
         for (int64_t r = 0; r < L; r++)
             tmp[ord[r]] = r; /* each position's rank */
         for (int64_t i = 0; i < L; i++) {
