@@ -115,6 +115,7 @@ static int tensor_rows(sp_check_t *C, sp_tensor_t *out, const sp_tensor_t *t, in
     memcpy(out->pos, t->pos, sizeof out->pos);
     out->masks = t->masks;
     out->mask_axes = t->mask_axes;
+    out->mask_ext = t->mask_ext;
     out->pos[0].inexact |= t->pos[0].ext != 1;
     int32_t id = rows && lo != 0 ? sp_pos_monomial(C, NULL, rows->a) : 0;
     int32_t term = lo == 0 ? 0 : sp_pos_term(id ? id : sp_pos_fresh(C), 0);

@@ -714,7 +714,14 @@ void sp_members_masks(sp_check_t *C, const sp_tensor_t *y, const sp_tensor_t *in
     struct sp_members *M = get(C);
     if (y->masks <= 1 || M->nd != C->ndims || M->maxs == NULL)
         return;
-    int64_t m = y->masks;
+    /* a composition of masks of slack m counts positions between: f1[t, s] f2[s, u] summed
+       over s is u - t - 1, a value that grows with the gap past its threshold.  Its threshold
+       is at most m and it is a polynomial in the gap of degree below m (one per sum along the
+       chain), so two such values that agree on the gaps up to 2m - 1 agree on all: the axes
+       keep 2m - 1 positions apart, so that one element of each dim asks for 2m positions
+       (helper-90's review: a single element of T and of U never grew the dims past 3, where
+       u - t - 1 never reaches 2) */
+    int64_t m = sp_masks_add(2 * (int64_t)y->masks, -1);
     uint8_t *dims = flint_malloc((size_t)(C->ndims ? C->ndims : 1));
     for (int k = -1; k < nin; k++) {
         const sp_tensor_t *t = k < 0 ? y : &in[k];

@@ -149,6 +149,7 @@ void sp_tensor_copy(sp_tensor_t *dst, const sp_tensor_t *src)
     memcpy(dst->pos, src->pos, sizeof(dst->pos));
     dst->masks = src->masks;
     dst->mask_axes = src->mask_axes;
+    dst->mask_ext = src->mask_ext;
 }
 
 void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx)
@@ -1038,6 +1039,7 @@ static int hollow_copy(sp_ectx_t E, const sp_tensor_t *t, sp_tensor_t *h)
     memcpy(h->pos, t->pos, sizeof(h->pos));
     h->masks = t->masks;
     h->mask_axes = t->mask_axes;
+    h->mask_ext = t->mask_ext;
     int64_t n = sp_tensor_numel(t);
     for (int64_t e = 0; e < n; e++)
         h->v[e] = t->v[e] != SP_EXPR_NONE && sp_expr_op(E, t->v[e]) == SP_OP_CONST ? t->v[e]
@@ -1111,9 +1113,11 @@ void sp_masks_join(sp_tensor_t *dst, const sp_tensor_t *src)
     if (dst->masks <= 0) {
         dst->masks = src->masks;
         dst->mask_axes = src->mask_axes;
+        dst->mask_ext = src->mask_ext;
         return;
     }
-    if (dst->mask_axes == src->mask_axes && !(dst->mask_axes & SP_MASK_AXES_ANY)) {
+    if (dst->mask_axes == src->mask_axes && !(dst->mask_axes & SP_MASK_AXES_ANY) &&
+        dst->mask_ext == src->mask_ext && dst->mask_ext >= 0) {
         if (src->masks > dst->masks)
             dst->masks = src->masks;
         return;
@@ -1121,6 +1125,7 @@ void sp_masks_join(sp_tensor_t *dst, const sp_tensor_t *src)
     uint32_t u = dst->mask_axes | src->mask_axes;
     dst->masks = sp_masks_add(dst->masks, src->masks);
     dst->mask_axes = u & SP_MASK_AXES_ANY ? SP_MASK_AXES_ANY : u;
+    dst->mask_ext = dst->mask_ext == src->mask_ext ? dst->mask_ext : -1;
 }
 
 /* t's mask axes as axes of an output of nd axes, t aligned to its last axes (broadcasting) */
@@ -1141,8 +1146,9 @@ static uint32_t axes_aligned(const sp_tensor_t *t, int nd)
  * broadcasting: a product of masks expanded from [T, S] and from [S, U] lies on different axes
  * and chains; helper-89's review), and a concatenation (side by side); there the largest stands
  * for all.  A gather (a shape operator) moves its operand's axes as it maps them (fwd_gather sets
- * mask_axes), a reduction drops the reduced ones, and any other operator (a matmul, attention, a
- * norm) makes its output's axes not known.  causal_mask and causal_softmax add 1 (the caller adds
+ * mask_axes), a reduction drops the reduced ones (recording a masked one's extent, mask_ext:
+ * operands summed over axes of different extents are not the same either), and any other
+ * operator (a matmul, attention, a norm) makes its output's axes not known.  causal_mask and causal_softmax add 1 (the caller adds
  * |o| for a literal offset: src/exec_pos.c) on their last two axes; a causal attention adds 1
  * over operands that carry masks (over values without masks its pattern is the inclusive
  * diagonal, which composes into itself and which no later operator sees as a 0/1 mask).
@@ -1153,14 +1159,18 @@ static void mask_count(const opc_t *c, sp_tensor_t *y)
     int nd = y->ndim, carrying = 0, same = 1;
     int64_t sum = 0, max = 0;
     uint32_t axes = 0, first = 0;
+    int32_t ext = 0;
     for (int k = 0; k < c->nin; k++) {
         const sp_tensor_t *t = &c->in[k];
         if (t->masks <= 0)
             continue;
         uint32_t a = c->def->fwd == fwd_ew ? axes_aligned(t, nd) : t->mask_axes;
-        if (carrying++ == 0)
+        if (carrying++ == 0) {
             first = a;
-        same &= a == first && !(a & SP_MASK_AXES_ANY);
+            ext = t->mask_ext;
+        }
+        same &= a == first && !(a & SP_MASK_AXES_ANY) && t->mask_ext == ext && ext >= 0;
+        ext = t->mask_ext == ext ? ext : -1;
         axes |= a;
         sum += t->masks;
         max = t->masks > max ? t->masks : max;
@@ -1173,6 +1183,16 @@ static void mask_count(const opc_t *c, sp_tensor_t *y)
         axes = carrying ? y->mask_axes : 0; /* fwd_gather mapped them */
     } else if (c->def->fwd == fwd_reduce && c->nin == 1 && carrying &&
                !(axes & SP_MASK_AXES_ANY)) {
+        /* a sum over an axis a pattern lies on: the pattern now relates the kept axes to that
+           axis's elements in the values (sum(f1 * w, 0) of f1 on [T, S] keeps t < s for each s),
+           which a product with a sum over another axis's (f2 on [S, U] summed over U) chains
+           through the kept one (helper-90's review): such values are the same only where they
+           were summed over axes of one extent */
+        for (int d = 0; d < c->in[0].ndim; d++)
+            if ((c->red_mask >> d & 1u) && (axes >> d & 1u)) {
+                int32_t e = c->in[0].pos[d].ext > 1 ? c->in[0].pos[d].ext : -1;
+                ext = ext == 0 || ext == e ? e : -1;
+            }
         if (y->ndim != c->in[0].ndim) { /* the reduced axes dropped */
             uint32_t kept = 0;
             for (int d = 0, o = 0; d < c->in[0].ndim; d++)
@@ -1199,6 +1219,7 @@ static void mask_count(const opc_t *c, sp_tensor_t *y)
     }
     y->masks = sp_masks_add(m, 0);
     y->mask_axes = m > 0 ? axes : 0;
+    y->mask_ext = m > 0 && !(axes & SP_MASK_AXES_ANY) ? ext : m > 0 ? -1 : 0;
 }
 
 int sp_ops_apply_env(sp_ectx_t E, const sp_op_env_t *env, const char *name, const sp_tensor_t *in,
@@ -1368,6 +1389,7 @@ static int ops_vjp(sp_ectx_t E, const sp_op_env_t *env, const char *name,
     for (int k = 0; ok && din != NULL && k < nin; k++) {
         din[k].masks = masks;
         din[k].mask_axes = masks > 0 ? SP_MASK_AXES_ANY : 0;
+        din[k].mask_ext = masks > 0 ? -1 : 0;
     }
     attrbuf_clear(&ab);
     sp_tensor_clear(&y);

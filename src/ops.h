@@ -101,6 +101,9 @@ typedef struct {
                            and helper-89's reviews) */
     uint32_t mask_axes; /* the axes those masks' patterns lie on (bit d), SP_MASK_AXES_ANY when
                            not known */
+    int32_t mask_ext;   /* a pattern summed over an axis relates the kept axes to that axis's
+                           elements, now in the values: its extent's monomial id (0: none; -1:
+                           several or not known; src/ops.c mask_count) */
 } sp_tensor_t;
 
 #define SP_MASK_AXES_ANY 0x80000000u

@@ -707,6 +707,7 @@ int fwd_gather(opc_t *c, sp_tensor_t *out)
         else
             a = axes_by_extent(x, out);
         out->mask_axes = a;
+        out->mask_ext = x->mask_ext;
     }
     flint_free(g.src);
     return ok;

@@ -42,9 +42,11 @@ check_one() { # kind path
     esac
     out=$(mktemp)
     err=$(mktemp)
+    local t0=$SECONDS
     # shellcheck disable=SC2086
     run "$dir" "$file" $fast $args >"$out" 2>"$err"
     rc=$?
+    echo "$((SECONDS - t0)) ${path#"$root"/}" >>"$res/times"
     local ok=1 why=""
     if [ "$rc" = 99 ]; then
         ok=0; why="valgrind reported errors"
@@ -87,7 +89,7 @@ for f in "$root"/tests/plans/bugs/*.sp; do [ -e "$f" ] && queue bugs "$f"; done
 for f in "$root"/tests/plans/bad/*.sp; do [ -e "$f" ] && queue bad "$f"; done
 for f in "$root"/tests/plans/regress/*.sp; do [ -e "$f" ] && queue regress "$f"; done
 wait
-for r in "$res"/*; do
+for r in "$res"/[0-9]*; do
     if [ "$(head -1 "$r")" = PASS ]; then
         pass=$((pass + 1))
     else
@@ -96,4 +98,6 @@ for r in "$res"/*; do
     fi
 done
 echo "plans: $pass passed, $fail failed"
+# where the time goes (wall seconds per file, the slowest; CI's budget is 30 minutes)
+echo "plans: slowest: $(sort -rn "$res/times" 2>/dev/null | head -12 | awk '{printf "%s%s %ss", (NR > 1 ? ", " : ""), $2, $1}')"
 [ "$fail" = 0 ]

@@ -718,6 +718,30 @@ static void test_ops_mask_count(void **state)
     apply(f, "sum", &m1, 1, "dim=1", &out); /* a reduction keeps it */
     assert_int_equal(out.masks, 1);
     sp_tensor_clear(&out);
+    /* sums over the masked axes of two extents, multiplied on the kept axis, chain (t < s and
+       s < u, summed over t and over u: helper-90); over axes of one extent, as ring attention's
+       pieces over key blocks, they are one pattern */
+    {
+        sp_tensor_t a = m1, b = m2, r[2];
+        a.pos[1].ext = 7;
+        b.pos[1].ext = 8;
+        apply(f, "sum", &a, 1, "dim=1", &r[0]);
+        apply(f, "sum", &b, 1, "dim=1", &r[1]);
+        assert_int_equal(r[0].mask_ext, 7);
+        assert_int_equal(r[0].mask_axes, 1u);
+        apply(f, "mul", r, 2, NULL, &out);
+        assert_int_equal(out.masks, 2);
+        assert_int_equal(out.mask_ext, -1);
+        sp_tensor_clear(&out);
+        sp_tensor_clear(&r[1]);
+        b.pos[1].ext = 7;
+        apply(f, "sum", &b, 1, "dim=1", &r[1]);
+        apply(f, "mul", r, 2, NULL, &out);
+        assert_int_equal(out.masks, 1);
+        assert_int_equal(out.mask_ext, 7);
+        sp_tensor_clear(&out);
+        clear_all(r, 2);
+    }
     /* a broadcast product f1[t,s,1] * f2[1,s,u] chains t, s and u */
     apply(f, "unsqueeze", &m1, 1, "dim=2", &y3[0]);
     apply(f, "unsqueeze", &m2, 1, "dim=0", &y3[1]);

@@ -1,11 +1,10 @@
-# open: EQUIVALENT by default on f3b53e8 and a4ed406, a wrong verdict (helper-90's review, session 45): strict
-# masks on [T, S] and [S, U] of three distinct dims chained, then summed against w[t] x[u]: each term holds one
-# element of T and one of U, so no room rule grows the dims past 3, where the chain's count u - t - 1 never
-# reaches 2. docs/soundness.md, 'Open' after the mask counts. Read by no corpus (tests/run_plans.sh reads ok/
-# and bugs/): move it to bugs/ with its expect line once fixed. The small copy at size 8 is NOT EQUIVALENT.
-dim T = 100002
-dim S = 100002
-dim U = 100002
+# expect: NOT EQUIVALENT at line 80
+# helper-90's review (session 45): strict masks on [T, S] and [S, U] of three distinct dims chained (matmul(f1, f2)),
+# summed against w[t] x[u]: one element per dim never grew the dims past 3, where u - t - 1 never reaches 2
+# (EQUIVALENT by default at 100002: regress/relation_chain_mmonly_large.sp). docs/soundness.md, 'Positional patterns'.
+dim T = 8
+dim S = 8
+dim U = 8
 model m {
   input w : [T]
   input x : [U]
@@ -40,9 +39,8 @@ model m {
   f2 = z2 - causal_mask(z2, offset = 0)
   m3 = z3 - causal_mask(z3, offset = 1)
   rp = sum(w * sum(m3 * unsqueeze(x, 0), dim = 1))
-  g = gt(matmul(f1, f2), 1)
+  g = matmul(f1, f2)
   r = sum(w * sum(g * unsqueeze(x, 0), dim = 1))
-  r0 = sum(w * 0)
   output r, acc
 }
 plan p of m {
@@ -80,9 +78,8 @@ plan p of m {
   f2 = z2 - causal_mask(z2, offset = 0)
   m3 = z3 - causal_mask(z3, offset = 1)
   rp = sum(w * sum(m3 * unsqueeze(x, 0), dim = 1))
-  g = gt(matmul(f1, f2), 1)
+  g = matmul(f1, f2)
   r = sum(w * sum(g * unsqueeze(x, 0), dim = 1))
-  r0 = sum(w * 0)
-  output r = r0 : []
+  output r = rp : []
   output acc = acc : [2, 2, 2, 2, 2, 2, 2, 2]
 }
