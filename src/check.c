@@ -1014,20 +1014,51 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
     snprintf(name, sizeof name, "%s", C->dims[d].name); /* the runs below remake C->dims */
     int n0 = C->opt.ndims;
     sp_dim_override_t *fix0 = C->opt.dims;
-    sp_dim_override_t *fix = flint_malloc((size_t)(n0 + 1) * sizeof(sp_dim_override_t));
-    int at = n0;
+    /* the dims a causal pattern relates to d grow with it, by as much: the rows past the last
+       key and the keys past the last query are counts of their difference, which the check
+       keeps as it is (src/exec_pos.c causal_edges; helper-91's review) */
+    enum { NCO = 8 };
+    char coname[NCO][128];
+    int64_t cok[NCO], coreal[NCO];
+    int nco = 0;
+    for (int u = 0; u < C->ndims && nco < NCO; u++) {
+        const sp_dimdef_t *U = &C->dims[u];
+        if (u == d || U->derived || U->red <= 0 || U->red >= U->real ||
+            !sp_members_coupled(C, d, u))
+            continue;
+        snprintf(coname[nco], sizeof coname[nco], "%s", U->name);
+        cok[nco] = U->red;
+        coreal[nco++] = U->real;
+    }
+    sp_dim_override_t *fix =
+        flint_malloc((size_t)(n0 + 1 + nco) * sizeof(sp_dim_override_t));
+    int at = n0, nfix = n0, coat[NCO];
     for (int i = 0; i < n0; i++) {
         fix[i] = fix0[i];
         if (strcmp(fix0[i].name, name) == 0)
             at = i; /* a size by hand, grown */
     }
+    if (at == n0)
+        nfix++;
     fix[at].name = name;
+    for (int j = 0; j < nco; j++) {
+        coat[j] = -1;
+        for (int i = 0; i < n0; i++)
+            if (strcmp(fix0[i].name, coname[j]) == 0)
+                coat[j] = i;
+        if (coat[j] < 0)
+            coat[j] = nfix++;
+        fix[coat[j]].name = coname[j];
+    }
     int r = -1;
     C->regrown++;
     for (int64_t t = want; t < want + REGROW_TRIES && t < real && r < 0; t++) {
         fix[at].value = t;
+        for (int j = 0; j < nco; j++)
+            fix[coat[j]].value =
+                cok[j] + (t - k) < coreal[j] ? cok[j] + (t - k) : coreal[j];
         C->opt.dims = fix;
-        C->opt.ndims = at == n0 ? n0 + 1 : n0;
+        C->opt.ndims = nfix;
         sp_diags_restore(C->d, dm);
         C->real_deferred = 0;
         C->regrowing++;
@@ -1235,6 +1266,9 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
                                                   "a shard of an uneven split)"
                  : C->clamped == SP_CLAMP_RESHAPE ? "could not reshape at the reduced sizes (the "
                                                     "element counts may agree at the real ones)"
+                 : C->clamped == SP_CLAMP_ORDER ? "masks queries and keys of two sizes whose "
+                                                  "difference (the rows past the last key, the "
+                                                  "keys past the last query) is not the real one"
                                                   : "made an extent that is a sum of sizes");
         /* a reshape refused at the reduced sizes (N into [B, S], N = B*S at the real sizes
            only: helper-61's review): the real sizes decide; where they stop at a limit first,

@@ -507,6 +507,9 @@ void sp_members_masks(sp_check_t *C, const sp_tensor_t *y, const sp_tensor_t *in
    and the dim whose axis that is (*on: v, or the other dim of a causal pattern) */
 void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *blk_s, int64_t *room_e,
                     int64_t *room_s, int *on);
+/* Does a causal pattern (or a composition of masks) this run relate positions of dims v != u?
+   (src/check.c regrow grows u with v, keeping their difference: src/exec_pos.c causal_edges) */
+int sp_members_coupled(const sp_check_t *C, int v, int u);
 void sp_members_free(sp_check_t *C);
 /* What the count and relations tests read of a stage, as tokens for src/stage.c's memoization
    keys: per symbol (at most sp_members_roles_max tokens) and for the compared pairs, with

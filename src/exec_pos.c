@@ -732,6 +732,73 @@ static void slice_bounds_real(sp_check_t *C, const sp_tensor_t *x, int64_t d, in
     fmpq_clear(q);
 }
 
+/* An axis's extent at the real sizes: its checked extent times its monomial's scale (-1: not
+   known) */
+static int64_t real_extent(sp_check_t *C, const sp_pos_t *p, int64_t n)
+{
+    if (p->ext == 1)
+        return n; /* an exact extent */
+    fmpq_t q;
+    fmpq_init(q);
+    int64_t r = -1;
+    if (p->ext > 1 && sp_pos_scale(C, p->ext, q) && fmpz_divisible(fmpq_numref(q) , fmpq_denref(q))) {
+        fmpz_t z;
+        fmpz_init(z);
+        fmpz_divexact(z, fmpq_numref(q), fmpq_denref(q));
+        fmpz_mul_si(z, z, n);
+        if (fmpz_fits_si(z))
+            r = fmpz_get_si(z);
+        fmpz_clear(z);
+    } else if (p->ext > 1 && sp_pos_scale(C, p->ext, q)) {
+        fmpq_mul_si(q, q, n); /* a scale that is no integer: the product may be one */
+        if (fmpz_is_one(fmpq_denref(q)) && fmpz_fits_si(fmpq_numref(q)))
+            r = fmpz_get_si(fmpq_numref(q));
+    }
+    fmpq_clear(q);
+    return r;
+}
+
+/*
+ * A causal pattern keeps key k for query t where k <= t + o.  On queries of nq and keys of nk
+ * positions, the rows t >= nk - 1 - o keep every key and the keys k >= nq + o are kept by no
+ * row: counts of the difference of the two extents, which the reduction does not keep when
+ * the extents are two sizes (T = 100002 checked as 3 beside K = 100000 checked as 25000 has
+ * three such rows at the real sizes and none at the checked ones: helper-91's review, session
+ * 46).  Where one of the counts is zero at one size and not at the other, or a size offset or
+ * an extent not known leaves them unknown, the real sizes decide (SP_CLAMP_ORDER); where the
+ * checked sizes have fewer such rows (keys) than the real ones, n elements of them in one
+ * monomial need n of them, a room on that axis as a prefix's (src/members.c).  Queries and
+ * keys of one extent (a sequence, ring attention's blocks of S/cp) meet nothing here.
+ */
+static void causal_edges(sp_check_t *C, const sp_tensor_t *qt, int qd, const sp_tensor_t *kt,
+                         int kd, int sized, int64_t o, sp_loc_t loc)
+{
+    const sp_pos_t *q = &qt->pos[qd], *k = &kt->pos[kd];
+    int64_t nq = qt->shape[qd], nk = kt->shape[kd];
+    if (q->ext == k->ext && q->ext != 0)
+        return;
+    int64_t rq = real_extent(C, q, nq), rk = real_extent(C, k, nk);
+    if (sized || rq < 0 || rk < 0) {
+        sp_note_clamped(C, SP_CLAMP_ORDER, loc);
+        return;
+    }
+    int64_t fr[2], nv[2]; /* [0] checked, [1] real */
+    for (int i = 0; i < 2; i++) {
+        int64_t a = i ? rq : nq, b = i ? rk : nk;
+        int64_t from = b - 1 - o > 0 ? b - 1 - o : 0, past = a + o > 0 ? a + o : 0;
+        fr[i] = a > from ? a - from : 0;
+        nv[i] = b > past ? b - past : 0;
+    }
+    if ((fr[0] == 0) != (fr[1] == 0) || (nv[0] == 0) != (nv[1] == 0)) {
+        sp_note_clamped(C, SP_CLAMP_ORDER, loc);
+        return;
+    }
+    if (fr[0] < fr[1])
+        sp_members_slack(C, qt, qd, nq - fr[0], SP_SLACK_PREFIX, NULL);
+    if (nv[0] < nv[1])
+        sp_members_slack(C, kt, kd, nk - nv[0], SP_SLACK_PREFIX, NULL);
+}
+
 void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
                    const sp_ast_arg_t *const *args, const sp_attr_t *attrs, int na,
                    const sp_tensor_t *in, int nin, sp_tensor_t *y)
@@ -749,6 +816,10 @@ void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,
         sp_members_slack(C, x, x->ndim - 2, slack, SP_SLACK_DIAG, e);
         sp_members_slack(C, kt, kd, slack, SP_SLACK_DIAG, e);
         sp_members_couple(C, x, x->ndim - 2, kt, kd, slack);
+        causal_edges(C, x, x->ndim - 2, kt, kd,
+                     ko >= 0 && args[ko]->value->kind != SP_AST_NUM &&
+                         sp_pos_monomial(C, NULL, args[ko]->value) != 1,
+                     attr_value(attrs, ko, 0), e->loc);
         /* masks compose through the values (a product of two over a shared axis, a matmul of
            one with itself keeps j <= i - 2|o|: helper-87's review, session 45): the output
            counts this mask's slack, not one (src/ops.c mask_count counted one), and

@@ -781,6 +781,16 @@ void sp_members_dim(const sp_check_t *C, int v, int64_t *blk, int64_t *blk_s, in
     }
 }
 
+int sp_members_coupled(const sp_check_t *C, int v, int u)
+{
+    const struct sp_members *M = C->members;
+    if (M == NULL || M->couple == NULL || M->nd != C->ndims || v == u || v < 0 || u < 0 ||
+        v >= M->nd || u >= M->nd)
+        return 0;
+    return M->couple[(size_t)v * (size_t)M->nd + (size_t)u] != ROOM_NONE ||
+           M->couple[(size_t)u * (size_t)M->nd + (size_t)v] != ROOM_NONE;
+}
+
 void sp_members_partition(sp_check_t *C, const sp_tensor_t *t, int d, int c, int64_t blk)
 {
     struct sp_members *M = get(C);

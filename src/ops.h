@@ -207,9 +207,13 @@ typedef enum {
                           attention's default scale) not known at the real sizes: an extent's
                           monomial not known, or a shard of an uneven split (src/ops_base.c
                           count_real; docs/soundness.md "Sizes as values") */
-    SP_CLAMP_RESHAPE   /* a reshape to a written shape whose element count is not the
+    SP_CLAMP_RESHAPE,  /* a reshape to a written shape whose element count is not the
                           operand's at the reduced sizes: they may agree at the real sizes
                           only (N = B*S, a product the reduction does not keep) */
+    SP_CLAMP_ORDER     /* a causal pattern between queries and keys of two sizes: the rows
+                          past the last key and the keys past the last query are counts of
+                          their difference, which the reduction does not keep (src/exec_pos.c
+                          causal_edges) */
 } sp_clamp_t;
 
 /*
