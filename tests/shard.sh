@@ -10,31 +10,41 @@ fail=0
 runs=0
 bad() { echo "shard: $*"; fail=1; }
 
-same_as_whole() { # FILE N [check options]
-    local f=$1 n=$2; shift 2
+# Each comparison runs in the background, JOBS at a time (tests/jobs.sh), in a directory of its
+# own; its findings ("shard: ...") and one RUN line per format go to its result file, read back in
+# order at the end.
+same_as_whole_one() { # FILE N [check options]
+    local f=$1 n=$2 d
+    shift 2
+    d=$(mktemp -d -p "$tmp")
     for fmt in text json; do
-        "$bin" check "$f" --no-progress --format $fmt "$@" >"$tmp/whole" 2>/dev/null
+        "$bin" check "$f" --no-progress --format $fmt "$@" >"$d/whole" 2>/dev/null
         local want=$?
         local parts=()
         for ((i = 0; i < n; i++)); do
-            "$bin" check "$f" --no-progress --shard $i/$n "$@" >"$tmp/part$i.json" 2>/dev/null
+            "$bin" check "$f" --no-progress --shard $i/$n "$@" >"$d/part$i.json" 2>/dev/null
             local rc=$?
-            [ $rc = 0 ] || [ $rc = 1 ] || [ $rc = 3 ] || bad "$f shard $i/$n: exit $rc"
-            parts+=("$tmp/part$i.json")
+            [ $rc = 0 ] || [ $rc = 1 ] || [ $rc = 3 ] || echo "shard: $f shard $i/$n: exit $rc"
+            parts+=("$d/part$i.json")
         done
         # the shards in reverse order: merge must not depend on the order
         local rev=()
         for ((i = n - 1; i >= 0; i--)); do rev+=("${parts[$i]}"); done
-        "$bin" merge "${rev[@]}" --format $fmt --no-progress >"$tmp/merged" 2>"$tmp/err"
+        "$bin" merge "${rev[@]}" --format $fmt --no-progress >"$d/merged" 2>"$d/err"
         local got=$?
-        [ "$got" = "$want" ] || bad "$f ($n shards, $fmt): merge exit $got, whole check $want: $(head -2 "$tmp/err")"
-        cmp -s "$tmp/whole" "$tmp/merged" || bad "$f ($n shards, $fmt): merged report differs from the whole check's"
+        [ "$got" = "$want" ] || echo "shard: $f ($n shards, $fmt): merge exit $got, whole check $want: $(head -2 "$d/err")"
+        cmp -s "$d/whole" "$d/merged" || echo "shard: $f ($n shards, $fmt): merged report differs from the whole check's"
         # merge says on stderr that it trusts the parts' results (helper-25: an edited part)
-        grep -qE "as trustworthy as the parts|whole input was checked here" "$tmp/err" ||
-            bad "$f ($n shards, $fmt): merge does not say it takes the parts' results as written"
-        runs=$((runs + 1))
+        grep -qE "as trustworthy as the parts|whole input was checked here" "$d/err" ||
+            echo "shard: $f ($n shards, $fmt): merge does not say it takes the parts' results as written"
+        echo RUN
     done
+    rm -rf "$d"
 }
+. "$here/jobs.sh"
+res=$tmp/res
+mkdir -p "$res"
+same_as_whole() { jobs_queue "$res" same_as_whole_one "$@"; }
 
 same_as_whole "$here/../docs/examples/llama_layer.sp" 3
 same_as_whole "$here/../docs/examples/mlp.sp" 2 --seed 5
@@ -136,5 +146,14 @@ echo "$out" | grep -q "EQUIVALENT at all 2 shapes" || bad "--shapes 2: no closin
 [ $? = 1 ] || bad "--shapes 2 on a bug plan: not NOT EQUIVALENT"
 runs=$((runs + 2))
 
+wait
+for r in "$res"/*; do
+    [ -e "$r" ] || continue
+    runs=$((runs + $(grep -c '^RUN$' "$r")))
+    if grep -q '^shard: ' "$r"; then
+        grep '^shard: ' "$r"
+        fail=1
+    fi
+done
 echo "shard: $runs checks; $([ $fail = 0 ] && echo passed || echo FAILED)"
 [ $fail = 0 ]
