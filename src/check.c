@@ -1086,6 +1086,89 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
 }
 
 /*
+ * A causal pattern between queries and keys of two dims whose difference the checked sizes do
+ * not keep (src/exec_pos.c causal_edges, SP_CLAMP_ORDER): the rows past the last key and the
+ * keys past the last query are counts of that difference, the same at every size of the real
+ * difference.  The keys' dim is checked at the queries' size less the real difference (or the
+ * queries' at the keys' plus it, where the keys' is real), from the checked size up (up to
+ * REGROW_TRIES candidates); a candidate that clamps again or does not decide is not taken.
+ * Returns -1 when none decides (the caller goes on to the real sizes).
+ */
+static int keep_order(shardproof_t *C, const char *path, const char *text, size_t len,
+                      int solve, sp_diags_mark_t *dm, shardproof_verdict_t *out)
+{
+    int a = C->order_q, b = C->order_k;
+    int64_t diff = C->order_diff;
+    if (a < 0 || b < 0 || a >= C->ndims || b >= C->ndims || C->dims[a].derived ||
+        C->dims[b].derived)
+        return -1;
+    /* grow the one that is reduced; the other follows at the real difference */
+    int g = C->dims[a].red < C->dims[a].real ? a : b, f = g == a ? b : a;
+    int64_t sign = g == a ? -1 : 1; /* f = g - diff (g the queries') or g + diff */
+    if (C->dims[g].red >= C->dims[g].real)
+        return -1;
+    char gname[128], fname[128], dims[160], note[400];
+    snprintf(gname, sizeof gname, "%s", C->dims[g].name);
+    snprintf(fname, sizeof fname, "%s", C->dims[f].name);
+    int64_t g0 = C->dims[g].red, greal = C->dims[g].real, freal = C->dims[f].real;
+    reduced_dims(C, dims, sizeof dims);
+    int n0 = C->opt.ndims;
+    sp_dim_override_t *fix0 = C->opt.dims;
+    sp_dim_override_t *fix = flint_malloc((size_t)(n0 + 2) * sizeof(sp_dim_override_t));
+    int ag = -1, af = -1, n = n0;
+    for (int i = 0; i < n0; i++) {
+        fix[i] = fix0[i];
+        if (strcmp(fix0[i].name, gname) == 0)
+            ag = i;
+        if (strcmp(fix0[i].name, fname) == 0)
+            af = i;
+    }
+    if (ag < 0)
+        ag = n++;
+    if (af < 0)
+        af = n++;
+    fix[ag].name = gname;
+    fix[af].name = fname;
+    int r = -1;
+    for (int64_t t = g0; t < g0 + REGROW_TRIES && t < greal && r < 0; t++) {
+        int64_t u = t + sign * diff;
+        if (u < 1 || u > freal)
+            continue;
+        fix[ag].value = t;
+        fix[af].value = u;
+        C->opt.dims = fix;
+        C->opt.ndims = n;
+        sp_diags_restore(C->d, dm);
+        C->real_deferred = 0;
+        C->order_fixing++;
+        C->regrowing++;
+        shardproof_verdict_t v = run_exact(C, path, text, len, solve);
+        C->regrowing--;
+        C->order_fixing--;
+            C->opt.dims = fix0;
+        C->opt.ndims = n0;
+        if (v == SHARDPROOF_BAD_INPUT)
+            continue; /* not admissible with the other sizes: the next */
+        if (v == SHARDPROOF_UNKNOWN && C->real_deferred == 2)
+            continue; /* an operator's bound or extent at this size asked for the real sizes */
+        if (v != SHARDPROOF_EQUIVALENT && v != SHARDPROOF_NOT_EQUIVALENT)
+            break;
+        snprintf(note, sizeof note,
+                 "with %s a causal pattern relates %s and %s, whose difference (%lld at the real "
+                 "sizes) those sizes do not keep, so they are checked at %s=%lld %s=%lld%s%s",
+                 dims, C->dims[a].name, C->dims[b].name, (long long)diff, gname, (long long)t,
+                 fname, (long long)u, C->resize_note[0] ? "; then " : "", C->resize_note);
+        snprintf(C->resize_note, sizeof C->resize_note, "%s", note);
+        *out = v;
+        r = 0;
+    }
+    if (r < 0)
+        sp_diags_restore(C->d, dm);
+    flint_free(fix);
+    return r;
+}
+
+/*
  * Four fallbacks, each to the exact setting the faster one approximates (docs/soundness.md):
  * - A stage whose values at the reduced sizes contain a sum over an axis that counts elements
  *   (src/stage.c stage_counted; docs/soundness.md "Counts") is decided at the real sizes.
@@ -1122,6 +1205,7 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
     C->unproved[0] = '\0';
     C->limit_note[0] = '\0';
     C->clamped = SP_CLAMP_NONE;
+    C->order_q = C->order_k = -1;
     C->cut_members = 0;
     C->value_real[0] = '\0';
     C->nuneven = 0;
@@ -1136,6 +1220,18 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         v = run_inferred(C, path, text, len, solve, &dm);
         if (v == SHARDPROOF_BAD_INPUT && element_limit(C, &dm))
             C->weak_order = 0;
+    }
+    if (C->clamped == SP_CLAMP_ORDER && C->order_q >= 0 && !C->order_fixing &&
+        !C->opt.real_sizes && sp_check_reduced(C)) {
+        /* a causal pattern whose edges the checked sizes do not keep: sizes of the real
+           difference first; where none decides, this run again (keep_order's runs replaced
+           its stages, notes and clamp), whose clamp then sends it to the real sizes below */
+        if (keep_order(C, path, text, len, solve, &dm, &v) == 0)
+            return v;
+        sp_diags_restore(C->d, &dm);
+        C->order_fixing++;
+        v = run_inferred(C, path, text, len, solve, &dm);
+        C->order_fixing--;
     }
     for (int i = 0; i < C->nstages && !C->opt.strict_shapes && !C->fast_gap[0]; i++)
         if (C->stages[i].held_dim > 0 && !C->stages[i].counted) /* src/stage.c stage_held */

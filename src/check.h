@@ -301,6 +301,10 @@ typedef struct sp_check {
     int regrown;             /* run_exact's checks again at a larger size of one dim (held) */
     int pos_side;            /* the side an operator runs on (1: the plan), for src/members.c */
     int regrowing;           /* inside a candidate run of regrow: the real sizes are deferred */
+    int order_q, order_k;    /* SP_CLAMP_ORDER's dims (queries', keys'; -1: none) and their real
+                                difference, which src/check.c keep_order checks the sizes at */
+    int64_t order_diff;
+    int order_fixing;        /* inside keep_order's run */
     int real_deferred;       /* that run left the real sizes to regrow's caller: 1, 2 for a clamp */
     char limit_note[512];    /* a resource limit (--max-elements, --max-nodes, the address
                                 space) ended the run in UNKNOWN: which, and where */

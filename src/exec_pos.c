@@ -764,12 +764,28 @@ static int64_t real_extent(sp_check_t *C, const sp_pos_t *p, int64_t n)
  * row: counts of the difference of the two extents, which the reduction does not keep when
  * the extents are two sizes (T = 100002 checked as 3 beside K = 100000 checked as 25000 has
  * three such rows at the real sizes and none at the checked ones: helper-91's review, session
- * 46).  Where one of the counts is zero at one size and not at the other, or a size offset or
- * an extent not known leaves them unknown, the real sizes decide (SP_CLAMP_ORDER); where the
- * checked sizes have fewer such rows (keys) than the real ones, n elements of them in one
- * monomial need n of them, a room on that axis as a prefix's (src/members.c).  Queries and
- * keys of one extent (a sequence, ring attention's blocks of S/cp) meet nothing here.
+ * 46).  Both counts must be the same at the checked and the real sizes (a model counting those
+ * rows with a literal offset on [T, T] agrees wherever they are: helper-92's review, which also
+ * found that a room for fewer rows does not help, as a monomial of one such row holds one
+ * element); where they differ, or a size offset or an extent not known leaves them unknown,
+ * the real sizes decide (SP_CLAMP_ORDER), after src/check.c keep_order has tried sizes of the
+ * real difference.  Queries and keys of one extent (a sequence, ring attention's blocks of
+ * S/cp) meet nothing here.
  */
+/* The dim an extent's monomial is, alone and to the first power (-1: none) */
+static int one_dim(sp_check_t *C, int32_t id)
+{
+    int nd = C->ndims, *e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int)), v = -1, n = 0;
+    if (id > 1 && sp_pos_exps(C, id, e) == 1)
+        for (int w = 0; w < nd; w++)
+            if (e[w] != 0) {
+                n++;
+                v = e[w] == 1 ? w : -1;
+            }
+    flint_free(e);
+    return n == 1 ? v : -1;
+}
+
 static void causal_edges(sp_check_t *C, const sp_tensor_t *qt, int qd, const sp_tensor_t *kt,
                          int kd, int sized, int64_t o, sp_loc_t loc)
 {
@@ -789,14 +805,17 @@ static void causal_edges(sp_check_t *C, const sp_tensor_t *qt, int qd, const sp_
         fr[i] = a > from ? a - from : 0;
         nv[i] = b > past ? b - past : 0;
     }
-    if ((fr[0] == 0) != (fr[1] == 0) || (nv[0] == 0) != (nv[1] == 0)) {
-        sp_note_clamped(C, SP_CLAMP_ORDER, loc);
+    if (fr[0] == fr[1] && nv[0] == nv[1])
         return;
+    /* queries and keys each of one dim: src/check.c keep_order checks sizes of the real
+       difference */
+    int dq = one_dim(C, q->ext), dk = one_dim(C, k->ext);
+    if (C->order_q < 0 && dq >= 0 && dk >= 0 && dq != dk) {
+        C->order_q = dq;
+        C->order_k = dk;
+        C->order_diff = rq - rk;
     }
-    if (fr[0] < fr[1])
-        sp_members_slack(C, qt, qd, nq - fr[0], SP_SLACK_PREFIX, NULL);
-    if (nv[0] < nv[1])
-        sp_members_slack(C, kt, kd, nk - nv[0], SP_SLACK_PREFIX, NULL);
+    sp_note_clamped(C, SP_CLAMP_ORDER, loc);
 }
 
 void sp_refine_pos(sp_check_t *C, const sp_ast_expr_t *e, const char *name,

@@ -1,6 +1,6 @@
-# expect: UNKNOWN: limit max-elements
+# expect: NOT EQUIVALENT at line 65
 # helper-91's review (session 46), EQUIVALENT by default before: a causal pattern on [T, K] of two dims (T real 100002 > K real 100000) reduced to T = 3 < K = 25000: amax over K of the strict mask is [t < K - 1], 0 on the rows past the last key, which the checked sizes do not have.
-# Now the real sizes decide (src/exec_pos.c causal_edges); the small copy is bugs/relation_causal_edge_rows.sp.
+# Now found at sizes of the real difference (T=5 K=3: src/check.c keep_order); the small copy is bugs/relation_causal_edge_rows.sp.
 dim T = 100002
 dim K = 100000
 model m {
