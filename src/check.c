@@ -1092,7 +1092,8 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
  * difference.  The keys' dim is checked at the queries' size less the real difference (or the
  * queries' at the keys' plus it, where the keys' is real), from the checked size up (up to
  * REGROW_TRIES candidates); a candidate that clamps again or does not decide is not taken.
- * Returns -1 when none decides (the caller goes on to the real sizes).
+ * Returns -1 when none decides (the caller goes on to the real sizes), -2 when no candidate
+ * ran (no size of the real difference below the real sizes: the caller's run stands as it is).
  */
 static int keep_order(shardproof_t *C, const char *path, const char *text, size_t len,
                       int solve, sp_diags_mark_t *dm, shardproof_verdict_t *out)
@@ -1129,11 +1130,12 @@ static int keep_order(shardproof_t *C, const char *path, const char *text, size_
         af = n++;
     fix[ag].name = gname;
     fix[af].name = fname;
-    int r = -1;
+    int r = -1, ran = 0;
     for (int64_t t = g0; t < g0 + REGROW_TRIES && t < greal && r < 0; t++) {
         int64_t u = t + sign * diff;
         if (u < 1 || u > freal)
             continue;
+        ran = 1;
         fix[ag].value = t;
         fix[af].value = u;
         C->opt.dims = fix;
@@ -1162,10 +1164,10 @@ static int keep_order(shardproof_t *C, const char *path, const char *text, size_
         *out = v;
         r = 0;
     }
-    if (r < 0)
+    if (r < 0 && ran)
         sp_diags_restore(C->d, dm);
     flint_free(fix);
-    return r;
+    return r < 0 && !ran ? -2 : r;
 }
 
 /*
@@ -1226,12 +1228,15 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
         /* a causal pattern whose edges the checked sizes do not keep: sizes of the real
            difference first; where none decides, this run again (keep_order's runs replaced
            its stages, notes and clamp), whose clamp then sends it to the real sizes below */
-        if (keep_order(C, path, text, len, solve, &dm, &v) == 0)
+        int k = keep_order(C, path, text, len, solve, &dm, &v);
+        if (k == 0)
             return v;
-        sp_diags_restore(C->d, &dm);
-        C->order_fixing++;
-        v = run_inferred(C, path, text, len, solve, &dm);
-        C->order_fixing--;
+        if (k == -1) {
+            sp_diags_restore(C->d, &dm);
+            C->order_fixing++;
+            v = run_inferred(C, path, text, len, solve, &dm);
+            C->order_fixing--;
+        }
     }
     for (int i = 0; i < C->nstages && !C->opt.strict_shapes && !C->fast_gap[0]; i++)
         if (C->stages[i].held_dim > 0 && !C->stages[i].counted) /* src/stage.c stage_held */
