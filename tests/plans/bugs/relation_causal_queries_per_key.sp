@@ -4,7 +4,7 @@
 # Now the queries' dim has the keys' axis as room too (src/members.c sp_members_couple), and regrow
 # grows the keys' dim S when that room is the tightest (src/check.c regrow, sp_members_dim).
 # Fixed in the mechanism (docs/soundness.md, "Relations among sums over a reduced dim"). The output is padded so that the reference executor skips its runs.
-dim T = 1004, S = 1001  # T was 100001 until session 46: 99000 rows past the last key, which no checked size has (regress/relation_causal_queries_per_key_far.sp)
+dim T = 1004, S = 1001  # T was 100001 until session 46: 99000 rows past the last key, which no checked size has (UNKNOWN there, as regress/relation_causal_edge_kept_real_large.sp)
 model m {
   input x : [T]
   input c : [1]

@@ -1,7 +1,7 @@
 # expect: NOT EQUIVALENT at line 146
 # helper-82's review (session 44): the same as relation_causal_queries_per_key.sp, summed over dim 0 without a transpose.
 # Fixed in the mechanism (docs/soundness.md, "Relations among sums over a reduced dim"). The output is padded so that the reference executor skips its runs.
-dim T = 1004, S = 1001  # T was 100001 until session 46: 99000 rows past the last key, which no checked size has (regress/relation_causal_queries_per_key_far.sp)
+dim T = 1004, S = 1001  # T was 100001 until session 46: 99000 rows past the last key, which no checked size has (UNKNOWN there, as regress/relation_causal_edge_kept_real_large.sp)
 model m {
   input x : [T]
   input c : [1]
