@@ -975,6 +975,40 @@ static shardproof_verdict_t run_exact(shardproof_t *C, const char *path, const c
 #define REGROW_ROUNDS 3
 #define REGROW_TRIES 8
 
+/* The slot of dim `name` among the n overrides of fix (a size by hand), else a new one */
+static int override_slot(sp_dim_override_t *fix, int *n, const char *name)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(fix[i].name, name) == 0)
+            return i;
+    fix[*n].name = name;
+    return (*n)++;
+}
+
+/* One candidate size of regrow or keep_order: a whole check with the n overrides of fix, the
+   real sizes left to the caller.  0: it decided (*v); 1: the next candidate (not admissible with
+   the other sizes, or an operator's bound or extent asked for the real sizes); -1: undecided
+   there (a difference not lifted, a limit): the real sizes */
+static int run_candidate(shardproof_t *C, sp_dim_override_t *fix, int n, const char *path,
+                         const char *text, size_t len, int solve, sp_diags_mark_t *dm,
+                         shardproof_verdict_t *v)
+{
+    sp_dim_override_t *fix0 = C->opt.dims;
+    int n0 = C->opt.ndims;
+    C->opt.dims = fix;
+    C->opt.ndims = n;
+    sp_diags_restore(C->d, dm);
+    C->real_deferred = 0;
+    C->regrowing++;
+    *v = run_exact(C, path, text, len, solve);
+    C->regrowing--;
+    C->opt.dims = fix0;
+    C->opt.ndims = n0;
+    if (*v == SHARDPROOF_BAD_INPUT || (*v == SHARDPROOF_UNKNOWN && C->real_deferred == 2))
+        return 1;
+    return *v == SHARDPROOF_EQUIVALENT || *v == SHARDPROOF_NOT_EQUIVALENT ? 0 : -1;
+}
+
 static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const char *text,
                   size_t len, int solve, sp_diags_mark_t *dm, shardproof_verdict_t *out)
 {
@@ -1012,15 +1046,13 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
     reduced_dims(C, dims, sizeof dims);
     held_text(C, cs, why, sizeof why);
     snprintf(name, sizeof name, "%s", C->dims[d].name); /* the runs below remake C->dims */
-    int n0 = C->opt.ndims;
-    sp_dim_override_t *fix0 = C->opt.dims;
     /* the dims a causal pattern relates to d grow with it, by as much: the rows past the last
        key and the keys past the last query are counts of their difference, which the check
        keeps as it is (src/exec_pos.c causal_edges; helper-91's review) */
     enum { NCO = 8 };
     char coname[NCO][128];
     int64_t cok[NCO], coreal[NCO];
-    int nco = 0;
+    int nco = 0, coat[NCO];
     for (int u = 0; u < C->ndims && nco < NCO; u++) {
         const sp_dimdef_t *U = &C->dims[u];
         if (u == d || U->derived || U->red <= 0 || U->red >= U->real ||
@@ -1030,48 +1062,24 @@ static int regrow(shardproof_t *C, const sp_stage_t *cs, const char *path, const
         cok[nco] = U->red;
         coreal[nco++] = U->real;
     }
-    sp_dim_override_t *fix =
-        flint_malloc((size_t)(n0 + 1 + nco) * sizeof(sp_dim_override_t));
-    int at = n0, nfix = n0, coat[NCO];
-    for (int i = 0; i < n0; i++) {
-        fix[i] = fix0[i];
-        if (strcmp(fix0[i].name, name) == 0)
-            at = i; /* a size by hand, grown */
-    }
-    if (at == n0)
-        nfix++;
-    fix[at].name = name;
-    for (int j = 0; j < nco; j++) {
-        coat[j] = -1;
-        for (int i = 0; i < n0; i++)
-            if (strcmp(fix0[i].name, coname[j]) == 0)
-                coat[j] = i;
-        if (coat[j] < 0)
-            coat[j] = nfix++;
-        fix[coat[j]].name = coname[j];
-    }
+    int n = C->opt.ndims;
+    sp_dim_override_t *fix = flint_malloc((size_t)(n + 1 + nco) * sizeof(sp_dim_override_t));
+    memcpy(fix, C->opt.dims, (size_t)n * sizeof(sp_dim_override_t));
+    int at = override_slot(fix, &n, name);
+    for (int j = 0; j < nco; j++)
+        coat[j] = override_slot(fix, &n, coname[j]);
     int r = -1;
     C->regrown++;
     for (int64_t t = want; t < want + REGROW_TRIES && t < real && r < 0; t++) {
         fix[at].value = t;
         for (int j = 0; j < nco; j++)
-            fix[coat[j]].value =
-                cok[j] + (t - k) < coreal[j] ? cok[j] + (t - k) : coreal[j];
-        C->opt.dims = fix;
-        C->opt.ndims = nfix;
-        sp_diags_restore(C->d, dm);
-        C->real_deferred = 0;
-        C->regrowing++;
-        shardproof_verdict_t v = run_exact(C, path, text, len, solve);
-        C->regrowing--;
-        C->opt.dims = fix0;
-        C->opt.ndims = n0;
-        if (v == SHARDPROOF_BAD_INPUT)
-            continue; /* not admissible with the other sizes: the next */
-        if (v == SHARDPROOF_UNKNOWN && C->real_deferred == 2)
-            continue; /* an operator's bound or extent at this size asked for the real sizes */
-        if (v != SHARDPROOF_EQUIVALENT && v != SHARDPROOF_NOT_EQUIVALENT)
-            break; /* undecided there (a difference not lifted, a limit): the real sizes */
+            fix[coat[j]].value = cok[j] + (t - k) < coreal[j] ? cok[j] + (t - k) : coreal[j];
+        shardproof_verdict_t v;
+        int c = run_candidate(C, fix, n, path, text, len, solve, dm, &v);
+        if (c > 0)
+            continue;
+        if (c < 0)
+            break;
         snprintf(note, sizeof note, "with %s %s, so %s is checked at %lld%s%s", dims, why,
                  name, (long long)t, C->resize_note[0] ? "; then " : "",
                  C->resize_note);
@@ -1102,34 +1110,23 @@ static int keep_order(shardproof_t *C, const char *path, const char *text, size_
     int64_t diff = C->order_diff;
     if (a < 0 || b < 0 || a >= C->ndims || b >= C->ndims || C->dims[a].derived ||
         C->dims[b].derived)
-        return -1;
+        return -2;
     /* grow the one that is reduced; the other follows at the real difference */
     int g = C->dims[a].red < C->dims[a].real ? a : b, f = g == a ? b : a;
     int64_t sign = g == a ? -1 : 1; /* f = g - diff (g the queries') or g + diff */
     if (C->dims[g].red >= C->dims[g].real)
-        return -1;
+        return -2;
+    /* names copied: the runs below remake C->dims */
     char gname[128], fname[128], dims[160], note[400];
     snprintf(gname, sizeof gname, "%s", C->dims[g].name);
     snprintf(fname, sizeof fname, "%s", C->dims[f].name);
+    const char *qname = g == a ? gname : fname, *kname = g == a ? fname : gname;
     int64_t g0 = C->dims[g].red, greal = C->dims[g].real, freal = C->dims[f].real;
     reduced_dims(C, dims, sizeof dims);
-    int n0 = C->opt.ndims;
-    sp_dim_override_t *fix0 = C->opt.dims;
-    sp_dim_override_t *fix = flint_malloc((size_t)(n0 + 2) * sizeof(sp_dim_override_t));
-    int ag = -1, af = -1, n = n0;
-    for (int i = 0; i < n0; i++) {
-        fix[i] = fix0[i];
-        if (strcmp(fix0[i].name, gname) == 0)
-            ag = i;
-        if (strcmp(fix0[i].name, fname) == 0)
-            af = i;
-    }
-    if (ag < 0)
-        ag = n++;
-    if (af < 0)
-        af = n++;
-    fix[ag].name = gname;
-    fix[af].name = fname;
+    int n = C->opt.ndims;
+    sp_dim_override_t *fix = flint_malloc((size_t)(n + 2) * sizeof(sp_dim_override_t));
+    memcpy(fix, C->opt.dims, (size_t)n * sizeof(sp_dim_override_t));
+    int ag = override_slot(fix, &n, gname), af = override_slot(fix, &n, fname);
     int r = -1, ran = 0;
     for (int64_t t = g0; t < g0 + REGROW_TRIES && t < greal && r < 0; t++) {
         int64_t u = t + sign * diff;
@@ -1138,28 +1135,19 @@ static int keep_order(shardproof_t *C, const char *path, const char *text, size_
         ran = 1;
         fix[ag].value = t;
         fix[af].value = u;
-        C->opt.dims = fix;
-        C->opt.ndims = n;
-        sp_diags_restore(C->d, dm);
-        C->real_deferred = 0;
+        shardproof_verdict_t v;
         C->order_fixing++;
-        C->regrowing++;
-        shardproof_verdict_t v = run_exact(C, path, text, len, solve);
-        C->regrowing--;
+        int c = run_candidate(C, fix, n, path, text, len, solve, dm, &v);
         C->order_fixing--;
-            C->opt.dims = fix0;
-        C->opt.ndims = n0;
-        if (v == SHARDPROOF_BAD_INPUT)
-            continue; /* not admissible with the other sizes: the next */
-        if (v == SHARDPROOF_UNKNOWN && C->real_deferred == 2)
-            continue; /* an operator's bound or extent at this size asked for the real sizes */
-        if (v != SHARDPROOF_EQUIVALENT && v != SHARDPROOF_NOT_EQUIVALENT)
+        if (c > 0)
+            continue;
+        if (c < 0)
             break;
         snprintf(note, sizeof note,
                  "with %s a causal pattern relates %s and %s, whose difference (%lld at the real "
                  "sizes) those sizes do not keep, so they are checked at %s=%lld %s=%lld%s%s",
-                 dims, C->dims[a].name, C->dims[b].name, (long long)diff, gname, (long long)t,
-                 fname, (long long)u, C->resize_note[0] ? "; then " : "", C->resize_note);
+                 dims, qname, kname, (long long)diff, gname, (long long)t, fname, (long long)u,
+                 C->resize_note[0] ? "; then " : "", C->resize_note);
         snprintf(C->resize_note, sizeof C->resize_note, "%s", note);
         *out = v;
         r = 0;

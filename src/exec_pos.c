@@ -741,21 +741,27 @@ static int64_t real_extent(sp_check_t *C, const sp_pos_t *p, int64_t n)
     fmpq_t q;
     fmpq_init(q);
     int64_t r = -1;
-    if (p->ext > 1 && sp_pos_scale(C, p->ext, q) && fmpz_divisible(fmpq_numref(q) , fmpq_denref(q))) {
-        fmpz_t z;
-        fmpz_init(z);
-        fmpz_divexact(z, fmpq_numref(q), fmpq_denref(q));
-        fmpz_mul_si(z, z, n);
-        if (fmpz_fits_si(z))
-            r = fmpz_get_si(z);
-        fmpz_clear(z);
-    } else if (p->ext > 1 && sp_pos_scale(C, p->ext, q)) {
-        fmpq_mul_si(q, q, n); /* a scale that is no integer: the product may be one */
+    if (p->ext > 1 && sp_pos_scale(C, p->ext, q)) {
+        fmpq_mul_si(q, q, n);
         if (fmpz_is_one(fmpq_denref(q)) && fmpz_fits_si(fmpq_numref(q)))
             r = fmpz_get_si(fmpq_numref(q));
     }
     fmpq_clear(q);
     return r;
+}
+
+/* The dim an extent's monomial is, alone and to the first power (-1: none) */
+static int one_dim(sp_check_t *C, int32_t id)
+{
+    int nd = C->ndims, *e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int)), v = -1, n = 0;
+    if (id > 1 && sp_pos_exps(C, id, e) == 1)
+        for (int w = 0; w < nd; w++)
+            if (e[w] != 0) {
+                n++;
+                v = e[w] == 1 ? w : -1;
+            }
+    flint_free(e);
+    return n == 1 ? v : -1;
 }
 
 /*
@@ -772,20 +778,6 @@ static int64_t real_extent(sp_check_t *C, const sp_pos_t *p, int64_t n)
  * real difference.  Queries and keys of one extent (a sequence, ring attention's blocks of
  * S/cp) meet nothing here.
  */
-/* The dim an extent's monomial is, alone and to the first power (-1: none) */
-static int one_dim(sp_check_t *C, int32_t id)
-{
-    int nd = C->ndims, *e = flint_malloc((size_t)(nd ? nd : 1) * sizeof(int)), v = -1, n = 0;
-    if (id > 1 && sp_pos_exps(C, id, e) == 1)
-        for (int w = 0; w < nd; w++)
-            if (e[w] != 0) {
-                n++;
-                v = e[w] == 1 ? w : -1;
-            }
-    flint_free(e);
-    return n == 1 ? v : -1;
-}
-
 static void causal_edges(sp_check_t *C, const sp_tensor_t *qt, int qd, const sp_tensor_t *kt,
                          int kd, int sized, int64_t o, sp_loc_t loc)
 {

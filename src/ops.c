@@ -1148,10 +1148,11 @@ static uint32_t axes_aligned(const sp_tensor_t *t, int nd)
  * for all.  A gather (a shape operator) moves its operand's axes as it maps them (fwd_gather sets
  * mask_axes), a reduction drops the reduced ones (recording a masked one's extent, mask_ext:
  * operands summed over axes of different extents are not the same either), and any other
- * operator (a matmul, attention, a norm) makes its output's axes not known.  causal_mask and causal_softmax add 1 (the caller adds
- * |o| for a literal offset: src/exec_pos.c) on their last two axes; a causal attention adds 1
- * over operands that carry masks (over values without masks its pattern is the inclusive
- * diagonal, which composes into itself and which no later operator sees as a 0/1 mask).
+ * operator (a matmul, attention, a norm) makes its output's axes not known.  causal_mask and
+ * causal_softmax add 1 (the caller adds |o| for a literal offset: src/exec_pos.c) on their last
+ * two axes; a causal attention adds 1 over operands that carry masks (over values without masks
+ * its pattern is the inclusive diagonal, which composes into itself and which no later operator
+ * sees as a 0/1 mask).
  */
 static void mask_count(const opc_t *c, sp_tensor_t *y)
 {

@@ -108,7 +108,8 @@ typedef struct {
 
 #define SP_MASK_AXES_ANY 0x80000000u
 /* src's masks joined into dst's for values combined at one position (a sum over ranks, an
-   accumulated gradient): the larger where both lie on the same known axes, else the sum */
+   accumulated gradient): the larger where both lie on the same known axes and were summed over
+   axes of one extent (mask_ext), else the sum */
 void sp_masks_join(sp_tensor_t *dst, const sp_tensor_t *src);
 /* a + b mask slack, saturating at 2^20 */
 int32_t sp_masks_add(int64_t a, int64_t b);
